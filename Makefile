@@ -1,0 +1,102 @@
+# Makefile -- builds libtrace, capture-release, the converters and the Python
+# hook into build/, runs the tests (make check) and installs (make install).
+# Each component adds its rules in its own <dir>/build.mk.
+
+PREFIX ?= /usr/local
+DESTDIR ?=
+bindir ?= $(PREFIX)/bin
+libdir ?= $(PREFIX)/lib
+includedir ?= $(PREFIX)/include
+mandir ?= $(PREFIX)/share/man
+pythondir ?= $(PREFIX)/lib/python3/dist-packages
+
+CC ?= cc
+CXX ?= c++
+# The interpreter whose headers build the extension and which runs pytest.
+# Debian's python3 has python3-pytest; any CPython 3.11 can import the result.
+PYTHON ?= /usr/bin/python3
+B := build
+
+V ?= 0
+ifeq ($(V),0)
+Q := @
+say = @printf '  %-7s %s\n' $(1) $(2);
+else
+Q :=
+say =
+endif
+
+PKGS := libuv libzstd sqlite3 libcjson
+# Recursively expanded on purpose: evaluated after `make deps` has run.
+DEP_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+DEP_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
+CHECK_CFLAGS = $(shell pkg-config --cflags check 2>/dev/null)
+CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null)
+
+OPT ?= -O2
+WARN := -Wall -Wextra -Wshadow -Wno-unused-parameter
+PROJ_CFLAGS = -std=gnu11 $(OPT) -g $(WARN) -fPIC -fvisibility=hidden \
+	-DLT_BUILDING -Ilibtrace -MMD -MP $(DEP_CFLAGS)
+PROJ_CXXFLAGS = -std=c++17 $(OPT) -g $(WARN) -Ilibtrace -MMD -MP
+ALL_CFLAGS = $(PROJ_CFLAGS) $(CFLAGS)
+ALL_CXXFLAGS = $(PROJ_CXXFLAGS) $(CXXFLAGS)
+ALL_LDFLAGS = $(LDFLAGS)
+
+# Sanitizer build of the C tests (make check runs them once this way too).
+SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+
+.DEFAULT_GOAL := all
+.PHONY: all deps check check-c check-asan check-python check-cli bench demo \
+	install uninstall clean fuzz check-valgrind
+
+# Filled by the fragments.
+BINS :=
+CHECK_SRCS :=
+ALL_OBJS :=
+
+include libtrace/build.mk
+-include capture/build.mk
+-include convert/build.mk
+-include pyhook/build.mk
+-include examples/build.mk
+include tests/build.mk
+-include bench/build.mk
+
+all: deps $(BINS) $(B)/lib/libtrace.a $(B)/lib/libtrace.so $(B)/lib/pkgconfig/libtrace.pc $(PYHOOK_TARGETS) $(EXAMPLE_BINS)
+
+# Installs missing Debian packages; silent and quick when all are present.
+deps:
+	$(Q)sh tools/deps.sh
+
+$(B)/obj/%.o: %.c | deps
+	$(call say,CC,$@)mkdir -p $(@D) && $(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(B)/asan/obj/%.o: %.c | deps
+	$(call say,CC-SAN,$@)mkdir -p $(@D) && $(CC) $(ALL_CFLAGS) $(SAN_FLAGS) $(CHECK_CFLAGS) -c $< -o $@
+
+check: all
+	$(Q)$(MAKE) --no-print-directory check-c check-asan check-cli check-python
+
+install: all
+	install -d $(DESTDIR)$(bindir) $(DESTDIR)$(libdir)/pkgconfig $(DESTDIR)$(includedir)/libtrace \
+		$(DESTDIR)$(mandir)/man1 $(DESTDIR)$(mandir)/man3 $(DESTDIR)$(pythondir)
+	install -m 755 $(BINS) $(DESTDIR)$(bindir)/
+	install -m 644 $(B)/lib/libtrace.a $(DESTDIR)$(libdir)/
+	install -m 755 $(B)/lib/libtrace.so $(DESTDIR)$(libdir)/
+	install -m 644 libtrace/trace.h libtrace/trace_client.h $(DESTDIR)$(includedir)/libtrace/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@libdir@|$(libdir)|' -e 's|@includedir@|$(includedir)|' \
+		-e 's|@VERSION@|$(LT_VERSION)|' libtrace/libtrace.pc.in > $(DESTDIR)$(libdir)/pkgconfig/libtrace.pc
+	install -m 644 man/*.1 $(DESTDIR)$(mandir)/man1/
+	install -m 644 man/*.3 $(DESTDIR)$(mandir)/man3/
+	if [ -d $(B)/python/tracy ]; then cp -r $(B)/python/tracy $(DESTDIR)$(pythondir)/; fi
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(bindir)/,$(notdir $(BINS)))
+	rm -f $(DESTDIR)$(libdir)/libtrace.a $(DESTDIR)$(libdir)/libtrace.so $(DESTDIR)$(libdir)/pkgconfig/libtrace.pc
+	rm -rf $(DESTDIR)$(includedir)/libtrace $(DESTDIR)$(pythondir)/tracy
+	rm -f $(DESTDIR)$(mandir)/man1/capture-release.1 $(DESTDIR)$(mandir)/man1/tracy*.1 $(DESTDIR)$(mandir)/man3/libtrace.3
+
+clean:
+	rm -rf $(B)
+
+-include $(shell find $(B) -name '*.d' 2>/dev/null)

@@ -1,0 +1,123 @@
+/* client_fast.h -- inline zone recording for hot paths (the Python hook).
+ *
+ * Internal to the toolkit: the layout below may change between versions.
+ * A thread's records go into its current chunk (the per-thread buffer) as
+ * encoded bytes (FORMAT.md event records, delta-encoded timestamps). The
+ * producer publishes each complete record by a release store of the chunk's
+ * `committed` offset; the sender thread reads up to `committed` with an
+ * acquire load. When fewer than LT__SLACK bytes are left, the slow path
+ * lt__tbuf_refill() hands the chunk over and installs a fresh one (waiting
+ * for memory by default, or dropping in TRACY_DROP mode).
+ */
+#ifndef LIBTRACE_CLIENT_FAST_H
+#define LIBTRACE_CLIENT_FAST_H
+
+#include <stdint.h>
+#include <time.h>
+#include "trace.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LT__SLACK 64u /* the largest fast-path record is 1 + 10 + 5 bytes */
+
+typedef struct lt__chunk lt__chunk;
+
+typedef struct lt__tbuf {
+    uint8_t *wp;          /* write position in the current chunk */
+    uint8_t *limit;       /* chunk end minus LT__SLACK */
+    uint8_t *base;        /* start of the current chunk's data */
+    uint32_t *committed;  /* the chunk's published size (release store) */
+    uint64_t last_ts;     /* timestamp of the last timed record */
+    uint64_t events;      /* events recorded by this thread */
+    uint32_t depth;       /* zones open in the recorded stream */
+    uint32_t thread;      /* thread index within the process */
+    /* the rest is private to client.c */
+} lt__tbuf;
+
+/* The calling thread's buffer, or NULL. Initial-exec TLS: the fast path is a
+ * single %fs-relative load, also inside a dlopen()ed extension module. */
+extern __thread lt__tbuf *lt__tls __attribute__((tls_model("initial-exec")));
+
+/* Creates (and registers with the sender) the calling thread's buffer,
+ * connecting first when needed. Returns NULL when the client is inactive. */
+LT_API lt__tbuf *lt__tbuf_create(void);
+
+/* Called when t->wp > t->limit: publishes the chunk and installs a fresh one,
+ * so that at least LT__SLACK bytes are free on return. `ts` is the timestamp
+ * of the record about to be written. Returns 0, or -1 when the record must be
+ * dropped (drop mode; the loss is counted). In the default mode it waits for
+ * memory and records the wait as a zone of its own. */
+LT_API int lt__tbuf_refill(lt__tbuf *t, uint64_t ts);
+
+static inline lt__tbuf *lt__tb(void) {
+    lt__tbuf *t = lt__tls;
+    if (__builtin_expect(t == NULL, 0)) t = lt__tbuf_create();
+    return t;
+}
+
+static inline uint64_t lt__now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static inline uint8_t *lt__put_varint(uint8_t *p, uint64_t v) {
+    while (v >= 0x80) {
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    return p;
+}
+
+/* Delta from the last timed record; clamps to 0 (and keeps last_ts) when ts
+ * is older, which happens only right after a recorded wait. */
+static inline uint64_t lt__dt(lt__tbuf *t, uint64_t ts) {
+    uint64_t last = t->last_ts;
+    uint64_t dt = ts >= last ? ts - last : 0;
+    t->last_ts = last + dt;
+    return dt;
+}
+
+static inline void lt__publish(lt__tbuf *t, uint8_t *p) {
+    t->wp = p;
+    t->events++;
+    __atomic_store_n(t->committed, (uint32_t)(p - t->base), __ATOMIC_RELEASE);
+}
+
+/* Records ZONE_BEGIN of `loc` at `ts`. */
+static inline void lt__put_begin(lt__tbuf *t, uint32_t loc, uint64_t ts) {
+    if (__builtin_expect(t->wp > t->limit, 0) && lt__tbuf_refill(t, ts) < 0)
+        return;
+    uint8_t *p = t->wp;
+    uint64_t dt = lt__dt(t, ts);
+    if (loc < 128) {
+        *p++ = (uint8_t)(LT_TAG_ZONE_BEGIN_SHORT | loc);
+        p = lt__put_varint(p, dt);
+    } else {
+        *p++ = LT_TAG_ZONE_BEGIN;
+        p = lt__put_varint(p, dt);
+        p = lt__put_varint(p, loc);
+    }
+    t->depth++;
+    lt__publish(t, p);
+}
+
+/* Records ZONE_END at `ts`. Ignored when no zone is open. */
+static inline void lt__put_end(lt__tbuf *t, uint64_t ts) {
+    if (__builtin_expect(t->depth == 0, 0)) return;
+    if (__builtin_expect(t->wp > t->limit, 0))
+        (void)lt__tbuf_refill(t, ts); /* never drops an end */
+    uint8_t *p = t->wp;
+    *p++ = LT_TAG_ZONE_END;
+    p = lt__put_varint(p, lt__dt(t, ts));
+    t->depth--;
+    lt__publish(t, p);
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* LIBTRACE_CLIENT_FAST_H */

@@ -1,0 +1,383 @@
+/* trace.h -- libtrace: the .tracy file format, its writer and its reader.
+ *
+ * The format is specified in schema/FORMAT.md. Every function that can fail
+ * returns 0 (or a positive count) on success and a negative LT_E* code on
+ * failure; lt_strerror() turns a code into a message.
+ */
+#ifndef LIBTRACE_TRACE_H
+#define LIBTRACE_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(LT_BUILDING) && defined(__GNUC__)
+#define LT_API __attribute__((visibility("default")))
+#else
+#define LT_API
+#endif
+
+#define LT_VERSION_STRING "0.1.0"
+#define LT_FORMAT_MAJOR 1
+#define LT_FORMAT_MINOR 0
+
+/* ---- Errors ----------------------------------------------------------- */
+
+/* X(name, message). Codes are negative: LT_ENOMEM == -1, ... */
+#define LT_ERRNO_MAP(X)                                                     \
+    X(ENOMEM, "out of memory")                                              \
+    X(EIO, "input/output error")                                            \
+    X(EOPEN, "cannot open file")                                            \
+    X(EEXIST, "file exists (use -f to overwrite)")                          \
+    X(EFORMAT, "not a .tracy file")                                         \
+    X(EVERSION, "file format version is newer than this reader")            \
+    X(ECORRUPT, "corrupt data")                                             \
+    X(ETRUNCATED, "file is truncated")                                      \
+    X(EINVAL, "invalid argument")                                           \
+    X(ELIMIT, "size limit exceeded")                                        \
+    X(EPROTO, "protocol violation")                                         \
+    X(ECONNECT, "cannot connect to capture daemon")                         \
+    X(ENOSPC, "no space left on device")                                    \
+    X(EFBIG, "file too large")                                              \
+    X(ECOMPRESS, "compression error")
+
+#define LT__ERR_IDX(name, msg) LT__IDX_##name,
+enum lt__err_idx { LT_ERRNO_MAP(LT__ERR_IDX) LT__ERR_COUNT };
+#undef LT__ERR_IDX
+#define LT__ERR_ENUM(name, msg) LT_##name = -1 - LT__IDX_##name,
+typedef enum { LT_OK = 0, LT_ERRNO_MAP(LT__ERR_ENUM) } lt_errcode;
+#undef LT__ERR_ENUM
+
+/* Returns a static message for an LT_E* code (or "success" for 0,
+ * "unknown error" for anything else). Never NULL. */
+LT_API const char *lt_strerror(int err);
+
+/* Converts an errno value from a failed system call into an LT_E* code. */
+LT_API int lt_from_errno(int errnum);
+
+/* ---- Format constants ------------------------------------------------- */
+
+enum lt_block_kind { LT_BLOCK_EVENTS = 1, LT_BLOCK_META = 2, LT_BLOCK_STATS = 3 };
+
+enum lt_loc_kind {
+    LT_LOC_PYTHON = 1,
+    LT_LOC_C = 2,
+    LT_LOC_LINE = 3,
+    LT_LOC_USER = 4,
+    LT_LOC_INTERNAL = 5
+};
+
+/* Record tags (FORMAT.md). */
+enum lt_tag {
+    LT_TAG_ZONE_BEGIN = 0x01,
+    LT_TAG_ZONE_END = 0x02,
+    LT_TAG_ZONE_END_ABORTED = 0x03,
+    LT_TAG_ZONE_TEXT = 0x04,
+    LT_TAG_ZONE_NAME = 0x05,
+    LT_TAG_MESSAGE = 0x06,
+    LT_TAG_SIGNPOST = 0x07,
+    LT_TAG_PLOT = 0x08,
+    LT_TAG_FRAME = 0x09,
+    LT_TAG_LOST = 0x0A,
+    LT_TAG_ZONE_BEGIN_SHORT = 0x80, /* 0x80 + loc, loc in 1..127 */
+    LT_TAG_PROC_INFO = 0x20,
+    LT_TAG_THREAD_INFO = 0x21,
+    LT_TAG_LOC_DEF = 0x22,
+    LT_TAG_PLOT_DEF = 0x23,
+    LT_TAG_FRAME_DEF = 0x24,
+    LT_TAG_PROC_END = 0x25,
+    LT_TAG_STAT = 0x30
+};
+
+enum lt_proc_status {
+    LT_PROC_RUNNING = -1, /* no PROC_END seen (file cut, or still running) */
+    LT_PROC_CLEAN = 0,
+    LT_PROC_LOST = 1,
+    LT_PROC_REJECTED = 2,
+    LT_PROC_STOPPED = 3
+};
+
+enum lt_severity { LT_SEV_INFO = 0, LT_SEV_DATA_LOSS = 1, LT_SEV_ERROR = 2 };
+
+#define LT_MAX_STRING 65535u
+#define LT_MAX_BLOCK_RAW (16u << 20)
+#define LT_BLOCK_TARGET (128u << 10)
+#define LT_MAX_DEPTH 65536u
+
+/* ---- Metadata as the reader presents it -------------------------------- */
+
+typedef struct lt_process {
+    uint32_t index;        /* 1-based process index in the file */
+    uint64_t pid;
+    int64_t rank;          /* MPI rank, -1 when unknown */
+    const char *hostname;
+    const char *program;
+    uint32_t argc;
+    const char *const *argv;
+    uint64_t anchor_mono_ns;
+    uint64_t anchor_wall_ns;
+    const char *client;
+    int status;            /* enum lt_proc_status */
+    const char *end_reason;
+    uint64_t end_ts;
+    uint64_t events_received, events_sent, events_lost;
+} lt_process;
+
+typedef struct lt_thread {
+    uint32_t process;
+    uint32_t index;        /* 1-based within its process */
+    uint64_t tid;
+    const char *name;      /* "" when never named */
+} lt_thread;
+
+typedef struct lt_loc {
+    uint32_t id;
+    uint8_t kind;          /* enum lt_loc_kind */
+    uint32_t line;
+    const char *name;
+    const char *file;
+} lt_loc;
+
+typedef struct lt_stat {
+    const char *name;
+    uint8_t severity;      /* enum lt_severity */
+    uint64_t value;
+    const char *description;
+} lt_stat;
+
+/* ---- Reader ----------------------------------------------------------- */
+
+typedef struct lt_reader lt_reader;
+
+/* Event types delivered by lt_reader_next(). */
+enum lt_event_type {
+    LT_EV_ZONE_BEGIN = 1,
+    LT_EV_ZONE_END = 2,    /* also for ZONE_END_ABORTED and open-ended zones
+                              (flags say which) */
+    LT_EV_MESSAGE = 3,
+    LT_EV_SIGNPOST = 4,
+    LT_EV_PLOT = 5,
+    LT_EV_FRAME = 6,
+    LT_EV_LOST = 7
+};
+
+#define LT_EVF_ABORTED 0x1  /* zone closed by the daemon (ZONE_END_ABORTED) */
+#define LT_EVF_UNCLOSED 0x2 /* zone still open at the end of its stream */
+
+typedef struct lt_event {
+    uint8_t type;          /* enum lt_event_type */
+    uint8_t flags;         /* LT_EVF_* */
+    uint32_t process;      /* 1-based */
+    uint32_t thread;       /* 1-based within process */
+    uint64_t ts;           /* ns */
+    /* ZONE_BEGIN / ZONE_END */
+    uint32_t loc;          /* location id (lt_reader_loc) */
+    uint32_t depth;        /* 0 for a top-level zone */
+    uint64_t begin_ts;     /* ZONE_END: when the zone began */
+    uint64_t child_ns;     /* ZONE_END: time spent in direct children */
+    const char *name;      /* ZONE_END: ZONE_NAME override or NULL */
+    size_t name_len;
+    /* ZONE_END: ZONE_TEXT; MESSAGE: text; SIGNPOST: header */
+    const char *text;
+    size_t text_len;
+    const char *text2;     /* SIGNPOST body ("" when none) */
+    size_t text2_len;
+    uint32_t id;           /* PLOT: plot id; FRAME: frame id */
+    double value;          /* PLOT */
+    uint64_t count;        /* LOST */
+} lt_event;
+
+typedef struct lt_file_info {
+    uint16_t major, minor;
+    const char *creator;
+    uint64_t created_wall_ns;
+    uint64_t file_size;
+    uint64_t body_bytes;     /* bytes of complete units */
+    uint64_t raw_bytes;      /* decompressed size of all blocks */
+    uint64_t bytes_ignored;  /* incomplete unit at the end of a cut file */
+    int complete;            /* 1 when a valid trailer is present */
+    uint64_t n_blocks;
+    uint64_t n_events;       /* sum of descriptor n_events */
+    uint64_t first_ts, last_ts; /* over all event blocks, 0 when none */
+} lt_file_info;
+
+/* Opens `path`, checks its header, scans its descriptors (seeking past the
+ * data frames) and decodes its metadata and statistics blocks. No event data
+ * is decompressed yet. On success *out owns the file until lt_reader_free().
+ * A cut file is not an error: see lt_file_info.bytes_ignored and .complete.
+ * Returns 0, or LT_EOPEN, LT_EIO, LT_EFORMAT (not a trace), LT_EVERSION
+ * (newer major version), LT_ECORRUPT, LT_ENOMEM. On failure, when `detail` is
+ * non-NULL, a one-line explanation (with versions or the file offset) is
+ * written into it (at most detail_len bytes, NUL-terminated). */
+LT_API int lt_reader_open(lt_reader **out, const char *path, char *detail,
+                          size_t detail_len);
+
+/* Frees the reader. Accepts NULL. Every pointer obtained from it becomes
+ * invalid. */
+LT_API void lt_reader_free(lt_reader *r);
+
+LT_API const lt_file_info *lt_reader_info(const lt_reader *r);
+
+/* Restricts lt_reader_next() to one stream (process, thread), or to all
+ * streams again with (0, 0). Rewinds to the first event. Returns 0 or
+ * LT_EINVAL for an unknown stream. */
+LT_API int lt_reader_select(lt_reader *r, uint32_t process, uint32_t thread);
+
+/* Rewinds to the first event of the current selection. */
+LT_API int lt_reader_rewind(lt_reader *r);
+
+/* Fetches the next event, all selected streams merged in timestamp order
+ * (ties broken by process, thread, then stream order). Returns 1 with *ev
+ * filled, 0 at the end, or a negative code (LT_ECORRUPT, LT_ENOMEM, LT_EIO).
+ * String pointers in *ev stay valid until the next call. Zones left open at
+ * the end of a stream are closed at that stream's last timestamp with
+ * LT_EVF_UNCLOSED. Memory stays bounded by the number of streams, the open
+ * zone stacks and the metadata, whatever the file's length. */
+LT_API int lt_reader_next(lt_reader *r, lt_event *ev);
+
+/* A one-line description of the last error of lt_reader_next (with the file
+ * offset of a corrupt unit). Never NULL. */
+LT_API const char *lt_reader_error(const lt_reader *r);
+
+/* Metadata look-ups. Indices are 1-based; NULL when unknown. Returned
+ * pointers live as long as the reader. */
+LT_API uint32_t lt_reader_nprocesses(const lt_reader *r);
+LT_API const lt_process *lt_reader_process(const lt_reader *r, uint32_t process);
+LT_API uint32_t lt_reader_nthreads(const lt_reader *r, uint32_t process);
+LT_API const lt_thread *lt_reader_thread(const lt_reader *r, uint32_t process,
+                                         uint32_t thread);
+LT_API const lt_loc *lt_reader_loc(const lt_reader *r, uint32_t process,
+                                   uint32_t loc);
+LT_API const char *lt_reader_plot_name(const lt_reader *r, uint32_t process,
+                                       uint32_t plot);
+LT_API const char *lt_reader_frame_name(const lt_reader *r, uint32_t process,
+                                        uint32_t frame);
+/* Capture statistics: the final values (trailer, else the last statistics
+ * block). */
+LT_API size_t lt_reader_nstats(const lt_reader *r);
+LT_API const lt_stat *lt_reader_stat(const lt_reader *r, size_t i);
+/* Value of a statistic or trailer total by name; returns 0 and leaves *value
+ * untouched when absent, 1 when found. */
+LT_API int lt_reader_total(const lt_reader *r, const char *name, uint64_t *value);
+
+/* ---- Writer ----------------------------------------------------------- */
+
+typedef struct lt_writer lt_writer;
+
+#define LT_WRITE_FORCE 0x1 /* overwrite an existing file */
+
+/* Creates `path` (O_EXCL unless LT_WRITE_FORCE; mode 0644 less the umask)
+ * and writes the file header. `creator` names the program (NULL: "libtrace").
+ * `level` is the zstd level (0: default 3). Returns 0 or LT_EEXIST, LT_EOPEN,
+ * LT_EIO, LT_ENOSPC, LT_ENOMEM. */
+LT_API int lt_writer_open(lt_writer **out, const char *path, int flags,
+                          const char *creator, int level);
+
+/* Compresses one block (its raw bytes, block header included, see
+ * lt_block_header()) and appends descriptor + frame. Blocking; may be called
+ * from any one thread at a time. Returns 0 or LT_EIO, LT_ENOSPC, LT_EFBIG,
+ * LT_ECOMPRESS, LT_ELIMIT. After an error the file holds every unit written
+ * before it and further calls fail with the same code. */
+typedef struct lt_block_desc {
+    uint8_t kind;
+    uint32_t process, thread;
+    uint32_t n_events;
+    uint64_t first_ts, last_ts;
+} lt_block_desc;
+LT_API int lt_writer_block(lt_writer *w, const lt_block_desc *d,
+                           const void *raw, size_t raw_len);
+
+/* Writes the block header (kind, process, thread, base_ts) into buf, which
+ * must hold at least 32 bytes. Returns the number of bytes written. */
+LT_API size_t lt_block_header(uint8_t *buf, uint8_t kind, uint32_t process,
+                              uint32_t thread, uint64_t base_ts);
+
+/* Summary for the trailer, filled by the caller. */
+typedef struct lt_stream_summary {
+    uint32_t process, thread;
+    uint64_t events, zones, messages, lost;
+    uint64_t first_ts, last_ts;
+    uint64_t blocks, raw_bytes, comp_bytes;
+} lt_stream_summary;
+
+typedef struct lt_total {
+    const char *name;
+    uint64_t value;
+} lt_total;
+
+/* Writes the trailer (when streams/totals are given; pass n_streams =
+ * n_totals = 0 and a NULL pointer to write none), flushes, fsyncs and closes
+ * the file, and frees the writer. Accepts NULL. Returns 0 or the first error
+ * met (including one from an earlier lt_writer_block). */
+LT_API int lt_writer_close(lt_writer *w, const lt_stream_summary *streams,
+                           size_t n_streams, const lt_total *totals,
+                           size_t n_totals);
+
+/* Bytes written so far (header and units). */
+LT_API uint64_t lt_writer_bytes(const lt_writer *w);
+/* Flushes written units to the kernel (they are written with write(2) as
+ * they come, so this is only fdatasync). */
+LT_API int lt_writer_sync(lt_writer *w);
+
+/* ---- Trace builder: a whole trace without a daemon ------------------------
+ * For tests, tools and benchmarks: keeps one record buffer per stream,
+ * flushes blocks of LT_BLOCK_TARGET bytes, tracks the summary and writes the
+ * trailer at close. Not thread-safe. */
+
+typedef struct lt_builder lt_builder;
+
+LT_API int lt_builder_open(lt_builder **out, const char *path, int flags,
+                           const char *creator);
+/* Adds a process; returns its index (>= 1) or a negative code. */
+LT_API int lt_builder_process(lt_builder *b, uint64_t pid, int64_t rank,
+                              const char *hostname, const char *program,
+                              uint32_t argc, const char *const *argv,
+                              uint64_t anchor_mono_ns, uint64_t anchor_wall_ns);
+/* Adds a thread to a process; returns its index (>= 1) or a negative code. */
+LT_API int lt_builder_thread(lt_builder *b, uint32_t process, uint64_t tid,
+                             const char *name);
+/* Defines a location; returns its id (>= 1) or a negative code. */
+LT_API int lt_builder_loc(lt_builder *b, uint32_t process, uint8_t kind,
+                          const char *name, const char *file, uint32_t line);
+LT_API int lt_builder_plot(lt_builder *b, uint32_t process, const char *name);
+LT_API int lt_builder_frame_name(lt_builder *b, uint32_t process,
+                                 const char *name);
+/* Events. Timestamps of one thread must not decrease (LT_EINVAL). */
+LT_API int lt_builder_zone_begin(lt_builder *b, uint32_t process,
+                                 uint32_t thread, uint64_t ts, uint32_t loc);
+LT_API int lt_builder_zone_end(lt_builder *b, uint32_t process, uint32_t thread,
+                               uint64_t ts);
+LT_API int lt_builder_zone_text(lt_builder *b, uint32_t process, uint32_t thread,
+                                const char *text);
+LT_API int lt_builder_zone_name(lt_builder *b, uint32_t process, uint32_t thread,
+                                const char *name);
+LT_API int lt_builder_message(lt_builder *b, uint32_t process, uint32_t thread,
+                              uint64_t ts, const char *text);
+LT_API int lt_builder_signpost(lt_builder *b, uint32_t process, uint32_t thread,
+                               uint64_t ts, const char *header, const char *body);
+LT_API int lt_builder_plot_value(lt_builder *b, uint32_t process, uint32_t thread,
+                                 uint64_t ts, uint32_t plot, double value);
+LT_API int lt_builder_frame(lt_builder *b, uint32_t process, uint32_t thread,
+                            uint64_t ts, uint32_t frame);
+LT_API int lt_builder_lost(lt_builder *b, uint32_t process, uint32_t thread,
+                           uint64_t ts, uint64_t count);
+/* Ends a process with a PROC_END record (status enum lt_proc_status). */
+LT_API int lt_builder_process_end(lt_builder *b, uint32_t process, uint64_t ts,
+                                  int status, const char *reason);
+/* Flushes every stream, writes the trailer (unless `no_trailer`), closes and
+ * frees. Accepts NULL. Returns 0 or the first error met. */
+LT_API int lt_builder_close(lt_builder *b, int no_trailer);
+
+/* ---- Clock -------------------------------------------------------------- */
+
+/* CLOCK_MONOTONIC and CLOCK_REALTIME in ns. */
+LT_API uint64_t lt_now_ns(void);
+LT_API uint64_t lt_wall_ns(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* LIBTRACE_TRACE_H */

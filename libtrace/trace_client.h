@@ -1,0 +1,133 @@
+/* trace_client.h -- libtrace client API: instrument C and C++ programs.
+ *
+ * A process connects once to the capture daemon (TRACY_ADDR / TRACY_PORT,
+ * default 127.0.0.1:8086) on its first event or on lt_client_start(). Each
+ * thread records into its own buffers; a background sender thread ships them.
+ * Everything is flushed at exit. With no daemon listening, one warning line
+ * goes to stderr and every call below becomes a cheap no-op.
+ *
+ * Environment: TRACY_ADDR, TRACY_PORT, TRACY_TOKEN (shared secret),
+ * TRACY_DROP=1 (drop events instead of waiting when buffers are full; the
+ * drops are counted and recorded), TRACY_WAIT=SECONDS (keep retrying to
+ * connect that long before giving up), TRACY_BUFFER_MB (buffer memory per
+ * process, default 64), TRACY_QUIET=1 (no warning).
+ *
+ *     #include <trace_client.h>
+ *     void work(void) {
+ *         LT_ZONE_SCOPED("work");        // ends when the scope ends
+ *         lt_message_str("starting");
+ *         lt_plot(LT_PLOT_ID("queue"), 3.0);
+ *     }
+ */
+#ifndef LIBTRACE_TRACE_CLIENT_H
+#define LIBTRACE_TRACE_CLIENT_H
+
+#include "trace.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Connects now instead of at the first event. Idempotent. Returns 0 when
+ * connected, or LT_ECONNECT / LT_EPROTO (after printing one line to stderr,
+ * unless TRACY_QUIET=1); the process then runs unprofiled. */
+LT_API int lt_client_start(void);
+
+/* Flushes every thread's buffers, says goodbye and disconnects. Called
+ * automatically at exit. Later events are ignored. Safe to call twice. */
+LT_API void lt_client_stop(void);
+
+/* 1 when connected and recording. */
+LT_API int lt_client_active(void);
+
+/* Counts so far: events handed to the sender and events dropped. */
+LT_API void lt_client_counts(uint64_t *sent, uint64_t *lost);
+
+/* Registers a source location; returns its id (>= 1), or 0 when the client
+ * is inactive. Strings are copied. Thread-safe. */
+LT_API uint32_t lt_loc_register(uint8_t kind, const char *name,
+                                const char *file, uint32_t line);
+
+/* Zones on the calling thread. Ends without a matching begin are ignored. */
+LT_API void lt_zone_begin(uint32_t loc);
+LT_API void lt_zone_end(void);
+LT_API void lt_zone_text(const char *text, size_t len);
+LT_API void lt_zone_name(const char *name, size_t len);
+
+LT_API void lt_message(const char *text, size_t len);
+LT_API void lt_message_str(const char *text);
+/* A signpost: a message with a header and an optional body (NULL or ""). */
+LT_API void lt_signpost(const char *header, const char *body);
+
+/* Plots: register a name once, then record values. */
+LT_API uint32_t lt_plot_register(const char *name);
+LT_API void lt_plot(uint32_t plot, double value);
+
+/* A frame mark; name NULL for the default frame. */
+LT_API void lt_frame_mark(const char *name);
+
+/* Names the calling thread, or the thread with OS id `tid`. */
+LT_API void lt_thread_name(const char *name);
+LT_API void lt_thread_name_tid(uint64_t tid, const char *name);
+
+/* ---- Scoped zones ------------------------------------------------------ */
+
+#define LT__CAT2(a, b) a##b
+#define LT__CAT(a, b) LT__CAT2(a, b)
+
+static inline uint32_t lt__static_loc(uint32_t *slot, uint8_t kind,
+                                      const char *name, const char *file,
+                                      uint32_t line) {
+    uint32_t id = __atomic_load_n(slot, __ATOMIC_RELAXED);
+    if (id == 0) {
+        id = lt_loc_register(kind, name, file, line);
+        __atomic_store_n(slot, id, __ATOMIC_RELAXED);
+    }
+    return id;
+}
+
+/* A plot id for a literal name, registered on first use. */
+#define LT_PLOT_ID(name)                                                    \
+    ({ static uint32_t lt__plot_slot;                                       \
+       uint32_t lt__p = __atomic_load_n(&lt__plot_slot, __ATOMIC_RELAXED);  \
+       if (!lt__p) { lt__p = lt_plot_register(name);                        \
+           __atomic_store_n(&lt__plot_slot, lt__p, __ATOMIC_RELAXED); }     \
+       lt__p; })
+
+#ifdef __cplusplus
+} /* extern "C" */
+
+namespace lt {
+/* RAII zone: begins in the constructor, ends in the destructor. */
+class Zone {
+  public:
+    explicit Zone(uint32_t loc) { lt_zone_begin(loc); }
+    ~Zone() { lt_zone_end(); }
+    void text(const char *t, size_t n) { lt_zone_text(t, n); }
+    Zone(const Zone &) = delete;
+    Zone &operator=(const Zone &) = delete;
+};
+} // namespace lt
+
+#define LT_ZONE_SCOPED(name)                                                \
+    static uint32_t LT__CAT(lt__loc_, __LINE__);                            \
+    lt::Zone LT__CAT(lt__zone_, __LINE__)(lt__static_loc(                   \
+        &LT__CAT(lt__loc_, __LINE__), LT_LOC_USER, (name), __FILE__, __LINE__))
+#else
+static inline void lt__zone_cleanup(int *unused) {
+    (void)unused;
+    lt_zone_end();
+}
+/* Opens a zone named `name` that ends when the enclosing scope ends. */
+#define LT_ZONE_SCOPED(name)                                                \
+    static uint32_t LT__CAT(lt__loc_, __LINE__);                            \
+    int LT__CAT(lt__zone_, __LINE__) __attribute__((cleanup(lt__zone_cleanup))) = \
+        (lt_zone_begin(lt__static_loc(&LT__CAT(lt__loc_, __LINE__),         \
+                                      LT_LOC_USER, (name), __FILE__,        \
+                                      __LINE__)), 0)
+#endif
+
+/* A scoped zone named after the enclosing function. */
+#define LT_ZONE_SCOPED_FUNC() LT_ZONE_SCOPED(__func__)
+
+#endif /* LIBTRACE_TRACE_CLIENT_H */

@@ -1,0 +1,41 @@
+# tests/build.mk -- Check suites (tests/check_*.c, one runner), the sanitizer
+# run, CLI golden tests (tests/cli/) and pytest (tests/python/).
+CHECK_SRCS := $(wildcard tests/check_*.c)
+CHECK_OBJS := $(CHECK_SRCS:%.c=$(B)/obj/%.o)
+CHECK_SAN_OBJS := $(CHECK_SRCS:%.c=$(B)/asan/obj/%.o)
+
+# Every `Suite *NAME_suite(void)` defined in tests/check_*.c is run.
+$(B)/gen/suites.h: $(CHECK_SRCS)
+	$(Q)mkdir -p $(@D) && sed -n 's/^Suite \*\([a-z0-9_]*\)_suite(void).*/SUITE(\1)/p' $(CHECK_SRCS) > $@.tmp && \
+		(cmp -s $@.tmp $@ || mv $@.tmp $@); rm -f $@.tmp
+
+$(B)/obj/tests/runner.o: tests/runner.c $(B)/gen/suites.h | deps
+	$(call say,CC,$@)mkdir -p $(@D) && $(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -I$(B)/gen -c $< -o $@
+$(B)/asan/obj/tests/runner.o: tests/runner.c $(B)/gen/suites.h | deps
+	$(call say,CC-SAN,$@)mkdir -p $(@D) && $(CC) $(ALL_CFLAGS) $(SAN_FLAGS) $(CHECK_CFLAGS) -I$(B)/gen -c $< -o $@
+$(B)/obj/tests/%.o: tests/%.c | deps
+	$(call say,CC,$@)mkdir -p $(@D) && $(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -c $< -o $@
+
+$(B)/tests/check_all: $(B)/obj/tests/runner.o $(CHECK_OBJS) $(LIBTRACE_A)
+	$(call say,LD,$@)mkdir -p $(@D) && $(CC) -o $@ $^ $(ALL_LDFLAGS) $(CHECK_LIBS) $(DEP_LIBS)
+
+$(B)/asan/tests/check_all: $(B)/asan/obj/tests/runner.o $(CHECK_SAN_OBJS) $(B)/asan/lib/libtrace.a
+	$(call say,LD,$@)mkdir -p $(@D) && $(CC) $(SAN_FLAGS) -o $@ $^ $(ALL_LDFLAGS) $(CHECK_LIBS) $(DEP_LIBS)
+
+check-c: $(B)/tests/check_all all
+	$(Q)LT_BUILD=$(CURDIR)/$(B) $(B)/tests/check_all
+
+check-asan: $(B)/asan/tests/check_all all
+	$(Q)LT_BUILD=$(CURDIR)/$(B) ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 $(B)/asan/tests/check_all
+
+check-valgrind: $(B)/tests/check_all all
+	$(Q)LT_BUILD=$(CURDIR)/$(B) CK_FORK=no valgrind -q --error-exitcode=1 --leak-check=full \
+		$(B)/tests/check_all
+
+check-cli: all
+	$(Q)if [ -d tests/cli ]; then sh tests/cli/run.sh $(B); fi
+
+check-python: all
+	$(Q)if [ -d tests/python ] && ls tests/python/test_*.py >/dev/null 2>&1; then \
+		LT_BUILD=$(CURDIR)/$(B) PYTHONPATH=$(CURDIR)/$(B)/python $(PYTHON) -m pytest -q -p no:cacheprovider tests/python; fi
