@@ -59,6 +59,7 @@ include libtrace/build.mk
 -include convert/build.mk
 -include pyhook/build.mk
 -include examples/build.mk
+-include tools/build.mk
 include tests/build.mk
 -include bench/build.mk
 

@@ -33,6 +33,16 @@ extern "C" {
  * unless TRACY_QUIET=1); the process then runs unprofiled. */
 LT_API int lt_client_start(void);
 
+/* Sets the program name and arguments reported to the daemon (default: from
+ * /proc/self/cmdline). Takes effect when called before the connection is
+ * made. Strings are copied. */
+LT_API void lt_client_set_info(const char *program, int argc,
+                               const char *const *argv);
+
+/* Sends everything recorded so far (by every thread) and waits until it has
+ * been written to the socket. Returns 0 or a negative code. */
+LT_API int lt_client_flush(void);
+
 /* Flushes every thread's buffers, says goodbye and disconnects. Called
  * automatically at exit. Later events are ignored. Safe to call twice. */
 LT_API void lt_client_stop(void);
