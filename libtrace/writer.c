@@ -1,0 +1,214 @@
+/* writer.c -- appends header, units (descriptor + zstd frame) and trailer. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zstd.h>
+#include "internal.h"
+
+struct lt_writer {
+    int fd;
+    int err;          /* sticky: first error met */
+    uint64_t bytes;   /* bytes of the header and every complete unit */
+    ZSTD_CCtx *cctx;
+    uint8_t *buf;     /* descriptor + compressed frame of one unit */
+    size_t cap;
+};
+
+/* Writes all of buf; converts errno once, here. */
+static int lt__write_all(int fd, const uint8_t *buf, size_t len) {
+    while (len > 0) {
+        ssize_t n = write(fd, buf, len);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return lt_from_errno(errno);
+        }
+        if (n == 0) return LT_EIO;
+        buf += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+/* Appends one complete piece; on failure cuts the file back to its last
+ * complete unit so that no partial unit is left behind, when possible. */
+static int lt__append(lt_writer *w, const uint8_t *buf, size_t len) {
+    if (w->err) return w->err;
+    int rc = lt__write_all(w->fd, buf, len);
+    if (rc < 0) {
+        w->err = rc;
+        if (ftruncate(w->fd, (off_t)w->bytes) == 0)
+            (void)lseek(w->fd, (off_t)w->bytes, SEEK_SET);
+        return rc;
+    }
+    w->bytes += len;
+    return 0;
+}
+
+static int lt__reserve(lt_writer *w, size_t need) {
+    if (need <= w->cap) return 0;
+    size_t cap = w->cap ? w->cap : 4096;
+    while (cap < need) cap *= 2;
+    uint8_t *b = realloc(w->buf, cap);
+    if (!b) return LT_ENOMEM;
+    w->buf = b;
+    w->cap = cap;
+    return 0;
+}
+
+static int lt__write_header(lt_writer *w, const char *creator) {
+    size_t clen = strlen(creator);
+    if (clen > LT_MAX_STRING || !lt__utf8_valid(creator, clen)) return LT_EINVAL;
+    if (lt__reserve(w, 8 + 32 + 10 + clen) < 0) return LT_ENOMEM;
+    uint8_t *p = w->buf + 8;
+    memcpy(p, LT__FILE_MAGIC, 8);
+    lt__le16(p + 8, LT_FORMAT_MAJOR);
+    lt__le16(p + 10, LT_FORMAT_MINOR);
+    lt__le32(p + 12, 0);
+    lt__le64(p + 16, lt_wall_ns());
+    lt__le64(p + 24, lt_now_ns());
+    uint8_t *e = lt__put_str(p + 32, creator, clen);
+    lt__le32(w->buf, LT__MAGIC_HEADER);
+    lt__le32(w->buf + 4, (uint32_t)(e - p));
+    return lt__append(w, w->buf, (size_t)(e - w->buf));
+}
+
+int lt_writer_open(lt_writer **out, const char *path, int flags,
+                   const char *creator, int level) {
+    int rc = LT_ENOMEM;
+    lt_writer *w = calloc(1, sizeof *w);
+    *out = NULL;
+    if (!w) return LT_ENOMEM;
+    w->fd = -1;
+    w->cctx = ZSTD_createCCtx();
+    if (!w->cctx) goto err;
+    if (level == 0) level = 3;
+    if (ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, level)) ||
+        ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_checksumFlag, 1)) ||
+        ZSTD_isError(ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_contentSizeFlag, 1))) {
+        rc = LT_EINVAL;
+        goto err;
+    }
+    int oflags = O_WRONLY | O_CREAT | O_CLOEXEC |
+                 ((flags & LT_WRITE_FORCE) ? O_TRUNC : O_EXCL);
+    w->fd = open(path, oflags, 0644);
+    if (w->fd < 0) {
+        rc = errno == EEXIST ? LT_EEXIST : lt_from_errno(errno);
+        if (rc != LT_EEXIST && rc != LT_ENOSPC && rc != LT_ENOMEM) rc = LT_EOPEN;
+        goto err;
+    }
+    rc = lt__write_header(w, creator ? creator : "libtrace");
+    if (rc < 0) goto err;
+    *out = w;
+    return 0;
+err:
+    if (w->fd >= 0) close(w->fd);
+    ZSTD_freeCCtx(w->cctx);
+    free(w->buf);
+    free(w);
+    return rc;
+}
+
+size_t lt_block_header(uint8_t *buf, uint8_t kind, uint32_t process,
+                       uint32_t thread, uint64_t base_ts) {
+    uint8_t *p = buf;
+    *p++ = kind;
+    p = lt__put_varint_(p, process);
+    p = lt__put_varint_(p, thread);
+    p = lt__put_varint_(p, base_ts);
+    return (size_t)(p - buf);
+}
+
+void lt__desc_encode(uint8_t out[LT__DESC_SIZE], const lt_block_desc *d,
+                     uint32_t raw_size, uint32_t comp_size) {
+    memset(out, 0, LT__DESC_SIZE);
+    out[0] = d->kind;
+    lt__le32(out + 4, d->process);
+    lt__le32(out + 8, d->thread);
+    lt__le32(out + 12, raw_size);
+    lt__le32(out + 16, comp_size);
+    lt__le32(out + 20, d->n_events);
+    lt__le64(out + 24, d->first_ts);
+    lt__le64(out + 32, d->last_ts);
+}
+
+int lt_writer_block(lt_writer *w, const lt_block_desc *d, const void *raw,
+                    size_t raw_len) {
+    if (w->err) return w->err;
+    if (d->kind == 0) return LT_EINVAL;
+    if (raw_len > LT_MAX_BLOCK_RAW) return LT_ELIMIT;
+    size_t bound = ZSTD_compressBound(raw_len);
+    if (lt__reserve(w, LT__UNIT_OVERHEAD + bound) < 0) return LT_ENOMEM;
+    size_t comp = ZSTD_compress2(w->cctx, w->buf + LT__UNIT_OVERHEAD, bound,
+                                 raw, raw_len);
+    if (ZSTD_isError(comp) || comp > lt__comp_limit(raw_len))
+        return LT_ECOMPRESS;
+    lt__le32(w->buf, LT__MAGIC_DESC);
+    lt__le32(w->buf + 4, LT__DESC_SIZE);
+    lt__desc_encode(w->buf + 8, d, (uint32_t)raw_len, (uint32_t)comp);
+    return lt__append(w, w->buf, LT__UNIT_OVERHEAD + comp);
+}
+
+static int lt__write_trailer(lt_writer *w, const lt_stream_summary *s,
+                             size_t ns, const lt_total *t, size_t nt) {
+    size_t need = 8 + 8 + 10 + ns * 11 * 10 + 10 + 16;
+    for (size_t i = 0; i < nt; i++) {
+        size_t len = strlen(t[i].name);
+        if (len > LT_MAX_STRING) return LT_EINVAL;
+        need += 20 + len;
+    }
+    if (need > UINT32_MAX) return LT_ELIMIT;
+    if (lt__reserve(w, need) < 0) return LT_ENOMEM;
+    uint8_t *p = w->buf + 8;
+    memcpy(p, LT__TRAILER_MAGIC, 8);
+    p += 8;
+    p = lt__put_varint_(p, ns);
+    for (size_t i = 0; i < ns; i++) {
+        const uint64_t v[11] = {s[i].process, s[i].thread, s[i].events,
+                                s[i].zones, s[i].messages, s[i].lost,
+                                s[i].first_ts, s[i].last_ts, s[i].blocks,
+                                s[i].raw_bytes, s[i].comp_bytes};
+        for (int k = 0; k < 11; k++) p = lt__put_varint_(p, v[k]);
+    }
+    p = lt__put_varint_(p, nt);
+    for (size_t i = 0; i < nt; i++) {
+        p = lt__put_str(p, t[i].name, strlen(t[i].name));
+        p = lt__put_varint_(p, t[i].value);
+    }
+    uint32_t content = (uint32_t)(p + 16 - (w->buf + 8));
+    lt__le64(p, content);
+    memcpy(p + 8, LT__TRAILER_END, 8);
+    lt__le32(w->buf, LT__MAGIC_TRAILER);
+    lt__le32(w->buf + 4, content);
+    return lt__append(w, w->buf, 8 + content);
+}
+
+/* fsync may be refused by special files (/dev/null); that is no failure. */
+static int lt__sync(int fd) {
+    if (fdatasync(fd) == 0 || errno == EINVAL || errno == EROFS ||
+        errno == ENOTSUP)
+        return 0;
+    return lt_from_errno(errno);
+}
+
+int lt_writer_close(lt_writer *w, const lt_stream_summary *streams,
+                    size_t n_streams, const lt_total *totals, size_t n_totals) {
+    if (!w) return 0;
+    int rc = w->err;
+    if (rc == 0 && (streams || totals || n_streams || n_totals))
+        rc = lt__write_trailer(w, streams, n_streams, totals, n_totals);
+    if (rc == 0) rc = lt__sync(w->fd);
+    if (close(w->fd) < 0 && rc == 0) rc = lt_from_errno(errno);
+    ZSTD_freeCCtx(w->cctx);
+    free(w->buf);
+    free(w);
+    return rc;
+}
+
+uint64_t lt_writer_bytes(const lt_writer *w) { return w->bytes; }
+
+int lt_writer_sync(lt_writer *w) {
+    if (w->err) return w->err;
+    return lt__sync(w->fd);
+}
