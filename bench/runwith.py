@@ -1,0 +1,64 @@
+"""runwith.py -- runs a script or module under a profiler that has no
+command line of its own, the way `python -m cProfile` does.
+
+    python runwith.py empty  (script.py | -m module) [args...]
+    python runwith.py yappi  (script.py | -m module) [args...]
+
+empty: the emptyprof extension (an empty PyEval_SetProfile callback; needs
+build/bench on PYTHONPATH). yappi: yappi with its defaults, stats saved in
+pstat form to $BENCH_YAPPI_OUT (default /dev/null) at the end, as
+`python -m cProfile -o` saves its own.
+"""
+import os
+import runpy
+import sys
+
+
+def load_yappi():
+    try:
+        import yappi
+    except ImportError:
+        # Debian's python3-yappi, for another CPython 3.11 of this machine.
+        sys.path.append("/usr/lib/python3/dist-packages")
+        import yappi
+    return yappi
+
+
+def start(mode):
+    if mode == "empty":
+        import emptyprof
+        emptyprof.install()
+        return emptyprof.uninstall
+    if mode == "yappi":
+        yappi = load_yappi()
+        yappi.start()
+
+        def stop():
+            yappi.stop()
+            out = os.environ.get("BENCH_YAPPI_OUT", os.devnull)
+            yappi.get_func_stats().save(out, type="pstat")
+        return stop
+    raise SystemExit(f"runwith.py: unknown mode {mode!r} (empty, yappi)")
+
+
+def main(argv):
+    if len(argv) < 2 or (argv[1] == "-m" and len(argv) < 3):
+        raise SystemExit(__doc__)
+    mode, rest = argv[0], argv[1:]
+    if rest[0] == "-m":
+        target, sys.argv = rest[1], rest[1:]
+        sys.path[0] = ""  # as `python -m` has it
+        run = lambda: runpy.run_module(target, run_name="__main__", alter_sys=True)
+    else:
+        target, sys.argv = rest[0], rest[:]
+        sys.path[0] = os.path.dirname(os.path.abspath(target))
+        run = lambda: runpy.run_path(target, run_name="__main__")
+    stop = start(mode)
+    try:
+        run()
+    finally:
+        stop()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
