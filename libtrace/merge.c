@@ -1,0 +1,369 @@
+/* merge.c -- the event iterator: one cursor per stream holding one
+ * decompressed block and the stream's open zones, merged in time order
+ * through a binary heap. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "reader_int.h"
+
+/* ---- Cursor ------------------------------------------------------------ */
+
+static void lt__cursor_free(lt__rstream *s) {
+    for (uint32_t i = 0; i < s->stack_cap; i++) {
+        free(s->stack[i].name);
+        free(s->stack[i].text);
+    }
+    free(s->stack);
+    free(s->raw);
+    s->stack = NULL;
+    s->raw = NULL;
+    s->stack_cap = s->depth = 0;
+    s->raw_cap = 0;
+}
+
+static void lt__cursor_start(lt_reader *r, lt__rstream *s) {
+    lt__rproc *p = r->procs[s->info.process];
+    s->blk = LT__NONE;
+    s->next_blk = s->first_blk;
+    s->done = 0;
+    s->p = s->end = NULL;
+    s->ts = 0;
+    s->depth = 0;
+    s->max_loc = p->nlocs;
+    s->max_plot = p->nplots;
+    s->max_frame = p->nframes;
+    memset(&s->ev, 0, sizeof s->ev);
+    s->ev.process = s->info.process;
+    s->ev.thread = s->info.index;
+}
+
+/* Checks the finished block against its descriptor and loads the next one.
+ * Returns 1 when a block was loaded, 0 at the end of the stream. */
+static int lt__cursor_next_block(lt_reader *r, lt__rstream *s) {
+    if (s->blk != LT__NONE) {
+        const lt__blk *b = &r->blks[s->blk];
+        if (s->blk_events != b->n_events ||
+            (b->n_events && (s->blk_first != b->first_ts || s->ts != b->last_ts)))
+            return lt__corrupt(r, b->off, "block contents differ from its descriptor");
+    }
+    s->blk = s->next_blk;
+    if (s->blk == LT__NONE) return 0;
+    const lt__blk *b = &r->blks[s->blk];
+    s->next_blk = b->next;
+    uint64_t base;
+    int rc = lt__load_block(r, b, &s->raw, &s->raw_cap, &s->p, &base);
+    if (rc < 0) return rc;
+    s->end = s->raw + b->raw;
+    s->ts = base;
+    s->blk_events = 0;
+    return 1;
+}
+
+static int lt__push(lt_reader *r, lt__rstream *s, uint32_t loc) {
+    if (s->depth == s->stack_cap) {
+        if (s->depth >= LT_MAX_DEPTH)
+            return lt__corrupt(r, r->blks[s->blk].off, "zones nested too deeply");
+        uint32_t cap = s->stack_cap ? s->stack_cap * 2 : 64;
+        lt__zframe *st = realloc(s->stack, cap * sizeof *st);
+        if (!st) return LT_ENOMEM;
+        memset(st + s->stack_cap, 0, (cap - s->stack_cap) * sizeof *st);
+        s->stack = st;
+        s->stack_cap = cap;
+    }
+    lt__zframe *f = &s->stack[s->depth];
+    f->begin_ts = s->ts;
+    f->child_ns = 0;
+    f->loc = loc;
+    f->has_name = f->has_text = 0;
+    lt_event *ev = &s->ev;
+    ev->type = LT_EV_ZONE_BEGIN;
+    ev->flags = 0;
+    ev->ts = s->ts;
+    ev->loc = loc;
+    ev->depth = s->depth++;
+    ev->begin_ts = s->ts;
+    ev->child_ns = 0;
+    ev->name = ev->text = NULL;
+    ev->name_len = ev->text_len = 0;
+    return 1;
+}
+
+static void lt__pop(lt__rstream *s, uint8_t flags) {
+    lt__zframe *f = &s->stack[--s->depth];
+    lt_event *ev = &s->ev;
+    ev->type = LT_EV_ZONE_END;
+    ev->flags = flags;
+    ev->ts = s->ts;
+    ev->loc = f->loc;
+    ev->depth = s->depth;
+    ev->begin_ts = f->begin_ts;
+    ev->child_ns = f->child_ns;
+    ev->name = f->has_name ? f->name : NULL;
+    ev->name_len = f->has_name ? f->name_len : 0;
+    ev->text = f->has_text ? f->text : NULL;
+    ev->text_len = f->has_text ? f->text_len : 0;
+    if (s->depth) f[-1].child_ns += s->ts - f->begin_ts;
+}
+
+/* Copies a ZONE_TEXT / ZONE_NAME string into the innermost frame: the zone
+ * may end in a later block, after this block's buffer is reused. */
+static int lt__zone_str(lt__rstream *s, const char *str, size_t len, int is_name) {
+    lt__zframe *f = &s->stack[s->depth - 1];
+    char **buf = is_name ? &f->name : &f->text;
+    uint32_t *cap = is_name ? &f->name_cap : &f->text_cap;
+    if (len + 1 > *cap) {
+        char *n = realloc(*buf, len + 1);
+        if (!n) return LT_ENOMEM;
+        *buf = n;
+        *cap = (uint32_t)len + 1;
+    }
+    memcpy(*buf, str, len);
+    (*buf)[len] = '\0';
+    if (is_name) {
+        f->has_name = 1;
+        f->name_len = (uint32_t)len;
+    } else {
+        f->has_text = 1;
+        f->text_len = (uint32_t)len;
+    }
+    return 0;
+}
+
+static void lt__simple(lt__rstream *s, uint8_t type) {
+    lt_event *ev = &s->ev;
+    ev->type = type;
+    ev->flags = 0;
+    ev->ts = s->ts;
+    ev->loc = ev->depth = 0;
+    ev->begin_ts = ev->child_ns = 0;
+    ev->name = ev->text = ev->text2 = NULL;
+    ev->name_len = ev->text_len = ev->text2_len = 0;
+    ev->id = 0;
+    ev->value = 0;
+    ev->count = 0;
+}
+
+#define CORRUPT(why)                                           \
+    do {                                                       \
+        return lt__corrupt(r, r->blks[s->blk].off, (why));     \
+    } while (0)
+
+#define READ_VARINT(v)                                         \
+    do {                                                       \
+        if (__builtin_expect(p < end && *p < 0x80, 1)) {       \
+            (v) = *p++;                                        \
+        } else if (lt__get_varint(&p, end, &(v)) < 0) {        \
+            CORRUPT("truncated record");                       \
+        }                                                      \
+    } while (0)
+
+#define READ_DT()                                              \
+    do {                                                       \
+        uint64_t dt_;                                          \
+        READ_VARINT(dt_);                                      \
+        if (__builtin_expect(s->ts + dt_ < s->ts, 0))          \
+            CORRUPT("timestamp overflow");                     \
+        s->ts += dt_;                                          \
+        if (s->blk_events++ == 0) s->blk_first = s->ts;        \
+    } while (0)
+
+#define READ_STR(str, len)                                     \
+    do {                                                       \
+        if (lt__get_str(&p, end, &(str), &(len)) < 0)          \
+            CORRUPT("truncated or oversized string");          \
+        if (!lt__utf8_valid((str), (len)))                     \
+            CORRUPT("string is not valid UTF-8");              \
+    } while (0)
+
+/* Moves the cursor to its next event (in s->ev). Returns 1, 0 at the end of
+ * the stream, or a negative code. */
+static int lt__cursor_step(lt_reader *r, lt__rstream *s) {
+    for (;;) {
+        const uint8_t *p = s->p, *end = s->end;
+        if (__builtin_expect(p >= end, 0)) {
+            if (s->done) return 0;
+            int rc = lt__cursor_next_block(r, s);
+            if (rc < 0) return rc;
+            if (rc == 0) {
+                if (s->depth) { /* open-ended zones close at the last ts */
+                    lt__pop(s, LT_EVF_UNCLOSED);
+                    return 1;
+                }
+                s->done = 1;
+                lt__cursor_free(s);
+                s->p = s->end = NULL;
+                return 0;
+            }
+            continue;
+        }
+        uint8_t tag = *p++;
+        uint64_t v;
+        const char *str;
+        size_t len;
+        if (tag > LT_TAG_ZONE_BEGIN_SHORT) {
+            READ_DT();
+            if (__builtin_expect((uint32_t)(tag - LT_TAG_ZONE_BEGIN_SHORT) > s->max_loc, 0))
+                CORRUPT("undefined location");
+            s->p = p;
+            return lt__push(r, s, tag - LT_TAG_ZONE_BEGIN_SHORT);
+        }
+        switch (tag) {
+        case LT_TAG_ZONE_END:
+        case LT_TAG_ZONE_END_ABORTED:
+            READ_DT();
+            if (s->depth == 0) CORRUPT("zone end without open zone");
+            s->p = p;
+            lt__pop(s, tag == LT_TAG_ZONE_END ? 0 : LT_EVF_ABORTED);
+            return 1;
+        case LT_TAG_ZONE_BEGIN:
+            READ_DT();
+            READ_VARINT(v);
+            if (v == 0 || v > s->max_loc) CORRUPT("undefined location");
+            s->p = p;
+            return lt__push(r, s, (uint32_t)v);
+        case LT_TAG_ZONE_TEXT:
+        case LT_TAG_ZONE_NAME:
+            if (s->depth == 0) CORRUPT("zone text or name without open zone");
+            READ_STR(str, len);
+            if (lt__zone_str(s, str, len, tag == LT_TAG_ZONE_NAME) < 0)
+                return LT_ENOMEM;
+            s->p = p;
+            continue;
+        case LT_TAG_MESSAGE:
+            READ_DT();
+            lt__simple(s, LT_EV_MESSAGE);
+            READ_STR(s->ev.text, s->ev.text_len);
+            break;
+        case LT_TAG_SIGNPOST:
+            READ_DT();
+            lt__simple(s, LT_EV_SIGNPOST);
+            READ_STR(s->ev.text, s->ev.text_len);
+            READ_STR(s->ev.text2, s->ev.text2_len);
+            break;
+        case LT_TAG_PLOT: {
+            READ_DT();
+            READ_VARINT(v);
+            if (v == 0 || v > s->max_plot) CORRUPT("undefined plot");
+            if (end - p < 8) CORRUPT("truncated record");
+            uint64_t bits = lt__rd64(p);
+            p += 8;
+            lt__simple(s, LT_EV_PLOT);
+            s->ev.id = (uint32_t)v;
+            memcpy(&s->ev.value, &bits, 8);
+            break;
+        }
+        case LT_TAG_FRAME:
+            READ_DT();
+            READ_VARINT(v);
+            if (v > s->max_frame) CORRUPT("undefined frame name");
+            lt__simple(s, LT_EV_FRAME);
+            s->ev.id = (uint32_t)v;
+            break;
+        case LT_TAG_LOST:
+            READ_DT();
+            READ_VARINT(v);
+            lt__simple(s, LT_EV_LOST);
+            s->ev.count = v;
+            break;
+        default:
+            CORRUPT(tag == LT_TAG_ZONE_BEGIN_SHORT ? "invalid record tag 0x80"
+                                                   : "unknown record tag");
+        }
+        s->p = p;
+        return 1;
+    }
+}
+
+/* ---- Merge ------------------------------------------------------------- */
+
+static inline int lt__before(const lt__rstream *a, const lt__rstream *b) {
+    if (a->ev.ts != b->ev.ts) return a->ev.ts < b->ev.ts;
+    if (a->info.process != b->info.process) return a->info.process < b->info.process;
+    return a->info.index < b->info.index;
+}
+
+static void lt__sift_down(lt_reader *r, uint32_t i) {
+    lt__rstream **h = r->heap, *x = h[i];
+    uint32_t n = r->nheap;
+    for (;;) {
+        uint32_t c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && lt__before(h[c + 1], h[c])) c++;
+        if (!lt__before(h[c], x)) break;
+        h[i] = h[c];
+        i = c;
+    }
+    h[i] = x;
+}
+
+void lt__merge_reset(lt_reader *r) {
+    for (uint32_t i = 0; i < r->nstreams; i++) lt__cursor_free(r->streams[i]);
+    r->nheap = 0;
+    r->started = r->pending = 0;
+    r->err = 0;
+    r->errmsg[0] = '\0';
+}
+
+static int lt__selected(const lt_reader *r, const lt__rstream *s) {
+    return r->sel_process == 0 && r->sel_thread == 0
+               ? 1
+               : s->info.process == r->sel_process && s->info.index == r->sel_thread;
+}
+
+static int lt__merge_start(lt_reader *r) {
+    if (!r->heap && r->nstreams) {
+        r->heap = calloc(r->nstreams, sizeof *r->heap);
+        if (!r->heap) return LT_ENOMEM;
+    }
+    r->nheap = 0;
+    for (uint32_t i = 0; i < r->nstreams; i++) {
+        lt__rstream *s = r->streams[i];
+        if (!lt__selected(r, s)) continue;
+        lt__cursor_start(r, s);
+        int rc = lt__cursor_step(r, s);
+        if (rc < 0) return rc;
+        if (rc > 0) r->heap[r->nheap++] = s;
+    }
+    for (uint32_t i = r->nheap / 2; i-- > 0;) lt__sift_down(r, i);
+    r->started = 1;
+    return 0;
+}
+
+int lt_reader_next(lt_reader *r, lt_event *ev) {
+    int rc;
+    if (r->err) return r->err;
+    if (!r->started) {
+        if ((rc = lt__merge_start(r)) < 0) goto fail;
+    } else if (r->pending) {
+        /* Advance the cursor whose event was returned last time, now that
+         * the caller is done with that event's strings. */
+        r->pending = 0;
+        lt__rstream *s = r->heap[0];
+        rc = lt__cursor_step(r, s);
+        if (rc < 0) goto fail;
+        if (rc == 0) r->heap[0] = r->heap[--r->nheap];
+        if (r->nheap > 1) lt__sift_down(r, 0);
+    }
+    if (r->nheap == 0) return 0;
+    *ev = r->heap[0]->ev;
+    r->pending = 1;
+    return 1;
+fail:
+    if (rc == LT_ENOMEM) snprintf(r->errmsg, sizeof r->errmsg, "out of memory");
+    r->err = rc;
+    return rc;
+}
+
+int lt_reader_rewind(lt_reader *r) {
+    lt__merge_reset(r);
+    return 0;
+}
+
+int lt_reader_select(lt_reader *r, uint32_t process, uint32_t thread) {
+    if (process != 0 || thread != 0) {
+        if (!lt_reader_thread(r, process, thread)) return LT_EINVAL;
+    }
+    r->sel_process = process;
+    r->sel_thread = thread;
+    return lt_reader_rewind(r);
+}

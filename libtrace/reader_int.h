@@ -1,0 +1,111 @@
+/* reader_int.h -- the reader's private state, shared by reader.c (open,
+ * descriptor scan, metadata) and merge.c (stream cursors, k-way merge). */
+#ifndef LIBTRACE_READER_INT_H
+#define LIBTRACE_READER_INT_H
+
+#include <zstd.h>
+#include "internal.h"
+
+#define LT__NONE UINT32_MAX
+
+/* One unit of the file, from its descriptor. */
+typedef struct lt__blk {
+    uint64_t off;              /* offset of the descriptor frame */
+    uint64_t first_ts, last_ts;
+    uint32_t raw, comp, n_events;
+    uint32_t process, thread;
+    uint32_t next;             /* next block of the same stream, or LT__NONE */
+    uint8_t kind;
+} lt__blk;
+
+/* An open zone of a stream. */
+typedef struct lt__zframe {
+    uint64_t begin_ts, child_ns;
+    uint32_t loc;
+    uint8_t has_name, has_text;
+    uint32_t name_len, text_len, name_cap, text_cap;
+    char *name, *text;
+} lt__zframe;
+
+typedef struct lt__rstream {
+    lt_thread info;
+    uint32_t first_blk, last_blk;
+    /* cursor */
+    uint32_t blk;              /* block being decoded, or LT__NONE */
+    uint32_t next_blk;         /* next block to load */
+    int done;
+    uint8_t *raw;
+    size_t raw_cap;
+    const uint8_t *p, *end;
+    uint64_t ts;
+    uint32_t blk_events;
+    uint64_t blk_first;
+    uint32_t max_loc, max_plot, max_frame;
+    lt__zframe *stack;
+    uint32_t depth, stack_cap;
+    lt_event ev;               /* the event the cursor stands on */
+} lt__rstream;
+
+typedef struct lt__rproc {
+    lt_process info;
+    int present;               /* PROC_INFO seen */
+    uint64_t meta_bytes;       /* raw bytes of its metadata blocks: bounds ids */
+    lt_loc **locs;
+    uint32_t nlocs;
+    const char **plots, **frames;
+    uint32_t nplots, nframes;
+    lt__rstream **threads;
+    uint32_t nthreads;
+} lt__rproc;
+
+typedef struct lt__arena {
+    struct lt__chunk_a *head;
+    size_t used, cap;
+} lt__arena;
+
+typedef struct lt__named {
+    const char *name;
+    uint64_t value;
+} lt__named;
+
+struct lt_reader {
+    int fd;
+    lt_file_info info;
+    lt__arena arena;
+    lt__blk *blks;
+    uint32_t nblks, blks_cap;
+    uint64_t max_index;        /* bound on process and thread indices */
+    lt__rproc **procs;         /* indexed by process index (0 = capture) */
+    uint32_t nprocs;           /* highest index + 1 */
+    lt__rstream **streams;     /* every stream, in creation order */
+    uint32_t nstreams;
+    lt_stat *stats;
+    size_t nstats;
+    lt__named *totals;
+    size_t ntotals;
+    ZSTD_DCtx *dctx;
+    uint8_t *cbuf;
+    size_t cbuf_cap;
+    /* merge */
+    uint32_t sel_process, sel_thread;
+    lt__rstream **heap;
+    uint32_t nheap;
+    int started, pending;
+    int err;
+    char errmsg[256];
+};
+
+/* Reads and decompresses block `b` into *buf (grown as needed); checks the
+ * frame and the block header against the descriptor. Returns 0 with *rec
+ * and *base_ts set to the records and the header's base, or LT_ECORRUPT
+ * (r->errmsg set), LT_EIO, LT_ENOMEM. */
+int lt__load_block(lt_reader *r, const lt__blk *b, uint8_t **buf, size_t *cap,
+                   const uint8_t **rec, uint64_t *base_ts);
+
+/* Formats r->errmsg for a corrupt unit at `off`; returns LT_ECORRUPT. */
+int lt__corrupt(lt_reader *r, uint64_t off, const char *why);
+
+/* Frees every stream's cursor state and empties the merge heap. */
+void lt__merge_reset(lt_reader *r);
+
+#endif /* LIBTRACE_READER_INT_H */
