@@ -152,6 +152,9 @@ static void lt__simple(lt__rstream *s, uint8_t type) {
     do {                                                       \
         if (__builtin_expect(p < end && *p < 0x80, 1)) {       \
             (v) = *p++;                                        \
+        } else if (end - p >= 2 && p[1] < 0x80) {              \
+            (v) = (uint64_t)(p[0] & 0x7f) | (uint64_t)p[1] << 7; \
+            p += 2;                                            \
         } else if (lt__get_varint(&p, end, &(v)) < 0) {        \
             CORRUPT("truncated record");                       \
         }                                                      \
@@ -176,12 +179,15 @@ static void lt__simple(lt__rstream *s, uint8_t type) {
     } while (0)
 
 /* Moves the cursor to its next event (in s->ev). Returns 1, 0 at the end of
- * the stream, or a negative code. */
-static int lt__cursor_step(lt_reader *r, lt__rstream *s) {
+ * the stream, 2 when the block is used up and `may_load` is 0 (loading the
+ * next block would invalidate strings of the event last returned), or a
+ * negative code. */
+static int lt__cursor_step(lt_reader *r, lt__rstream *s, int may_load) {
     for (;;) {
         const uint8_t *p = s->p, *end = s->end;
         if (__builtin_expect(p >= end, 0)) {
             if (s->done) return 0;
+            if (!may_load) return 2;
             int rc = lt__cursor_next_block(r, s);
             if (rc < 0) return rc;
             if (rc == 0) {
@@ -320,7 +326,7 @@ static int lt__merge_start(lt_reader *r) {
         lt__rstream *s = r->streams[i];
         if (!lt__selected(r, s)) continue;
         lt__cursor_start(r, s);
-        int rc = lt__cursor_step(r, s);
+        int rc = lt__cursor_step(r, s, 1);
         if (rc < 0) return rc;
         if (rc > 0) r->heap[r->nheap++] = s;
     }
@@ -329,24 +335,36 @@ static int lt__merge_start(lt_reader *r) {
     return 0;
 }
 
+/* The cursor of the event being returned moves on at once, but stops short
+ * of loading its next block (r->pending): string pointers of the returned
+ * event stay valid until the next call, and no freshly written event is
+ * copied out (a store-forwarding stall). */
 int lt_reader_next(lt_reader *r, lt_event *ev) {
     int rc;
     if (r->err) return r->err;
     if (!r->started) {
         if ((rc = lt__merge_start(r)) < 0) goto fail;
     } else if (r->pending) {
-        /* Advance the cursor whose event was returned last time, now that
-         * the caller is done with that event's strings. */
+        rc = r->pending;
         r->pending = 0;
-        lt__rstream *s = r->heap[0];
-        rc = lt__cursor_step(r, s);
+        if (rc < 0) goto fail;
+        rc = lt__cursor_step(r, r->heap[0], 1);
         if (rc < 0) goto fail;
         if (rc == 0) r->heap[0] = r->heap[--r->nheap];
         if (r->nheap > 1) lt__sift_down(r, 0);
     }
     if (r->nheap == 0) return 0;
-    *ev = r->heap[0]->ev;
-    r->pending = 1;
+    lt__rstream *s = r->heap[0];
+    *ev = s->ev;
+    rc = lt__cursor_step(r, s, 0);
+    if (rc == 1) {
+        if (r->nheap > 1) lt__sift_down(r, 0);
+    } else if (rc == 0) {
+        r->heap[0] = r->heap[--r->nheap];
+        if (r->nheap > 1) lt__sift_down(r, 0);
+    } else {
+        r->pending = rc == 2 ? 1 : rc; /* an error shows at the next call */
+    }
     return 1;
 fail:
     if (rc == LT_ENOMEM) snprintf(r->errmsg, sizeof r->errmsg, "out of memory");
