@@ -1,0 +1,692 @@
+/* server.c -- capture-release's event loop: the listener, one connection per
+ * profiled process, message framing, the handshake and the stop logic.
+ *
+ * Each client has one read buffer; complete messages are handled in place
+ * (validated and copied into stream blocks by store.c) and only a trailing
+ * partial message is moved to the front. Nothing is allocated per event.
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "capture.h"
+#include "wire.h"
+
+#define RBUF_DEFAULT (64u << 10)
+#define FLUSH_MS 1000
+#define STATUS_MS 500
+
+enum { CL_HANDSHAKE, CL_ACTIVE, CL_CLOSING };
+
+typedef struct cap_client {
+    uv_tcp_t tcp;
+    uv_timer_t timer;           /* handshake timeout */
+    struct cap_client *prev, *next;
+    cap_server *srv;
+    uint8_t *rbuf;
+    size_t rlen, rcap;
+    cap_proc *proc;             /* after WELCOME */
+    int state;
+    int reading;
+    int handles;                /* handles not yet closed */
+    uint64_t pid;
+    char peer[64];
+    char program[48];
+} cap_client;
+
+struct cap_server {
+    uv_loop_t *loop;
+    const cap_opts *o;
+    uv_tcp_t listener;
+    uv_timer_t tick, status, stop, deadline;
+    uv_signal_t sigint, sigterm;
+    int have_status, have_deadline;
+    cap_store *store;
+    cap_worker *wk;
+    cap_client *clients;
+    uint32_t n_conns, n_active;
+    uint64_t n_welcomed;
+    uint32_t stop_after;        /* clients to wait for; 0: time or signal */
+    int port;
+    int paused, stop_requested, stopping;
+    int exit_code;
+};
+
+static void request_stop(cap_server *srv, int code);
+
+/* ---- Small helpers ----------------------------------------------------- */
+
+static uint32_t rd32(const uint8_t *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+           (uint32_t)p[3] << 24;
+}
+
+static void wr32(uint8_t *p, uint32_t v) {
+    for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void wr16(uint8_t *p, uint16_t v) {
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+
+/* Compares the client's token with the secret in time independent of where
+ * they differ. */
+static int token_equal(const char *secret, size_t slen, const char *got,
+                       size_t glen) {
+    volatile unsigned char diff = slen != glen;
+    for (size_t i = 0; i < slen; i++)
+        diff |= (unsigned char)(secret[i] ^ (i < glen ? got[i] : 0));
+    return diff == 0;
+}
+
+/* "client 3 (pid 1234, prog)" for log lines. */
+static const char *who(const cap_client *c, char *buf, size_t n) {
+    if (c->proc)
+        snprintf(buf, n, "client %u (pid %llu, %s)", cap_proc_index(c->proc),
+                 (unsigned long long)c->pid, c->program);
+    else
+        snprintf(buf, n, "connection from %s", c->peer);
+    return buf;
+}
+
+/* ---- Sending ----------------------------------------------------------- */
+
+typedef struct send_req {
+    uv_write_t req;
+    uint8_t data[];
+} send_req;
+
+static void on_sent(uv_write_t *req, int status) {
+    (void)status;
+    free(req);
+}
+
+/* Sends one message; small handshake replies normally go out at once. */
+static void send_msg(cap_client *c, uint8_t type, const uint8_t *body,
+                     size_t n) {
+    uint8_t msg[1200];
+    if (n + LT_WIRE_HEADER > sizeof msg) return;
+    wr32(msg, (uint32_t)(n + 1)); /* type + body */
+    msg[4] = type;
+    memcpy(msg + LT_WIRE_HEADER, body, n);
+    size_t len = n + LT_WIRE_HEADER;
+    uv_buf_t b = uv_buf_init((char *)msg, (unsigned)len);
+    int w = uv_try_write((uv_stream_t *)&c->tcp, &b, 1);
+    size_t done = w > 0 ? (size_t)w : 0;
+    if (done == len) return;
+    send_req *r = malloc(sizeof *r + len - done);
+    if (!r) return;
+    memcpy(r->data, msg + done, len - done);
+    b = uv_buf_init((char *)r->data, (unsigned)(len - done));
+    if (uv_write(&r->req, (uv_stream_t *)&c->tcp, &b, 1, on_sent) < 0) free(r);
+}
+
+static void send_refuse(cap_client *c, const char *reason) {
+    uint8_t body[1024], *w = body;
+    size_t rl = strlen(reason);
+    if (rl > 1000) rl = 1000;
+    wr16(w, LT_WIRE_MAJOR);
+    wr16(w + 2, LT_WIRE_MINOR);
+    w = lt__put_str(w + 4, reason, rl);
+    send_msg(c, LT_MSG_REFUSE, body, (size_t)(w - body));
+}
+
+static void send_welcome(cap_client *c, uint32_t index) {
+    uint8_t body[32], *w = body;
+    memcpy(w, LT_WIRE_MAGIC, LT_WIRE_MAGIC_LEN);
+    wr16(w + 8, LT_WIRE_MAJOR);
+    wr16(w + 10, LT_WIRE_MINOR);
+    w = lt__put_varint_(w + 12, index);
+    send_msg(c, LT_MSG_WELCOME, body, (size_t)(w - body));
+}
+
+/* ---- Client life cycle ------------------------------------------------- */
+
+static void on_client_closed(uv_handle_t *h) {
+    cap_client *c = h->data;
+    if (--c->handles > 0) return;
+    free(c->rbuf);
+    free(c);
+}
+
+static void client_close(cap_client *c) {
+    cap_server *srv = c->srv;
+    if (c->state == CL_CLOSING) return;
+    c->state = CL_CLOSING;
+    if (c->prev) c->prev->next = c->next;
+    else srv->clients = c->next;
+    if (c->next) c->next->prev = c->prev;
+    srv->n_conns--;
+    uv_close((uv_handle_t *)&c->tcp, on_client_closed);
+    uv_close((uv_handle_t *)&c->timer, on_client_closed);
+}
+
+static void check_stop(cap_server *srv) {
+    if (srv->stop_after && srv->n_welcomed >= srv->stop_after &&
+        srv->n_active == 0)
+        request_stop(srv, CAP_EXIT_OK);
+}
+
+/* Ends a client that completed the handshake, with a PROC_END status. */
+static void end_client(cap_client *c, int status, const char *reason) {
+    cap_server *srv = c->srv;
+    if (c->proc) {
+        cap_proc_end(srv->store, c->proc, status, reason);
+        c->proc = NULL;
+        srv->n_active--;
+    }
+    client_close(c);
+    check_stop(srv);
+}
+
+/* Closes a connection that has not completed the handshake. */
+static void refuse(cap_client *c, const char *reason) {
+    cap_server *srv = c->srv;
+    cap_store_stat_add(srv->store, CAP_ST_CLIENTS_REFUSED, 1);
+    cap_logn("refused connection from %s: %s", c->peer, reason);
+    send_refuse(c, reason);
+    client_close(c);
+}
+
+/* Closes a client that broke the protocol; `bytes` were refused. */
+static void reject(cap_client *c, const cap_why *why, uint64_t bytes) {
+    cap_server *srv = c->srv;
+    char w[128];
+    if (c->state == CL_HANDSHAKE) {
+        refuse(c, why->text);
+        return;
+    }
+    cap_store_stat_add(srv->store, CAP_ST_CLIENTS_REJECTED, 1);
+    cap_store_stat_add(srv->store, CAP_ST_EVENTS_REJECTED, why->events);
+    cap_store_stat_add(srv->store, CAP_ST_BYTES_REJECTED, bytes);
+    cap_logn("%s rejected: %s", who(c, w, sizeof w), why->text);
+    end_client(c, LT_PROC_REJECTED, why->text);
+}
+
+static void reject_text(cap_client *c, const char *text, uint64_t bytes) {
+    cap_why why = {.text = text};
+    reject(c, &why, bytes);
+}
+
+static void set_reading(cap_client *c, int on);
+
+static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf);
+
+static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf) {
+    cap_client *c = h->data;
+    (void)hint;
+    if (!c->rbuf) {
+        c->rbuf = malloc(RBUF_DEFAULT);
+        c->rcap = c->rbuf ? RBUF_DEFAULT : 0;
+    }
+    buf->base = (char *)c->rbuf + c->rlen;
+    buf->len = c->rcap - c->rlen;
+}
+
+static void set_reading(cap_client *c, int on) {
+    if (c->state == CL_CLOSING || c->reading == on) return;
+    if (on) uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
+    else uv_read_stop((uv_stream_t *)&c->tcp);
+    c->reading = on;
+}
+
+/* ---- Memory limit ------------------------------------------------------ */
+
+static void check_mem(cap_server *srv) {
+    uint64_t mem = cap_store_mem(srv->store), lim = srv->o->mem_limit;
+    if (srv->stopping) return;
+    if (!srv->paused && mem > lim) {
+        srv->paused = 1;
+        cap_logv("memory limit reached (%llu MiB buffered): pausing reads",
+                 (unsigned long long)(mem >> 20));
+    } else if (srv->paused && mem <= lim - lim / 4) {
+        srv->paused = 0;
+        cap_logv("buffered data below the limit: resuming reads");
+    } else {
+        return;
+    }
+    for (cap_client *c = srv->clients; c; c = c->next)
+        if (c->state == CL_ACTIVE) set_reading(c, !srv->paused);
+}
+
+/* Stops the capture on a write or memory error of the store. */
+static int check_store(cap_server *srv) {
+    int err = cap_store_error(srv->store);
+    if (!err) return 0;
+    if (!srv->stop_requested)
+        cap_log("%s: %s", err == LT_ENOMEM ? "cannot continue" : "writing the output failed",
+                lt_strerror(err));
+    request_stop(srv, err == LT_EIO || err == LT_ENOSPC || err == LT_EFBIG
+                          ? CAP_EXIT_WRITE
+                          : CAP_EXIT_RUNTIME);
+    return -1;
+}
+
+void cap_server_done(void *arg, cap_blk *done) {
+    cap_server *srv = arg;
+    cap_store_done(srv->store, done);
+    check_store(srv);
+    check_mem(srv);
+}
+
+/* ---- Messages ---------------------------------------------------------- */
+
+static int hello(cap_client *c, const uint8_t *body, size_t n) {
+    cap_server *srv = c->srv;
+    char reason[160];
+    const char *why;
+    if (n < LT_WIRE_MAGIC_LEN + 4 || memcmp(body, LT_WIRE_MAGIC, LT_WIRE_MAGIC_LEN)) {
+        refuse(c, "not a libtrace client (bad magic)");
+        return -1;
+    }
+    unsigned major = body[8] | body[9] << 8, minor = body[10] | body[11] << 8;
+    if (major != LT_WIRE_MAJOR) {
+        snprintf(reason, sizeof reason,
+                 "protocol version %u.%u is not supported (this daemon speaks %d.%d)",
+                 major, minor, LT_WIRE_MAJOR, LT_WIRE_MINOR);
+        refuse(c, reason);
+        return -1;
+    }
+    /* PROC_INFO is stored as received: give it its tag and decode it. */
+    size_t fl = n - 12;
+    uint8_t *info = malloc(fl + 1);
+    if (!info) {
+        refuse(c, "daemon out of memory");
+        return -1;
+    }
+    info[0] = LT_TAG_PROC_INFO;
+    memcpy(info + 1, body + 12, fl);
+    const uint8_t *q = info, *t, *tend = body + n;
+    lt__meta_rec m;
+    const char *tok;
+    size_t toklen;
+    if (lt__next_meta(&q, info + fl + 1, LT__META_BIT(LT_TAG_PROC_INFO), &m,
+                      &why) < 0) {
+        snprintf(reason, sizeof reason, "malformed HELLO: %s", why);
+        goto refused;
+    }
+    size_t info_len = (size_t)(q - info);
+    t = body + 12 + (info_len - 1);
+    if (lt__get_str(&t, tend, &tok, &toklen) < 0) {
+        snprintf(reason, sizeof reason, "malformed HELLO: missing token");
+        goto refused;
+    }
+    if (t != tend && minor <= LT_WIRE_MINOR) {
+        snprintf(reason, sizeof reason, "malformed HELLO: trailing bytes");
+        goto refused;
+    }
+    if (srv->o->token &&
+        !token_equal(srv->o->token, srv->o->token_len, tok, toklen)) {
+        snprintf(reason, sizeof reason, toklen ? "wrong token"
+                 : "this daemon requires a token (set TRACY_TOKEN)");
+        goto refused;
+    }
+    c->pid = m.pid;
+    size_t pl = m.program.len < sizeof c->program - 1 ? m.program.len
+                                                      : sizeof c->program - 1;
+    for (size_t i = 0; i < pl; i++) {
+        char ch = m.program.s[i];
+        c->program[i] = ch >= 0x20 && ch < 0x7f ? ch : '?';
+    }
+    c->program[pl] = 0;
+    uint32_t index = (uint32_t)(srv->n_welcomed + 1);
+    c->proc = cap_proc_new(srv->store, index, info, info_len, m.anchor_mono_ns);
+    free(info);
+    if (!c->proc) {
+        refuse(c, "daemon out of memory");
+        check_store(srv);
+        return -1;
+    }
+    send_welcome(c, index);
+    c->state = CL_ACTIVE;
+    uv_timer_stop(&c->timer);
+    srv->n_active++;
+    srv->n_welcomed++;
+    cap_store_stat_add(srv->store, CAP_ST_CLIENTS_CONNECTED, 1);
+    char w[128];
+    cap_logv("%s connected from %s", who(c, w, sizeof w), c->peer);
+    if (srv->paused) set_reading(c, 0);
+    return 0;
+refused:
+    free(info);
+    refuse(c, reason);
+    return -1;
+}
+
+static void goodbye(cap_client *c) {
+    uint64_t sent, lost, got = cap_proc_received(c->proc);
+    char w[128];
+    cap_proc_said_bye(c->proc, &sent, &lost);
+    if (sent != got)
+        cap_logn("%s said it sent %llu events; %llu arrived", who(c, w, sizeof w),
+                 (unsigned long long)sent, (unsigned long long)got);
+    cap_logv("%s disconnected: %llu events", who(c, w, sizeof w),
+             (unsigned long long)got);
+    end_client(c, LT_PROC_CLEAN, "");
+}
+
+/* Handles one complete message. Returns 0 to go on with the next one, or -1
+ * when the client was closed (or the capture is stopping). */
+static int handle(cap_client *c, uint8_t type, const uint8_t *body, size_t n) {
+    cap_server *srv = c->srv;
+    cap_why why = {0};
+    char text[64];
+    int rc;
+    if (c->state == CL_HANDSHAKE) {
+        if (type == LT_MSG_HELLO) return hello(c, body, n);
+        snprintf(text, sizeof text, "expected HELLO, got message type 0x%02x", type);
+        refuse(c, text);
+        return -1;
+    }
+    switch (type) {
+    case LT_MSG_EVENTS: rc = cap_proc_events(srv->store, c->proc, body, n, &why); break;
+    case LT_MSG_META: rc = cap_proc_meta(srv->store, c->proc, body, n, &why); break;
+    case LT_MSG_BYE:
+        if (cap_proc_bye(c->proc, body, n) < 0) {
+            reject_text(c, "malformed BYE", n + LT_WIRE_HEADER);
+            return -1;
+        }
+        goodbye(c);
+        return -1;
+    case LT_MSG_HELLO:
+        reject_text(c, "second HELLO", n + LT_WIRE_HEADER);
+        return -1;
+    default:
+        snprintf(text, sizeof text, "unknown message type 0x%02x", type);
+        reject_text(c, text, n + LT_WIRE_HEADER);
+        return -1;
+    }
+    if (rc == -1) {
+        reject(c, &why, n + LT_WIRE_HEADER);
+        return -1;
+    }
+    if (rc < 0) { /* out of memory: the capture cannot go on */
+        check_store(srv);
+        set_reading(c, 0);
+        return -1;
+    }
+    return 0;
+}
+
+/* The connection ended (EOF or error) without BYE. */
+static void lost(cap_client *c, ssize_t err) {
+    cap_server *srv = c->srv;
+    char w[128], reason[96];
+    if (c->state == CL_HANDSHAKE) {
+        cap_store_stat_add(srv->store, CAP_ST_CLIENTS_REFUSED, 1);
+        cap_logv("connection from %s closed before the handshake", c->peer);
+        client_close(c);
+        return;
+    }
+    snprintf(reason, sizeof reason, "connection %s without goodbye%s%s",
+             err == UV_EOF ? "closed" : "lost", err == UV_EOF ? "" : ": ",
+             err == UV_EOF ? "" : uv_strerror((int)err));
+    if (c->rlen > 0)
+        snprintf(reason + strlen(reason), sizeof reason - strlen(reason),
+                 " (%zu bytes of a partial message)", c->rlen);
+    cap_store_stat_add(srv->store, CAP_ST_CLIENTS_LOST, 1);
+    cap_logn("%s: %s", who(c, w, sizeof w), reason);
+    end_client(c, LT_PROC_LOST, reason);
+}
+
+static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf) {
+    cap_client *c = st->data;
+    cap_server *srv = c->srv;
+    (void)buf;
+    if (nread == 0) return;
+    if (nread < 0) {
+        lost(c, nread == UV_ENOBUFS ? UV_ENOMEM : nread);
+        return;
+    }
+    c->rlen += (size_t)nread;
+    size_t off = 0;
+    while (c->rlen - off >= LT_WIRE_HEADER) {
+        const uint8_t *m = c->rbuf + off;
+        uint32_t len = rd32(m);
+        if (len == 0 || len > srv->o->max_message) {
+            char text[96];
+            snprintf(text, sizeof text, "message length %u %s", len,
+                     len ? "exceeds the limit (--max-message)" : "is invalid");
+            if (c->state == CL_HANDSHAKE) refuse(c, text);
+            else reject_text(c, text, c->rlen - off);
+            return;
+        }
+        /* `length` counts the type byte and the body */
+        if (c->rlen - off - 4 < len) break;
+        if (handle(c, m[4], m + LT_WIRE_HEADER, len - 1) < 0) return;
+        off += 4 + (size_t)len;
+    }
+    c->rlen -= off;
+    if (c->rlen == 0) {
+        /* Idle clients hold no read buffer. */
+        free(c->rbuf);
+        c->rbuf = NULL;
+        c->rcap = 0;
+    } else {
+        if (off) memmove(c->rbuf, c->rbuf + off, c->rlen);
+        size_t need = c->rlen >= LT_WIRE_HEADER
+                          ? 4 + (size_t)rd32(c->rbuf)
+                          : LT_WIRE_HEADER;
+        if (need > c->rcap) {
+            uint8_t *nb = realloc(c->rbuf, need);
+            if (!nb) {
+                lost(c, UV_ENOMEM);
+                return;
+            }
+            c->rbuf = nb;
+            c->rcap = need;
+        }
+    }
+    if (check_store(srv) == 0) check_mem(srv);
+}
+
+static void on_handshake_timeout(uv_timer_t *t) {
+    cap_client *c = t->data;
+    char text[64];
+    snprintf(text, sizeof text, "no HELLO within %u ms", c->srv->o->handshake_ms);
+    refuse(c, text);
+}
+
+static void peer_name(cap_client *c) {
+    struct sockaddr_storage ss;
+    int len = sizeof ss;
+    char host[INET6_ADDRSTRLEN] = "?";
+    int port = 0;
+    if (uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&ss, &len) == 0) {
+        if (ss.ss_family == AF_INET6) {
+            struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+            uv_ip6_name(a, host, sizeof host);
+            port = ntohs(a->sin6_port);
+        } else {
+            struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+            uv_ip4_name(a, host, sizeof host);
+            port = ntohs(a->sin_port);
+        }
+    }
+    snprintf(c->peer, sizeof c->peer, "%s:%d", host, port);
+}
+
+static void on_connection(uv_stream_t *l, int status) {
+    cap_server *srv = l->data;
+    if (status < 0 || srv->stopping) return;
+    cap_client *c = calloc(1, sizeof *c);
+    if (!c) return;
+    c->srv = srv;
+    uv_tcp_init(srv->loop, &c->tcp);
+    uv_timer_init(srv->loop, &c->timer);
+    c->tcp.data = c->timer.data = c;
+    c->handles = 2;
+    c->state = CL_HANDSHAKE;
+    c->next = srv->clients;
+    if (srv->clients) srv->clients->prev = c;
+    srv->clients = c;
+    srv->n_conns++;
+    if (uv_accept(l, (uv_stream_t *)&c->tcp) < 0) {
+        client_close(c);
+        return;
+    }
+    peer_name(c);
+    if (srv->n_conns > srv->o->max_clients) {
+        refuse(c, "too many clients (--max-clients)");
+        return;
+    }
+    uv_timer_start(&c->timer, on_handshake_timeout, srv->o->handshake_ms, 0);
+    set_reading(c, 1);
+}
+
+/* ---- Timers, signals, stopping ------------------------------------------ */
+
+static void on_tick(uv_timer_t *t) {
+    cap_server *srv = t->data;
+    for (cap_client *c = srv->clients; c; c = c->next)
+        if (c->proc) cap_store_flush_proc(srv->store, c->proc);
+    cap_store_stats_block(srv->store);
+    check_store(srv);
+}
+
+static void on_status(uv_timer_t *t) {
+    cap_server *srv = t->data;
+    cap_totals tot;
+    cap_store_totals(srv->store, &tot);
+    cap_status_update(srv->n_active, cap_store_events(srv->store), tot.body_bytes);
+}
+
+static void on_deadline(uv_timer_t *t) {
+    cap_server *srv = t->data;
+    cap_logv("time limit reached");
+    request_stop(srv, CAP_EXIT_OK);
+}
+
+static void on_signal(uv_signal_t *s, int signum) {
+    cap_server *srv = s->data;
+    cap_logv("%s: finishing the capture", signum == SIGINT ? "SIGINT" : "SIGTERM");
+    request_stop(srv, CAP_EXIT_OK);
+}
+
+static void do_stop(uv_timer_t *t) {
+    cap_server *srv = t->data;
+    srv->stopping = 1;
+    uv_close((uv_handle_t *)&srv->listener, NULL);
+    uv_close((uv_handle_t *)&srv->tick, NULL);
+    uv_close((uv_handle_t *)&srv->stop, NULL);
+    uv_close((uv_handle_t *)&srv->sigint, NULL);
+    uv_close((uv_handle_t *)&srv->sigterm, NULL);
+    if (srv->have_status) uv_close((uv_handle_t *)&srv->status, NULL);
+    if (srv->have_deadline) uv_close((uv_handle_t *)&srv->deadline, NULL);
+    while (srv->clients) {
+        cap_client *c = srv->clients;
+        if (c->proc) end_client(c, LT_PROC_STOPPED, "capture stopped");
+        else client_close(c);
+    }
+    cap_store_stats_block(srv->store);
+    cap_worker_detach(srv->wk);
+    cap_status_clear();
+}
+
+static void request_stop(cap_server *srv, int code) {
+    if (code != CAP_EXIT_OK && srv->exit_code == CAP_EXIT_OK)
+        srv->exit_code = code;
+    if (srv->stop_requested) return;
+    srv->stop_requested = 1;
+    uv_timer_start(&srv->stop, do_stop, 0, 0);
+}
+
+/* ---- Setup ------------------------------------------------------------- */
+
+static int is_loopback(const struct sockaddr *sa) {
+    if (sa->sa_family == AF_INET)
+        return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
+    const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+    if (IN6_IS_ADDR_LOOPBACK(a)) return 1;
+    return IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127;
+}
+
+int cap_server_bind(cap_server **out, uv_loop_t *loop, const cap_opts *o) {
+    struct sockaddr_storage ss;
+    struct sockaddr *sa = (struct sockaddr *)&ss;
+    int rc;
+    if (strchr(o->addr, ':') ? uv_ip6_addr(o->addr, o->port, (struct sockaddr_in6 *)&ss)
+                             : uv_ip4_addr(o->addr, o->port, (struct sockaddr_in *)&ss)) {
+        cap_log("invalid address '%s' (expected a numeric IPv4 or IPv6 address)",
+                o->addr);
+        return CAP_EXIT_USAGE;
+    }
+    if (!is_loopback(sa) && !o->token && !o->insecure) {
+        cap_log("refusing to listen on non-loopback address %s without "
+                "--token-file (or --insecure)", o->addr);
+        return CAP_EXIT_USAGE;
+    }
+    cap_server *srv = calloc(1, sizeof *srv);
+    if (!srv) {
+        cap_log("out of memory");
+        return CAP_EXIT_RUNTIME;
+    }
+    srv->loop = loop;
+    srv->o = o;
+    uv_tcp_init(loop, &srv->listener);
+    srv->listener.data = srv;
+    if ((rc = uv_tcp_bind(&srv->listener, sa, 0)) < 0 ||
+        (rc = uv_listen((uv_stream_t *)&srv->listener, 4096, on_connection)) < 0) {
+        cap_log("cannot listen on %s port %d: %s", o->addr, o->port, uv_strerror(rc));
+        uv_close((uv_handle_t *)&srv->listener, NULL);
+        uv_run(loop, UV_RUN_DEFAULT);
+        free(srv);
+        return CAP_EXIT_BIND;
+    }
+    int len = sizeof ss;
+    uv_tcp_getsockname(&srv->listener, sa, &len);
+    srv->port = ntohs(sa->sa_family == AF_INET6
+                          ? ((struct sockaddr_in6 *)sa)->sin6_port
+                          : ((struct sockaddr_in *)sa)->sin_port);
+    *out = srv;
+    return 0;
+}
+
+int cap_server_port(const cap_server *srv) { return srv->port; }
+
+int cap_server_run(cap_server *srv, cap_store *store, cap_worker *wk) {
+    const cap_opts *o = srv->o;
+    srv->store = store;
+    srv->wk = wk;
+    srv->stop_after = o->n_clients ? o->n_clients : o->seconds > 0 ? 0 : 1;
+    uv_timer_init(srv->loop, &srv->tick);
+    uv_timer_init(srv->loop, &srv->stop);
+    srv->tick.data = srv->stop.data = srv;
+    uv_timer_start(&srv->tick, on_tick, FLUSH_MS, FLUSH_MS);
+    uv_signal_init(srv->loop, &srv->sigint);
+    uv_signal_init(srv->loop, &srv->sigterm);
+    srv->sigint.data = srv->sigterm.data = srv;
+    uv_signal_start(&srv->sigint, on_signal, SIGINT);
+    uv_signal_start(&srv->sigterm, on_signal, SIGTERM);
+    if (o->seconds > 0) {
+        uv_timer_init(srv->loop, &srv->deadline);
+        srv->deadline.data = srv;
+        srv->have_deadline = 1;
+        uv_timer_start(&srv->deadline, on_deadline, (uint64_t)(o->seconds * 1000 + 0.5), 0);
+    }
+    if (o->verbosity >= 0) {
+        uv_timer_init(srv->loop, &srv->status);
+        srv->status.data = srv;
+        srv->have_status = 1;
+        uv_timer_start(&srv->status, on_status, STATUS_MS, STATUS_MS);
+    }
+    uv_run(srv->loop, UV_RUN_DEFAULT);
+    return srv->exit_code;
+}
+
+void cap_server_counts(const cap_server *srv, uint32_t *active,
+                       uint64_t *total) {
+    *active = srv->n_active;
+    *total = srv->n_welcomed;
+}
+
+void cap_server_free(cap_server *srv) {
+    if (!srv) return;
+    if (!uv_is_closing((uv_handle_t *)&srv->listener)) {
+        uv_close((uv_handle_t *)&srv->listener, NULL);
+        uv_run(srv->loop, UV_RUN_DEFAULT);
+    }
+    free(srv);
+}

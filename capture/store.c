@@ -1,0 +1,608 @@
+/* store.c -- what capture-release keeps per process and stream: validated
+ * records buffered into blocks, metadata, statistics and stream summaries.
+ *
+ * Everything here runs on the event-loop thread. A block buffer is handed to
+ * the worker when it reaches LT_BLOCK_TARGET, on the periodic flush, and when
+ * its process ends; a process's metadata block is always queued before any
+ * of its event blocks, so a reader meets every definition before its use.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "capture.h"
+
+#define HDR_MAX 32u                     /* lt_block_header() bound */
+#define BLK_MIN 4096u                   /* first allocation of a block */
+#define BLK_FULL (LT_BLOCK_TARGET + HDR_MAX)
+#define UNIT_OVERHEAD 48u               /* descriptor frame before the data */
+
+typedef struct cap_stream {
+    uint32_t thread;
+    size_t summary;             /* index into store->sum */
+    lt__stream_state st;
+    cap_blk *blk;               /* block being built, or NULL */
+    uint64_t blk_events0;       /* st.events when the block started */
+    int blk_have_first;         /* blk->desc.first_ts is set */
+    size_t hint;                /* capacity for the next block */
+} cap_stream;
+
+struct cap_proc {
+    uint32_t index;
+    uint64_t anchor_mono;
+    cap_stream **threads;
+    uint32_t n_threads, cap_threads;
+    uint32_t max_loc, max_plot, max_frame;
+    uint32_t names;
+    cap_blk *meta;
+    uint64_t received;          /* events stored */
+    uint64_t lost;              /* counts of LOST records */
+    int said_bye;
+    uint64_t bye_sent, bye_lost;
+};
+
+struct cap_store {
+    cap_worker *wk;
+    uint32_t max_names;
+    uint64_t mem;
+    int err;                    /* first write error, or LT_ENOMEM */
+    lt_stream_summary *sum;
+    size_t n_sum, cap_sum;
+    uint64_t plots, frames;     /* of ended streams (not in summaries) */
+    uint64_t stat[CAP_NSTATS];
+    int stats_dirty;
+    uint64_t processes, events, blocks, raw_bytes, body_bytes;
+};
+
+static const struct {
+    const char *name;
+    uint8_t severity;
+    const char *desc;
+} stat_info[CAP_NSTATS] = {
+    {"clients_connected", LT_SEV_INFO, "clients that completed the handshake"},
+    {"clients_refused", LT_SEV_ERROR,
+     "connections closed before or during the handshake"},
+    {"clients_rejected", LT_SEV_DATA_LOSS,
+     "clients closed for breaking the protocol after the handshake"},
+    {"clients_lost", LT_SEV_DATA_LOSS,
+     "clients whose connection ended without a goodbye"},
+    {"events_lost_client", LT_SEV_DATA_LOSS,
+     "events clients reported as dropped"},
+    {"events_rejected", LT_SEV_DATA_LOSS,
+     "events in messages refused as malformed"},
+    {"bytes_rejected", LT_SEV_DATA_LOSS, "bytes of messages refused as malformed"},
+    {"zones_aborted", LT_SEV_DATA_LOSS,
+     "zones closed by the daemon because their process ended abnormally"},
+};
+
+/* ---- Blocks ------------------------------------------------------------ */
+
+static cap_blk *blk_new(cap_store *s, size_t cap) {
+    cap_blk *b = malloc(sizeof *b + cap);
+    if (!b) {
+        if (!s->err) s->err = LT_ENOMEM;
+        return NULL;
+    }
+    memset(b, 0, sizeof *b);
+    b->cap = cap;
+    b->summary = CAP_NO_SUMMARY;
+    s->mem += cap;
+    return b;
+}
+
+/* Makes room for `need` more bytes; returns the write position or NULL. */
+static uint8_t *blk_room(cap_store *s, cap_blk **bp, size_t need) {
+    cap_blk *b = *bp;
+    if (b->len + need <= b->cap) return b->data + b->len;
+    size_t nc = b->cap * 2;
+    if (nc > BLK_FULL) nc = BLK_FULL;
+    if (nc < b->len + need) nc = b->len + need;
+    cap_blk *nb = realloc(b, sizeof *nb + nc);
+    if (!nb) {
+        if (!s->err) s->err = LT_ENOMEM;
+        return NULL;
+    }
+    s->mem += nc - nb->cap;
+    nb->cap = nc;
+    *bp = nb;
+    return nb->data + nb->len;
+}
+
+static void blk_free(cap_store *s, cap_blk *b) {
+    s->mem -= b->cap;
+    free(b);
+}
+
+static void queue(cap_store *s, cap_blk *b) {
+    cap_worker_push(s->wk, b);
+}
+
+/* ---- Streams ----------------------------------------------------------- */
+
+static void flush_meta(cap_store *s, cap_proc *p) {
+    cap_blk *b = p->meta;
+    if (!b) return;
+    p->meta = NULL;
+    b->desc = (lt_block_desc){.kind = LT_BLOCK_META, .process = p->index};
+    queue(s, b);
+}
+
+static void flush_stream(cap_store *s, cap_proc *p, cap_stream *t, int full) {
+    cap_blk *b = t->blk;
+    if (!b) return;
+    flush_meta(s, p);
+    t->blk = NULL;
+    b->desc.kind = LT_BLOCK_EVENTS;
+    b->desc.process = p->index;
+    b->desc.thread = t->thread;
+    b->desc.n_events = (uint32_t)(t->st.events - t->blk_events0);
+    b->desc.last_ts = t->st.last_ts;
+    if (!t->blk_have_first) b->desc.first_ts = b->desc.last_ts;
+    b->summary = t->summary;
+    t->hint = full ? BLK_FULL : b->len < BLK_MIN ? BLK_MIN : b->len;
+    queue(s, b);
+}
+
+/* Starts the stream's next block, relative to `base_ts`, with room for
+ * `need` bytes of records. */
+static int start_block(cap_store *s, cap_proc *p, cap_stream *t,
+                       uint64_t base_ts, uint64_t events0, size_t need) {
+    size_t cap = t->hint;
+    if (cap < HDR_MAX + need) cap = HDR_MAX + need;
+    cap_blk *b = blk_new(s, cap);
+    if (!b) return -1;
+    b->len = lt_block_header(b->data, LT_BLOCK_EVENTS, p->index, t->thread,
+                             base_ts);
+    t->blk = b;
+    t->blk_events0 = events0;
+    t->blk_have_first = 0;
+    return 0;
+}
+
+/* Timestamp of the first event in already validated records. */
+static uint64_t first_event_ts(const uint8_t *q, const uint8_t *end,
+                               uint64_t ts) {
+    while (q < end) {
+        uint8_t tag = *q++;
+        uint64_t v;
+        if (tag == LT_TAG_ZONE_TEXT || tag == LT_TAG_ZONE_NAME) {
+            const char *str;
+            size_t n;
+            if (lt__get_str(&q, end, &str, &n) < 0) break;
+            continue;
+        }
+        if (lt__get_varint(&q, end, &v) == 0) return ts + v;
+        break;
+    }
+    return ts;
+}
+
+/* Appends validated records to the stream; `before` is its state before
+ * them. */
+static int append_events(cap_store *s, cap_proc *p, cap_stream *t,
+                         const lt__stream_state *before, const uint8_t *q,
+                         size_t n) {
+    if (t->blk && t->blk->len + n > LT_BLOCK_TARGET) flush_stream(s, p, t, 1);
+    if (!t->blk &&
+        start_block(s, p, t, before->last_ts, before->events, n) < 0)
+        return -1;
+    uint8_t *w = blk_room(s, &t->blk, n);
+    if (!w) return -1;
+    memcpy(w, q, n);
+    t->blk->len += n;
+    if (!t->blk_have_first && t->st.events > before->events) {
+        t->blk->desc.first_ts = first_event_ts(q, q + n, before->last_ts);
+        t->blk_have_first = 1;
+    }
+    return 0;
+}
+
+/* Closes the stream's open zones at its last timestamp. */
+static void abort_zones(cap_store *s, cap_proc *p, cap_stream *t) {
+    uint32_t depth = t->st.depth;
+    if (depth == 0) return;
+    size_t n = (size_t)depth * 2;
+    uint8_t *recs = malloc(n);
+    if (!recs) {
+        if (!s->err) s->err = LT_ENOMEM;
+        return;
+    }
+    for (size_t i = 0; i < n; i += 2) {
+        recs[i] = LT_TAG_ZONE_END_ABORTED;
+        recs[i + 1] = 0;
+    }
+    lt__stream_state before = t->st;
+    lt__scan_limits lim = {p->max_loc, p->max_plot, p->max_frame, LT_MAX_DEPTH, 1};
+    const char *why;
+    size_t off;
+    if (lt__scan_events(recs, n, &t->st, &lim, &why, &off) == 0 &&
+        append_events(s, p, t, &before, recs, n) == 0)
+        cap_store_stat_add(s, CAP_ST_ZONES_ABORTED, depth);
+    free(recs);
+}
+
+static int new_stream(cap_store *s, cap_proc *p) {
+    if (p->n_threads == p->cap_threads) {
+        uint32_t nc = p->cap_threads ? p->cap_threads * 2 : 4;
+        cap_stream **nt = realloc(p->threads, nc * sizeof *nt);
+        if (!nt) return -1;
+        p->threads = nt;
+        p->cap_threads = nc;
+    }
+    if (s->n_sum == s->cap_sum) {
+        size_t nc = s->cap_sum ? s->cap_sum * 2 : 64;
+        lt_stream_summary *ns = realloc(s->sum, nc * sizeof *ns);
+        if (!ns) return -1;
+        s->sum = ns;
+        s->cap_sum = nc;
+    }
+    cap_stream *t = calloc(1, sizeof *t);
+    if (!t) return -1;
+    t->thread = p->n_threads + 1;
+    t->hint = BLK_MIN;
+    t->summary = s->n_sum++;
+    s->sum[t->summary] = (lt_stream_summary){.process = p->index,
+                                             .thread = t->thread};
+    p->threads[p->n_threads++] = t;
+    return 0;
+}
+
+/* Copies the stream's final counts into its summary and frees it. */
+static void end_stream(cap_store *s, cap_stream *t) {
+    lt_stream_summary *m = &s->sum[t->summary];
+    m->events = t->st.events;
+    m->zones = t->st.zones;
+    m->messages = t->st.messages;
+    m->lost = t->st.lost;
+    m->first_ts = t->st.have_ts ? t->st.first_ts : 0;
+    m->last_ts = t->st.have_ts ? t->st.last_ts : 0;
+    s->plots += t->st.plots;
+    s->frames += t->st.frames;
+    if (t->blk) blk_free(s, t->blk);
+    free(t);
+}
+
+/* ---- Processes --------------------------------------------------------- */
+
+static int fail(cap_why *why, const char *text) {
+    why->text = text;
+    return -1;
+}
+
+cap_proc *cap_proc_new(cap_store *s, uint32_t index, const uint8_t *info,
+                       size_t info_len, uint64_t anchor_mono_ns) {
+    cap_proc *p = calloc(1, sizeof *p);
+    if (!p) goto oom;
+    p->index = index;
+    p->anchor_mono = anchor_mono_ns;
+    p->meta = blk_new(s, HDR_MAX + info_len + BLK_MIN);
+    if (!p->meta) goto oom;
+    p->meta->len = lt_block_header(p->meta->data, LT_BLOCK_META, index, 0, 0);
+    memcpy(p->meta->data + p->meta->len, info, info_len);
+    p->meta->len += info_len;
+    s->processes++;
+    return p;
+oom:
+    free(p);
+    if (!s->err) s->err = LT_ENOMEM;
+    return NULL;
+}
+
+/* Checks one META record against the process's definitions so far (the
+ * counters are the tentative ones of the message being checked). */
+static int check_def(const lt__meta_rec *m, uint32_t *thr, uint32_t *loc,
+                     uint32_t *plot, uint32_t *frame, uint32_t *names,
+                     cap_why *why) {
+    uint32_t *next = m->tag == LT_TAG_THREAD_INFO ? thr
+                     : m->tag == LT_TAG_LOC_DEF   ? loc
+                     : m->tag == LT_TAG_PLOT_DEF  ? plot
+                                                  : frame;
+    static const char *what[] = {"thread", "location", "plot", "frame name"};
+    int k = m->tag == LT_TAG_THREAD_INFO ? 0
+            : m->tag == LT_TAG_LOC_DEF   ? 1
+            : m->tag == LT_TAG_PLOT_DEF  ? 2
+                                         : 3;
+    /* Threads may be announced again (a new name); the others are defined
+     * once each, in order, so that "ids up to max" means "defined". */
+    if (m->id == (uint64_t)*next + 1) {
+        (*next)++;
+        (*names)++;
+        return 0;
+    }
+    if (k == 0 && m->id <= *next) return 0;
+    snprintf(why->buf, sizeof why->buf, "%s %llu defined out of order (next is %u)",
+             what[k], (unsigned long long)m->id, *next + 1);
+    why->text = why->buf;
+    return -1;
+}
+
+int cap_proc_meta(cap_store *s, cap_proc *p, const uint8_t *body, size_t n,
+                  cap_why *why) {
+    const uint8_t *q = body, *end = body + n;
+    uint32_t thr = p->n_threads, loc = p->max_loc, plot = p->max_plot;
+    uint32_t frame = p->max_frame, names = p->names;
+    const uint32_t allowed =
+        LT__META_BIT(LT_TAG_THREAD_INFO) | LT__META_BIT(LT_TAG_LOC_DEF) |
+        LT__META_BIT(LT_TAG_PLOT_DEF) | LT__META_BIT(LT_TAG_FRAME_DEF);
+    why->events = 0;
+    while (q < end) {
+        lt__meta_rec m;
+        const char *reason;
+        size_t off = (size_t)(q - body);
+        if (lt__next_meta(&q, end, allowed, &m, &reason) < 0) {
+            snprintf(why->buf, sizeof why->buf, "%s (byte %zu of a META message)",
+                     reason, off);
+            why->text = why->buf;
+            return -1;
+        }
+        if (check_def(&m, &thr, &loc, &plot, &frame, &names, why) < 0)
+            return -1;
+        if (names > s->max_names) {
+            snprintf(why->buf, sizeof why->buf,
+                     "more than %u threads, locations, plots and frames",
+                     s->max_names);
+            why->text = why->buf;
+            return -1;
+        }
+    }
+    while (p->n_threads < thr)
+        if (new_stream(s, p) < 0) {
+            if (!s->err) s->err = LT_ENOMEM;
+            return -2;
+        }
+    p->max_loc = loc;
+    p->max_plot = plot;
+    p->max_frame = frame;
+    p->names = names;
+    if (n == 0) return 0;
+    if (p->meta && p->meta->len + n > LT_BLOCK_TARGET) flush_meta(s, p);
+    if (!p->meta) {
+        p->meta = blk_new(s, HDR_MAX + (n < BLK_MIN ? BLK_MIN : n));
+        if (!p->meta) return -2;
+        p->meta->len =
+            lt_block_header(p->meta->data, LT_BLOCK_META, p->index, 0, 0);
+    }
+    uint8_t *w = blk_room(s, &p->meta, n);
+    if (!w) return -2;
+    memcpy(w, body, n);
+    p->meta->len += n;
+    return 0;
+}
+
+int cap_proc_events(cap_store *s, cap_proc *p, const uint8_t *body, size_t n,
+                    cap_why *why) {
+    const uint8_t *q = body, *end = body + n;
+    uint64_t thread;
+    why->events = 0;
+    if (lt__get_varint(&q, end, &thread) < 0)
+        return fail(why, "malformed thread index in an EVENTS message");
+    if (thread == 0 || thread > p->n_threads) {
+        snprintf(why->buf, sizeof why->buf,
+                 "EVENTS for thread %llu, which was never announced",
+                 (unsigned long long)thread);
+        why->text = why->buf;
+        return -1;
+    }
+    cap_stream *t = p->threads[thread - 1];
+    size_t rn = (size_t)(end - q), off;
+    lt__scan_limits lim = {p->max_loc, p->max_plot, p->max_frame, LT_MAX_DEPTH, 0};
+    lt__stream_state before = t->st;
+    const char *reason;
+    if (lt__scan_events(q, rn, &t->st, &lim, &reason, &off) < 0) {
+        lt__stream_state tmp = before;
+        const char *r2;
+        size_t o2;
+        if (lt__scan_events(q, off, &tmp, &lim, &r2, &o2) == 0)
+            why->events = tmp.events - before.events;
+        why->events++; /* the bad record */
+        snprintf(why->buf, sizeof why->buf,
+                 "%s (thread %llu, byte %zu of an EVENTS message)", reason,
+                 (unsigned long long)thread, off);
+        why->text = why->buf;
+        return -1;
+    }
+    if (rn == 0) return 0;
+    if (append_events(s, p, t, &before, q, rn) < 0) return -2;
+    uint64_t ev = t->st.events - before.events;
+    p->received += ev;
+    s->events += ev;
+    if (t->st.lost != before.lost) {
+        p->lost += t->st.lost - before.lost;
+        cap_store_stat_add(s, CAP_ST_EVENTS_LOST_CLIENT,
+                           t->st.lost - before.lost);
+    }
+    return 0;
+}
+
+int cap_proc_bye(cap_proc *p, const uint8_t *body, size_t n) {
+    const uint8_t *q = body, *end = body + n;
+    uint64_t sent, lost;
+    if (lt__get_varint(&q, end, &sent) < 0 ||
+        lt__get_varint(&q, end, &lost) < 0 || q != end)
+        return -1;
+    p->said_bye = 1;
+    p->bye_sent = sent;
+    p->bye_lost = lost;
+    return 0;
+}
+
+static void put_proc_end(cap_store *s, cap_proc *p, int status,
+                         const char *reason) {
+    uint64_t ts = 0, sent = 0, lost = p->lost;
+    size_t rlen = strlen(reason);
+    if (rlen > 1024) rlen = 1024;
+    for (uint32_t i = 0; i < p->n_threads; i++)
+        if (p->threads[i]->st.have_ts && p->threads[i]->st.last_ts > ts)
+            ts = p->threads[i]->st.last_ts;
+    if (ts == 0) ts = p->anchor_mono;
+    if (p->said_bye) {
+        sent = p->bye_sent;
+        if (p->bye_lost > lost) {
+            cap_store_stat_add(s, CAP_ST_EVENTS_LOST_CLIENT, p->bye_lost - lost);
+            lost = p->bye_lost;
+        }
+    }
+    if (!p->meta) {
+        p->meta = blk_new(s, BLK_MIN + rlen);
+        if (!p->meta) return;
+        p->meta->len =
+            lt_block_header(p->meta->data, LT_BLOCK_META, p->index, 0, 0);
+    }
+    uint8_t *w = blk_room(s, &p->meta, 64 + rlen), *w0 = w;
+    if (!w) return;
+    *w++ = LT_TAG_PROC_END;
+    w = lt__put_varint_(w, ts);
+    *w++ = (uint8_t)status;
+    w = lt__put_str(w, reason, rlen);
+    w = lt__put_varint_(w, p->received);
+    w = lt__put_varint_(w, sent);
+    w = lt__put_varint_(w, lost);
+    p->meta->len += (size_t)(w - w0);
+}
+
+void cap_proc_end(cap_store *s, cap_proc *p, int status, const char *reason) {
+    if (status != LT_PROC_CLEAN)
+        for (uint32_t i = 0; i < p->n_threads; i++)
+            abort_zones(s, p, p->threads[i]);
+    for (uint32_t i = 0; i < p->n_threads; i++)
+        flush_stream(s, p, p->threads[i], 0);
+    put_proc_end(s, p, status, reason);
+    flush_meta(s, p);
+    for (uint32_t i = 0; i < p->n_threads; i++) end_stream(s, p->threads[i]);
+    free(p->threads);
+    free(p);
+}
+
+uint32_t cap_proc_index(const cap_proc *p) { return p->index; }
+uint64_t cap_proc_received(const cap_proc *p) { return p->received; }
+
+int cap_proc_said_bye(const cap_proc *p, uint64_t *sent, uint64_t *lost) {
+    *sent = p->bye_sent;
+    *lost = p->bye_lost;
+    return p->said_bye;
+}
+
+/* ---- Store ------------------------------------------------------------- */
+
+cap_store *cap_store_new(cap_worker *wk, uint32_t max_names) {
+    cap_store *s = calloc(1, sizeof *s);
+    if (!s) return NULL;
+    s->wk = wk;
+    s->max_names = max_names;
+    return s;
+}
+
+void cap_store_free(cap_store *s) {
+    if (!s) return;
+    free(s->sum);
+    free(s);
+}
+
+uint64_t cap_store_mem(const cap_store *s) { return s->mem; }
+uint64_t cap_store_events(const cap_store *s) { return s->events; }
+int cap_store_error(const cap_store *s) { return s->err; }
+
+void cap_store_stat_add(cap_store *s, enum cap_stat st, uint64_t n) {
+    if (n == 0) return;
+    s->stat[st] += n;
+    s->stats_dirty = 1;
+}
+
+uint64_t cap_store_stat(const cap_store *s, enum cap_stat st) {
+    return s->stat[st];
+}
+
+void cap_store_flush_proc(cap_store *s, cap_proc *p) {
+    for (uint32_t i = 0; i < p->n_threads; i++)
+        flush_stream(s, p, p->threads[i], 0);
+    flush_meta(s, p);
+}
+
+void cap_store_stats_block(cap_store *s) {
+    if (!s->stats_dirty) return;
+    size_t cap = HDR_MAX;
+    for (int i = 0; i < CAP_NSTATS; i++)
+        cap += 1 + 10 + strlen(stat_info[i].name) + 1 + 10 + 10 +
+               strlen(stat_info[i].desc);
+    cap_blk *b = blk_new(s, cap);
+    if (!b) return;
+    uint8_t *w = b->data;
+    w += lt_block_header(w, LT_BLOCK_STATS, 0, 0, 0);
+    for (int i = 0; i < CAP_NSTATS; i++) {
+        *w++ = LT_TAG_STAT;
+        w = lt__put_str(w, stat_info[i].name, strlen(stat_info[i].name));
+        *w++ = stat_info[i].severity;
+        w = lt__put_varint_(w, s->stat[i]);
+        w = lt__put_str(w, stat_info[i].desc, strlen(stat_info[i].desc));
+    }
+    b->len = (size_t)(w - b->data);
+    b->desc = (lt_block_desc){.kind = LT_BLOCK_STATS};
+    s->stats_dirty = 0;
+    queue(s, b);
+}
+
+int cap_store_done(cap_store *s, cap_blk *done) {
+    while (done) {
+        cap_blk *b = done;
+        done = b->next;
+        if (b->rc < 0) {
+            if (!s->err) s->err = b->rc;
+        } else {
+            if (b->summary != CAP_NO_SUMMARY) {
+                lt_stream_summary *m = &s->sum[b->summary];
+                m->blocks++;
+                m->raw_bytes += b->len;
+                m->comp_bytes += b->unit_bytes > UNIT_OVERHEAD
+                                     ? b->unit_bytes - UNIT_OVERHEAD
+                                     : 0;
+            }
+            s->blocks++;
+            s->raw_bytes += b->len;
+            s->body_bytes += b->unit_bytes;
+        }
+        blk_free(s, b);
+    }
+    return s->err;
+}
+
+void cap_store_totals(const cap_store *s, cap_totals *t) {
+    memset(t, 0, sizeof *t);
+    t->processes = s->processes;
+    t->threads = s->n_sum;
+    t->plots = s->plots;
+    t->frames = s->frames;
+    t->raw_bytes = s->raw_bytes;
+    t->body_bytes = s->body_bytes;
+    t->blocks = s->blocks;
+    for (size_t i = 0; i < s->n_sum; i++) {
+        const lt_stream_summary *m = &s->sum[i];
+        t->events += m->events;
+        t->zones += m->zones;
+        t->messages += m->messages;
+        t->lost += m->lost;
+        if (m->events == 0) continue;
+        if (t->first_ts == 0 || m->first_ts < t->first_ts)
+            t->first_ts = m->first_ts;
+        if (m->last_ts > t->last_ts) t->last_ts = m->last_ts;
+    }
+}
+
+int cap_store_close_writer(cap_store *s, lt_writer *w) {
+    cap_totals t;
+    cap_store_totals(s, &t);
+    lt_total tot[12 + CAP_NSTATS] = {
+        {"processes", t.processes}, {"threads", t.threads},
+        {"events", t.events},       {"zones", t.zones},
+        {"messages", t.messages},   {"plots", t.plots},
+        {"frames", t.frames},       {"lost_events", t.lost},
+        {"first_ts", t.first_ts},   {"last_ts", t.last_ts},
+        {"raw_bytes", t.raw_bytes}, {"body_bytes", t.body_bytes},
+    };
+    for (int i = 0; i < CAP_NSTATS; i++)
+        tot[12 + i] = (lt_total){stat_info[i].name, s->stat[i]};
+    if (s->err) {
+        /* Never claim completeness after a failure: no trailer. */
+        int rc = lt_writer_close(w, NULL, 0, NULL, 0);
+        return s->err < 0 ? s->err : rc;
+    }
+    return lt_writer_close(w, s->sum, s->n_sum, tot, 12 + CAP_NSTATS);
+}
