@@ -1,0 +1,598 @@
+/* common.c -- shared by the converters: messages, opening a trace, zone
+ * numbering, buffered output with CSV/JSON quoting, a string map. */
+#include "common.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <zlib.h>
+
+const char *cv_prog = "tracy";
+
+/* ---- Messages ----------------------------------------------------------- */
+
+static void vmsg(const char *prefix, const char *fmt, va_list ap) {
+    char line[1024];
+    vsnprintf(line, sizeof line, fmt, ap);
+    fprintf(stderr, "%s: %s%s\n", cv_prog, prefix, line);
+}
+
+void cv_err(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vmsg("", fmt, ap);
+    va_end(ap);
+}
+
+void cv_warn(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vmsg("warning: ", fmt, ap);
+    va_end(ap);
+}
+
+int cv_usage_error(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vmsg("", fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "Try '%s --help' for more information.\n", cv_prog);
+    return CV_EXIT_USAGE;
+}
+
+int cv_print_version(void) {
+    printf("%s %s (libtrace, format %d.%d)\n", cv_prog, LT_VERSION_STRING,
+           LT_FORMAT_MAJOR, LT_FORMAT_MINOR);
+    return CV_EXIT_OK;
+}
+
+int cv_parse_u64(const char *s, uint64_t *out) {
+    uint64_t v = 0;
+    if (!s || !*s) return -1;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9') return -1;
+        if (v > (UINT64_MAX - 9) / 10) return -1;
+        v = v * 10 + (uint64_t)(*s - '0');
+    }
+    *out = v;
+    return 0;
+}
+
+/* ---- Input -------------------------------------------------------------- */
+
+int cv_exit_for(int lt_err) {
+    switch (lt_err) {
+    case LT_OK: return CV_EXIT_OK;
+    case LT_ETRUNCATED: return CV_EXIT_TRUNCATED;
+    case LT_ECORRUPT: return CV_EXIT_CORRUPT;
+    case LT_ENOSPC: case LT_EFBIG: return CV_EXIT_OUTPUT;
+    default: return CV_EXIT_INPUT;
+    }
+}
+
+int cv_open(const char *path, lt_reader **out) {
+    char detail[512] = "";
+    int rc = lt_reader_open(out, path, detail, sizeof detail);
+    if (rc == 0) return 0;
+    *out = NULL;
+    if (detail[0])
+        cv_err("%s: %s (%s)", path, lt_strerror(rc), detail);
+    else
+        cv_err("%s: %s", path, lt_strerror(rc));
+    return cv_exit_for(rc) == CV_EXIT_OK ? CV_EXIT_INPUT : cv_exit_for(rc);
+}
+
+int cv_check_complete(const lt_reader *r, const char *path, int allow_truncated) {
+    const lt_file_info *fi = lt_reader_info(r);
+    if (fi->complete) return 0;
+    cv_warn("%s: truncated: %llu bytes ignored after the last complete unit%s",
+            path, (unsigned long long)fi->bytes_ignored,
+            allow_truncated ? "" : " (--allow-truncated accepts this)");
+    return allow_truncated ? 0 : CV_EXIT_TRUNCATED;
+}
+
+int cv_next(lt_reader *r, lt_event *ev, const char *path, int *err) {
+    int rc = lt_reader_next(r, ev);
+    if (rc >= 0) return rc;
+    *err = rc;
+    cv_err("%s: %s", path, lt_reader_error(r));
+    return -1;
+}
+
+int cv_final_exit(int read_exit, int trunc_exit) {
+    return read_exit ? read_exit : trunc_exit;
+}
+
+/* ---- Names -------------------------------------------------------------- */
+
+const char *cv_kind_name(uint8_t kind) {
+    switch (kind) {
+    case LT_LOC_PYTHON: return "python";
+    case LT_LOC_C: return "c";
+    case LT_LOC_LINE: return "line";
+    case LT_LOC_USER: return "user";
+    case LT_LOC_INTERNAL: return "internal";
+    default: return "unknown";
+    }
+}
+
+const char *cv_status_name(int status) {
+    switch (status) {
+    case LT_PROC_RUNNING: return "running";
+    case LT_PROC_CLEAN: return "clean";
+    case LT_PROC_LOST: return "lost";
+    case LT_PROC_REJECTED: return "rejected";
+    case LT_PROC_STOPPED: return "stopped";
+    default: return "unknown";
+    }
+}
+
+void cv_zone_name(const lt_event *ev, const lt_loc *loc, const char **s,
+                  size_t *len) {
+    if (ev->name) {
+        *s = ev->name;
+        *len = ev->name_len;
+    } else if (loc && loc->name) {
+        *s = loc->name;
+        *len = strlen(loc->name);
+    } else {
+        *s = "?";
+        *len = 1;
+    }
+}
+
+/* ---- Zone numbering ----------------------------------------------------- */
+
+typedef struct zstack {
+    uint64_t *ids;
+    uint32_t n, cap;
+} zstack;
+
+typedef struct zproc {
+    zstack *threads;
+    uint32_t n;
+} zproc;
+
+struct cv_zones {
+    zproc *procs;
+    uint32_t n;
+    uint64_t next;
+};
+
+cv_zones *cv_zones_new(void) { return calloc(1, sizeof(cv_zones)); }
+
+void cv_zones_free(cv_zones *z) {
+    if (!z) return;
+    for (uint32_t p = 0; p < z->n; p++) {
+        for (uint32_t t = 0; t < z->procs[p].n; t++) free(z->procs[p].threads[t].ids);
+        free(z->procs[p].threads);
+    }
+    free(z->procs);
+    free(z);
+}
+
+static int grow(void **arr, uint32_t *n, uint32_t want, size_t elem) {
+    uint32_t cap = *n ? *n : 4;
+    while (cap < want) cap *= 2;
+    void *p = realloc(*arr, cap * elem);
+    if (!p) return -1;
+    memset((char *)p + *n * elem, 0, (cap - *n) * elem);
+    *arr = p;
+    *n = cap;
+    return 0;
+}
+
+static zstack *stack_of(cv_zones *z, uint32_t process, uint32_t thread) {
+    if (process >= z->n && grow((void **)&z->procs, &z->n, process + 1, sizeof(zproc)))
+        return NULL;
+    zproc *p = &z->procs[process];
+    if (thread >= p->n && grow((void **)&p->threads, &p->n, thread + 1, sizeof(zstack)))
+        return NULL;
+    return &p->threads[thread];
+}
+
+uint64_t cv_zones_begin(cv_zones *z, uint32_t process, uint32_t thread) {
+    zstack *s = stack_of(z, process, thread);
+    if (!s) return 0;
+    if (s->n == s->cap) {
+        uint32_t cap = s->cap ? s->cap * 2 : 16;
+        uint64_t *ids = realloc(s->ids, cap * sizeof *ids);
+        if (!ids) return 0;
+        s->ids = ids;
+        s->cap = cap;
+    }
+    s->ids[s->n++] = ++z->next;
+    return z->next;
+}
+
+int cv_zones_end(cv_zones *z, uint32_t process, uint32_t thread, uint64_t *id,
+                 uint64_t *parent) {
+    if (process >= z->n || thread >= z->procs[process].n) return -1;
+    zstack *s = &z->procs[process].threads[thread];
+    if (s->n == 0) return -1;
+    *id = s->ids[--s->n];
+    *parent = s->n ? s->ids[s->n - 1] : 0;
+    return 0;
+}
+
+uint64_t cv_zones_count(const cv_zones *z) { return z->next; }
+
+/* ---- Buffered output ---------------------------------------------------- */
+
+#define OUT_CAP (256u << 10)
+
+int cv_out_open(cv_out *o, const char *path, int gzip) {
+    memset(o, 0, sizeof *o);
+    o->fd = 1;
+    if (path && strcmp(path, "-") != 0) {
+        o->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (o->fd < 0) {
+            cv_err("%s: cannot create: %s", path, strerror(errno));
+            return -1;
+        }
+        o->close_fd = 1;
+    }
+    if (gzip) {
+        int fd = o->close_fd ? o->fd : dup(o->fd);
+        o->gz = fd >= 0 ? gzdopen(fd, "wb1") : NULL;
+        if (!o->gz) {
+            cv_err("%s: cannot start gzip output", path ? path : "standard output");
+            if (fd >= 0) close(fd);
+            return -1;
+        }
+        gzbuffer(o->gz, 1u << 17);
+        o->close_fd = 0; /* gzclose closes it */
+    }
+    o->cap = OUT_CAP;
+    o->buf = malloc(o->cap);
+    if (!o->buf) {
+        cv_err("out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+static void sink(cv_out *o, const char *p, size_t n) {
+    if (o->err) return;
+    o->total += n;
+    if (o->gz) {
+        while (n > 0) {
+            unsigned chunk = n > (1u << 30) ? (1u << 30) : (unsigned)n;
+            int w = gzwrite(o->gz, p, chunk);
+            if (w <= 0) {
+                o->err = errno ? errno : EIO;
+                return;
+            }
+            p += w;
+            n -= (size_t)w;
+        }
+        return;
+    }
+    while (n > 0) {
+        ssize_t w = write(o->fd, p, n);
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            o->err = errno;
+            return;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+}
+
+void cv_out_flush(cv_out *o) {
+    sink(o, o->buf, o->len);
+    o->len = 0;
+}
+
+void cv__out_direct(cv_out *o, const void *p, size_t n) { sink(o, p, n); }
+
+int cv_out_close(cv_out *o, const char *what) {
+    if (o->buf) cv_out_flush(o);
+    if (o->gz) {
+        int rc = gzclose(o->gz);
+        if (rc != Z_OK && !o->err) o->err = errno ? errno : EIO;
+        o->gz = NULL;
+    }
+    if (o->close_fd) {
+        if (!o->err && fsync(o->fd) < 0 && errno != EINVAL && errno != EROFS)
+            o->err = errno;
+        if (close(o->fd) < 0 && !o->err) o->err = errno;
+    }
+    free(o->buf);
+    o->buf = NULL;
+    if (o->err) {
+        cv_err("%s: write failed: %s", what ? what : "standard output",
+               strerror(o->err));
+        return -1;
+    }
+    return 0;
+}
+
+size_t cv_fmt_u64(char *buf, uint64_t v) {
+    char tmp[24];
+    size_t n = 0;
+    do {
+        tmp[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    for (size_t i = 0; i < n; i++) buf[i] = tmp[n - 1 - i];
+    return n;
+}
+
+void cv_out_u64(cv_out *o, uint64_t v) {
+    char b[24];
+    cv_out_write(o, b, cv_fmt_u64(b, v));
+}
+
+void cv_out_i64(cv_out *o, int64_t v) {
+    if (v < 0) {
+        cv_out_ch(o, '-');
+        cv_out_u64(o, (uint64_t)0 - (uint64_t)v);
+    } else {
+        cv_out_u64(o, (uint64_t)v);
+    }
+}
+
+void cv_out_us(cv_out *o, uint64_t ns) {
+    char b[32];
+    size_t n = cv_fmt_u64(b, ns / 1000);
+    unsigned frac = (unsigned)(ns % 1000);
+    b[n++] = '.';
+    b[n++] = (char)('0' + frac / 100);
+    b[n++] = (char)('0' + frac / 10 % 10);
+    b[n++] = (char)('0' + frac % 10);
+    cv_out_write(o, b, n);
+}
+
+void cv_out_double(cv_out *o, double v) {
+    char b[40];
+    if (!isfinite(v)) {
+        cv_out_ch(o, '0');
+        return;
+    }
+    /* Shortest of %.15g .. %.17g that reads back exactly. */
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(b, sizeof b, "%.*g", prec, v);
+        if (strtod(b, NULL) == v) break;
+    }
+    cv_out_str(o, b);
+}
+
+void cv_out_printf(cv_out *o, const char *fmt, ...) {
+    char b[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(b, sizeof b, fmt, ap);
+    va_end(ap);
+    if (n < 0) return;
+    if ((size_t)n < sizeof b) {
+        cv_out_write(o, b, (size_t)n);
+        return;
+    }
+    char *big = malloc((size_t)n + 1);
+    if (!big) {
+        o->err = o->err ? o->err : ENOMEM;
+        return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(big, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    cv_out_write(o, big, (size_t)n);
+    free(big);
+}
+
+void cv_out_csv(cv_out *o, const char *s, size_t n, char sep) {
+    int quote = n > 0 && (s[0] == ' ' || s[n - 1] == ' ');
+    for (size_t i = 0; i < n && !quote; i++) {
+        char c = s[i];
+        quote = c == sep || c == '"' || c == '\n' || c == '\r';
+    }
+    if (!quote) {
+        cv_out_write(o, s, n);
+        return;
+    }
+    cv_out_ch(o, '"');
+    size_t start = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '"') {
+            cv_out_write(o, s + start, i + 1 - start);
+            cv_out_ch(o, '"');
+            start = i + 1;
+        }
+    }
+    cv_out_write(o, s + start, n - start);
+    cv_out_ch(o, '"');
+}
+
+/* Length of the valid UTF-8 sequence at s[0..n) starting with a byte >=
+ * 0x80, or 0 when invalid (overlong, surrogate, above U+10FFFF, cut). */
+static size_t utf8_seq(const unsigned char *s, size_t n) {
+    unsigned c = s[0];
+    size_t len;
+    unsigned lo = 0x80, hi = 0xBF;
+    if (c >= 0xC2 && c <= 0xDF) len = 2;
+    else if (c >= 0xE0 && c <= 0xEF) {
+        len = 3;
+        if (c == 0xE0) lo = 0xA0;
+        if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        len = 4;
+        if (c == 0xF0) lo = 0x90;
+        if (c == 0xF4) hi = 0x8F;
+    } else
+        return 0;
+    if (n < len) return 0;
+    if (s[1] < lo || s[1] > hi) return 0;
+    for (size_t i = 2; i < len; i++)
+        if ((s[i] & 0xC0) != 0x80) return 0;
+    return len;
+}
+
+/* 1 for bytes that cannot be copied as they are. */
+static const unsigned char json_special[256] = {
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+};
+
+void cv_out_json(cv_out *o, const char *str, size_t n) {
+    const unsigned char *s = (const unsigned char *)str;
+    size_t start = 0, i = 0;
+    cv_out_ch(o, '"');
+    while (i < n) {
+        unsigned c = s[i];
+        if (!json_special[c]) {
+            i++;
+            continue;
+        }
+        if (c >= 0x80) {
+            size_t len = utf8_seq(s + i, n - i);
+            if (len) {
+                i += len;
+                continue;
+            }
+        }
+        cv_out_write(o, s + start, i - start);
+        switch (c) {
+        case '"': cv_out_write(o, "\\\"", 2); break;
+        case '\\': cv_out_write(o, "\\\\", 2); break;
+        case '\n': cv_out_write(o, "\\n", 2); break;
+        case '\r': cv_out_write(o, "\\r", 2); break;
+        case '\t': cv_out_write(o, "\\t", 2); break;
+        case '\b': cv_out_write(o, "\\b", 2); break;
+        case '\f': cv_out_write(o, "\\f", 2); break;
+        default:
+            if (c >= 0x80) {
+                cv_out_write(o, "\\ufffd", 6);
+            } else {
+                static const char hex[] = "0123456789abcdef";
+                char e[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
+                cv_out_write(o, e, 6);
+            }
+        }
+        i++;
+        start = i;
+    }
+    cv_out_write(o, s + start, n - start);
+    cv_out_ch(o, '"');
+}
+
+char *cv_json_dup(const char *s, size_t n) {
+    cv_out o;
+    memset(&o, 0, sizeof o);
+    o.fd = -1; /* never flushed: sized for the worst case */
+    o.cap = n * 6 + 3; /* worst case: every byte escaped, plus quotes */
+    o.buf = malloc(o.cap + 1);
+    if (!o.buf) return NULL;
+    cv_out_json(&o, s, n);
+    o.buf[o.len] = '\0';
+    return o.buf;
+}
+
+/* ---- String map --------------------------------------------------------- */
+
+typedef struct map_ent {
+    char *key;
+    size_t len;
+} map_ent;
+
+struct cv_map {
+    map_ent *ents; /* insertion order */
+    size_t n, cap;
+    long *slots;   /* index + 1, 0 when empty */
+    size_t nslots;
+};
+
+static uint64_t hash(const char *s, size_t n) {
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+    return h;
+}
+
+cv_map *cv_map_new(void) {
+    cv_map *m = calloc(1, sizeof *m);
+    if (!m) return NULL;
+    m->nslots = 64;
+    m->slots = calloc(m->nslots, sizeof *m->slots);
+    if (!m->slots) {
+        free(m);
+        return NULL;
+    }
+    return m;
+}
+
+void cv_map_free(cv_map *m) {
+    if (!m) return;
+    for (size_t i = 0; i < m->n; i++) free(m->ents[i].key);
+    free(m->ents);
+    free(m->slots);
+    free(m);
+}
+
+static int rehash(cv_map *m) {
+    size_t ns = m->nslots * 2;
+    long *slots = calloc(ns, sizeof *slots);
+    if (!slots) return -1;
+    for (size_t i = 0; i < m->n; i++) {
+        size_t h = hash(m->ents[i].key, m->ents[i].len) & (ns - 1);
+        while (slots[h]) h = (h + 1) & (ns - 1);
+        slots[h] = (long)i + 1;
+    }
+    free(m->slots);
+    m->slots = slots;
+    m->nslots = ns;
+    return 0;
+}
+
+long cv_map_get(cv_map *m, const char *key, size_t len, int *added) {
+    size_t h = hash(key, len) & (m->nslots - 1);
+    *added = 0;
+    while (m->slots[h]) {
+        map_ent *e = &m->ents[m->slots[h] - 1];
+        if (e->len == len && memcmp(e->key, key, len) == 0) return m->slots[h] - 1;
+        h = (h + 1) & (m->nslots - 1);
+    }
+    if (m->n == m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 32;
+        map_ent *e = realloc(m->ents, cap * sizeof *e);
+        if (!e) return -1;
+        m->ents = e;
+        m->cap = cap;
+    }
+    char *k = malloc(len + 1);
+    if (!k) return -1;
+    memcpy(k, key, len);
+    k[len] = '\0';
+    m->ents[m->n].key = k;
+    m->ents[m->n].len = len;
+    m->slots[h] = (long)m->n + 1;
+    m->n++;
+    *added = 1;
+    if (m->n * 2 > m->nslots && rehash(m)) return -1;
+    return (long)m->n - 1;
+}
+
+size_t cv_map_size(const cv_map *m) { return m->n; }
+
+const char *cv_map_key(const cv_map *m, size_t idx, size_t *len) {
+    if (len) *len = m->ents[idx].len;
+    return m->ents[idx].key;
+}

@@ -1,0 +1,166 @@
+/* common.h -- shared by the converters (tracy-csv, tracy-sql, tracy-json,
+ * tracy-info): exit codes, messages, opening a trace, buffered output with
+ * CSV and JSON quoting, and per-thread zone numbering. */
+#ifndef CONVERT_COMMON_H
+#define CONVERT_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "trace.h"
+
+/* Exit codes shared by every converter (documented in their man pages). */
+enum cv_exit {
+    CV_EXIT_OK = 0,        /* success */
+    CV_EXIT_USAGE = 1,     /* bad command line (or, tracy-sql, a bad query) */
+    CV_EXIT_INPUT = 2,     /* cannot read input, not a trace, newer version */
+    CV_EXIT_TRUNCATED = 3, /* input cut short: every complete unit converted */
+    CV_EXIT_CORRUPT = 4,   /* input corrupt: converted up to the bad unit */
+    CV_EXIT_OUTPUT = 5     /* cannot write the output */
+};
+
+/* ---- Messages ----------------------------------------------------------- */
+
+/* Name used as the prefix of every message ("tracy-csv"). */
+extern const char *cv_prog;
+
+/* Prints "PROG: message" on stderr. */
+void cv_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Prints "PROG: warning: message" on stderr. */
+void cv_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Prints "PROG: message" and a hint to use --help; returns CV_EXIT_USAGE. */
+int cv_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Prints "PROG VERSION (libtrace, format MAJOR.MINOR)"; returns CV_EXIT_OK. */
+int cv_print_version(void);
+
+/* Parses a whole decimal unsigned number; returns 0 or -1. */
+int cv_parse_u64(const char *s, uint64_t *out);
+
+/* ---- Input -------------------------------------------------------------- */
+
+/* Maps an LT_E* code to the converter exit code. */
+int cv_exit_for(int lt_err);
+
+/* Opens a trace; on failure prints one line ("PROG: PATH: not a .tracy file
+ * (detail)") and returns the exit code, else returns 0 with *out set. */
+int cv_open(const char *path, lt_reader **out);
+
+/* When the file has no trailer, warns on stderr with the number of bytes
+ * ignored. Returns CV_EXIT_TRUNCATED for an incomplete file unless
+ * allow_truncated, else 0. */
+int cv_check_complete(const lt_reader *r, const char *path, int allow_truncated);
+
+/* lt_reader_next() that reports a read error: returns 1 (event), 0 (end) or
+ * -1 after printing "PROG: PATH: <error>" (the exit code is then
+ * CV_EXIT_CORRUPT, or cv_exit_for() of *err). */
+int cv_next(lt_reader *r, lt_event *ev, const char *path, int *err);
+
+/* Final exit code from the read status (0 or an exit code from cv_next's
+ * failure) and the truncation status. Corruption outranks truncation. */
+int cv_final_exit(int read_exit, int trunc_exit);
+
+/* ---- Names -------------------------------------------------------------- */
+
+/* "python", "c", "line", "user", "internal" or "unknown". */
+const char *cv_kind_name(uint8_t kind);
+/* "running", "clean", "lost", "rejected", "stopped" or "unknown". */
+const char *cv_status_name(int status);
+/* Zone name of a ZONE_END event: the ZONE_NAME override or the location's
+ * name (loc may be NULL: "?"). */
+void cv_zone_name(const lt_event *ev, const lt_loc *loc, const char **s,
+                  size_t *len);
+
+/* ---- Zone numbering ------------------------------------------------------
+ * Zones are numbered 1, 2, ... in the order they begin (merged time order);
+ * since they complete in end order, each stream keeps a stack of the numbers
+ * of its open zones. Memory: the open zones only. */
+
+typedef struct cv_zones cv_zones;
+
+cv_zones *cv_zones_new(void);
+void cv_zones_free(cv_zones *z);
+/* Numbers a beginning zone; returns its number or 0 on out-of-memory. */
+uint64_t cv_zones_begin(cv_zones *z, uint32_t process, uint32_t thread);
+/* Pops the innermost open zone of the stream: *id gets its number, *parent
+ * the number of the enclosing zone (0 when top-level). Returns 0, or -1 when
+ * the stream has no open zone (cannot happen with a valid reader). */
+int cv_zones_end(cv_zones *z, uint32_t process, uint32_t thread, uint64_t *id,
+                 uint64_t *parent);
+/* Numbers handed out so far. */
+uint64_t cv_zones_count(const cv_zones *z);
+
+/* ---- Buffered output -----------------------------------------------------
+ * One buffer in front of write(2) (or gzwrite for gzip). Errors are sticky:
+ * the first one is kept and reported by cv_out_close(). */
+
+typedef struct cv_out {
+    char *buf;
+    size_t len, cap;
+    int fd;
+    void *gz;          /* gzFile when writing gzip */
+    int err;           /* errno of the first failure, 0 when none */
+    int close_fd;
+    uint64_t total;    /* bytes handed to the sink */
+} cv_out;
+
+/* Opens `path` for writing (NULL or "-": stdout). gzip != 0 compresses.
+ * Returns 0 or -1 after printing an error. */
+int cv_out_open(cv_out *o, const char *path, int gzip);
+/* Flushes, closes and frees. Returns 0, or -1 after printing an error naming
+ * `what` (the path, or "standard output"). */
+int cv_out_close(cv_out *o, const char *what);
+void cv_out_flush(cv_out *o);
+
+static inline void cv_out_write(cv_out *o, const void *p, size_t n) {
+    if (o->len + n > o->cap) {
+        cv_out_flush(o);
+        if (n > o->cap) {
+            extern void cv__out_direct(cv_out *o, const void *p, size_t n);
+            cv__out_direct(o, p, n);
+            return;
+        }
+    }
+    memcpy(o->buf + o->len, p, n);
+    o->len += n;
+}
+static inline void cv_out_ch(cv_out *o, char c) {
+    if (o->len == o->cap) cv_out_flush(o);
+    o->buf[o->len++] = c;
+}
+static inline void cv_out_str(cv_out *o, const char *s) {
+    cv_out_write(o, s, strlen(s));
+}
+/* Formats into buf (at least 21 bytes); returns the length. */
+size_t cv_fmt_u64(char *buf, uint64_t v);
+void cv_out_u64(cv_out *o, uint64_t v);
+void cv_out_i64(cv_out *o, int64_t v);
+/* Nanoseconds as microseconds with three decimals: 12345 -> "12.345". */
+void cv_out_us(cv_out *o, uint64_t ns);
+/* A double, shortest round-trip form ("%.17g" trimmed); never nan/inf. */
+void cv_out_double(cv_out *o, double v);
+void cv_out_printf(cv_out *o, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* RFC 4180 field: quoted (with doubled quotes) when it contains `sep`, a
+ * quote, CR or LF, or begins or ends with a space. */
+void cv_out_csv(cv_out *o, const char *s, size_t n, char sep);
+/* JSON string with its quotes: control characters escaped, invalid UTF-8
+ * replaced with U+FFFD. */
+void cv_out_json(cv_out *o, const char *s, size_t n);
+/* The same into a malloc'd NUL-terminated string (NULL on out-of-memory). */
+char *cv_json_dup(const char *s, size_t n);
+
+/* ---- Small growable hash map: string key -> index -----------------------
+ * Used for per-function aggregates; memory grows with distinct keys only. */
+
+typedef struct cv_map cv_map;
+cv_map *cv_map_new(void);
+void cv_map_free(cv_map *m);
+/* Returns the index (0-based, in insertion order) of key, inserting it when
+ * new (*added = 1). -1 on out-of-memory. */
+long cv_map_get(cv_map *m, const char *key, size_t len, int *added);
+size_t cv_map_size(const cv_map *m);
+const char *cv_map_key(const cv_map *m, size_t idx, size_t *len);
+
+#endif /* CONVERT_COMMON_H */

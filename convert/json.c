@@ -1,0 +1,404 @@
+/* json.c -- tracy-json: Chrome trace event JSON ({"traceEvents": [...]}) for
+ * Perfetto's UI, chrome://tracing and speedscope, written by a buffered
+ * hand-written emitter; gzip when the output name ends in .gz. */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "common.h"
+
+typedef struct json_opts {
+    const char *path, *output;
+    int allow_truncated;
+} json_opts;
+
+/* Pre-rendered pieces of a location's X event. */
+typedef struct loc_cache {
+    char *head;   /* {"ph":"X","cat":"python","name":"f", */
+    size_t head_len;
+    char *args;   /* "args":{"src_file":"a.py","src_line":3 */
+    size_t args_len;
+} loc_cache;
+
+typedef struct proc_cache {
+    uint64_t pid;
+    loc_cache *locs;
+    uint32_t nlocs;
+    char **who;   /* per thread: "pid":P,"tid":T, */
+    size_t *who_len;
+    uint32_t nthreads;
+} proc_cache;
+
+typedef struct json_state {
+    const json_opts *o;
+    lt_reader *r;
+    cv_out out;
+    proc_cache *procs;
+    uint32_t nproc;
+    uint64_t nonfinite;
+    uint64_t events;
+} json_state;
+
+static const char usage_text[] =
+    "Usage: tracy-json [OPTIONS] TRACE.tracy\n"
+    "Converts a .tracy file to Chrome trace event JSON ({\"traceEvents\": [...]}),\n"
+    "which Perfetto's UI, chrome://tracing and speedscope load.\n"
+    "\n"
+    "  -o, --output FILE      write to FILE ('-': standard output, the default);\n"
+    "                         a name ending in .gz is written gzip-compressed\n"
+    "      --allow-truncated  exit 0 on a truncated trace (still warns)\n"
+    "  -h, --help             print this help and exit\n"
+    "  -V, --version          print the version and exit\n"
+    "\n"
+    "Exit status: 0 ok, 1 usage, 2 cannot read input or not a trace,\n"
+    "3 truncated input, 4 corrupt input, 5 cannot write output.\n";
+
+/* ---- Caches ------------------------------------------------------------- */
+
+/* Renders into a malloc'd string through a scratch cv_out (no sink). */
+typedef struct scratch {
+    cv_out o;
+} scratch;
+
+static void scratch_init(scratch *s, size_t cap) {
+    memset(&s->o, 0, sizeof s->o);
+    s->o.cap = cap;
+    s->o.fd = -1; /* never flushed: sized for the worst case */
+    s->o.buf = malloc(cap);
+    if (!s->o.buf) s->o.cap = 0;
+}
+
+static char *scratch_take(scratch *s, size_t *len) {
+    if (!s->o.buf || s->o.err || s->o.total || s->o.len >= s->o.cap) {
+        free(s->o.buf);
+        return NULL;
+    }
+    s->o.buf[s->o.len] = '\0';
+    *len = s->o.len;
+    return s->o.buf;
+}
+
+static int render_loc(loc_cache *c, const lt_loc *loc) {
+    const char *name = loc && loc->name ? loc->name : "?";
+    const char *file = loc && loc->file ? loc->file : "";
+    scratch s;
+    scratch_init(&s, 6 * (strlen(name) + strlen(file)) + 128);
+    cv_out_str(&s.o, "{\"ph\":\"X\",\"cat\":\"");
+    cv_out_str(&s.o, cv_kind_name(loc ? loc->kind : 0));
+    cv_out_str(&s.o, "\",\"name\":");
+    cv_out_json(&s.o, name, strlen(name));
+    cv_out_ch(&s.o, ',');
+    c->head = scratch_take(&s, &c->head_len);
+    scratch_init(&s, 6 * strlen(file) + 64);
+    cv_out_str(&s.o, "\"args\":{\"src_file\":");
+    cv_out_json(&s.o, file, strlen(file));
+    cv_out_str(&s.o, ",\"src_line\":");
+    cv_out_u64(&s.o, loc ? loc->line : 0);
+    c->args = scratch_take(&s, &c->args_len);
+    return c->head && c->args ? 0 : -1;
+}
+
+static const loc_cache *get_loc(json_state *s, uint32_t process, uint32_t id) {
+    if (process == 0 || process > s->nproc) return NULL;
+    proc_cache *p = &s->procs[process];
+    if (id >= p->nlocs) {
+        uint32_t n = p->nlocs ? p->nlocs : 64;
+        while (n <= id) n *= 2;
+        loc_cache *l = realloc(p->locs, n * sizeof *l);
+        if (!l) return NULL;
+        memset(l + p->nlocs, 0, (n - p->nlocs) * sizeof *l);
+        p->locs = l;
+        p->nlocs = n;
+    }
+    loc_cache *c = &p->locs[id];
+    if (!c->head && render_loc(c, lt_reader_loc(s->r, process, id))) return NULL;
+    return c;
+}
+
+/* Chrome identifies processes by pid and threads by (pid, tid): when two
+ * processes share a pid (several hosts), process indices stand in for
+ * pids; when two threads of a process share a tid (reuse), thread indices
+ * stand in for that process's tids. */
+static int build_procs(json_state *s) {
+    s->nproc = lt_reader_nprocesses(s->r);
+    s->procs = calloc(s->nproc + 1, sizeof *s->procs);
+    if (!s->procs) return -1;
+    int pid_clash = 0;
+    for (uint32_t p = 1; p <= s->nproc; p++) {
+        const lt_process *pr = lt_reader_process(s->r, p);
+        s->procs[p].pid = pr ? pr->pid : p;
+        for (uint32_t q = 1; q < p; q++)
+            pid_clash |= s->procs[q].pid == s->procs[p].pid;
+    }
+    for (uint32_t p = 1; p <= s->nproc; p++) {
+        proc_cache *pc = &s->procs[p];
+        if (pid_clash) pc->pid = p;
+        uint32_t nt = lt_reader_nthreads(s->r, p);
+        pc->nthreads = nt;
+        pc->who = calloc(nt + 1, sizeof *pc->who);
+        pc->who_len = calloc(nt + 1, sizeof *pc->who_len);
+        if (!pc->who || !pc->who_len) return -1;
+        int tid_clash = 0;
+        for (uint32_t t = 1; t <= nt; t++)
+            for (uint32_t u = 1; u < t; u++) {
+                const lt_thread *a = lt_reader_thread(s->r, p, t);
+                const lt_thread *b = lt_reader_thread(s->r, p, u);
+                tid_clash |= a && b && a->tid == b->tid;
+            }
+        for (uint32_t t = 1; t <= nt; t++) {
+            const lt_thread *th = lt_reader_thread(s->r, p, t);
+            char buf[80];
+            int n = snprintf(buf, sizeof buf, "\"pid\":%llu,\"tid\":%llu,",
+                             (unsigned long long)pc->pid,
+                             (unsigned long long)(tid_clash || !th ? t : th->tid));
+            pc->who[t] = strdup(buf);
+            pc->who_len[t] = (size_t)n;
+            if (!pc->who[t]) return -1;
+        }
+    }
+    return 0;
+}
+
+static void free_procs(json_state *s) {
+    if (!s->procs) return;
+    for (uint32_t p = 0; p <= s->nproc; p++) {
+        proc_cache *pc = &s->procs[p];
+        for (uint32_t i = 0; i < pc->nlocs; i++) {
+            free(pc->locs[i].head);
+            free(pc->locs[i].args);
+        }
+        free(pc->locs);
+        for (uint32_t t = 0; t <= pc->nthreads && pc->who; t++) free(pc->who[t]);
+        free(pc->who);
+        free(pc->who_len);
+    }
+    free(s->procs);
+}
+
+/* ---- Events ------------------------------------------------------------- */
+
+static void sep(json_state *s) {
+    if (s->events++) cv_out_write(&s->out, ",\n", 2);
+}
+
+static void who(json_state *s, uint32_t process, uint32_t thread) {
+    if (process && process <= s->nproc && thread && thread <= s->procs[process].nthreads)
+        cv_out_write(&s->out, s->procs[process].who[thread], s->procs[process].who_len[thread]);
+    else
+        cv_out_printf(&s->out, "\"pid\":%u,\"tid\":%u,", process, thread);
+}
+
+static void metadata(json_state *s) {
+    for (uint32_t p = 1; p <= s->nproc; p++) {
+        const lt_process *pr = lt_reader_process(s->r, p);
+        char name[512];
+        const char *prog = pr && pr->program && *pr->program ? pr->program : "process";
+        if (pr && pr->rank >= 0)
+            snprintf(name, sizeof name, "%s (rank %lld)", prog, (long long)pr->rank);
+        else
+            snprintf(name, sizeof name, "%s", prog);
+        sep(s);
+        cv_out_str(&s->out, "{\"ph\":\"M\",\"name\":\"process_name\",");
+        cv_out_printf(&s->out, "\"pid\":%llu,\"tid\":0,\"args\":{\"name\":",
+                      (unsigned long long)s->procs[p].pid);
+        cv_out_json(&s->out, name, strlen(name));
+        cv_out_str(&s->out, "}}");
+        for (uint32_t t = 1; t <= s->procs[p].nthreads; t++) {
+            const lt_thread *th = lt_reader_thread(s->r, p, t);
+            if (!th || !th->name || !*th->name) continue;
+            sep(s);
+            cv_out_str(&s->out, "{\"ph\":\"M\",\"name\":\"thread_name\",");
+            who(s, p, t);
+            cv_out_str(&s->out, "\"args\":{\"name\":");
+            cv_out_json(&s->out, th->name, strlen(th->name));
+            cv_out_str(&s->out, "}}");
+        }
+    }
+}
+
+static int zone(json_state *s, const lt_event *ev) {
+    const loc_cache *c = get_loc(s, ev->process, ev->loc);
+    if (!c) return -1;
+    cv_out *o = &s->out;
+    sep(s);
+    if (ev->name) {
+        const lt_loc *loc = lt_reader_loc(s->r, ev->process, ev->loc);
+        cv_out_str(o, "{\"ph\":\"X\",\"cat\":\"");
+        cv_out_str(o, cv_kind_name(loc ? loc->kind : 0));
+        cv_out_str(o, "\",\"name\":");
+        cv_out_json(o, ev->name, ev->name_len);
+        cv_out_ch(o, ',');
+    } else {
+        cv_out_write(o, c->head, c->head_len);
+    }
+    who(s, ev->process, ev->thread);
+    cv_out_write(o, "\"ts\":", 5);
+    cv_out_us(o, ev->begin_ts);
+    cv_out_write(o, ",\"dur\":", 7);
+    cv_out_us(o, ev->ts - ev->begin_ts);
+    cv_out_ch(o, ',');
+    cv_out_write(o, c->args, c->args_len);
+    if (ev->text) {
+        cv_out_write(o, ",\"text\":", 8);
+        cv_out_json(o, ev->text, ev->text_len);
+    }
+    if (ev->flags & LT_EVF_ABORTED) cv_out_str(o, ",\"aborted\":true");
+    if (ev->flags & LT_EVF_UNCLOSED) cv_out_str(o, ",\"unclosed\":true");
+    cv_out_write(o, "}}", 2);
+    return 0;
+}
+
+/* An instant event; `scope` is "t" (thread), "p" (process) or "g". */
+static void instant(json_state *s, const lt_event *ev, const char *cat,
+                    const char *scope, const char *name, size_t nlen) {
+    cv_out *o = &s->out;
+    sep(s);
+    cv_out_str(o, "{\"ph\":\"i\",\"s\":\"");
+    cv_out_str(o, scope);
+    cv_out_str(o, "\",\"cat\":\"");
+    cv_out_str(o, cat);
+    cv_out_str(o, "\",\"name\":");
+    cv_out_json(o, name, nlen);
+    cv_out_ch(o, ',');
+    who(s, ev->process, ev->thread);
+    cv_out_write(o, "\"ts\":", 5);
+    cv_out_us(o, ev->ts);
+    switch (ev->type) {
+    case LT_EV_SIGNPOST:
+        cv_out_str(o, ",\"args\":{\"body\":");
+        cv_out_json(o, ev->text2, ev->text2_len);
+        cv_out_ch(o, '}');
+        break;
+    case LT_EV_LOST:
+        cv_out_str(o, ",\"args\":{\"count\":");
+        cv_out_u64(o, ev->count);
+        cv_out_ch(o, '}');
+        break;
+    default: break;
+    }
+    cv_out_ch(o, '}');
+}
+
+static void counter(json_state *s, const lt_event *ev) {
+    if (!isfinite(ev->value)) {
+        s->nonfinite++;
+        return;
+    }
+    const char *name = lt_reader_plot_name(s->r, ev->process, ev->id);
+    char fallback[32];
+    if (!name) {
+        snprintf(fallback, sizeof fallback, "plot %u", ev->id);
+        name = fallback;
+    }
+    cv_out *o = &s->out;
+    sep(s);
+    cv_out_str(o, "{\"ph\":\"C\",\"name\":");
+    cv_out_json(o, name, strlen(name));
+    cv_out_ch(o, ',');
+    who(s, ev->process, ev->thread);
+    cv_out_write(o, "\"ts\":", 5);
+    cv_out_us(o, ev->ts);
+    cv_out_str(o, ",\"args\":{\"value\":");
+    cv_out_double(o, ev->value);
+    cv_out_str(o, "}}");
+}
+
+static void frame(json_state *s, const lt_event *ev) {
+    const char *name = ev->id ? lt_reader_frame_name(s->r, ev->process, ev->id) : NULL;
+    if (!name) name = "frame";
+    instant(s, ev, "frame", "p", name, strlen(name));
+}
+
+static int convert(json_state *s, int *read_exit) {
+    lt_event ev;
+    int rc, err = 0;
+    cv_out_str(&s->out, "{\"traceEvents\":[\n");
+    metadata(s);
+    while ((rc = cv_next(s->r, &ev, s->o->path, &err)) > 0 && !s->out.err) {
+        switch (ev.type) {
+        case LT_EV_ZONE_END:
+            if (zone(s, &ev)) {
+                cv_err("out of memory");
+                *read_exit = CV_EXIT_INPUT;
+                return -1;
+            }
+            break;
+        case LT_EV_SIGNPOST: instant(s, &ev, "signpost", "p", ev.text, ev.text_len); break;
+        case LT_EV_MESSAGE: instant(s, &ev, "message", "t", ev.text, ev.text_len); break;
+        case LT_EV_LOST: instant(s, &ev, "lost", "t", "lost events", 11); break;
+        case LT_EV_PLOT: counter(s, &ev); break;
+        case LT_EV_FRAME: frame(s, &ev); break;
+        default: break;
+        }
+    }
+    if (rc < 0) *read_exit = cv_exit_for(err) ? cv_exit_for(err) : CV_EXIT_CORRUPT;
+    cv_out_str(&s->out, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"converter\":\"tracy-json "
+               LT_VERSION_STRING "\"}}\n");
+    if (s->nonfinite)
+        cv_warn("%llu plot values were NaN or infinite and were left out",
+                (unsigned long long)s->nonfinite);
+    return 0;
+}
+
+static int ends_with(const char *s, const char *suffix) {
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+static int run(const json_opts *o) {
+    json_state s;
+    memset(&s, 0, sizeof s);
+    s.o = o;
+    int code = cv_open(o->path, &s.r);
+    if (code) return code;
+    int trunc = cv_check_complete(s.r, o->path, o->allow_truncated);
+    int read_exit = 0;
+    const char *out = o->output && strcmp(o->output, "-") ? o->output : NULL;
+    if (build_procs(&s)) {
+        cv_err("out of memory");
+        code = CV_EXIT_INPUT;
+        goto done;
+    }
+    if (cv_out_open(&s.out, out, out && ends_with(out, ".gz"))) {
+        code = CV_EXIT_OUTPUT;
+        goto done;
+    }
+    convert(&s, &read_exit);
+    code = cv_out_close(&s.out, out) ? CV_EXIT_OUTPUT : cv_final_exit(read_exit, trunc);
+done:
+    free_procs(&s);
+    lt_reader_free(s.r);
+    return code;
+}
+
+/* ---- Command line ------------------------------------------------------- */
+
+enum { OPT_ALLOW = 256 };
+
+int main(int argc, char **argv) {
+    static const struct option longs[] = {
+        {"output", required_argument, 0, 'o'},
+        {"allow-truncated", no_argument, 0, OPT_ALLOW},
+        {"help", no_argument, 0, 'h'},
+        {"version", no_argument, 0, 'V'},
+        {0, 0, 0, 0}};
+    json_opts o = {0};
+    int c;
+    cv_prog = "tracy-json";
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":o:hV", longs, NULL)) != -1) {
+        switch (c) {
+        case 'o': o.output = optarg; break;
+        case OPT_ALLOW: o.allow_truncated = 1; break;
+        case 'h': fputs(usage_text, stdout); return CV_EXIT_OK;
+        case 'V': return cv_print_version();
+        case ':': return cv_usage_error("option '%s' needs an argument", argv[optind - 1]);
+        default: return cv_usage_error("unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind != argc - 1)
+        return cv_usage_error(optind >= argc ? "no trace file given" : "too many arguments");
+    o.path = argv[optind];
+    return run(&o);
+}

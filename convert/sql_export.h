@@ -1,0 +1,27 @@
+/* sql_export.h -- writes a trace into a SQLite database with the schema of
+ * schema/schema.sql (used by tracy-sql). */
+#ifndef CONVERT_SQL_EXPORT_H
+#define CONVERT_SQL_EXPORT_H
+
+#include <sqlite3.h>
+#include <stdint.h>
+
+#include "trace.h"
+
+/* Identity of the source file, stored in `metadata` so that a cached
+ * database can be matched with its trace. */
+typedef struct sqlx_source {
+    const char *path;
+    uint64_t size;
+    int64_t mtime_ns;
+} sqlx_source;
+
+/* Creates the schema in the empty database `db` and fills it from `r`
+ * (all streams, from the first event), then creates the indexes. Messages
+ * go to stderr. Returns 0 when the database is usable: *read_exit then holds
+ * 0, or CV_EXIT_CORRUPT when the trace had a bad unit (everything before it
+ * is in the database). Returns -1 on a database error (exit CV_EXIT_OUTPUT)
+ * or out-of-memory after printing it. */
+int sqlx_export(lt_reader *r, sqlite3 *db, const sqlx_source *src, int *read_exit);
+
+#endif /* CONVERT_SQL_EXPORT_H */
