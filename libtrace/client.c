@@ -1,0 +1,813 @@
+/* client.c -- libtrace client: configuration, connection and handshake with
+ * the capture daemon, the registry of definitions and the public API. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include "client_internal.h"
+
+#define LT__CLIENT_NAME "libtrace " LT_VERSION_STRING
+#define LT__MAX_ARG 8192u          /* bytes kept of one argument */
+#define LT__MAX_ARGS (256u << 10)  /* bytes kept of all arguments */
+
+lt__client lt__g = {.fd = -1};
+
+/* Serialises lt_client_start / lt_client_stop / lt_client_set_info. */
+static pthread_mutex_t init_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static int start_err;
+
+/* ---- small helpers -------------------------------------------------- */
+
+int lt__bytes_reserve(lt__bytes *b, size_t extra) {
+    if (b->len + extra <= b->cap) return 0;
+    size_t cap = b->cap ? b->cap : 1024;
+    while (cap < b->len + extra) cap *= 2;
+    uint8_t *p = realloc(b->p, cap);
+    if (!p) return LT_ENOMEM;
+    b->p = p;
+    b->cap = cap;
+    return 0;
+}
+
+void lt__bytes_free(lt__bytes *b) {
+    free(b->p);
+    b->p = NULL;
+    b->len = b->cap = 0;
+}
+
+uint8_t *lt__put_text(uint8_t *p, const char *s, size_t len, size_t max) {
+    if (!s) len = 0;
+    len = lt__clip(s, len, max);
+    p = lt__put_varint(p, len);
+    if (len == 0 || lt__utf8_valid(s, len)) {
+        if (len) memcpy(p, s, len);
+        return p + len;
+    }
+    /* Replace each byte that does not start a valid sequence by '?'. */
+    for (size_t i = 0; i < len;) {
+        uint8_t c = (uint8_t)s[i];
+        size_t k = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+        if (i + k <= len && lt__utf8_valid(s + i, k)) {
+            memcpy(p, s + i, k);
+            p += k;
+            i += k;
+        } else {
+            *p++ = '?';
+            i++;
+        }
+    }
+    return p;
+}
+
+static int env_flag(const char *name) {
+    const char *v = getenv(name);
+    return v && *v && strcmp(v, "0") != 0;
+}
+
+static void warn(const char *fmt, const char *a, const char *b) {
+    if (lt__g.quiet) return;
+    fprintf(stderr, "tracy: ");
+    fprintf(stderr, fmt, a, b);
+    fprintf(stderr, "; running unprofiled\n");
+}
+
+/* ---- synchronisation objects, fork ------------------------------------ */
+
+static void init_sync(void) {
+    lt__client *g = &lt__g;
+    pthread_condattr_t ca;
+    pthread_mutex_init(&g->mu, NULL);
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&g->send_cv, &ca);
+    pthread_condattr_destroy(&ca);
+    pthread_cond_init(&g->pool_cv, NULL);
+    pthread_cond_init(&g->done_cv, NULL);
+}
+
+/* The child of fork() is a new process: it gets its own connection on its
+ * first event. The parent's connection and buffers are left alone. */
+static void atfork_child(void) {
+    lt__client *g = &lt__g;
+    pthread_mutex_init(&init_mu, NULL);
+    init_sync();
+    if (g->fd >= 0) close(g->fd);
+    g->fd = -1;
+    g->sender_running = 0;
+    g->stopping = g->broken = g->kick = 0;
+    g->meta.len = 0;
+    g->rounds_started = g->rounds_done = 0;
+    g->events_sent = g->events_lost = 0;
+    lt__buf_atfork_child();
+    __atomic_store_n(&g->state, LT__UNINIT, __ATOMIC_RELEASE);
+}
+
+static void at_exit(void) { lt_client_stop(); }
+
+static void init_once(void) {
+    init_sync();
+    pthread_atfork(NULL, NULL, atfork_child);
+    atexit(at_exit);
+}
+
+/* ---- registry of definitions ------------------------------------------
+ * Every LOC_DEF, PLOT_DEF and FRAME_DEF ever made, encoded, so that a new
+ * connection (after fork) can define them again. All under lt__g.mu. */
+
+typedef struct name_map {
+    struct { char *name; uint32_t id; } *slot;
+    size_t cap, n;
+} name_map;
+
+static lt__bytes defs;
+static uint32_t n_locs, n_plots, n_frames, unknown_loc;
+static name_map plot_names, frame_names;
+
+typedef struct pending {
+    uint64_t tid;
+    char *name;
+} pending;
+static pending *pend;
+static size_t n_pend;
+
+static uint64_t hash_str(const char *s) {
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++) h = (h ^ (uint8_t)*s) * 1099511628211ull;
+    return h;
+}
+
+static uint32_t map_find(const name_map *m, const char *name) {
+    if (!m->cap) return 0;
+    for (size_t i = hash_str(name) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+        if (!m->slot[i].name) return 0;
+        if (strcmp(m->slot[i].name, name) == 0) return m->slot[i].id;
+    }
+}
+
+static int map_add(name_map *m, const char *name, uint32_t id) {
+    if (2 * (m->n + 1) > m->cap) {
+        name_map big = {calloc(m->cap ? 2 * m->cap : 16, sizeof *m->slot),
+                        m->cap ? 2 * m->cap : 16, 0};
+        if (!big.slot) return LT_ENOMEM;
+        for (size_t i = 0; i < m->cap; i++) {
+            if (!m->slot[i].name) continue;
+            size_t j = hash_str(m->slot[i].name) & (big.cap - 1);
+            while (big.slot[j].name) j = (j + 1) & (big.cap - 1);
+            big.slot[j] = m->slot[i];
+            big.n++;
+        }
+        free(m->slot);
+        *m = big;
+    }
+    char *copy = strdup(name);
+    if (!copy) return LT_ENOMEM;
+    size_t j = hash_str(name) & (m->cap - 1);
+    while (m->slot[j].name) j = (j + 1) & (m->cap - 1);
+    m->slot[j].name = copy;
+    m->slot[j].id = id;
+    m->n++;
+    return 0;
+}
+
+/* Appends the record just written at defs[from..] to the pending metadata
+ * when connected. */
+static void def_publish(size_t from) {
+    lt__client *g = &lt__g;
+    if (g->state != LT__ACTIVE) return;
+    size_t n = defs.len - from;
+    if (lt__bytes_reserve(&g->meta, n) < 0) return;
+    memcpy(g->meta.p + g->meta.len, defs.p + from, n);
+    g->meta.len += n;
+}
+
+static uint32_t def_loc(uint8_t kind, const char *name, const char *file,
+                        uint32_t line) {
+    size_t nl = name ? strlen(name) : 0, fl = file ? strlen(file) : 0;
+    if (nl > LT__MAX_NAME) nl = LT__MAX_NAME;
+    if (fl > LT__MAX_NAME) fl = LT__MAX_NAME;
+    if (lt__bytes_reserve(&defs, 40 + nl + fl) < 0) return 0;
+    size_t from = defs.len;
+    uint32_t id = ++n_locs;
+    uint8_t *p = defs.p + from;
+    *p++ = LT_TAG_LOC_DEF;
+    p = lt__put_varint(p, id);
+    *p++ = kind;
+    p = lt__put_varint(p, line);
+    p = lt__put_text(p, name, nl, LT__MAX_NAME);
+    p = lt__put_text(p, file, fl, LT__MAX_NAME);
+    defs.len = (size_t)(p - defs.p);
+    def_publish(from);
+    return id;
+}
+
+/* PLOT_DEF or FRAME_DEF for a new name. */
+static uint32_t def_named(uint8_t tag, name_map *m, uint32_t *counter,
+                          const char *name) {
+    uint32_t id = map_find(m, name);
+    if (id) return id;
+    size_t nl = strlen(name);
+    if (nl > LT__MAX_NAME) nl = LT__MAX_NAME;
+    if (lt__bytes_reserve(&defs, 24 + nl) < 0) return 0;
+    if (map_add(m, name, *counter + 1) < 0) return 0;
+    id = ++*counter;
+    size_t from = defs.len;
+    uint8_t *p = defs.p + from;
+    *p++ = tag;
+    p = lt__put_varint(p, id);
+    p = lt__put_text(p, name, nl, LT__MAX_NAME);
+    defs.len = (size_t)(p - defs.p);
+    def_publish(from);
+    return id;
+}
+
+void lt__meta_thread(uint32_t thread, uint64_t tid, const char *name) {
+    lt__client *g = &lt__g;
+    size_t nl = name ? strlen(name) : 0;
+    if (nl > LT__MAX_NAME) nl = LT__MAX_NAME;
+    if (lt__bytes_reserve(&g->meta, 24 + nl) < 0) return;
+    uint8_t *p = g->meta.p + g->meta.len;
+    *p++ = LT_TAG_THREAD_INFO;
+    p = lt__put_varint(p, thread);
+    p = lt__put_varint(p, tid);
+    p = lt__put_text(p, name, nl, LT__MAX_NAME);
+    g->meta.len = (size_t)(p - g->meta.p);
+}
+
+const char *lt__pending_name(uint64_t tid) {
+    for (size_t i = 0; i < n_pend; i++)
+        if (pend[i].tid == tid) return pend[i].name;
+    return NULL;
+}
+
+static void set_pending(uint64_t tid, const char *name) {
+    for (size_t i = 0; i < n_pend; i++) {
+        if (pend[i].tid == tid) {
+            char *c = strdup(name);
+            if (!c) return;
+            free(pend[i].name);
+            pend[i].name = c;
+            return;
+        }
+    }
+    pending *p = realloc(pend, (n_pend + 1) * sizeof *p);
+    if (!p) return;
+    pend = p;
+    pend[n_pend].tid = tid;
+    pend[n_pend].name = strdup(name);
+    if (pend[n_pend].name) n_pend++;
+}
+
+uint32_t lt_loc_register(uint8_t kind, const char *name, const char *file,
+                         uint32_t line) {
+    pthread_once(&once, init_once);
+    pthread_mutex_lock(&lt__g.mu);
+    uint32_t id = def_loc(kind, name, file, line);
+    pthread_mutex_unlock(&lt__g.mu);
+    return id;
+}
+
+uint32_t lt_plot_register(const char *name) {
+    if (!name) return 0;
+    pthread_once(&once, init_once);
+    pthread_mutex_lock(&lt__g.mu);
+    uint32_t id = def_named(LT_TAG_PLOT_DEF, &plot_names, &n_plots, name);
+    pthread_mutex_unlock(&lt__g.mu);
+    return id;
+}
+
+/* ---- process information and handshake ---------------------------------- */
+
+static struct {
+    char *program;
+    int argc;
+    char **argv;
+} info;
+
+static void info_clear(void) {
+    free(info.program);
+    for (int i = 0; i < info.argc; i++) free(info.argv[i]);
+    free(info.argv);
+    memset(&info, 0, sizeof info);
+}
+
+static void set_info(const char *program, int argc, const char *const *argv) {
+    info_clear();
+    info.program = strdup(program ? program : "");
+    info.argv = calloc(argc > 0 ? (size_t)argc : 1, sizeof *info.argv);
+    if (info.argv) {
+        for (int i = 0; i < argc; i++) {
+            info.argv[i] = strdup(argv && argv[i] ? argv[i] : "");
+            if (!info.argv[i]) break;
+            info.argc = i + 1;
+        }
+    }
+}
+
+void lt_client_set_info(const char *program, int argc, const char *const *argv) {
+    pthread_mutex_lock(&init_mu);
+    set_info(program, argc, argv);
+    pthread_mutex_unlock(&init_mu);
+}
+
+/* Program and argv from /proc/self/cmdline when not set. */
+static void info_default(void) {
+    if (info.program) return;
+    FILE *f = fopen("/proc/self/cmdline", "rb");
+    char *buf = malloc(LT__MAX_ARGS + 1);
+    size_t n = 0;
+    if (f && buf) n = fread(buf, 1, LT__MAX_ARGS, f);
+    if (f) fclose(f);
+    if (!buf) return;
+    buf[n] = 0;
+    const char *argv[4096];
+    int argc = 0;
+    for (size_t i = 0; i < n && argc < 4096; i += strlen(buf + i) + 1)
+        argv[argc++] = buf + i;
+    const char *prog = argc ? strrchr(argv[0], '/') : NULL;
+    prog = prog ? prog + 1 : argc ? argv[0] : "";
+    set_info(prog, argc, argv);
+    free(buf);
+}
+
+static int64_t mpi_rank(void) {
+    static const char *vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
+                                 "SLURM_PROCID"};
+    for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
+        const char *v = getenv(vars[i]);
+        char *end;
+        if (!v || !*v) continue;
+        long long r = strtoll(v, &end, 10);
+        if (*end == 0 && r >= 0) return r;
+    }
+    return -1;
+}
+
+/* Encodes HELLO (header included) into *out. */
+static int hello_encode(lt__bytes *out, const char *token) {
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    size_t need = 128 + strlen(host) + (token ? strlen(token) : 0) +
+                  strlen(info.program ? info.program : "");
+    for (int i = 0; i < info.argc; i++) need += 10 + strlen(info.argv[i]);
+    if (lt__bytes_reserve(out, need) < 0 || !out->p) return LT_ENOMEM;
+    uint8_t *p = out->p + LT_WIRE_HEADER;
+    memcpy(p, LT_WIRE_MAGIC, LT_WIRE_MAGIC_LEN);
+    p = lt__put_u16(p + LT_WIRE_MAGIC_LEN, LT_WIRE_MAJOR);
+    p = lt__put_u16(p, LT_WIRE_MINOR);
+    p = lt__put_varint(p, (uint64_t)getpid());
+    int64_t rank = mpi_rank();
+    p = lt__put_varint(p, ((uint64_t)rank << 1) ^ (uint64_t)(rank >> 63));
+    p = lt__put_text(p, host, strlen(host), LT__MAX_NAME);
+    const char *prog = info.program ? info.program : "";
+    p = lt__put_text(p, prog, strlen(prog), LT__MAX_NAME);
+    /* Arguments, clipped so that HELLO stays far below the message limit. */
+    size_t total = 0;
+    int argc = 0;
+    while (argc < info.argc && total < LT__MAX_ARGS) {
+        size_t l = strlen(info.argv[argc]);
+        total += l < LT__MAX_ARG ? l : LT__MAX_ARG;
+        argc++;
+    }
+    p = lt__put_varint(p, (uint64_t)argc);
+    for (int i = 0; i < argc; i++)
+        p = lt__put_text(p, info.argv[i], strlen(info.argv[i]), LT__MAX_ARG);
+    struct timespec m, w;
+    clock_gettime(CLOCK_MONOTONIC, &m);
+    clock_gettime(CLOCK_REALTIME, &w);
+    p = lt__put_varint(p, (uint64_t)m.tv_sec * 1000000000u + (uint64_t)m.tv_nsec);
+    p = lt__put_varint(p, (uint64_t)w.tv_sec * 1000000000u + (uint64_t)w.tv_nsec);
+    p = lt__put_text(p, LT__CLIENT_NAME, strlen(LT__CLIENT_NAME), 64);
+    p = lt__put_text(p, token, token ? strlen(token) : 0, LT__MAX_NAME);
+    out->len = (size_t)(p - out->p);
+    lt__put_u32(out->p, (uint32_t)(out->len - 4));
+    out->p[4] = LT_MSG_HELLO;
+    return 0;
+}
+
+static uint64_t mono_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* Connects to one address within timeout_ms. Returns the socket or -errno. */
+static int connect_one(const struct addrinfo *ai, int timeout_ms) {
+    int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
+                    ai->ai_protocol);
+    if (fd < 0) return -errno;
+    int rc = connect(fd, ai->ai_addr, ai->ai_addrlen);
+    if (rc < 0 && errno == EINPROGRESS) {
+        struct pollfd pf = {fd, POLLOUT, 0};
+        int err = 0;
+        socklen_t len = sizeof err;
+        rc = poll(&pf, 1, timeout_ms);
+        if (rc == 0) {
+            errno = ETIMEDOUT;
+            rc = -1;
+        } else if (rc > 0) {
+            getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+            errno = err;
+            rc = err ? -1 : 0;
+        }
+    }
+    if (rc < 0) {
+        int e = errno;
+        close(fd);
+        return -e;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    int sz = 8 << 20;
+    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof sz);
+    return fd;
+}
+
+/* Connects, retrying for wait_s seconds while nothing listens. */
+static int connect_daemon(const char *addr, const char *port, double wait_s,
+                          char *why, size_t why_len) {
+    struct addrinfo hints = {0}, *res = NULL;
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    int rc = getaddrinfo(addr, port, &hints, &res);
+    if (rc != 0) {
+        snprintf(why, why_len, "%s", gai_strerror(rc));
+        return -1;
+    }
+    uint64_t deadline = mono_ms() + (uint64_t)(wait_s * 1000);
+    int fd;
+    for (;;) {
+        fd = -ECONNREFUSED;
+        for (struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next)
+            fd = connect_one(ai, LT_WIRE_HANDSHAKE_MS);
+        if (fd >= 0 || mono_ms() >= deadline) break;
+        struct timespec d = {0, 100000000};
+        nanosleep(&d, NULL);
+    }
+    freeaddrinfo(res);
+    if (fd < 0) snprintf(why, why_len, "%s", strerror(-fd));
+    return fd;
+}
+
+/* Reads exactly n bytes before the deadline. Returns 0 or -1. */
+static int read_full(int fd, uint8_t *p, size_t n, uint64_t deadline) {
+    while (n > 0) {
+        uint64_t now = mono_ms();
+        struct pollfd pf = {fd, POLLIN, 0};
+        if (now >= deadline || poll(&pf, 1, (int)(deadline - now)) <= 0) {
+            errno = ETIMEDOUT;
+            return -1;
+        }
+        ssize_t k = read(fd, p, n);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) {
+            if (k == 0) errno = ECONNRESET;
+            return -1;
+        }
+        p += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+/* Sends HELLO and reads the answer. Returns 0, LT_ECONNECT or LT_EPROTO
+ * after printing the reason. */
+static int handshake(int fd, const char *token) {
+    lt__client *g = &lt__g;
+    lt__bytes hello = {0};
+    char msg[400];
+    int rc = hello_encode(&hello, token);
+    if (rc < 0) return rc;
+    size_t off = 0;
+    while (off < hello.len) {
+        ssize_t k = send(fd, hello.p + off, hello.len - off, MSG_NOSIGNAL);
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0) {
+            lt__bytes_free(&hello);
+            warn("cannot send to the capture daemon at %s (%s)", g->where,
+                 strerror(errno));
+            return LT_ECONNECT;
+        }
+        off += (size_t)k;
+    }
+    lt__bytes_free(&hello);
+
+    uint64_t deadline = mono_ms() + LT_WIRE_HANDSHAKE_MS;
+    uint8_t h[LT_WIRE_HEADER], body[1024];
+    if (read_full(fd, h, sizeof h, deadline) < 0) {
+        warn(errno == ETIMEDOUT
+                 ? "capture daemon at %s did not answer within 5 s%s"
+                 : "capture daemon at %s closed the connection%s",
+             g->where, "");
+        return LT_ECONNECT;
+    }
+    uint32_t len = (uint32_t)h[0] | (uint32_t)h[1] << 8 | (uint32_t)h[2] << 16 |
+                   (uint32_t)h[3] << 24;
+    if (len < 1 || len - 1 > sizeof body ||
+        (h[4] != LT_MSG_WELCOME && h[4] != LT_MSG_REFUSE) ||
+        read_full(fd, body, len - 1, deadline) < 0) {
+        warn("unexpected answer from %s%s (not a capture daemon?)", g->where, "");
+        return LT_EPROTO;
+    }
+    const uint8_t *p = body, *end = body + len - 1;
+    if (h[4] == LT_MSG_REFUSE) {
+        const char *reason = "";
+        size_t rl = 0;
+        unsigned maj = 0, min = 0;
+        if (end - p >= 4) {
+            maj = (unsigned)(p[0] | p[1] << 8);
+            min = (unsigned)(p[2] | p[3] << 8);
+            p += 4;
+            if (lt__get_str(&p, end, &reason, &rl) < 0) rl = 0;
+        }
+        snprintf(msg, sizeof msg, "%.*s; daemon protocol %u.%u, client %u.%u",
+                 (int)(rl > 200 ? 200 : rl), reason, maj, min, LT_WIRE_MAJOR,
+                 LT_WIRE_MINOR);
+        warn("capture daemon at %s refused the connection (%s)", g->where, msg);
+        return LT_EPROTO;
+    }
+    if (end - p < LT_WIRE_MAGIC_LEN + 4 || memcmp(p, LT_WIRE_MAGIC, LT_WIRE_MAGIC_LEN)) {
+        warn("unexpected answer from %s%s (not a capture daemon?)", g->where, "");
+        return LT_EPROTO;
+    }
+    p += LT_WIRE_MAGIC_LEN;
+    unsigned maj = (unsigned)(p[0] | p[1] << 8), min = (unsigned)(p[2] | p[3] << 8);
+    p += 4;
+    if (maj != LT_WIRE_MAJOR) {
+        snprintf(msg, sizeof msg, "protocol %u.%u, this client %u.%u", maj, min,
+                 LT_WIRE_MAJOR, LT_WIRE_MINOR);
+        warn("capture daemon at %s speaks %s", g->where, msg);
+        return LT_EPROTO;
+    }
+    uint64_t index = 0;
+    if (lt__get_varint(&p, end, &index) == 0) g->process_index = (uint32_t)index;
+    return 0;
+}
+
+/* Reads the environment into lt__g. Returns 0 or -1 after a warning. */
+static int configure(char *addr, size_t addr_len, char *port, size_t port_len,
+                     double *wait_s) {
+    lt__client *g = &lt__g;
+    const char *a = getenv("TRACY_ADDR"), *p = getenv("TRACY_PORT");
+    g->quiet = env_flag("TRACY_QUIET");
+    g->drop = env_flag("TRACY_DROP");
+    snprintf(addr, addr_len, "%s", a && *a ? a : LT_DEFAULT_ADDR);
+    snprintf(port, port_len, "%d", LT_DEFAULT_PORT);
+    snprintf(g->where, sizeof g->where, "%s:%s", addr, port);
+    if (p && *p) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (*end || v < 1 || v > 65535) {
+            warn("invalid TRACY_PORT '%s'%s (expected 1..65535)", p, "");
+            return -1;
+        }
+        snprintf(port, port_len, "%ld", v);
+        snprintf(g->where, sizeof g->where, "%s:%s", addr, port);
+    }
+    const char *mb = getenv("TRACY_BUFFER_MB");
+    long mbv = 64;
+    if (mb && *mb) {
+        char *end;
+        mbv = strtol(mb, &end, 10);
+        if (*end || mbv < 1 || mbv > (1 << 20)) {
+            warn("invalid TRACY_BUFFER_MB '%s'%s (expected a number of MiB)", mb, "");
+            return -1;
+        }
+    }
+    g->max_chunks = (size_t)mbv * (1u << 20) / LT__CHUNK_BYTES;
+    if (g->max_chunks < 4) g->max_chunks = 4;
+    const char *w = getenv("TRACY_WAIT");
+    *wait_s = 0;
+    if (w && *w) {
+        char *end;
+        *wait_s = strtod(w, &end);
+        if (*end || !(*wait_s >= 0) || *wait_s > 86400) {
+            warn("invalid TRACY_WAIT '%s'%s (expected seconds)", w, "");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Connects and starts the sender (init_mu held, state LT__UNINIT). */
+static int start_locked(void) {
+    lt__client *g = &lt__g;
+    char addr[256], port[16], why[256];
+    double wait_s;
+    if (configure(addr, sizeof addr, port, sizeof port, &wait_s) < 0)
+        return LT_EINVAL;
+    info_default();
+    int fd = connect_daemon(addr, port, wait_s, why, sizeof why);
+    if (fd < 0) {
+        warn("no capture daemon at %s (%s)", g->where, why);
+        return LT_ECONNECT;
+    }
+    int rc = handshake(fd, getenv("TRACY_TOKEN"));
+    if (rc < 0) {
+        close(fd);
+        return rc;
+    }
+    g->fd = fd;
+    rc = lt__sender_start();
+    if (rc < 0) {
+        close(fd);
+        g->fd = -1;
+        return rc;
+    }
+    /* Definitions made from now on go to META (def_publish). */
+    pthread_mutex_lock(&g->mu);
+    lt__buf_reap(1); /* what fork() left behind */
+    if (!g->wait_loc)
+        g->wait_loc = def_loc(LT_LOC_INTERNAL, "tracy: waiting for capture",
+                              "libtrace", 0);
+    g->meta.len = 0;
+    if (lt__bytes_reserve(&g->meta, defs.len) == 0) {
+        if (defs.len) memcpy(g->meta.p, defs.p, defs.len);
+        g->meta.len = defs.len;
+    }
+    __atomic_store_n(&g->state, LT__ACTIVE, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&g->mu);
+    return 0;
+}
+
+/* ---- lifecycle -------------------------------------------------------- */
+
+int lt_client_start(void) {
+    pthread_once(&once, init_once);
+    pthread_mutex_lock(&init_mu);
+    int st = __atomic_load_n(&lt__g.state, __ATOMIC_ACQUIRE);
+    int rc = st == LT__ACTIVE ? 0 : start_err ? start_err : LT_ECONNECT;
+    if (st == LT__UNINIT) {
+        rc = start_locked();
+        start_err = rc;
+        if (rc < 0) __atomic_store_n(&lt__g.state, LT__OFF, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&init_mu);
+    return rc;
+}
+
+void lt_client_stop(void) {
+    pthread_once(&once, init_once);
+    pthread_mutex_lock(&init_mu);
+    int st = __atomic_load_n(&lt__g.state, __ATOMIC_ACQUIRE);
+    if (st == LT__ACTIVE) lt__sender_stop();
+    if (st == LT__UNINIT) start_err = LT_ECONNECT;
+    __atomic_store_n(&lt__g.state, LT__OFF, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&init_mu);
+}
+
+int lt_client_flush(void) {
+    lt__client *g = &lt__g;
+    if (__atomic_load_n(&g->state, __ATOMIC_ACQUIRE) != LT__ACTIVE) return 0;
+    pthread_mutex_lock(&g->mu);
+    uint64_t target = g->rounds_started + 1;
+    g->kick = 1;
+    pthread_cond_signal(&g->send_cv);
+    while (g->sender_running && !g->stopping && g->rounds_done < target)
+        pthread_cond_wait(&g->done_cv, &g->mu);
+    int rc = g->broken ? LT_EIO : 0;
+    pthread_mutex_unlock(&g->mu);
+    return rc;
+}
+
+int lt_client_active(void) {
+    return __atomic_load_n(&lt__g.state, __ATOMIC_ACQUIRE) == LT__ACTIVE &&
+           !__atomic_load_n(&lt__g.broken, __ATOMIC_RELAXED);
+}
+
+void lt_client_counts(uint64_t *sent, uint64_t *lost) {
+    if (sent) *sent = __atomic_load_n(&lt__g.events_sent, __ATOMIC_RELAXED);
+    if (lost) *lost = __atomic_load_n(&lt__g.events_lost, __ATOMIC_RELAXED);
+}
+
+/* ---- events ------------------------------------------------------------ */
+
+static uint32_t unknown(void) {
+    pthread_mutex_lock(&lt__g.mu);
+    if (!unknown_loc)
+        unknown_loc = def_loc(LT_LOC_INTERNAL, "(unregistered zone)", "", 0);
+    uint32_t id = unknown_loc;
+    pthread_mutex_unlock(&lt__g.mu);
+    return id;
+}
+
+void lt_zone_begin(uint32_t loc) {
+    lt__tbuf *t = lt__tb();
+    if (__builtin_expect(t == NULL, 0)) return;
+    if (__builtin_expect(loc == 0, 0)) loc = unknown();
+    lt__put_begin(t, loc, lt__now());
+}
+
+void lt_zone_end(void) {
+    lt__tbuf *t = lt__tls;
+    if (__builtin_expect(t != NULL, 1)) lt__put_end(t, lt__now());
+}
+
+static void zone_str(uint8_t tag, const char *s, size_t len) {
+    lt__thr *t = (lt__thr *)lt__tls;
+    if (!t || t->pub.depth == 0 || t->skip || !s) return;
+    len = lt__clip(s, len, LT__MAX_TEXT);
+    uint8_t *p = lt__reserve(t, 12 + len, t->pub.last_ts);
+    if (!p) return;
+    *p++ = tag;
+    p = lt__put_text(p, s, len, LT__MAX_TEXT);
+    lt__commit(t, p, 0);
+}
+
+void lt_zone_text(const char *text, size_t len) { zone_str(LT_TAG_ZONE_TEXT, text, len); }
+void lt_zone_name(const char *name, size_t len) { zone_str(LT_TAG_ZONE_NAME, name, len); }
+
+void lt_message(const char *text, size_t len) {
+    lt__thr *t = (lt__thr *)lt__tb();
+    if (!t) return;
+    if (!text) len = 0;
+    len = lt__clip(text, len, LT__MAX_TEXT);
+    uint64_t ts = lt__now();
+    uint8_t *p = lt__reserve(t, 22 + len, ts);
+    if (!p) return;
+    *p++ = LT_TAG_MESSAGE;
+    p = lt__put_varint(p, lt__dt(&t->pub, ts));
+    p = lt__put_text(p, text, len, LT__MAX_TEXT);
+    lt__commit(t, p, 1);
+}
+
+void lt_message_str(const char *text) { lt_message(text, text ? strlen(text) : 0); }
+
+void lt_signpost(const char *header, const char *body) {
+    lt__thr *t = (lt__thr *)lt__tb();
+    if (!t) return;
+    size_t hl = header ? strlen(header) : 0, bl = body ? strlen(body) : 0;
+    hl = lt__clip(header, hl, LT__MAX_TEXT / 2);
+    bl = lt__clip(body, bl, LT__MAX_TEXT - hl);
+    uint64_t ts = lt__now();
+    uint8_t *p = lt__reserve(t, 32 + hl + bl, ts);
+    if (!p) return;
+    *p++ = LT_TAG_SIGNPOST;
+    p = lt__put_varint(p, lt__dt(&t->pub, ts));
+    p = lt__put_text(p, header, hl, hl);
+    p = lt__put_text(p, body, bl, bl);
+    lt__commit(t, p, 1);
+}
+
+void lt_plot(uint32_t plot, double value) {
+    if (plot == 0) return;
+    lt__thr *t = (lt__thr *)lt__tb();
+    if (!t) return;
+    uint64_t ts = lt__now();
+    uint8_t *p = lt__reserve(t, 30, ts);
+    if (!p) return;
+    *p++ = LT_TAG_PLOT;
+    p = lt__put_varint(p, lt__dt(&t->pub, ts));
+    p = lt__put_varint(p, plot);
+    uint64_t bits;
+    memcpy(&bits, &value, sizeof bits);
+    for (int i = 0; i < 8; i++) *p++ = (uint8_t)(bits >> (8 * i));
+    lt__commit(t, p, 1);
+}
+
+void lt_frame_mark(const char *name) {
+    lt__thr *t = (lt__thr *)lt__tb();
+    if (!t) return;
+    uint32_t id = 0;
+    if (name) {
+        pthread_mutex_lock(&lt__g.mu);
+        id = def_named(LT_TAG_FRAME_DEF, &frame_names, &n_frames, name);
+        pthread_mutex_unlock(&lt__g.mu);
+        if (!id) return;
+    }
+    uint64_t ts = lt__now();
+    uint8_t *p = lt__reserve(t, 22, ts);
+    if (!p) return;
+    *p++ = LT_TAG_FRAME;
+    p = lt__put_varint(p, lt__dt(&t->pub, ts));
+    p = lt__put_varint(p, id);
+    lt__commit(t, p, 1);
+}
+
+void lt_thread_name(const char *name) {
+    lt__thr *t = (lt__thr *)lt__tb();
+    if (!t || !name) return;
+    pthread_mutex_lock(&lt__g.mu);
+    if (lt__g.state == LT__ACTIVE) lt__meta_thread(t->pub.thread, t->tid, name);
+    pthread_mutex_unlock(&lt__g.mu);
+}
+
+void lt_thread_name_tid(uint64_t tid, const char *name) {
+    if (!name) return;
+    pthread_once(&once, init_once);
+    pthread_mutex_lock(&lt__g.mu);
+    lt__thr *t = lt__g.threads;
+    while (t && (t->tid != tid || t->finished)) t = t->next;
+    if (t && lt__g.state == LT__ACTIVE)
+        lt__meta_thread(t->pub.thread, tid, name);
+    else
+        set_pending(tid, name);
+    pthread_mutex_unlock(&lt__g.mu);
+}

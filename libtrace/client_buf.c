@@ -1,0 +1,443 @@
+/* client_buf.c -- client per-thread chunk buffers, the chunk pool and the
+ * slow paths of the hot path (refill, waiting, drop mode). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include "client_internal.h"
+
+LT_API __thread lt__tbuf *lt__tls __attribute__((tls_model("initial-exec")));
+
+/* Where a thread's records go once the client is stopped: overwritten over
+ * and over, never sent. Only hot-path records (<= 16 bytes) land here. */
+#define LT__SCRATCH 1024u
+static __thread uint8_t scratch_buf[LT__SCRATCH];
+static __thread uint32_t scratch_committed;
+
+static pthread_key_t tb_key;
+static pthread_once_t tb_key_once = PTHREAD_ONCE_INIT;
+
+/* Largest record the hot path writes into the slack (ZONE_END). */
+#define LT__END_MAX 11u
+
+/* ---- chunk pool (mu held) --------------------------------------------- */
+
+/* A free chunk, or NULL when the pool is at its limit. `force` allows going
+ * over the limit (a thread's first chunk: a thread always gets one). */
+static lt__chunk *pool_take(int force) {
+    lt__client *g = &lt__g;
+    lt__chunk *c = g->free_chunks;
+    if (c) {
+        g->free_chunks = c->next;
+    } else if (force || g->n_chunks < g->max_chunks) {
+        c = malloc(sizeof *c);
+        if (!c) return NULL;
+        g->n_chunks++;
+    } else {
+        return NULL;
+    }
+    c->next = NULL;
+    c->committed = 0;
+    c->sent = 0;
+    c->sealed = 0;
+    return c;
+}
+
+static void pool_put(lt__chunk *c) {
+    lt__client *g = &lt__g;
+    if (g->n_chunks > g->max_chunks) {
+        free(c);
+        g->n_chunks--;
+        return;
+    }
+    c->next = g->free_chunks;
+    g->free_chunks = c;
+}
+
+void lt__pool_trim(void) {
+    lt__client *g = &lt__g;
+    while (g->free_chunks) {
+        lt__chunk *c = g->free_chunks;
+        g->free_chunks = c->next;
+        free(c);
+        g->n_chunks--;
+    }
+}
+
+/* Appends c to the thread's chunk list (mu held). */
+static void tb_link(lt__thr *t, lt__chunk *c) {
+    if (t->head == NULL) {
+        t->head = c;
+    } else {
+        lt__chunk *x = t->head;
+        while (x->next) x = x->next;
+        x->next = c;
+    }
+}
+
+/* Makes c the thread's write chunk (producer side). */
+static void tb_install(lt__thr *t, lt__chunk *c) {
+    t->cur = c;
+    t->pub.base = c->data;
+    t->pub.wp = c->data;
+    t->pub.committed = &c->committed;
+    t->real_limit = c->data + LT__CHUNK_CAP - LT__SLACK;
+    t->pub.limit = t->skip ? NULL : t->real_limit;
+}
+
+static void tb_use_scratch(lt__thr *t) {
+    t->pub.base = scratch_buf;
+    t->pub.wp = scratch_buf;
+    t->pub.committed = &scratch_committed;
+    t->real_limit = scratch_buf + LT__SCRATCH - LT__SLACK;
+    t->pub.limit = t->skip ? NULL : t->real_limit;
+}
+
+static int tb_in_scratch(const lt__thr *t) { return t->pub.base == scratch_buf; }
+
+static uint8_t *tb_end(const lt__thr *t) { return t->real_limit + LT__SLACK; }
+
+static void count_lost(lt__thr *t, uint64_t n) {
+    t->lost_pending += n;
+    __atomic_fetch_add(&lt__g.events_lost, n, __ATOMIC_RELAXED);
+}
+
+static int recording(void) {
+    return __atomic_load_n(&lt__g.state, __ATOMIC_ACQUIRE) == LT__ACTIVE;
+}
+
+/* ---- records written by the slow path ------------------------------- */
+
+void lt__commit(lt__thr *t, uint8_t *end, int event) {
+    t->pub.wp = end;
+    if (event) t->pub.events++;
+    __atomic_store_n(t->pub.committed, (uint32_t)(end - t->pub.base),
+                     __ATOMIC_RELEASE);
+}
+
+static uint8_t *put_begin_rec(uint8_t *p, uint32_t loc, uint64_t dt) {
+    if (loc < 128) {
+        *p++ = (uint8_t)(LT_TAG_ZONE_BEGIN_SHORT | loc);
+        return lt__put_varint(p, dt);
+    }
+    *p++ = LT_TAG_ZONE_BEGIN;
+    p = lt__put_varint(p, dt);
+    return lt__put_varint(p, loc);
+}
+
+/* The wait for memory [ts, now] as a zone of the internal location. */
+static void write_wait_zone(lt__thr *t, uint64_t ts) {
+    uint8_t *p = put_begin_rec(t->pub.wp, lt__g.wait_loc, lt__dt(&t->pub, ts));
+    t->pub.events++;
+    *p++ = LT_TAG_ZONE_END;
+    p = lt__put_varint(p, lt__dt(&t->pub, lt__now()));
+    lt__commit(t, p, 1);
+}
+
+static void write_lost(lt__thr *t, uint64_t ts) {
+    uint8_t *p = t->pub.wp;
+    *p++ = LT_TAG_LOST;
+    p = lt__put_varint(p, lt__dt(&t->pub, ts));
+    p = lt__put_varint(p, t->lost_pending);
+    t->lost_pending = 0;
+    lt__commit(t, p, 1);
+}
+
+/* ---- making room ---------------------------------------------------- */
+
+/* Hands the current chunk to the sender and installs a fresh one. Waits for
+ * memory unless `droppable` in drop mode, where it returns -1 instead
+ * (nothing changed). An end (droppable 0) in drop mode is written into the
+ * slack of the current chunk while there is room for it. Once the client no
+ * longer records, writes go to the thread's scratch area. */
+static int make_room(lt__thr *t, uint64_t ts, int droppable) {
+    lt__client *g = &lt__g;
+    lt__chunk *c = NULL;
+    int waited = 0;
+
+    if (!recording() || tb_in_scratch(t)) {
+        tb_use_scratch(t);
+        return 0;
+    }
+    pthread_mutex_lock(&g->mu);
+    if (g->stopping) goto scratch;
+    if (g->drop) {
+        c = pool_take(0);
+        if (!c) {
+            if (droppable) {
+                pthread_mutex_unlock(&g->mu);
+                return -1;
+            }
+            if ((size_t)(tb_end(t) - t->pub.wp) >= LT__END_MAX) {
+                pthread_mutex_unlock(&g->mu);
+                return 0;
+            }
+        }
+    }
+    /* The last record is published; no more writes go to this chunk. */
+    t->cur->sealed = 1;
+    g->kick = 1;
+    pthread_cond_signal(&g->send_cv);
+    if (!c) c = pool_take(0);
+    while (!c) {
+        waited = 1;
+        pthread_cond_wait(&g->pool_cv, &g->mu);
+        if (g->stopping || g->state != LT__ACTIVE) goto scratch;
+        c = pool_take(0);
+    }
+    tb_link(t, c);
+    pthread_mutex_unlock(&g->mu);
+    tb_install(t, c);
+    if (waited && g->wait_loc) write_wait_zone(t, ts);
+    if (t->lost_pending) write_lost(t, ts);
+    return 0;
+
+scratch:
+    pthread_mutex_unlock(&g->mu);
+    tb_use_scratch(t);
+    return 0;
+}
+
+int lt__tbuf_refill(lt__tbuf *pt, uint64_t ts) {
+    lt__thr *t = (lt__thr *)pt;
+    if (t->skip) { /* inside a dropped zone: drop its children too */
+        t->skip++;
+        count_lost(t, 1);
+        return -1;
+    }
+    if (pt->wp <= t->real_limit) {
+        pt->limit = t->real_limit;
+        return 0;
+    }
+    if (make_room(t, ts, 1) < 0) {
+        t->skip = 1;
+        pt->limit = NULL; /* so that the matching end comes here */
+        count_lost(t, 1);
+        return -1;
+    }
+    return 0;
+}
+
+int lt__tbuf_refill_end(lt__tbuf *pt, uint64_t ts) {
+    lt__thr *t = (lt__thr *)pt;
+    if (t->skip) {
+        count_lost(t, 1);
+        if (--t->skip == 0) {
+            pt->limit = t->real_limit;
+            if (pt->wp <= t->real_limit && t->lost_pending) write_lost(t, ts);
+        }
+        return -1;
+    }
+    if (pt->depth == 0) return -1;
+    if (pt->wp <= t->real_limit) {
+        pt->limit = t->real_limit;
+        return 0;
+    }
+    (void)make_room(t, ts, 0);
+    return 0;
+}
+
+uint8_t *lt__reserve(lt__thr *t, size_t n, uint64_t ts) {
+    if (!recording() || tb_in_scratch(t)) return NULL;
+    /* At most twice: a fresh chunk may begin with a wait zone and LOST. */
+    while (t->pub.wp + n > t->real_limit) {
+        if (make_room(t, ts, 1) < 0) {
+            count_lost(t, 1);
+            return NULL;
+        }
+        if (tb_in_scratch(t)) return NULL;
+    }
+    if (t->lost_pending) {
+        write_lost(t, ts);
+        if (t->pub.wp + n > t->real_limit) return lt__reserve(t, n, ts);
+    }
+    return t->pub.wp;
+}
+
+/* ---- thread buffers ------------------------------------------------- */
+
+static void tb_free(lt__thr *t) {
+    while (t->head) {
+        lt__chunk *c = t->head;
+        t->head = c->next;
+        pool_put(c);
+    }
+    free(t);
+}
+
+/* Unlinks t from lt__g.threads (mu held). */
+static void tb_unlink(lt__thr *t) {
+    for (lt__thr **pp = &lt__g.threads; *pp; pp = &(*pp)->next) {
+        if (*pp == t) {
+            *pp = t->next;
+            return;
+        }
+    }
+}
+
+/* Thread exit: the sender ships what is left, then frees the buffer. */
+static void tb_exit(void *arg) {
+    lt__thr *t = arg;
+    lt__client *g = &lt__g;
+    if (lt__tls == &t->pub) lt__tls = NULL;
+    pthread_mutex_lock(&g->mu);
+    t->finished = 1;
+    if (g->state == LT__ACTIVE && g->sender_running) {
+        if (t->cur) t->cur->sealed = 1;
+        g->kick = 1;
+        pthread_cond_signal(&g->send_cv);
+    } else if (!g->sender_running) {
+        tb_unlink(t);
+        tb_free(t);
+    }
+    pthread_mutex_unlock(&g->mu);
+}
+
+static int key_made;
+static void make_key(void) {
+    key_made = pthread_key_create(&tb_key, tb_exit) == 0;
+}
+
+lt__tbuf *lt__tbuf_create(void) {
+    lt__client *g = &lt__g;
+    char name[64] = "";
+    if (lt__tls) return lt__tls;
+    int st = __atomic_load_n(&g->state, __ATOMIC_ACQUIRE);
+    if (st == LT__UNINIT) {
+        (void)lt_client_start();
+        st = __atomic_load_n(&g->state, __ATOMIC_ACQUIRE);
+    }
+    if (st != LT__ACTIVE) return NULL;
+    pthread_once(&tb_key_once, make_key);
+    if (!key_made) return NULL;
+    lt__thr *t = calloc(1, sizeof *t);
+    if (!t) return NULL;
+    t->tid = (uint64_t)gettid();
+    (void)pthread_getname_np(pthread_self(), name, sizeof name);
+
+    pthread_mutex_lock(&g->mu);
+    lt__chunk *c = NULL;
+    if (g->state == LT__ACTIVE && !g->stopping) c = pool_take(1);
+    if (!c) {
+        pthread_mutex_unlock(&g->mu);
+        free(t);
+        return NULL;
+    }
+    t->pub.thread = ++g->n_threads;
+    const char *pending = lt__pending_name(t->tid);
+    lt__meta_thread(t->pub.thread, t->tid, pending ? pending : name);
+    t->next = g->threads;
+    g->threads = t;
+    tb_link(t, c);
+    pthread_mutex_unlock(&g->mu);
+
+    tb_install(t, c);
+    lt__tls = &t->pub;
+    (void)pthread_setspecific(tb_key, t);
+    return &t->pub;
+}
+
+/* ---- fork ----------------------------------------------------------- */
+
+/* Child side of fork(): the child is a new process that connects on its
+ * first event. Its copy of the parent's buffers belongs to nobody: it is
+ * dropped, reachable from `stale` so that leak checkers stay quiet. */
+static lt__thr *stale;
+
+void lt__buf_atfork_child(void) {
+    lt__client *g = &lt__g;
+    lt__tls = NULL;
+    if (key_made) (void)pthread_setspecific(tb_key, NULL);
+    if (g->threads) {
+        lt__thr *last = g->threads;
+        while (last->next) last = last->next;
+        last->next = stale;
+        stale = g->threads;
+    }
+    g->threads = NULL;
+    g->n_threads = 0;
+}
+
+/* ---- event counting ------------------------------------------------- */
+
+static const uint8_t *skip_varint(const uint8_t *p, const uint8_t *end) {
+    while (p < end && (*p & 0x80)) p++;
+    return p < end ? p + 1 : end;
+}
+
+static const uint8_t *skip_str(const uint8_t *p, const uint8_t *end) {
+    uint64_t len = 0;
+    if (lt__get_varint(&p, end, &len) < 0 || len > (uint64_t)(end - p))
+        return end;
+    return p + len;
+}
+
+uint64_t lt__count_events(const uint8_t *p, size_t n) {
+    const uint8_t *end = p + n;
+    uint64_t events = 0;
+    while (p < end) {
+        uint8_t tag = *p++;
+        if (tag & 0x80) {
+            p = skip_varint(p, end);
+            events++;
+            continue;
+        }
+        switch (tag) {
+        case LT_TAG_ZONE_TEXT:
+        case LT_TAG_ZONE_NAME:
+            p = skip_str(p, end);
+            continue;
+        case LT_TAG_ZONE_END:
+        case LT_TAG_ZONE_END_ABORTED:
+            p = skip_varint(p, end);
+            break;
+        case LT_TAG_ZONE_BEGIN:
+        case LT_TAG_FRAME:
+        case LT_TAG_LOST:
+            p = skip_varint(skip_varint(p, end), end);
+            break;
+        case LT_TAG_MESSAGE:
+            p = skip_str(skip_varint(p, end), end);
+            break;
+        case LT_TAG_SIGNPOST:
+            p = skip_str(skip_str(skip_varint(p, end), end), end);
+            break;
+        case LT_TAG_PLOT:
+            p = skip_varint(skip_varint(p, end), end);
+            p = (size_t)(end - p) >= 8 ? p + 8 : end;
+            break;
+        default:
+            return events; /* not produced by this client */
+        }
+        events++;
+    }
+    return events;
+}
+
+/* ---- used by the sender --------------------------------------------- */
+
+void lt__buf_release(lt__thr *t, lt__chunk *c) {
+    /* c is t->head: chunks are released in order */
+    t->head = c->next;
+    pool_put(c);
+}
+
+void lt__buf_reap(int all) {
+    lt__client *g = &lt__g;
+    for (lt__thr **pp = &g->threads; *pp;) {
+        lt__thr *t = *pp;
+        if (t->finished && (all || t->head == NULL)) {
+            *pp = t->next;
+            tb_free(t);
+        } else {
+            pp = &t->next;
+        }
+    }
+    if (all) {
+        while (stale) {
+            lt__thr *t = stale;
+            stale = t->next;
+            tb_free(t);
+        }
+    }
+}

@@ -1,0 +1,163 @@
+/* client_internal.h -- private state of the client library, shared by
+ * client.c (connection, API) and client_buf.c (buffers, sender, clock). */
+#ifndef LIBTRACE_CLIENT_INTERNAL_H
+#define LIBTRACE_CLIENT_INTERNAL_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include "client_fast.h"
+#include "records.h"
+#include "trace_client.h"
+#include "wire.h"
+
+/* Event bytes per chunk: an EVENTS message (type, thread varint, records)
+ * stays below LT_WIRE_CLIENT_CHUNK; a chunk allocation stays below 64 KiB. */
+#define LT__CHUNK_CAP (LT_WIRE_CLIENT_CHUNK - 16u)
+#define LT__CHUNK_BYTES (64u << 10)
+/* Longest string field of a record written outside the hot path. */
+#define LT__MAX_TEXT (LT__CHUNK_CAP - LT__SLACK - 64u)
+/* Longest name in a metadata record. */
+#define LT__MAX_NAME 4096u
+
+struct lt__chunk {
+    struct lt__chunk *next;  /* next chunk of the thread, or free list */
+    uint32_t committed;      /* published size (release store / acquire) */
+    uint32_t sent;           /* bytes already sent (sender only) */
+    uint32_t sealed;         /* no more writes (set under lt__g.mu) */
+    uint8_t data[LT__CHUNK_CAP];
+};
+
+/* One thread's buffer; `pub` first so that lt__tbuf * converts back. */
+typedef struct lt__thr {
+    lt__tbuf pub;
+    uint8_t *real_limit;     /* chunk end minus LT__SLACK (pub.limit is NULL
+                                while a dropped zone is open) */
+    lt__chunk *cur;          /* the chunk being written */
+    lt__chunk *head;         /* oldest chunk not yet released (mu) */
+    lt__chunk *scratch;      /* after the client stopped: discarded writes */
+    struct lt__thr *next;     /* in lt__g.threads (mu) */
+    uint64_t tid;
+    uint64_t lost_pending;   /* drops not yet recorded as LOST */
+    uint32_t skip;           /* dropped zones still open (drop mode) */
+    int finished;            /* the thread exited (mu) */
+} lt__thr;
+
+enum lt__state {
+    LT__UNINIT = 0,   /* not connected yet: connect on first use */
+    LT__ACTIVE = 1,   /* connected and recording */
+    LT__OFF = 2       /* not profiled (no daemon, refused, stopped) */
+};
+
+/* Growable byte buffer. */
+typedef struct lt__bytes {
+    uint8_t *p;
+    size_t len, cap;
+} lt__bytes;
+
+int lt__bytes_reserve(lt__bytes *b, size_t extra);
+void lt__bytes_free(lt__bytes *b);
+
+typedef struct lt__client {
+    pthread_mutex_t mu;       /* everything below but the atomics */
+    pthread_cond_t send_cv;   /* wakes the sender */
+    pthread_cond_t pool_cv;   /* a chunk was freed / state changed */
+    pthread_cond_t done_cv;   /* a send round finished */
+    int state;                /* enum lt__state, atomic */
+    int stopping;             /* the sender does its last round */
+    int broken;               /* the connection failed: discard data */
+    int kick;                 /* work for the sender now */
+    int fd;
+    int sender_running;
+    pthread_t sender;
+    /* configuration */
+    int drop, quiet;
+    size_t max_chunks;
+    char where[300];          /* "addr:port" for messages */
+    /* chunk pool */
+    lt__chunk *free_chunks;
+    size_t n_chunks;          /* allocated, free or in use */
+    /* threads */
+    lt__thr *threads;
+    uint32_t n_threads;       /* thread indices handed out */
+    /* metadata waiting to be sent */
+    lt__bytes meta;
+    /* send rounds, for lt_client_flush */
+    uint64_t rounds_started, rounds_done;
+    /* counts */
+    uint64_t events_sent;     /* atomic */
+    uint64_t events_lost;     /* atomic */
+    uint32_t wait_loc;        /* "tracy: waiting for capture" */
+    uint32_t process_index;   /* from WELCOME */
+} lt__client;
+
+extern lt__client lt__g;
+
+/* ---- client_send.c -------------------------------------------------- */
+
+/* Starts the sender thread on the connected socket. Returns 0 or LT_ENOMEM. */
+int lt__sender_start(void);
+/* Final round, BYE, close; joins the sender. Called with mu not held. */
+void lt__sender_stop(void);
+/* TSC clock calibration (x86-64 with a TSC clocksource); called by the
+ * sender about every 50 ms. */
+void lt__clock_tick(void);
+
+/* ---- client_buf.c --------------------------------------------------- */
+/* After fork() in the child: forget the parent's threads and buffers. */
+void lt__buf_atfork_child(void);
+/* Frees the free chunk list (mu held). */
+void lt__pool_trim(void);
+/* Releases the fully sent chunk c, the oldest of t (mu held). */
+void lt__buf_release(lt__thr *t, lt__chunk *c);
+/* Frees the buffers of exited threads whose data is all sent, or with
+ * `all` every exited thread's and those dropped at fork (mu held). */
+void lt__buf_reap(int all);
+
+/* Makes room for a record of n bytes (n <= LT__MAX_TEXT + 64) outside the
+ * hot path, at time ts. Returns the write position, or NULL when the record
+ * is dropped (drop mode; counted). */
+uint8_t *lt__reserve(lt__thr *t, size_t n, uint64_t ts);
+/* Publishes a record written at the reserved position; `event` is 0 for
+ * ZONE_TEXT / ZONE_NAME. */
+void lt__commit(lt__thr *t, uint8_t *end, int event);
+
+/* Number of event records in p[0..n) (whole records). */
+uint64_t lt__count_events(const uint8_t *p, size_t n);
+
+/* ---- client.c ------------------------------------------------------- */
+
+/* Appends a THREAD_INFO record to the pending metadata (mu held). */
+void lt__meta_thread(uint32_t thread, uint64_t tid, const char *name);
+/* Name set with lt_thread_name_tid for a thread not yet seen, or NULL
+ * (mu held). The result stays valid until mu is released. */
+const char *lt__pending_name(uint64_t tid);
+
+/* ---- encoding ------------------------------------------------------- */
+
+static inline uint8_t *lt__put_u16(uint8_t *p, uint16_t v) {
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    return p + 2;
+}
+
+static inline uint8_t *lt__put_u32(uint8_t *p, uint32_t v) {
+    for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
+    return p + 4;
+}
+
+/* Length of the longest prefix of s[0..len) that is at most max bytes and
+ * does not cut a UTF-8 sequence. */
+static inline size_t lt__clip(const char *s, size_t len, size_t max) {
+    if (len <= max) return len;
+    len = max;
+    while (len > 0 && ((uint8_t)s[len] & 0xC0) == 0x80) len--;
+    return len;
+}
+
+/* Writes `str` with s[0..len) clipped to max bytes; invalid UTF-8 bytes
+ * become '?'. The caller makes room for 10 + max bytes. */
+uint8_t *lt__put_text(uint8_t *p, const char *s, size_t len, size_t max);
+
+#endif /* LIBTRACE_CLIENT_INTERNAL_H */

@@ -1,0 +1,389 @@
+/* client_send.c -- the client's sender thread (ships metadata and every
+ * thread's chunks straight from memory with sendmsg) and the TSC clock. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+#include "client_internal.h"
+
+#define LT__SEND_PERIOD_NS 50000000u /* PROTOCOL.md: at least every 50 ms */
+#define LT__IOV_BATCH 512           /* iovecs per sendmsg (IOV_MAX >= 1024) */
+
+/* A slice of one chunk to send in this round. */
+typedef struct work {
+    lt__thr *t;
+    lt__chunk *c;
+    uint32_t from, to;
+    int sealed;
+    uint8_t hdr[16];
+    uint8_t hdr_len;
+} work;
+
+typedef struct sender {
+    work *w;
+    size_t n, cap;
+    lt__bytes meta;
+} sender;
+
+/* ---- socket output ------------------------------------------------- */
+
+/* Sends iov[0..n) completely. Returns 0 or -errno. */
+static int send_all(int fd, struct iovec *iov, size_t n) {
+    while (n > 0) {
+        struct msghdr mh = {0};
+        mh.msg_iov = iov;
+        mh.msg_iovlen = n;
+        ssize_t k = sendmsg(fd, &mh, MSG_NOSIGNAL);
+        if (k < 0) {
+            if (errno == EINTR) continue;
+            return -errno;
+        }
+        while (n > 0 && (size_t)k >= iov->iov_len) {
+            k -= (ssize_t)iov->iov_len;
+            iov++;
+            n--;
+        }
+        if (n > 0) {
+            iov->iov_base = (uint8_t *)iov->iov_base + k;
+            iov->iov_len -= (size_t)k;
+        }
+    }
+    return 0;
+}
+
+static size_t msg_header(uint8_t *h, uint8_t type, uint32_t len) {
+    lt__put_u32(h, len);
+    h[4] = type;
+    return LT_WIRE_HEADER;
+}
+
+/* Size of the metadata record at p (whole records only in the buffer). */
+static size_t meta_len(const uint8_t *p, const uint8_t *end) {
+    const uint8_t *q = p + 1;
+    uint64_t v;
+    const char *s;
+    size_t n;
+    switch (*p) {
+    case LT_TAG_THREAD_INFO:
+        lt__get_varint(&q, end, &v);
+        lt__get_varint(&q, end, &v);
+        lt__get_str(&q, end, &s, &n);
+        break;
+    case LT_TAG_LOC_DEF:
+        lt__get_varint(&q, end, &v);
+        q++;
+        lt__get_varint(&q, end, &v);
+        lt__get_str(&q, end, &s, &n);
+        lt__get_str(&q, end, &s, &n);
+        break;
+    default: /* PLOT_DEF, FRAME_DEF */
+        lt__get_varint(&q, end, &v);
+        lt__get_str(&q, end, &s, &n);
+        break;
+    }
+    return (size_t)(q - p);
+}
+
+/* Sends the metadata buffer as META messages below LT_WIRE_CLIENT_CHUNK. */
+static int send_meta(int fd, const lt__bytes *m) {
+    const uint8_t *p = m->p, *end = m->p + m->len;
+    while (p < end) {
+        const uint8_t *q = p;
+        while (q < end) {
+            size_t n = meta_len(q, end);
+            if (q > p && (size_t)(q + n - p) > LT_WIRE_CLIENT_CHUNK) break;
+            q += n;
+        }
+        uint8_t h[LT_WIRE_HEADER];
+        msg_header(h, LT_MSG_META, (uint32_t)(q - p) + 1);
+        struct iovec iov[2] = {{h, sizeof h}, {(void *)p, (size_t)(q - p)}};
+        int rc = send_all(fd, iov, 2);
+        if (rc < 0) return rc;
+        p = q;
+    }
+    return 0;
+}
+
+static int send_events(int fd, work *w, size_t n) {
+    struct iovec iov[2 * LT__IOV_BATCH];
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (w[i].to <= w[i].from) continue;
+        uint8_t *h = w[i].hdr;
+        uint8_t *e = lt__put_varint(h + LT_WIRE_HEADER, w[i].t->pub.thread);
+        uint32_t body = (uint32_t)(e - h) - 4 + (w[i].to - w[i].from);
+        msg_header(h, LT_MSG_EVENTS, body);
+        iov[k].iov_base = h;
+        iov[k++].iov_len = (size_t)(e - h);
+        iov[k].iov_base = w[i].c->data + w[i].from;
+        iov[k++].iov_len = w[i].to - w[i].from;
+        if (k == 2 * LT__IOV_BATCH) {
+            int rc = send_all(fd, iov, k);
+            if (rc < 0) return rc;
+            k = 0;
+        }
+    }
+    return k ? send_all(fd, iov, k) : 0;
+}
+
+static void send_bye(int fd) {
+    uint8_t b[32];
+    uint8_t *p = lt__put_varint(b + LT_WIRE_HEADER,
+                                __atomic_load_n(&lt__g.events_sent, __ATOMIC_RELAXED));
+    p = lt__put_varint(p, __atomic_load_n(&lt__g.events_lost, __ATOMIC_RELAXED));
+    msg_header(b, LT_MSG_BYE, (uint32_t)(p - b) - 4);
+    struct iovec iov = {b, (size_t)(p - b)};
+    if (send_all(fd, &iov, 1) < 0) return;
+    /* Wait (bounded) for the daemon to close: then it has read everything. */
+    shutdown(fd, SHUT_WR);
+    struct pollfd pf = {fd, POLLIN, 0};
+    char junk[256];
+    while (poll(&pf, 1, 2000) > 0 && read(fd, junk, sizeof junk) > 0) {
+    }
+}
+
+/* ---- the round -------------------------------------------------------- */
+
+/* Takes the snapshot (mu held): every chunk's published size, then the
+ * metadata; a record that uses a definition was published after the
+ * definition was queued, so the definition is in this round's META. */
+static int snapshot(sender *s) {
+    lt__client *g = &lt__g;
+    s->n = 0;
+    for (lt__thr *t = g->threads; t; t = t->next) {
+        for (lt__chunk *c = t->head; c; c = c->next) {
+            uint32_t to = __atomic_load_n(&c->committed, __ATOMIC_ACQUIRE);
+            if (to <= c->sent && !c->sealed) continue;
+            if (s->n == s->cap) {
+                size_t cap = s->cap ? 2 * s->cap : 64;
+                work *w = realloc(s->w, cap * sizeof *w);
+                if (!w) return -1; /* next round */
+                s->w = w;
+                s->cap = cap;
+            }
+            work *x = &s->w[s->n++];
+            x->t = t;
+            x->c = c;
+            x->from = c->sent;
+            x->to = to;
+            x->sealed = (int)c->sealed;
+        }
+    }
+    lt__bytes tmp = s->meta;
+    s->meta = g->meta;
+    g->meta = tmp;
+    g->meta.len = 0;
+    return 0;
+}
+
+/* Marks what was sent and releases the chunks that are done (mu held). */
+static void release(sender *s) {
+    for (size_t i = 0; i < s->n; i++) {
+        work *x = &s->w[i];
+        x->c->sent = x->to;
+        if (x->sealed && x->to == x->c->committed) lt__buf_release(x->t, x->c);
+    }
+    lt__buf_reap(0);
+    pthread_cond_broadcast(&lt__g.pool_cv);
+}
+
+static void ship(sender *s) {
+    lt__client *g = &lt__g;
+    uint64_t events = 0;
+    for (size_t i = 0; i < s->n; i++)
+        events += lt__count_events(s->w[i].c->data + s->w[i].from,
+                                   s->w[i].to - s->w[i].from);
+    if (__atomic_load_n(&g->broken, __ATOMIC_RELAXED)) return;
+    int rc = send_meta(g->fd, &s->meta);
+    if (rc == 0) rc = send_events(g->fd, s->w, s->n);
+    if (rc < 0) {
+        __atomic_store_n(&g->broken, 1, __ATOMIC_RELAXED);
+        if (!g->quiet)
+            fprintf(stderr, "tracy: lost the connection to the capture daemon at "
+                    "%s (%s); running unprofiled\n", g->where, strerror(-rc));
+        return;
+    }
+    __atomic_fetch_add(&g->events_sent, events, __ATOMIC_RELAXED);
+}
+
+static void wait_kick(void) {
+    lt__client *g = &lt__g;
+    if (g->kick || g->stopping) return;
+    struct timespec dl;
+    clock_gettime(CLOCK_MONOTONIC, &dl);
+    dl.tv_nsec += LT__SEND_PERIOD_NS;
+    if (dl.tv_nsec >= 1000000000) {
+        dl.tv_sec++;
+        dl.tv_nsec -= 1000000000;
+    }
+    pthread_cond_timedwait(&g->send_cv, &g->mu, &dl);
+}
+
+static void *sender_main(void *arg) {
+    lt__client *g = &lt__g;
+    sender s = {0};
+    (void)arg;
+    pthread_mutex_lock(&g->mu);
+    for (;;) {
+        int last = g->stopping;
+        uint64_t round = ++g->rounds_started;
+        g->kick = 0;
+        if (snapshot(&s) < 0) s.n = 0;
+        pthread_mutex_unlock(&g->mu);
+
+        ship(&s);
+        s.meta.len = 0;
+        lt__clock_tick();
+
+        pthread_mutex_lock(&g->mu);
+        release(&s);
+        g->rounds_done = round;
+        pthread_cond_broadcast(&g->done_cv);
+        if (last) break;
+        wait_kick();
+    }
+    pthread_mutex_unlock(&g->mu);
+    if (!__atomic_load_n(&g->broken, __ATOMIC_RELAXED)) send_bye(g->fd);
+    free(s.w);
+    lt__bytes_free(&s.meta);
+    return NULL;
+}
+
+int lt__sender_start(void) {
+    lt__client *g = &lt__g;
+    /* The sender must not take signals meant for the program. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&g->sender, NULL, sender_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) return LT_ENOMEM;
+    g->sender_running = 1;
+    return 0;
+}
+
+void lt__sender_stop(void) {
+    lt__client *g = &lt__g;
+    pthread_mutex_lock(&g->mu);
+    if (!g->sender_running) {
+        pthread_mutex_unlock(&g->mu);
+        return;
+    }
+    g->stopping = 1;
+    g->kick = 1;
+    pthread_cond_signal(&g->send_cv);
+    pthread_cond_broadcast(&g->pool_cv);
+    pthread_mutex_unlock(&g->mu);
+
+    pthread_join(g->sender, NULL);
+
+    pthread_mutex_lock(&g->mu);
+    g->sender_running = 0;
+    __atomic_store_n(&g->state, LT__OFF, __ATOMIC_RELEASE);
+    lt__buf_reap(1);
+    lt__pool_trim();
+    lt__bytes_free(&g->meta);
+    pthread_cond_broadcast(&g->pool_cv);
+    pthread_cond_broadcast(&g->done_cv);
+    pthread_mutex_unlock(&g->mu);
+    close(g->fd);
+    g->fd = -1;
+}
+
+/* ---- TSC clock ------------------------------------------------------ */
+
+LT_API const lt__clock_map *lt__clk;
+
+#if defined(__x86_64__)
+#define LT__CLOCK_RING 256
+#define LT__CLOCK_EVERY 200000000u  /* recalibrate every 200 ms */
+#define LT__CLOCK_HORIZON 1000000000 /* correct the error over 1 s */
+
+static struct {
+    int usable; /* 0 unknown, 1 yes, -1 no */
+    uint64_t t_first, n_first, n_last;
+    unsigned idx;
+    lt__clock_map ring[LT__CLOCK_RING];
+} ck;
+
+static uint64_t mono_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* A (tsc, ns) pair read as close together as possible. */
+static void clock_pair(uint64_t *tsc, uint64_t *ns) {
+    uint64_t best = UINT64_MAX;
+    for (int i = 0; i < 5; i++) {
+        uint64_t a = __builtin_ia32_rdtsc();
+        uint64_t n = mono_ns();
+        uint64_t b = __builtin_ia32_rdtsc();
+        if (b - a < best) {
+            best = b - a;
+            *tsc = a + (b - a) / 2;
+            *ns = n;
+        }
+    }
+}
+
+/* The TSC is used only where the kernel itself trusts it for the clock. */
+static int tsc_usable(void) {
+    if (ck.usable) return ck.usable > 0;
+    ck.usable = -1;
+    const char *off = getenv("TRACY_NO_TSC");
+    if (off && *off && strcmp(off, "0") != 0) return 0;
+    FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "r");
+    if (!f) return 0;
+    char buf[32] = "";
+    if (fgets(buf, sizeof buf, f) && strncmp(buf, "tsc", 3) == 0 &&
+        (buf[3] == '\n' || buf[3] == 0))
+        ck.usable = 1;
+    fclose(f);
+    return ck.usable > 0;
+}
+
+void lt__clock_tick(void) {
+    if (!tsc_usable()) return;
+    uint64_t T = 0, N = 0;
+    clock_pair(&T, &N);
+    if (ck.n_first == 0 || T <= ck.t_first || N <= ck.n_first) {
+        ck.t_first = T;
+        ck.n_first = N;
+        ck.n_last = N;
+        return;
+    }
+    if (N - ck.n_last < LT__CLOCK_EVERY && lt__clk) return;
+    if (N - ck.n_first < LT__SEND_PERIOD_NS) return;
+    ck.n_last = N;
+    /* ns per tick over the whole baseline, 32.32 */
+    uint64_t rate = (uint64_t)(((unsigned __int128)(N - ck.n_first) << 32) /
+                               (T - ck.t_first));
+    const lt__clock_map *cur = lt__clk;
+    lt__clock_map m = {T, N, rate};
+    if (cur && T >= cur->tsc0) {
+        uint64_t M = cur->ns0 +
+            (uint64_t)(((unsigned __int128)(T - cur->tsc0) * cur->mult) >> 32);
+        int64_t err = (int64_t)(M - N);
+        if (err > -1000000 && err < 1000000) {
+            /* continuous at T; slope corrected to meet the clock in 1 s */
+            m.ns0 = M;
+            m.mult = (uint64_t)((unsigned __int128)rate *
+                                (uint64_t)(LT__CLOCK_HORIZON - err) /
+                                LT__CLOCK_HORIZON);
+        }
+    }
+    lt__clock_map *slot = &ck.ring[++ck.idx % LT__CLOCK_RING];
+    *slot = m;
+    __atomic_store_n(&lt__clk, slot, __ATOMIC_RELEASE);
+}
+#else
+void lt__clock_tick(void) {}
+#endif
