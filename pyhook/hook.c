@@ -1,0 +1,715 @@
+/* hook.c -- turns Python execution into libtrace zones: a PEP 523
+ * frame-evaluation hook for function zones (CPython 3.11 and 3.12), and
+ * PyEval_SetProfile / PyEval_SetTrace callbacks for C calls, line zones and
+ * interpreters whose internals are unknown.
+ *
+ * Hot path (frame hook): one load of the code object's extra slot gives the
+ * location id, decided once per code object (filters included); the zone is
+ * written inline into the thread's buffer (client_fast.h). The hook's exit is
+ * structural -- the default evaluator returns through it -- so every zone
+ * that began ends, whatever the frame does (exception, yield, sys.exit).
+ */
+#include "hook.h"
+
+#include <pthread.h>
+#include <string.h>
+
+#include "client_fast.h"
+#include "trace_client.h"
+
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030D0000
+#define PY_HAVE_EVAL_HOOK 1
+#define Py_BUILD_CORE 1
+#include "internal/pycore_frame.h"
+#undef Py_BUILD_CORE
+#else
+#define PY_HAVE_EVAL_HOOK 0
+#endif
+
+#define LIKELY(x) __builtin_expect(!!(x), 1)
+#define UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+py_opts py__opts = {.max_depth = UINT32_MAX};
+
+/* Layout of a code object's co_extra (CPython 3.6 to 3.13). */
+typedef struct py_code_extra {
+    Py_ssize_t ce_size;
+    void *ce_extras[1];
+} py_code_extra;
+
+static Py_ssize_t g_extra_idx = -1;
+/* Cached locations are (epoch << 32 | loc); a new epoch forgets them all. */
+static uint32_t g_epoch = 1;
+static int g_enabled;    /* new zones may begin */
+static int g_live = 1;   /* the client may be written to */
+static int g_mode;       /* enum py_mode while enabled */
+#if PY_HAVE_EVAL_HOOK
+static _PyFrameEvalFunction g_prev_eval;
+#endif
+
+/* ---- Per-thread state of the slow modes ---------------------------------- */
+
+enum { ENT_FRAME = 1, ENT_C = 2 };
+
+typedef struct py_ent {
+    const void *key; /* the PyFrameObject, or the called C function */
+    uint8_t kind;
+    uint8_t rec;     /* its zone began: an end is owed */
+    uint8_t line;    /* a line zone of this frame is open */
+} py_ent;
+
+typedef struct py_pend {
+    uint64_t ts;
+    uint32_t loc;
+} py_pend;
+
+typedef struct py_tstate {
+    py_ent *st;
+    uint32_t n, cap;
+    py_pend *pend;   /* --min-duration: zones begun, maybe not written */
+    uint32_t np, nw, pcap; /* entries below nw are written */
+    int in_slow;     /* resolving a location: frames pass through */
+    int registered;
+} py_tstate;
+
+static __thread py_tstate tls;
+static pthread_key_t g_tls_key;
+
+static void tstate_free(void *p) {
+    py_tstate *s = p;
+    free(s->st);
+    free(s->pend);
+    memset(s, 0, sizeof *s);
+}
+
+static int grow(void **arr, uint32_t *cap, size_t elem) {
+    uint32_t ncap = *cap ? *cap * 2 : 64;
+    void *n = realloc(*arr, ncap * elem);
+    if (!n) return -1;
+    *arr = n;
+    *cap = ncap;
+    if (!tls.registered) {
+        tls.registered = 1;
+        pthread_setspecific(g_tls_key, &tls);
+    }
+    return 0;
+}
+
+/* ---- Recording primitives -------------------------------------------------- */
+
+void py__thread_first(void) {
+    PyObject *cb = py__opts.on_thread;
+    if (!cb) return;
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyObject *r = PyObject_CallNoArgs(cb);
+    if (!r) PyErr_WriteUnraisable(cb);
+    Py_XDECREF(r);
+    PyErr_Restore(type, value, tb);
+}
+
+static __attribute__((noinline)) lt__tbuf *tb_first(void) {
+    lt__tbuf *t = lt__tbuf_create();
+    if (t) py__thread_first();
+    return t;
+}
+
+static inline lt__tbuf *tb(void) {
+    lt__tbuf *t = lt__tls;
+    if (UNLIKELY(t == NULL)) t = tb_first();
+    return t;
+}
+
+void py__pending_flush(void) {
+    py_tstate *s = &tls;
+    lt__tbuf *t = lt__tls;
+    if (!t || !g_live) return;
+    for (uint32_t i = s->nw; i < s->np; i++)
+        lt__put_begin(t, s->pend[i].loc, s->pend[i].ts);
+    s->nw = s->np;
+}
+
+/* Begins a zone of `loc` on this thread, honouring --max-depth and
+ * --min-duration. Returns 1 when the zone began (zend() must follow). */
+static int zbegin(uint32_t loc) {
+    if (!g_live) return 0;
+    lt__tbuf *t = tb();
+    if (!t) return 0;
+    uint64_t now = lt__now();
+    if (py__opts.min_duration) {
+        py_tstate *s = &tls;
+        if (t->depth + (s->np - s->nw) >= py__opts.max_depth) return 0;
+        if (s->np == s->pcap &&
+            grow((void **)&s->pend, &s->pcap, sizeof *s->pend) < 0)
+            return 0;
+        s->pend[s->np].loc = loc;
+        s->pend[s->np].ts = now;
+        s->np++;
+        return 1;
+    }
+    if (t->depth >= py__opts.max_depth) return 0;
+    lt__put_begin(t, loc, now);
+    return 1;
+}
+
+static void zend(void) {
+    lt__tbuf *t = lt__tls;
+    if (!t || !g_live) return;
+    uint64_t now = lt__now();
+    if (py__opts.min_duration) {
+        py_tstate *s = &tls;
+        if (s->np == 0) return;
+        py_pend p = s->pend[--s->np];
+        if (s->np < s->nw) { /* it was written */
+            s->nw = s->np;
+            lt__put_end(t, now);
+        } else if (now - p.ts >= py__opts.min_duration) {
+            for (uint32_t i = s->nw; i < s->np; i++)
+                lt__put_begin(t, s->pend[i].loc, s->pend[i].ts);
+            s->nw = s->np;
+            lt__put_begin(t, p.loc, p.ts);
+            lt__put_end(t, now);
+        }
+        return;
+    }
+    lt__put_end(t, now);
+}
+
+/* ---- Locations --------------------------------------------------------------- */
+
+static const char *utf8_or(PyObject *s, const char *dflt) {
+    if (!s || !PyUnicode_Check(s)) return dflt;
+    const char *u = PyUnicode_AsUTF8(s);
+    if (!u) {
+        PyErr_Clear();
+        return dflt;
+    }
+    return u;
+}
+
+static const char *base_name(const char *path) {
+    const char *b = strrchr(path, '/');
+    return b ? b + 1 : path;
+}
+
+/* Registers a location, with the file and/or line appended to the name
+ * under --label file,line. Returns its id or 0. */
+static uint32_t loc_register(uint8_t kind, const char *name, const char *file,
+                             uint32_t line) {
+    if (kind == LT_LOC_LINE || (!py__opts.label_file && !py__opts.label_line))
+        return lt_loc_register(kind, name, file, line);
+    char buf[1024];
+    if (py__opts.label_file && py__opts.label_line && line)
+        snprintf(buf, sizeof buf, "%s [%s:%u]", name, base_name(file), line);
+    else if (py__opts.label_file)
+        snprintf(buf, sizeof buf, "%s [%s]", name, base_name(file));
+    else if (line)
+        snprintf(buf, sizeof buf, "%s [%u]", name, line);
+    else
+        snprintf(buf, sizeof buf, "%s", name);
+    return lt_loc_register(kind, buf, file, line);
+}
+
+/* Asks the filters whether (qualname, module, file) is recorded. */
+static int filter_ok(PyObject *qualname, PyObject *module, PyObject *file) {
+    PyObject *f = py__opts.filter;
+    if (!f) return 1;
+    PyObject *r = PyObject_CallFunctionObjArgs(f, qualname, module ? module : Py_None,
+                                               file ? file : Py_None, NULL);
+    if (!r) {
+        PyErr_WriteUnraisable(f);
+        return 1;
+    }
+    int ok = PyObject_IsTrue(r);
+    Py_DECREF(r);
+    if (ok < 0) {
+        PyErr_Clear();
+        ok = 1;
+    }
+    return ok;
+}
+
+static int under_skip_prefix(PyObject *file) {
+    PyObject *p = py__opts.skip_prefix;
+    if (!p || !file || !PyUnicode_Check(file)) return 0;
+    Py_ssize_t r = PyUnicode_Tailmatch(file, p, 0, PY_SSIZE_T_MAX, -1);
+    if (r < 0) PyErr_Clear();
+    return r > 0;
+}
+
+static PyObject *code_qualname(PyCodeObject *co) {
+#if PY_VERSION_HEX >= 0x030B0000
+    return co->co_qualname;
+#else
+    return co->co_name;
+#endif
+}
+
+/* First sight of a code object in this epoch: decides whether it is
+ * recorded and registers its location. Never raises. */
+static __attribute__((noinline)) uint32_t code_loc_slow(PyCodeObject *co,
+                                                        PyObject *globals) {
+    py_tstate *s = &tls;
+    if (s->in_slow || g_extra_idx < 0) return 0; /* the filter's own frames */
+    s->in_slow = 1;
+    PyObject *type, *value, *tbk;
+    PyErr_Fetch(&type, &value, &tbk);
+    uint32_t loc = 0;
+    PyObject *file = co->co_filename;
+    if (!under_skip_prefix(file)) {
+        PyObject *module = NULL;
+        if (globals && PyDict_Check(globals)) {
+            module = PyDict_GetItemString(globals, "__name__");
+        }
+        Py_XINCREF(module);
+        if (filter_ok(code_qualname(co), module, file))
+            loc = loc_register(LT_LOC_PYTHON, utf8_or(code_qualname(co), "?"),
+                               utf8_or(file, ""), (uint32_t)co->co_firstlineno);
+        Py_XDECREF(module);
+    }
+    uintptr_t v = ((uintptr_t)g_epoch << 32) | loc;
+    if (_PyCode_SetExtra((PyObject *)co, g_extra_idx, (void *)v) < 0)
+        PyErr_Clear();
+    PyErr_Restore(type, value, tbk);
+    s->in_slow = 0;
+    return loc;
+}
+
+static inline uint32_t code_loc(PyCodeObject *co, PyObject *globals) {
+    py_code_extra *ex = (py_code_extra *)co->co_extra;
+    if (LIKELY(ex != NULL && g_extra_idx < ex->ce_size)) {
+        uintptr_t v = (uintptr_t)ex->ce_extras[g_extra_idx];
+        if (LIKELY((uint32_t)(v >> 32) == g_epoch)) return (uint32_t)v;
+    }
+    return code_loc_slow(co, globals);
+}
+
+/* A small open-addressing map (k1, k2) -> location, for C functions and
+ * lines. Entries of an old epoch count as free. */
+typedef struct py_lmap_ent {
+    const void *k1;
+    uintptr_t k2;
+    uint32_t loc;
+    uint32_t epoch;
+} py_lmap_ent;
+
+typedef struct py_lmap {
+    py_lmap_ent *e;
+    size_t cap, n;
+    uint32_t epoch;
+} py_lmap;
+
+static py_lmap g_cmap, g_linemap;
+
+static size_t lmap_hash(const void *k1, uintptr_t k2) {
+    uint64_t h = (uint64_t)(uintptr_t)k1 * 0x9E3779B97F4A7C15ull;
+    h ^= (uint64_t)k2 * 0xC2B2AE3D27D4EB4Full;
+    return (size_t)(h ^ (h >> 29));
+}
+
+/* Returns the slot of (k1, k2): found (loc valid) or free. NULL on OOM. */
+static py_lmap_ent *lmap_slot(py_lmap *m, const void *k1, uintptr_t k2) {
+    if (m->epoch != g_epoch) { /* forget everything */
+        if (m->e) memset(m->e, 0, m->cap * sizeof *m->e);
+        m->n = 0;
+        m->epoch = g_epoch;
+    }
+    if ((m->n + 1) * 2 > m->cap) {
+        size_t ncap = m->cap ? m->cap * 2 : 256;
+        py_lmap_ent *ne = calloc(ncap, sizeof *ne);
+        if (!ne) return NULL;
+        for (size_t i = 0; i < m->cap; i++) {
+            if (!m->e[i].epoch) continue;
+            size_t j = lmap_hash(m->e[i].k1, m->e[i].k2) & (ncap - 1);
+            while (ne[j].epoch) j = (j + 1) & (ncap - 1);
+            ne[j] = m->e[i];
+        }
+        free(m->e);
+        m->e = ne;
+        m->cap = ncap;
+    }
+    size_t j = lmap_hash(k1, k2) & (m->cap - 1);
+    while (m->e[j].epoch && (m->e[j].k1 != k1 || m->e[j].k2 != k2))
+        j = (j + 1) & (m->cap - 1);
+    return &m->e[j];
+}
+
+static void lmap_set(py_lmap *m, py_lmap_ent *e, const void *k1, uintptr_t k2,
+                     uint32_t loc) {
+    e->k1 = k1;
+    e->k2 = k2;
+    e->loc = loc;
+    e->epoch = g_epoch;
+    m->n++;
+}
+
+/* Location of a called C function: `len`, `list.append`. */
+static uint32_t cfunc_loc(PyObject *func) {
+    const void *k1;
+    uintptr_t k2 = 0;
+    const char *name = NULL, *owner = NULL;
+    PyObject *module = NULL;
+    if (PyCFunction_Check(func)) {
+        PyCFunctionObject *f = (PyCFunctionObject *)func;
+        k1 = f->m_ml;
+        name = f->m_ml->ml_name;
+        if (f->m_self && !PyModule_Check(f->m_self)) {
+            k2 = (uintptr_t)Py_TYPE(f->m_self);
+            owner = Py_TYPE(f->m_self)->tp_name;
+        }
+        module = f->m_module;
+    } else if (PyObject_TypeCheck(func, &PyMethodDescr_Type)) {
+        PyMethodDescrObject *d = (PyMethodDescrObject *)func;
+        k1 = d->d_method;
+        k2 = (uintptr_t)d->d_common.d_type;
+        name = d->d_method->ml_name;
+        owner = d->d_common.d_type->tp_name;
+    } else {
+        k1 = Py_TYPE(func);
+        name = Py_TYPE(func)->tp_name;
+    }
+    py_lmap_ent *e = lmap_slot(&g_cmap, k1, k2);
+    if (!e) return 0;
+    if (e->epoch) return e->loc;
+    py_tstate *s = &tls;
+    if (s->in_slow) return 0;
+    s->in_slow = 1;
+    PyObject *type, *value, *tbk;
+    PyErr_Fetch(&type, &value, &tbk);
+    char buf[512];
+    if (owner) {
+        const char *dot = strrchr(owner, '.');
+        snprintf(buf, sizeof buf, "%s.%s", dot ? dot + 1 : owner, name);
+    } else {
+        snprintf(buf, sizeof buf, "%s", name);
+    }
+    PyObject *qn = PyUnicode_FromString(buf);
+    PyObject *mod = module && PyUnicode_Check(module) ? module : NULL;
+    uint32_t loc = 0;
+    if (qn && filter_ok(qn, mod, NULL))
+        loc = loc_register(LT_LOC_C, buf, mod ? utf8_or(mod, "") : "", 0);
+    Py_XDECREF(qn);
+    PyErr_Clear();
+    PyErr_Restore(type, value, tbk);
+    s->in_slow = 0;
+    /* the map may have grown during the Python calls above */
+    e = lmap_slot(&g_cmap, k1, k2);
+    if (e && !e->epoch) lmap_set(&g_cmap, e, k1, k2, loc);
+    return loc;
+}
+
+/* Location of line `line` of a code object: "fib:3". */
+static uint32_t line_loc(PyCodeObject *co, int line) {
+    py_lmap_ent *e = lmap_slot(&g_linemap, co, (uintptr_t)line);
+    if (!e) return 0;
+    if (e->epoch) return e->loc;
+    /* the function's own decision (filters, package code) applies */
+    uint32_t floc = code_loc(co, NULL);
+    uint32_t loc = 0;
+    if (floc) {
+        char buf[512];
+        snprintf(buf, sizeof buf, "%s:%d", utf8_or(code_qualname(co), "?"), line);
+        loc = lt_loc_register(LT_LOC_LINE, buf, utf8_or(co->co_filename, ""),
+                              (uint32_t)line);
+        Py_INCREF(co); /* keeps the key's address from being reused */
+    }
+    e = lmap_slot(&g_linemap, co, (uintptr_t)line);
+    if (e && !e->epoch) lmap_set(&g_linemap, e, co, (uintptr_t)line, loc);
+    return loc;
+}
+
+/* ---- --label args -------------------------------------------------------- */
+
+#if PY_VERSION_HEX >= 0x030B0000
+/* Attaches "a=1, b='x'" (reprs truncated) to the zone just begun. */
+static void zone_args_text(PyCodeObject *co, PyObject **locals) {
+    int n = co->co_argcount + co->co_kwonlyargcount;
+    if (co->co_flags & CO_VARARGS) n++;
+    if (co->co_flags & CO_VARKEYWORDS) n++;
+    if (n == 0 || !locals) return;
+    py_tstate *s = &tls;
+    if (s->in_slow) return;
+    s->in_slow = 1;
+    PyObject *type, *value, *tbk;
+    PyErr_Fetch(&type, &value, &tbk);
+    char buf[512];
+    size_t len = 0;
+    for (int i = 0; i < n && len < sizeof buf - 8; i++) {
+        PyObject *v = locals[i];
+        if (v && PyCell_Check(v)) v = PyCell_GET(v);
+        const char *nm = utf8_or(PyTuple_GET_ITEM(co->co_localsplusnames, i), "?");
+        PyObject *r = v ? PyObject_Repr(v) : NULL;
+        const char *rs = r ? utf8_or(r, "?") : "?";
+        if (!r) PyErr_Clear();
+        int w = snprintf(buf + len, sizeof buf - len, "%s%s=%.64s",
+                         i ? ", " : "", nm, rs);
+        Py_XDECREF(r);
+        if (w < 0) break;
+        len += (size_t)w;
+        if (len >= sizeof buf) len = sizeof buf - 1;
+    }
+    PyErr_Restore(type, value, tbk);
+    s->in_slow = 0;
+    if (py__opts.min_duration == 0 && lt__tls && g_live) lt_zone_text(buf, len);
+}
+#endif
+
+/* ---- The frame-evaluation hook ------------------------------------------------- */
+
+#if PY_HAVE_EVAL_HOOK
+static PyObject *eval_hook(PyThreadState *ts, _PyInterpreterFrame *f, int exc) {
+    uint32_t loc = code_loc(f->f_code, f->f_globals);
+    if (LIKELY(loc != 0)) {
+        lt__tbuf *t = tb();
+        if (LIKELY(t != NULL && t->depth < py__opts.max_depth && g_live)) {
+            lt__put_begin(t, loc, lt__now());
+            PyObject *r = _PyEval_EvalFrameDefault(ts, f, exc);
+            /* reloaded: a forked child has a buffer of its own */
+            t = lt__tls;
+            if (LIKELY(t != NULL && g_live)) lt__put_end(t, lt__now());
+            return r;
+        }
+    }
+    return _PyEval_EvalFrameDefault(ts, f, exc);
+}
+
+/* The same with --min-duration or --label args. */
+static PyObject *eval_hook_slow(PyThreadState *ts, _PyInterpreterFrame *f,
+                                int exc) {
+    uint32_t loc = code_loc(f->f_code, f->f_globals);
+    if (loc != 0 && zbegin(loc)) {
+        if (py__opts.label_args) zone_args_text(f->f_code, f->localsplus);
+        PyObject *r = _PyEval_EvalFrameDefault(ts, f, exc);
+        zend();
+        return r;
+    }
+    return _PyEval_EvalFrameDefault(ts, f, exc);
+}
+#endif
+
+/* ---- Profile and trace callbacks ------------------------------------------------- */
+
+static py_ent *push(const void *key, uint8_t kind, uint8_t rec) {
+    py_tstate *s = &tls;
+    if (s->n == s->cap && grow((void **)&s->st, &s->cap, sizeof *s->st) < 0)
+        return NULL;
+    py_ent *e = &s->st[s->n++];
+    e->key = key;
+    e->kind = kind;
+    e->rec = rec;
+    e->line = 0;
+    return e;
+}
+
+static void pop_ends(py_ent *e) {
+    if (e->line) zend();
+    if (e->rec) zend();
+}
+
+static void frame_enter(PyFrameObject *frame) {
+    uint8_t rec = 0;
+    if (g_enabled) {
+        PyCodeObject *co = PyFrame_GetCode(frame);
+        PyObject *globals = PyFrame_GetGlobals(frame);
+        uint32_t loc = code_loc(co, globals);
+        if (loc && zbegin(loc)) {
+            rec = 1;
+#if PY_HAVE_EVAL_HOOK
+            if (py__opts.label_args)
+                zone_args_text(co, frame->f_frame->localsplus);
+#endif
+        }
+        Py_XDECREF(globals);
+        Py_DECREF(co);
+    }
+    if (!push(frame, ENT_FRAME, rec) && rec) zend();
+}
+
+/* A frame returns (or yields): closes what it opened. Entries above it
+ * (C calls that did not report their end) close too. */
+static void frame_exit(PyFrameObject *frame) {
+    py_tstate *s = &tls;
+    uint32_t i = s->n;
+    while (i > 0 && !(s->st[i - 1].kind == ENT_FRAME && s->st[i - 1].key == frame))
+        i--;
+    if (i == 0) return; /* entered before recording started */
+    while (s->n >= i) pop_ends(&s->st[--s->n]);
+}
+
+static void uninstall_current(void);
+
+static int profile_cb(PyObject *obj, PyFrameObject *frame, int what,
+                      PyObject *arg) {
+    py_tstate *s = &tls;
+    switch (what) {
+    case PyTrace_CALL:
+        if (!py__opts.lines) frame_enter(frame);
+        break;
+    case PyTrace_RETURN:
+        if (!py__opts.lines) frame_exit(frame);
+        break;
+    case PyTrace_C_CALL:
+        if (g_enabled && py__opts.trace_c) {
+            uint32_t loc = cfunc_loc(arg);
+            uint8_t rec = loc && zbegin(loc);
+            if (!push(arg, ENT_C, rec) && rec) zend();
+        }
+        break;
+    case PyTrace_C_RETURN:
+    case PyTrace_C_EXCEPTION:
+        if (s->n && s->st[s->n - 1].kind == ENT_C && s->st[s->n - 1].key == arg)
+            pop_ends(&s->st[--s->n]);
+        break;
+    }
+    if (!g_enabled && s->n == 0) uninstall_current();
+    return 0;
+}
+
+static int trace_cb(PyObject *obj, PyFrameObject *frame, int what,
+                    PyObject *arg) {
+    py_tstate *s = &tls;
+    switch (what) {
+    case PyTrace_CALL:
+        frame_enter(frame);
+        break;
+    case PyTrace_RETURN:
+        frame_exit(frame);
+        break;
+    case PyTrace_LINE: {
+        py_ent *e = s->n ? &s->st[s->n - 1] : NULL;
+        if (!e || e->kind != ENT_FRAME || e->key != frame) {
+            if (!g_enabled) break;
+            e = push(frame, ENT_FRAME, 0); /* a frame older than enable() */
+            if (!e) break;
+        }
+        if (e->line) {
+            e->line = 0;
+            zend();
+        }
+        if (g_enabled) {
+            PyCodeObject *co = PyFrame_GetCode(frame);
+            uint32_t loc = line_loc(co, PyFrame_GetLineNumber(frame));
+            Py_DECREF(co);
+            e = &s->st[s->n - 1];
+            if (loc && zbegin(loc)) e->line = 1;
+        }
+        break;
+    }
+    }
+    if (!g_enabled && s->n == 0) uninstall_current();
+    return 0;
+}
+
+static void uninstall_current(void) {
+    PyThreadState *ts = PyThreadState_Get();
+    (void)ts;
+    if (g_mode == PY_MODE_PROFILE || py__opts.trace_c) PyEval_SetProfile(NULL, NULL);
+    if (py__opts.lines) PyEval_SetTrace(NULL, NULL);
+}
+
+static void install_thread(PyThreadState *ts) {
+#if PY_VERSION_HEX >= 0x03090000
+    if (g_mode == PY_MODE_PROFILE || py__opts.trace_c)
+        _PyEval_SetProfile(ts, profile_cb, NULL);
+    if (g_mode == PY_MODE_TRACE) _PyEval_SetTrace(ts, trace_cb, NULL);
+#else
+    if (ts != PyThreadState_Get()) return;
+    if (g_mode == PY_MODE_PROFILE || py__opts.trace_c)
+        PyEval_SetProfile(profile_cb, NULL);
+    if (g_mode == PY_MODE_TRACE) PyEval_SetTrace(trace_cb, NULL);
+#endif
+}
+
+/* threading.setprofile/settrace target: in a new thread, replaces itself by
+ * the C callbacks and handles the event that called it. */
+PyObject *py__thread_hook(PyObject *self, PyObject *args) {
+    PyObject *frame, *arg;
+    const char *event;
+    if (!PyArg_ParseTuple(args, "OsO", &frame, &event, &arg)) return NULL;
+    if (!g_enabled || !PyFrame_Check(frame)) Py_RETURN_NONE;
+    install_thread(PyThreadState_Get());
+    if (strcmp(event, "call") == 0) frame_enter((PyFrameObject *)frame);
+    Py_RETURN_NONE;
+}
+
+/* ---- Enable / disable ------------------------------------------------------ */
+
+static void child_after_fork(void) {
+    g_epoch++;
+}
+
+int py__hook_init(void) {
+    if (g_extra_idx >= 0) return 0;
+    g_extra_idx = _PyEval_RequestCodeExtraIndex(NULL);
+    if (g_extra_idx < 0) {
+        PyErr_SetString(PyExc_RuntimeError, "no code-extra slot left");
+        return -1;
+    }
+    pthread_key_create(&g_tls_key, tstate_free);
+    pthread_atfork(NULL, NULL, child_after_fork);
+    return 0;
+}
+
+void py__new_epoch(void) {
+    g_epoch++;
+    if (g_epoch == 0) g_epoch = 1;
+}
+
+static int choose_mode(void) {
+    if (py__opts.lines) return PY_MODE_TRACE;
+    if (py__opts.trace_c || py__opts.force_profile) return PY_MODE_PROFILE;
+#if PY_HAVE_EVAL_HOOK
+    PyInterpreterState *interp = PyInterpreterState_Get();
+    _PyFrameEvalFunction cur = _PyInterpreterState_GetEvalFrameFunc(interp);
+    if (cur == _PyEval_EvalFrameDefault) return PY_MODE_EVAL;
+#endif
+    return PY_MODE_PROFILE;
+}
+
+int py__enable(void) {
+    if (py__hook_init() < 0) return -1;
+    if (g_enabled) return g_mode;
+    g_mode = choose_mode();
+    g_enabled = 1;
+#if PY_HAVE_EVAL_HOOK
+    if (g_mode == PY_MODE_EVAL) {
+        PyInterpreterState *interp = PyInterpreterState_Get();
+        g_prev_eval = _PyInterpreterState_GetEvalFrameFunc(interp);
+        int slow = py__opts.min_duration || py__opts.label_args;
+        _PyInterpreterState_SetEvalFrameFunc(interp, slow ? eval_hook_slow : eval_hook);
+        return g_mode;
+    }
+#endif
+    PyInterpreterState *interp = PyInterpreterState_Get();
+    for (PyThreadState *ts = PyInterpreterState_ThreadHead(interp); ts;
+         ts = PyThreadState_Next(ts))
+        install_thread(ts);
+    return g_mode;
+}
+
+void py__disable(void) {
+    if (!g_enabled) return;
+    g_enabled = 0;
+#if PY_HAVE_EVAL_HOOK
+    if (g_mode == PY_MODE_EVAL) {
+        PyInterpreterState *interp = PyInterpreterState_Get();
+        _PyInterpreterState_SetEvalFrameFunc(interp, g_prev_eval);
+        return;
+    }
+#endif
+    /* Callbacks stay while this thread owes ends; they remove themselves
+     * (in every thread) once its stack is empty. */
+    if (tls.n == 0) uninstall_current();
+}
+
+uint32_t py__epoch(void) {
+    return g_epoch;
+}
+
+int py__mode(void) {
+    return g_enabled ? g_mode : PY_MODE_OFF;
+}
+
+void py__client_stopped(void) {
+    g_live = 0;
+}

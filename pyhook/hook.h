@@ -1,0 +1,69 @@
+/* hook.h -- internal interface between the tracy._tracy module (module.c),
+ * the function/line/C-call recorders (hook.c) and the trace decoder
+ * (readtrace.c). Everything here runs with the GIL held. */
+#ifndef PYHOOK_HOOK_H
+#define PYHOOK_HOOK_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+
+/* How function zones are recorded. */
+enum py_mode {
+    PY_MODE_OFF = 0,
+    PY_MODE_EVAL = 1,    /* PEP 523 frame-evaluation hook */
+    PY_MODE_PROFILE = 2, /* PyEval_SetProfile (fallback, --trace-c) */
+    PY_MODE_TRACE = 3    /* PyEval_SetTrace (-l); plus profile for --trace-c */
+};
+
+/* Options, set by configure() before the first enable. */
+typedef struct py_opts {
+    int trace_c;          /* record calls of C functions */
+    int lines;            /* every executed line is a zone */
+    int label_args;       /* zone text = repr of the arguments */
+    int label_file;       /* location name carries the file */
+    int label_line;       /* location name carries the line */
+    int force_profile;    /* do not use the frame-evaluation hook */
+    uint32_t max_depth;   /* record zones only below this nesting depth */
+    uint64_t min_duration; /* ns; 0 = keep every zone */
+    PyObject *filter;     /* callable(qualname, module, file) -> bool, or NULL */
+    PyObject *skip_prefix; /* str: code under it is never recorded, or NULL */
+    PyObject *on_thread;  /* callable() run when a new thread starts recording */
+} py_opts;
+
+extern py_opts py__opts;
+
+/* Sets up the code-extra slot and the at-fork handler. 0 or -1 with an
+ * exception set. */
+int py__hook_init(void);
+
+/* Starts or stops recording in every thread. py__enable returns the mode
+ * used (enum py_mode), or -1 with an exception set. Enabling twice is a
+ * no-op; frames entered before enabling get no zone, frames whose zone
+ * began always get its end. */
+int py__enable(void);
+void py__disable(void);
+int py__mode(void);
+
+/* Forgets every cached location (after options change, or in a forked
+ * child whose connection is new). */
+void py__new_epoch(void);
+uint32_t py__epoch(void);
+
+/* The client was stopped: no event may be written any more. */
+void py__client_stopped(void);
+
+/* Writes the pending ancestors kept back by --min-duration, so that an
+ * event written now nests correctly. */
+void py__pending_flush(void);
+
+/* Called for each thread's first event: names it through opts.on_thread. */
+void py__thread_first(void);
+
+/* threading.setprofile/settrace target (METH_VARARGS). */
+PyObject *py__thread_hook(PyObject *self, PyObject *args);
+
+/* tracy._tracy._read_trace(path) -> dict (readtrace.c). */
+PyObject *py__read_trace(PyObject *self, PyObject *arg);
+
+#endif /* PYHOOK_HOOK_H */

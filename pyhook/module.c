@@ -1,0 +1,452 @@
+/* module.c -- tracy._tracy: the CPython extension module. A thin layer of
+ * Python-callable functions over libtrace's client API and the recorders of
+ * hook.c. The `tracy` package (pyhook/tracy/) builds the user API on it. */
+#include "hook.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "client_fast.h"
+#include "trace_client.h"
+
+/* Ids of user zones and plots by name, as (epoch << 32 | id): ids belong to
+ * one connection, and a forked child (a new epoch) is a new client. */
+static PyObject *g_user_locs; /* dict: (name, file, line) -> int */
+static PyObject *g_plots;     /* dict: name -> int */
+static int g_stopped;
+
+/* ---- Configuration and recording -------------------------------------------- */
+
+PyDoc_STRVAR(configure_doc,
+"configure(trace_c=False, lines=False, label='', max_depth=0, min_duration=0,\n"
+"          filter=None, skip_prefix=None, on_thread=None, force_profile=False)\n"
+"--\n\n"
+"Sets the recording options. Takes effect for code first seen afterwards;\n"
+"cached decisions are dropped. Must be called while disabled.");
+
+static void set_obj(PyObject **slot, PyObject *v) {
+    if (v == Py_None) v = NULL;
+    Py_XINCREF(v);
+    Py_XSETREF(*slot, v);
+}
+
+static PyObject *m_configure(PyObject *self, PyObject *args, PyObject *kw) {
+    static char *kwlist[] = {"trace_c", "lines", "label", "max_depth", "min_duration",
+                             "filter", "skip_prefix", "on_thread", "force_profile",
+                             NULL};
+    int trace_c = 0, lines = 0, force_profile = 0;
+    const char *label = "";
+    unsigned long long max_depth = 0, min_dur = 0;
+    PyObject *filter = Py_None, *skip = Py_None, *on_thread = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|ppsKKOOOp", kwlist, &trace_c,
+                                     &lines, &label, &max_depth, &min_dur, &filter,
+                                     &skip, &on_thread, &force_profile))
+        return NULL;
+    if (py__mode() != PY_MODE_OFF) {
+        PyErr_SetString(PyExc_RuntimeError, "configure() while recording");
+        return NULL;
+    }
+    if (filter != Py_None && !PyCallable_Check(filter)) {
+        PyErr_SetString(PyExc_TypeError, "filter must be callable");
+        return NULL;
+    }
+    if (skip != Py_None && !PyUnicode_Check(skip)) {
+        PyErr_SetString(PyExc_TypeError, "skip_prefix must be a str");
+        return NULL;
+    }
+    py_opts *o = &py__opts;
+    o->trace_c = trace_c;
+    o->lines = lines;
+    o->force_profile = force_profile;
+    o->label_args = strstr(label, "args") != NULL;
+    o->label_file = strstr(label, "file") != NULL;
+    o->label_line = strstr(label, "line") != NULL;
+    o->max_depth = max_depth && max_depth < UINT32_MAX ? (uint32_t)max_depth : UINT32_MAX;
+    o->min_duration = min_dur;
+    set_obj(&o->filter, filter);
+    set_obj(&o->skip_prefix, skip);
+    set_obj(&o->on_thread, on_thread);
+    py__new_epoch();
+    Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(enable_doc,
+"enable() -> int\n--\n\n"
+"Starts recording function zones in every thread. Returns the mechanism:\n"
+"1 frame-evaluation hook, 2 profile function, 3 trace function (lines).");
+
+static PyObject *m_enable(PyObject *self, PyObject *unused) {
+    if (g_stopped) return PyLong_FromLong(0);
+    int m = py__enable();
+    if (m < 0) return NULL;
+    return PyLong_FromLong(m);
+}
+
+PyDoc_STRVAR(disable_doc,
+"disable()\n--\n\n"
+"Stops recording. Zones that began end when their frames return.");
+
+static PyObject *m_disable(PyObject *self, PyObject *unused) {
+    py__disable();
+    Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(mode_doc, "mode() -> int\n--\n\nThe mechanism in use, 0 when disabled.");
+
+static PyObject *m_mode(PyObject *self, PyObject *unused) {
+    return PyLong_FromLong(py__mode());
+}
+
+/* ---- Client ------------------------------------------------------------------ */
+
+PyDoc_STRVAR(set_info_doc,
+"set_info(program, argv)\n--\n\n"
+"Sets the program name and arguments reported to the capture daemon.");
+
+static PyObject *m_set_info(PyObject *self, PyObject *args) {
+    const char *program;
+    PyObject *argv;
+    if (!PyArg_ParseTuple(args, "sO", &program, &argv)) return NULL;
+    PyObject *seq = PySequence_Fast(argv, "argv must be a sequence");
+    if (!seq) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    const char **v = PyMem_Calloc((size_t)n + 1, sizeof *v);
+    if (!v) {
+        Py_DECREF(seq);
+        return PyErr_NoMemory();
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *it = PySequence_Fast_GET_ITEM(seq, i);
+        v[i] = PyUnicode_Check(it) ? PyUnicode_AsUTF8(it) : NULL;
+        if (!v[i]) {
+            PyErr_Clear();
+            v[i] = "?";
+        }
+    }
+    lt_client_set_info(program, (int)n, v);
+    PyMem_Free(v);
+    Py_DECREF(seq);
+    Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(start_doc,
+"start() -> bool\n--\n\n"
+"Connects to the capture daemon now. False when none answered (the\n"
+"client has printed why and records nothing).");
+
+static PyObject *m_start(PyObject *self, PyObject *unused) {
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = lt_client_start();
+    Py_END_ALLOW_THREADS
+    return PyBool_FromLong(rc == 0);
+}
+
+PyDoc_STRVAR(active_doc, "active() -> bool\n--\n\nTrue when connected and recording.");
+
+static PyObject *m_active(PyObject *self, PyObject *unused) {
+    return PyBool_FromLong(!g_stopped && lt_client_active());
+}
+
+PyDoc_STRVAR(flush_doc,
+"flush()\n--\n\nSends everything recorded so far and waits until it is written.");
+
+static PyObject *m_flush(PyObject *self, PyObject *unused) {
+    if (g_stopped) Py_RETURN_NONE;
+    py__pending_flush();
+    Py_BEGIN_ALLOW_THREADS
+    (void)lt_client_flush();
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(stop_doc,
+"stop()\n--\n\n"
+"Stops recording, flushes every thread and disconnects from the daemon.\n"
+"Later events are ignored. Safe to call twice.");
+
+static PyObject *m_stop(PyObject *self, PyObject *unused) {
+    if (g_stopped) Py_RETURN_NONE;
+    py__disable();
+    py__pending_flush();
+    py__client_stopped();
+    g_stopped = 1;
+    Py_BEGIN_ALLOW_THREADS
+    lt_client_stop();
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(counts_doc,
+"counts() -> (sent, lost)\n--\n\nEvents handed to the sender and events dropped.");
+
+static PyObject *m_counts(PyObject *self, PyObject *unused) {
+    uint64_t sent = 0, lost = 0;
+    lt_client_counts(&sent, &lost);
+    return Py_BuildValue("(KK)", (unsigned long long)sent, (unsigned long long)lost);
+}
+
+/* ---- Events of the user API -------------------------------------------------------- */
+
+static int ready(void) {
+    if (g_stopped) return 0;
+    lt__tbuf *t = lt__tls;
+    if (!t) {
+        t = lt__tbuf_create();
+        if (!t) return 0;
+        py__thread_first();
+    }
+    py__pending_flush();
+    return 1;
+}
+
+/* Cached id for `key` in `cache`, registering it with `reg` when new. */
+static long cached_id(PyObject *cache, PyObject *key, uint32_t (*reg)(void *),
+                      void *ctx) {
+    uint64_t epoch = py__epoch();
+    PyObject *v = PyDict_GetItemWithError(cache, key);
+    if (v) {
+        uint64_t packed = PyLong_AsUnsignedLongLong(v);
+        if ((packed >> 32) == epoch) return (long)(uint32_t)packed;
+    } else if (PyErr_Occurred()) {
+        return -1;
+    }
+    uint32_t id = reg(ctx);
+    if (id == 0) return 0;
+    PyObject *o = PyLong_FromUnsignedLongLong(epoch << 32 | id);
+    if (!o || PyDict_SetItem(cache, key, o) < 0) {
+        Py_XDECREF(o);
+        return -1;
+    }
+    Py_DECREF(o);
+    return id;
+}
+
+typedef struct { const char *name, *file; unsigned line; } user_loc;
+
+static uint32_t reg_user(void *ctx) {
+    user_loc *u = ctx;
+    return lt_loc_register(LT_LOC_USER, u->name, u->file, u->line);
+}
+
+static uint32_t reg_plot(void *ctx) {
+    return lt_plot_register((const char *)ctx);
+}
+
+PyDoc_STRVAR(zone_begin_doc,
+"zone_begin(name, file='', line=0) -> bool\n--\n\n"
+"Opens a user zone on this thread. Returns True when it was recorded;\n"
+"then zone_end() must follow.");
+
+static PyObject *m_zone_begin(PyObject *self, PyObject *args) {
+    user_loc u = {.file = ""};
+    if (!PyArg_ParseTuple(args, "s|sI", &u.name, &u.file, &u.line)) return NULL;
+    if (!ready()) Py_RETURN_FALSE;
+    PyObject *key = Py_BuildValue("(ssI)", u.name, u.file, u.line);
+    if (!key) return NULL;
+    long id = cached_id(g_user_locs, key, reg_user, &u);
+    Py_DECREF(key);
+    if (id < 0) return NULL;
+    if (id == 0) Py_RETURN_FALSE;
+    lt__tbuf *t = lt__tls;
+    if (!t) Py_RETURN_FALSE;
+    lt__put_begin(t, (uint32_t)id, lt__now());
+    Py_RETURN_TRUE;
+}
+
+PyDoc_STRVAR(zone_end_doc, "zone_end()\n--\n\nCloses the innermost zone of this thread.");
+
+static PyObject *m_zone_end(PyObject *self, PyObject *unused) {
+    lt__tbuf *t = lt__tls;
+    if (t && !g_stopped) lt__put_end(t, lt__now());
+    Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(zone_text_doc, "zone_text(text)\n--\n\nAttaches text to the innermost zone.");
+
+static PyObject *m_zone_text(PyObject *self, PyObject *args) {
+    const char *s;
+    Py_ssize_t n;
+    if (!PyArg_ParseTuple(args, "s#", &s, &n)) return NULL;
+    if (ready()) lt_zone_text(s, (size_t)n);
+    Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(message_doc, "message(text)\n--\n\nRecords a log message.");
+
+static PyObject *m_message(PyObject *self, PyObject *args) {
+    const char *s;
+    Py_ssize_t n;
+    if (!PyArg_ParseTuple(args, "s#", &s, &n)) return NULL;
+    if (ready()) lt_message(s, (size_t)n);
+    Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(signpost_doc,
+"signpost(header, body=None)\n--\n\nRecords a phase marker (a row in the op report).");
+
+static PyObject *m_signpost(PyObject *self, PyObject *args) {
+    const char *h, *b = NULL;
+    if (!PyArg_ParseTuple(args, "s|z", &h, &b)) return NULL;
+    if (ready()) lt_signpost(h, b ? b : "");
+    Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(plot_doc, "plot(name, value)\n--\n\nRecords a sample of the counter `name`.");
+
+static PyObject *m_plot(PyObject *self, PyObject *args) {
+    PyObject *name;
+    double value;
+    if (!PyArg_ParseTuple(args, "Ud", &name, &value)) return NULL;
+    if (!ready()) Py_RETURN_NONE;
+    const char *s = PyUnicode_AsUTF8(name);
+    if (!s) return NULL;
+    long id = cached_id(g_plots, name, reg_plot, (void *)s);
+    if (id < 0) return NULL;
+    if (id > 0) lt_plot((uint32_t)id, value);
+    Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(frame_mark_doc, "frame_mark(name=None)\n--\n\nRecords a frame mark.");
+
+static PyObject *m_frame_mark(PyObject *self, PyObject *args) {
+    const char *name = NULL;
+    if (!PyArg_ParseTuple(args, "|z", &name)) return NULL;
+    if (ready()) lt_frame_mark(name);
+    Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(thread_name_doc,
+"thread_name(name, tid=None)\n--\n\n"
+"Names the calling thread, or the thread with OS id `tid`.");
+
+static PyObject *m_thread_name(PyObject *self, PyObject *args) {
+    const char *name;
+    PyObject *tid = Py_None;
+    if (!PyArg_ParseTuple(args, "s|O", &name, &tid)) return NULL;
+    if (g_stopped) Py_RETURN_NONE;
+    if (tid == Py_None) {
+        if (!lt__tls && !lt__tbuf_create()) Py_RETURN_NONE;
+        lt_thread_name(name);
+    } else {
+        unsigned long long v = PyLong_AsUnsignedLongLong(tid);
+        if (v == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
+        lt_thread_name_tid(v, name);
+    }
+    Py_RETURN_NONE;
+}
+
+/* ---- Is a daemon listening? -------------------------------------------------- */
+
+PyDoc_STRVAR(probe_doc,
+"probe(host, port, timeout_ms=300) -> bool\n--\n\n"
+"True when a TCP connection to host:port succeeds (it is closed at once).");
+
+static int probe(const char *host, const char *port, int timeout_ms) {
+    struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res = NULL;
+    if (getaddrinfo(host, port, &hints, &res) != 0) return 0;
+    int ok = 0;
+    for (struct addrinfo *a = res; a && !ok; a = a->ai_next) {
+        int fd = socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
+                        a->ai_protocol);
+        if (fd < 0) continue;
+        int rc = connect(fd, a->ai_addr, a->ai_addrlen);
+        if (rc == 0) {
+            ok = 1;
+        } else if (errno == EINPROGRESS) {
+            struct pollfd p = {.fd = fd, .events = POLLOUT};
+            if (poll(&p, 1, timeout_ms) == 1) {
+                int err = 0;
+                socklen_t len = sizeof err;
+                getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+                ok = err == 0;
+            }
+        }
+        close(fd);
+    }
+    freeaddrinfo(res);
+    return ok;
+}
+
+static PyObject *m_probe(PyObject *self, PyObject *args) {
+    const char *host;
+    unsigned port;
+    int timeout_ms = 300;
+    if (!PyArg_ParseTuple(args, "sI|i", &host, &port, &timeout_ms)) return NULL;
+    char ps[16];
+    snprintf(ps, sizeof ps, "%u", port);
+    int ok;
+    Py_BEGIN_ALLOW_THREADS
+    ok = probe(host, ps, timeout_ms);
+    Py_END_ALLOW_THREADS
+    return PyBool_FromLong(ok);
+}
+
+PyDoc_STRVAR(thread_hook_doc,
+"_thread_hook(frame, event, arg)\n--\n\n"
+"For threading.setprofile/settrace: installs the C callbacks in a new thread.");
+
+PyDoc_STRVAR(read_trace_doc,
+"_read_trace(path) -> dict\n--\n\n"
+"Decodes a .tracy file: processes, threads, zones (process, thread, name,\n"
+"kind, file, line, begin_ts, end_ts, depth, text, flags, child_ns),\n"
+"messages,\n"
+"signposts, plots, frames. For tests and small tools.");
+
+static PyMethodDef tracy_methods[] = {
+    {"configure", (PyCFunction)(void (*)(void))m_configure, METH_VARARGS | METH_KEYWORDS,
+     configure_doc},
+    {"enable", m_enable, METH_NOARGS, enable_doc},
+    {"disable", m_disable, METH_NOARGS, disable_doc},
+    {"mode", m_mode, METH_NOARGS, mode_doc},
+    {"set_info", m_set_info, METH_VARARGS, set_info_doc},
+    {"start", m_start, METH_NOARGS, start_doc},
+    {"active", m_active, METH_NOARGS, active_doc},
+    {"flush", m_flush, METH_NOARGS, flush_doc},
+    {"stop", m_stop, METH_NOARGS, stop_doc},
+    {"counts", m_counts, METH_NOARGS, counts_doc},
+    {"zone_begin", m_zone_begin, METH_VARARGS, zone_begin_doc},
+    {"zone_end", m_zone_end, METH_NOARGS, zone_end_doc},
+    {"zone_text", m_zone_text, METH_VARARGS, zone_text_doc},
+    {"message", m_message, METH_VARARGS, message_doc},
+    {"signpost", m_signpost, METH_VARARGS, signpost_doc},
+    {"plot", m_plot, METH_VARARGS, plot_doc},
+    {"frame_mark", m_frame_mark, METH_VARARGS, frame_mark_doc},
+    {"thread_name", m_thread_name, METH_VARARGS, thread_name_doc},
+    {"probe", m_probe, METH_VARARGS, probe_doc},
+    {"_thread_hook", py__thread_hook, METH_VARARGS, thread_hook_doc},
+    {"_read_trace", py__read_trace, METH_O, read_trace_doc},
+    {NULL, NULL, 0, NULL}};
+
+static int tracy_exec(PyObject *m) {
+    if (py__hook_init() < 0) return -1;
+    if (!g_user_locs) {
+        g_user_locs = PyDict_New();
+        g_plots = PyDict_New();
+        if (!g_user_locs || !g_plots) return -1;
+    }
+    if (PyModule_AddIntConstant(m, "MODE_EVAL", PY_MODE_EVAL) < 0 ||
+        PyModule_AddIntConstant(m, "MODE_PROFILE", PY_MODE_PROFILE) < 0 ||
+        PyModule_AddIntConstant(m, "MODE_TRACE", PY_MODE_TRACE) < 0 ||
+        PyModule_AddStringConstant(m, "VERSION", LT_VERSION_STRING) < 0)
+        return -1;
+    return 0;
+}
+
+static PyModuleDef_Slot tracy_slots[] = {{Py_mod_exec, tracy_exec}, {0, NULL}};
+
+PyDoc_STRVAR(module_doc, "Low-level hooks of the tracy profiler (see the tracy package).");
+
+static struct PyModuleDef tracy_module = {
+    PyModuleDef_HEAD_INIT, "tracy._tracy", module_doc, 0, tracy_methods,
+    tracy_slots, NULL, NULL, NULL};
+
+PyMODINIT_FUNC PyInit__tracy(void) {
+    return PyModuleDef_Init(&tracy_module);
+}

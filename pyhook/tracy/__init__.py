@@ -1,0 +1,339 @@
+"""tracy: record a Python program's timeline into a .tracy capture.
+
+    import tracy
+    with tracy.Profiler():          # function zones of this block (all threads)
+        run()
+    with tracy.zone("load"):        # a named zone of your own
+        load()
+    tracy.signpost("warmup done")   # a phase marker (a row in the op report)
+    tracy.plot("queue", 3)
+    tracy.message("hello")
+
+Events go to the capture daemon (capture-release) at TRACY_ADDR/TRACY_PORT;
+`python -m tracy script.py` starts one for the run. See tracy(1).
+"""
+import os
+import sys
+
+from . import _tracy
+
+__all__ = ["Profiler", "profile", "zone", "signpost", "message", "plot",
+           "frame_mark", "thread_name", "flush", "enabled"]
+__version__ = _tracy.VERSION
+
+_PKG_DIR = os.path.dirname(os.path.abspath(__file__))
+_state = {"setup": False, "count": 0, "threads": False, "opts": None}
+_real_exit = os._exit
+
+
+# ---- options ---------------------------------------------------------------
+
+def _defaults():
+    return {"partial": False, "lines": False, "trace_c": False, "label": "",
+            "max_depth": 0, "min_duration": 0, "I": [], "E": [], "R": [],
+            "MI": [], "ME": [], "MR": []}
+
+
+_FILTER_KEYS = ("I", "E", "R", "MI", "ME", "MR")
+
+
+def _encode_opts(o):
+    """Options as one environment string (for child processes)."""
+    parts = []
+    for k, v in o.items():
+        if k in _FILTER_KEYS:
+            parts.extend("%s=%s" % (k, x) for x in v)
+        else:
+            parts.append("%s=%s" % (k, int(v) if isinstance(v, bool) else v))
+    return "\x1f".join(parts)
+
+
+def _decode_opts(s):
+    o = _defaults()
+    for part in s.split("\x1f") if s else ():
+        k, _, v = part.partition("=")
+        if k in _FILTER_KEYS:
+            o[k].append(v)
+        elif k in ("partial", "lines", "trace_c"):
+            o[k] = v == "1"
+        elif k in ("max_depth", "min_duration"):
+            o[k] = int(v)
+        elif k == "label":
+            o[k] = v
+    return o
+
+
+def _make_filter(o):
+    """The decision function for -I/-E/-R/-MI/-ME/-MR, or None.
+
+    A function is recorded when its qualified name matches a -R pattern (if
+    any are given) and its module or file matches a -MR pattern (if any),
+    and it is not excluded by -E (name) or -ME (module or file) -- unless it
+    matches -I (name) or -MI (module or file), which override exclusion.
+    """
+    if not any(o[k] for k in _FILTER_KEYS):
+        return None
+    import re
+    c = {k: [re.compile(p) for p in o[k]] for k in _FILTER_KEYS}
+
+    def hit(pats, *texts):
+        return any(p.search(t) for p in pats for t in texts if t)
+
+    def decide(qualname, module, file):
+        if c["R"] and not hit(c["R"], qualname):
+            return False
+        if c["MR"] and not hit(c["MR"], module, file):
+            return False
+        if hit(c["E"], qualname) or hit(c["ME"], module, file):
+            return hit(c["I"], qualname) or hit(c["MI"], module, file)
+        return True
+    return decide
+
+
+def _configure(opts):
+    """Applies options (a dict as from _defaults) to the extension."""
+    if _tracy.mode():
+        _tracy.disable()
+    _state["opts"] = opts
+    _tracy.configure(trace_c=opts["trace_c"], lines=opts["lines"],
+                     label=opts["label"], max_depth=opts["max_depth"],
+                     min_duration=opts["min_duration"],
+                     filter=_make_filter(opts), skip_prefix=_PKG_DIR,
+                     on_thread=_on_thread)
+    _state["setup"] = True
+
+
+def _ensure_setup():
+    if not _state["setup"]:
+        env = os.environ.get("TRACY_PY_OPTS")
+        _configure(_decode_opts(env) if env is not None else _defaults())
+        _install_process_hooks()
+
+
+# ---- threads, forks and exits ------------------------------------------------
+
+def _patch_threading():
+    th = sys.modules.get("threading")
+    if th is None or getattr(th.Thread, "_tracy_patched", False):
+        return th
+    orig = th.Thread._bootstrap_inner
+
+    def _bootstrap_inner(self):
+        try:
+            _tracy.thread_name(self.name)
+        except Exception:
+            pass
+        return orig(self)
+    th.Thread._bootstrap_inner = _bootstrap_inner
+    th.Thread._tracy_patched = True
+    return th
+
+
+def _on_thread():
+    """A thread records its first event: make sure it gets a name."""
+    th = _patch_threading()
+    if th is not None:
+        import _thread
+        t = th._active.get(_thread.get_ident())
+        if t is not None:
+            _tracy.thread_name(t.name)
+
+
+def _name_threads():
+    th = _patch_threading()
+    if th is None:
+        _tracy.thread_name("MainThread")
+        return
+    for t in th.enumerate():
+        tid = getattr(t, "native_id", None)
+        if t is th.current_thread() or tid is None:
+            if t is th.current_thread():
+                _tracy.thread_name(t.name)
+        else:
+            _tracy.thread_name(t.name, tid)
+
+
+def _exit(code):
+    """os._exit that first ships what was recorded (forked children)."""
+    try:
+        _tracy.stop()
+    finally:
+        _real_exit(code)
+
+
+def _install_process_hooks():
+    os._exit = _exit
+    import atexit
+    atexit.register(_tracy.stop)
+
+
+# ---- enabling ------------------------------------------------------------------
+
+def _enable():
+    _ensure_setup()
+    _state["count"] += 1
+    if _state["count"] == 1:
+        mode = _tracy.enable()
+        _name_threads()
+        if mode in (_tracy.MODE_PROFILE, _tracy.MODE_TRACE):
+            import threading
+            _patch_threading()
+            if mode == _tracy.MODE_TRACE:
+                threading.settrace(_tracy._thread_hook)
+            else:
+                threading.setprofile(_tracy._thread_hook)
+            _state["threads"] = True
+
+
+def _disable():
+    if _state["count"] == 0:
+        return
+    _state["count"] -= 1
+    if _state["count"] == 0:
+        _tracy.disable()
+        if _state["threads"]:
+            import threading
+            threading.settrace(None)
+            threading.setprofile(None)
+            _state["threads"] = False
+
+
+def enabled():
+    """True while function zones are being recorded."""
+    return _tracy.mode() != 0
+
+
+class Profiler:
+    """Records function zones (every thread) between enable() and disable().
+
+    Under `python -m tracy -p` these regions are all that is recorded.
+    Also a context manager. Nested regions are counted: recording stops
+    when the outermost one ends.
+    """
+
+    def __init__(self):
+        self._on = False
+
+    def enable(self):
+        if not self._on:
+            self._on = True
+            _enable()
+        return self
+
+    def disable(self):
+        if self._on:
+            self._on = False
+            _disable()
+
+    def __enter__(self):
+        return self.enable()
+
+    def __exit__(self, *exc):
+        self.disable()
+        return False
+
+
+class _Profile:
+    """`profile` as a decorator or a context manager (Omnitrace style)."""
+
+    def __call__(self, func=None):
+        if func is None:
+            return self
+        import functools
+
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            _enable()
+            try:
+                return func(*args, **kwargs)
+            finally:
+                _disable()
+        return wrapper
+
+    def __enter__(self):
+        _enable()
+        return self
+
+    def __exit__(self, *exc):
+        _disable()
+        return False
+
+
+profile = _Profile()
+
+
+class zone:
+    """A named zone: `with tracy.zone("load"):` or `@tracy.zone("load")`."""
+
+    def __init__(self, name, text=None):
+        self.name = str(name)
+        self.text = text
+        self._open = []
+
+    def __enter__(self):
+        on = _tracy.zone_begin(self.name)
+        self._open.append(on)
+        if on and self.text is not None:
+            _tracy.zone_text(str(self.text))
+        return self
+
+    def __exit__(self, *exc):
+        if self._open.pop():
+            _tracy.zone_end()
+        return False
+
+    def __call__(self, func):
+        name = self.name
+        code = getattr(func, "__code__", None)
+        file = code.co_filename if code else ""
+        line = code.co_firstlineno if code else 0
+        import functools
+
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            on = _tracy.zone_begin(name, file, line)
+            try:
+                return func(*args, **kwargs)
+            finally:
+                if on:
+                    _tracy.zone_end()
+        return wrapper
+
+
+def signpost(header, message=None):
+    """A phase marker: a message in the trace and a row in the op report."""
+    _tracy.signpost(str(header), None if message is None else str(message))
+
+
+def message(text):
+    """A log message in the trace."""
+    _tracy.message(str(text))
+
+
+def plot(name, value):
+    """A sample of the counter `name`."""
+    _tracy.plot(str(name), float(value))
+
+
+def frame_mark(name=None):
+    """A frame mark (the default frame when name is None)."""
+    _tracy.frame_mark(None if name is None else str(name))
+
+
+def thread_name(name):
+    """Names the calling thread in the trace."""
+    _tracy.thread_name(str(name))
+
+
+def flush():
+    """Sends everything recorded so far to the capture daemon."""
+    _tracy.flush()
+
+
+def _start_child(env_opts):
+    """Profiles a child process started by a profiled program."""
+    opts = _decode_opts(env_opts)
+    _configure(opts)
+    _install_process_hooks()
+    if not opts["partial"]:
+        _enable()

@@ -1,0 +1,46 @@
+"""python -m tracy.top TRACE [N]: the N functions (default 10) with the most
+self time in a trace, with their call counts. Uses tracy-sql when it is
+installed next to the package or on PATH, else decodes the trace itself."""
+import os
+import sys
+
+from tracy import _tracy
+
+KINDS = {1: "python", 2: "c", 3: "line", 4: "user", 5: "internal"}
+
+
+def top_zones(path, n):
+    """[(name, kind, calls, self_ns, total_ns)] sorted by self time."""
+    t = _tracy._read_trace(path)
+    agg = {}
+    for z in t["zones"]:
+        name, kind, begin, end, child = z[2], z[3], z[6], z[7], z[11]
+        a = agg.setdefault((name, kind), [0, 0, 0])
+        a[0] += 1
+        a[1] += max(0, end - begin - child)
+        a[2] += end - begin
+    rows = [(k[0], KINDS.get(k[1], "?"), v[0], v[1], v[2]) for k, v in agg.items()]
+    rows.sort(key=lambda r: (-r[3], r[0]))
+    return rows[:n]
+
+
+def main(argv):
+    if not argv or argv[0] in ("-h", "--help"):
+        sys.stdout.write(__doc__.split("\n\n")[0] + "\n")
+        return 0 if argv else 2
+    path = argv[0]
+    n = int(argv[1]) if len(argv) > 1 else 10
+    try:
+        rows = top_zones(path, n)
+    except (OSError, ValueError) as e:
+        sys.stderr.write("tracy.top: %s\n" % e)
+        return 1
+    print("%-40s %-7s %10s %14s %14s" % ("function", "kind", "calls", "self ms", "total ms"))
+    for name, kind, calls, self_ns, total_ns in rows:
+        print("%-40.40s %-7s %10d %14.3f %14.3f"
+              % (name, kind, calls, self_ns / 1e6, total_ns / 1e6))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
