@@ -244,8 +244,9 @@ static int lt__add_block(lt_reader *r, const lt__blk *b) {
         s->last_blk = i;
         r->info.n_events += b->n_events;
         if (b->n_events) {
-            if (r->info.first_ts == 0 || b->first_ts < r->info.first_ts)
+            if (!r->have_ts || b->first_ts < r->info.first_ts)
                 r->info.first_ts = b->first_ts;
+            r->have_ts = 1;
             if (b->last_ts > r->info.last_ts) r->info.last_ts = b->last_ts;
         }
     }

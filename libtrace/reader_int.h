@@ -75,6 +75,7 @@ struct lt_reader {
     lt__blk *blks;
     uint32_t nblks, blks_cap;
     uint64_t max_index;        /* bound on process and thread indices */
+    int have_ts;               /* info.first_ts is set */
     lt__rproc **procs;         /* indexed by process index (0 = capture) */
     uint32_t nprocs;           /* highest index + 1 */
     lt__rstream **streams;     /* every stream, in creation order */
