@@ -59,7 +59,7 @@ static int export_to(lt_reader *r, const sqlx_source *src, const char *dest,
     sqlite3 *db = NULL;
     int code = CV_EXIT_OUTPUT;
     unlink(tmp);
-    if (sqlite3_open_v2(tmp, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+    if (sqlite3_open_v2(tmp, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
         cv_err("%s: cannot create database: %s", dest, db ? sqlite3_errmsg(db) : "out of memory");
         goto out;
     }

@@ -29,6 +29,9 @@ static const char *const stmt_sql[ST_COUNT] = {
     "INSERT INTO lost_event(ts, utid, count) VALUES (?,?,?)",
 };
 
+#define SLICE_BATCH 64
+#define SLICE_COLS 10
+
 typedef struct proc_map {
     uint32_t utid_base;
     uint32_t nthreads;
@@ -49,6 +52,12 @@ typedef struct sqlx {
     int64_t next_track;
     int64_t next_arg_set;
     uint64_t lost, unclosed, aborted;
+    uint64_t nslices, ncounters;
+    /* Zone rows wait here to be inserted SLICE_BATCH at a time by one
+     * multi-row INSERT, which halves the per-row cost of SQLite. */
+    sqlite3_stmt *batch_stmt;
+    int64_t batch[SLICE_BATCH][SLICE_COLS];
+    int nbatch;
 } sqlx;
 
 /* ---- Small helpers ------------------------------------------------------ */
@@ -327,6 +336,29 @@ static int64_t counter_track_of(sqlx *x, const lt_event *ev) {
 
 /* ---- Events ------------------------------------------------------------- */
 
+/* Binds one zone row at parameter `base` + 1...; 0 in parent_id or
+ * arg_set_id stands for NULL. */
+static void bind_slice(sqlite3_stmt *s, int base, const int64_t *v) {
+    for (int c = 0; c < SLICE_COLS; c++) {
+        if ((c == 5 || c == 6) && v[c] == 0) sqlite3_bind_null(s, base + c + 1);
+        else sqlite3_bind_int64(s, base + c + 1, v[c]);
+    }
+}
+
+static int flush_slices(sqlx *x) {
+    int full = x->nbatch == SLICE_BATCH;
+    sqlite3_stmt *s = full ? x->batch_stmt : x->st[ST_SLICE];
+    for (int i = 0; i < x->nbatch; i++) {
+        bind_slice(s, full ? i * SLICE_COLS : 0, x->batch[i]);
+        if (full && i + 1 < x->nbatch) continue;
+        int rc = sqlite3_step(s);
+        sqlite3_reset(s);
+        if (rc != SQLITE_DONE) return db_fail(x, "slice");
+    }
+    x->nbatch = 0;
+    return 0;
+}
+
 static int on_zone_end(sqlx *x, const lt_event *ev) {
     uint64_t id, parent;
     if (cv_zones_end(x->zones, ev->process, ev->thread, &id, &parent)) return 0;
@@ -342,25 +374,21 @@ static int on_zone_end(sqlx *x, const lt_event *ev) {
         if (step(x, ST_ARGS)) return -1;
     }
     uint64_t dur = ev->ts - ev->begin_ts;
-    sqlite3_stmt *s = x->st[ST_SLICE];
-    sqlite3_bind_int64(s, 1, (int64_t)id);
-    sqlite3_bind_int64(s, 2, (int64_t)ev->begin_ts);
-    sqlite3_bind_int64(s, 3, (int64_t)dur);
-    sqlite3_bind_int64(s, 4, utid_of(x, ev->process, ev->thread));
-    sqlite3_bind_int64(s, 5, ev->depth);
-    if (parent) sqlite3_bind_int64(s, 6, (int64_t)parent);
-    else sqlite3_bind_null(s, 6);
-    if (arg_set) sqlite3_bind_int64(s, 7, arg_set);
-    else sqlite3_bind_null(s, 7);
-    sqlite3_bind_int64(s, 8, func);
-    sqlite3_bind_int64(s, 9, (int64_t)(dur >= ev->child_ns ? dur - ev->child_ns : 0));
-    sqlite3_bind_int(s, 10, (ev->flags & LT_EVF_ABORTED ? 1 : 0) |
-                            (ev->flags & LT_EVF_UNCLOSED ? 2 : 0));
+    int64_t *v = x->batch[x->nbatch++];
+    x->nslices++;
+    v[0] = (int64_t)id;
+    v[1] = (int64_t)ev->begin_ts;
+    v[2] = (int64_t)dur;
+    v[3] = utid_of(x, ev->process, ev->thread);
+    v[4] = ev->depth;
+    v[5] = (int64_t)parent;
+    v[6] = arg_set;
+    v[7] = func;
+    v[8] = (int64_t)(dur >= ev->child_ns ? dur - ev->child_ns : 0);
+    v[9] = (ev->flags & LT_EVF_ABORTED ? 1 : 0) | (ev->flags & LT_EVF_UNCLOSED ? 2 : 0);
     x->aborted += (ev->flags & LT_EVF_ABORTED) != 0;
     x->unclosed += (ev->flags & LT_EVF_UNCLOSED) != 0;
-    int rc = sqlite3_step(s);
-    sqlite3_reset(s);
-    return rc == SQLITE_DONE ? 0 : db_fail(x, "slice");
+    return x->nbatch == SLICE_BATCH ? flush_slices(x) : 0;
 }
 
 static int on_event(sqlx *x, const lt_event *ev) {
@@ -392,6 +420,7 @@ static int on_event(sqlx *x, const lt_event *ev) {
         sqlite3_bind_int64(s, 1, (int64_t)ev->ts);
         sqlite3_bind_int64(s, 2, track);
         sqlite3_bind_double(s, 3, ev->value); /* NaN is stored as NULL */
+        x->ncounters++;
         return step(x, ST_COUNTER);
     }
     case LT_EV_FRAME:
@@ -484,12 +513,54 @@ static int run_schema(sqlx *x, int indexes) {
     return rc;
 }
 
+/* Planner statistics. ANALYZE would read every index of the big tables;
+ * their shape is known here, so sqlite_stat1 gets it directly ("rows, rows
+ * per value of the first column, ..."), and only the small tables are
+ * analysed. */
+static int write_planner_stats(sqlx *x) {
+    uint64_t tracks = x->next_track > 1 ? (uint64_t)x->next_track - 1 : 1;
+    uint64_t funcs = cv_map_size(x->funcs) ? cv_map_size(x->funcs) : 1;
+    uint64_t n = x->nslices ? x->nslices : 1, c = x->ncounters ? x->ncounters : 1;
+    uint64_t a = x->next_arg_set ? (uint64_t)x->next_arg_set : 1;
+    char sql[1024];
+    snprintf(sql, sizeof sql,
+             "ANALYZE process; ANALYZE thread; ANALYZE track; ANALYZE thread_track;"
+             " ANALYZE counter_track; ANALYZE func;"
+             " INSERT INTO sqlite_stat1 VALUES"
+             " ('slice_data', 'slice_data_track_ts', '%llu %llu 1'),"
+             " ('slice_data', 'slice_data_func', '%llu %llu'),"
+             " ('slice_data', NULL, '%llu'),"
+             " ('counter', 'counter_track_ts', '%llu %llu 1'),"
+             " ('args', 'args_set', '%llu 1');"
+             " ANALYZE sqlite_schema;",
+             (unsigned long long)n, (unsigned long long)(n / tracks ? n / tracks : 1),
+             (unsigned long long)n, (unsigned long long)(n / funcs ? n / funcs : 1),
+             (unsigned long long)n, (unsigned long long)c,
+             (unsigned long long)(c / tracks ? c / tracks : 1), (unsigned long long)a);
+    return exec(x, sql);
+}
+
 static int prepare_all(sqlx *x) {
     for (int i = 0; i < ST_COUNT; i++)
         if (sqlite3_prepare_v3(x->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &x->st[i],
                                NULL) != SQLITE_OK)
             return db_fail(x, "prepare");
-    return 0;
+    /* The slice insert with SLICE_BATCH rows of VALUES. */
+    const char *one = strstr(stmt_sql[ST_SLICE], "(?");
+    size_t head = (size_t)(one - stmt_sql[ST_SLICE]), row = strlen(one);
+    char *sql = malloc(head + SLICE_BATCH * (row + 1) + 1), *w = sql;
+    if (!sql) return -1;
+    memcpy(w, stmt_sql[ST_SLICE], head);
+    w += head;
+    for (int i = 0; i < SLICE_BATCH; i++) {
+        if (i) *w++ = ',';
+        memcpy(w, one, row);
+        w += row;
+    }
+    *w = '\0';
+    int rc = sqlite3_prepare_v3(x->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &x->batch_stmt, NULL);
+    free(sql);
+    return rc == SQLITE_OK ? 0 : db_fail(x, "prepare");
 }
 
 static int fill(sqlx *x, const sqlx_source *src, int *read_exit) {
@@ -497,14 +568,17 @@ static int fill(sqlx *x, const sqlx_source *src, int *read_exit) {
     int rc, err = 0;
     /* Journal off and no syncs: a failed export is deleted, not recovered. */
     if (exec(x, "PRAGMA page_size=65536; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
-                " PRAGMA locking_mode=EXCLUSIVE; PRAGMA cache_size=-65536;") ||
+                " PRAGMA locking_mode=EXCLUSIVE; PRAGMA cache_size=-65536;"
+                " PRAGMA threads=2;") ||
         exec(x, "BEGIN") || run_schema(x, 0) || prepare_all(x) || write_metadata(x, src) ||
         write_processes(x))
         return -1;
     while ((rc = cv_next(x->r, &ev, src->path, &err)) > 0)
         if (on_event(x, &ev)) return -1;
     if (rc < 0) *read_exit = cv_exit_for(err) ? cv_exit_for(err) : CV_EXIT_CORRUPT;
-    if (write_stats(x) || exec(x, "COMMIT") || run_schema(x, 1)) return -1;
+    if (flush_slices(x) || write_stats(x) || exec(x, "COMMIT") || run_schema(x, 1) ||
+        write_planner_stats(x))
+        return -1;
     return 0;
 }
 
@@ -520,6 +594,7 @@ int sqlx_export(lt_reader *r, sqlite3 *db, const sqlx_source *src, int *read_exi
     if (!x.zones || !x.funcs) cv_err("out of memory");
     else rc = fill(&x, src, read_exit);
     for (int i = 0; i < ST_COUNT; i++) sqlite3_finalize(x.st[i]);
+    sqlite3_finalize(x.batch_stmt);
     if (x.procs)
         for (uint32_t p = 0; p <= x.nproc; p++) {
             free(x.procs[p].funcs);

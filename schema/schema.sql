@@ -178,10 +178,8 @@ CREATE VIEW function_stats AS
 
 -- @indexes
 CREATE INDEX slice_data_track_ts ON slice_data(track_id, ts);
-CREATE INDEX slice_data_func ON slice_data(func_id, dur);
-CREATE INDEX slice_data_parent ON slice_data(parent_id);
+CREATE INDEX slice_data_func ON slice_data(func_id);
 CREATE INDEX func_name ON func(name);
 CREATE INDEX counter_track_ts ON counter(track_id, ts);
 CREATE INDEX args_set ON args(arg_set_id);
 CREATE INDEX thread_upid ON thread(upid);
-ANALYZE;
