@@ -416,7 +416,13 @@ static void lost(cap_client *c, ssize_t err) {
     char w[128], reason[96];
     if (c->state == CL_HANDSHAKE) {
         cap_store_stat_add(srv->store, CAP_ST_CLIENTS_REFUSED, 1);
-        cap_logv("connection from %s closed before the handshake", c->peer);
+        if (c->rlen > 0)
+            cap_logn("refused connection from %s: closed in the middle of a "
+                     "message (%zu bytes) before the handshake completed",
+                     c->peer, c->rlen);
+        else
+            cap_logn("refused connection from %s: closed before saying HELLO",
+                     c->peer);
         client_close(c);
         return;
     }

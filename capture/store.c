@@ -176,12 +176,18 @@ static uint64_t first_event_ts(const uint8_t *q, const uint8_t *end,
     return ts;
 }
 
+/* Hands the stream's block over when `n` more bytes would take it past the
+ * target. Called before the records are scanned: the block's descriptor
+ * takes the stream state as it is now. */
+static void make_room(cap_store *s, cap_proc *p, cap_stream *t, size_t n) {
+    if (t->blk && t->blk->len + n > LT_BLOCK_TARGET) flush_stream(s, p, t, 1);
+}
+
 /* Appends validated records to the stream; `before` is its state before
- * them. */
+ * them (make_room() was called with that state). */
 static int append_events(cap_store *s, cap_proc *p, cap_stream *t,
                          const lt__stream_state *before, const uint8_t *q,
                          size_t n) {
-    if (t->blk && t->blk->len + n > LT_BLOCK_TARGET) flush_stream(s, p, t, 1);
     if (!t->blk &&
         start_block(s, p, t, before->last_ts, before->events, n) < 0)
         return -1;
@@ -210,6 +216,7 @@ static void abort_zones(cap_store *s, cap_proc *p, cap_stream *t) {
         recs[i] = LT_TAG_ZONE_END_ABORTED;
         recs[i + 1] = 0;
     }
+    make_room(s, p, t, n);
     lt__stream_state before = t->st;
     lt__scan_limits lim = {p->max_loc, p->max_plot, p->max_frame, LT_MAX_DEPTH, 1};
     const char *why;
@@ -385,6 +392,7 @@ int cap_proc_events(cap_store *s, cap_proc *p, const uint8_t *body, size_t n,
     cap_stream *t = p->threads[thread - 1];
     size_t rn = (size_t)(end - q), off;
     lt__scan_limits lim = {p->max_loc, p->max_plot, p->max_frame, LT_MAX_DEPTH, 0};
+    make_room(s, p, t, rn);
     lt__stream_state before = t->st;
     const char *reason;
     if (lt__scan_events(q, rn, &t->st, &lim, &reason, &off) < 0) {
