@@ -42,6 +42,8 @@ static Py_ssize_t g_extra_idx = -1;
 static uint32_t g_epoch = 1;
 static int g_enabled;    /* new zones may begin */
 static int g_live = 1;   /* the client may be written to */
+/* max_depth while live, 0 once the client stopped: one test for both */
+static uint32_t g_depth_limit = UINT32_MAX;
 static int g_mode;       /* enum py_mode while enabled */
 #if PY_HAVE_EVAL_HOOK
 static _PyFrameEvalFunction g_prev_eval;
@@ -457,20 +459,39 @@ static void zone_args_text(PyCodeObject *co, PyObject **locals) {
 /* ---- The frame-evaluation hook ------------------------------------------------- */
 
 #if PY_HAVE_EVAL_HOOK
-static PyObject *eval_hook(PyThreadState *ts, _PyInterpreterFrame *f, int exc) {
+/* Frames whose code is new in this epoch, or threads without a buffer. */
+static __attribute__((noinline)) PyObject *eval_hook_cold(PyThreadState *ts,
+                                                          _PyInterpreterFrame *f,
+                                                          int exc) {
     uint32_t loc = code_loc(f->f_code, f->f_globals);
-    if (LIKELY(loc != 0)) {
-        lt__tbuf *t = tb();
-        if (LIKELY(t != NULL && t->depth < py__opts.max_depth && g_live)) {
-            lt__put_begin(t, loc, lt__now());
-            PyObject *r = _PyEval_EvalFrameDefault(ts, f, exc);
-            /* reloaded: a forked child has a buffer of its own */
-            t = lt__tls;
-            if (LIKELY(t != NULL && g_live)) lt__put_end(t, lt__now());
-            return r;
-        }
-    }
-    return _PyEval_EvalFrameDefault(ts, f, exc);
+    lt__tbuf *t = loc ? tb() : NULL;
+    if (t == NULL || t->depth >= g_depth_limit)
+        return _PyEval_EvalFrameDefault(ts, f, exc);
+    lt__put_begin(t, loc, lt__now());
+    PyObject *r = _PyEval_EvalFrameDefault(ts, f, exc);
+    t = lt__tls;
+    if (t != NULL && g_live) lt__put_end(t, lt__now());
+    return r;
+}
+
+/* The hot path: nothing but the cached location and two records. Nothing
+ * is kept across the call but its result, so the prologue stays short. */
+static PyObject *eval_hook(PyThreadState *ts, _PyInterpreterFrame *f, int exc) {
+    py_code_extra *ex = (py_code_extra *)f->f_code->co_extra;
+    lt__tbuf *t = lt__tls;
+    if (UNLIKELY(ex == NULL || g_extra_idx >= ex->ce_size || t == NULL))
+        return eval_hook_cold(ts, f, exc);
+    uintptr_t v = (uintptr_t)ex->ce_extras[g_extra_idx];
+    if (UNLIKELY((uint32_t)(v >> 32) != g_epoch)) return eval_hook_cold(ts, f, exc);
+    uint32_t loc = (uint32_t)v;
+    if (loc == 0 || t->depth >= g_depth_limit)
+        return _PyEval_EvalFrameDefault(ts, f, exc);
+    lt__put_begin(t, loc, lt__now());
+    PyObject *r = _PyEval_EvalFrameDefault(ts, f, exc);
+    /* reloaded: a forked child has a buffer of its own */
+    t = lt__tls;
+    if (LIKELY(t != NULL && g_live)) lt__put_end(t, lt__now());
+    return r;
 }
 
 /* The same with --min-duration or --label args. */
@@ -538,6 +559,15 @@ static void frame_exit(PyFrameObject *frame) {
 
 static void uninstall_current(void);
 
+/* C calls made by the profiler's own package are not the program's. */
+static int caller_is_ours(PyFrameObject *frame) {
+    if (!py__opts.skip_prefix) return 0;
+    PyCodeObject *co = PyFrame_GetCode(frame);
+    int ours = under_skip_prefix(co->co_filename);
+    Py_DECREF(co);
+    return ours;
+}
+
 static int profile_cb(PyObject *obj, PyFrameObject *frame, int what,
                       PyObject *arg) {
     py_tstate *s = &tls;
@@ -549,7 +579,7 @@ static int profile_cb(PyObject *obj, PyFrameObject *frame, int what,
         if (!py__opts.lines) frame_exit(frame);
         break;
     case PyTrace_C_CALL:
-        if (g_enabled && py__opts.trace_c) {
+        if (g_enabled && py__opts.trace_c && !caller_is_ours(frame)) {
             uint32_t loc = cfunc_loc(arg);
             uint8_t rec = loc && zbegin(loc);
             if (!push(arg, ENT_C, rec) && rec) zend();
@@ -668,6 +698,7 @@ static int choose_mode(void) {
 
 int py__enable(void) {
     if (py__hook_init() < 0) return -1;
+    if (g_live) g_depth_limit = py__opts.max_depth;
     if (g_enabled) return g_mode;
     g_mode = choose_mode();
     g_enabled = 1;
@@ -712,4 +743,5 @@ int py__mode(void) {
 
 void py__client_stopped(void) {
     g_live = 0;
+    g_depth_limit = 0;
 }

@@ -1,0 +1,337 @@
+"""python -m tracy: the command line, program semantics and the trace."""
+import os
+import socket
+import subprocess
+import time
+
+from conftest import BIN, PYTHON, env_for_tests
+
+FIB = """
+def fib(n):
+    return n if n < 2 else fib(n - 1) + fib(n - 2)
+fib(20)
+"""
+
+
+def test_fib20_gives_exactly_21891_fib_zones(run_tracy):
+    r = run_tracy(FIB)
+    assert r.rc == 0, r.err
+    assert r.count("fib") == 21891
+    r.assert_balanced()
+    fib = [z for z in r.zones if z[2] == "fib"][0]
+    assert fib[3] == 1 and fib[4].endswith("prog.py") and fib[5] == 2
+    assert "trace written to" in r.err
+
+
+def test_program_sees_argv_main_and_path_as_without_profiler(run_tracy, tmp_path):
+    src = """
+    import sys, os
+    print(sys.argv[1:], __name__, os.path.basename(__file__), sys.path[0])
+    print(sys.modules["__main__"].__dict__ is globals())
+    sys.exit(7)
+    """
+    r = run_tracy(src, args=["a", "--b"])
+    assert r.rc == 7
+    first, second = r.out.splitlines()
+    assert first == "['a', '--b'] __main__ prog.py %s" % tmp_path
+    assert second == "True"
+    r.assert_balanced()
+
+
+def test_unhandled_exception_exits_1_and_trace_is_flushed(run_tracy):
+    src = """
+    def inner():
+        raise ValueError("boom")
+    def outer():
+        inner()
+    outer()
+    """
+    r = run_tracy(src)
+    assert r.rc == 1
+    assert "ValueError: boom" in r.err
+    assert r.count("inner") == 1 and r.count("outer") == 1
+    r.assert_balanced()
+
+
+def test_sys_exit_and_keyboard_interrupt_deep_in_the_stack(run_tracy):
+    r = run_tracy("""
+    def deep(n):
+        if n == 0:
+            raise KeyboardInterrupt
+        deep(n - 1)
+    deep(5)
+    """)
+    assert r.rc == 130
+    assert r.count("deep") == 6
+    r.assert_balanced()
+    r = run_tracy("""
+    import sys
+    def deep(n):
+        if n == 0:
+            sys.exit(4)
+        deep(n - 1)
+    deep(3)
+    """)
+    assert r.rc == 4 and r.count("deep") == 4
+    r.assert_balanced()
+
+
+def test_generators_coroutines_and_exceptions_stay_balanced(run_tracy):
+    r = run_tracy("""
+    import asyncio
+    def gen(n):
+        for i in range(n):
+            yield i
+    def failing():
+        try:
+            raise KeyError(1)
+        finally:
+            pass
+    async def job(i):
+        await asyncio.sleep(0)
+        return i
+    async def main():
+        return await asyncio.gather(*(job(i) for i in range(3)))
+    assert sum(gen(5)) == 10
+    for _ in range(3):
+        try:
+            failing()
+        except KeyError:
+            pass
+    asyncio.run(main())
+    """)
+    assert r.rc == 0, r.err
+    assert r.count("gen") == 7  # creation, 5 values, exhaustion: each a zone
+    assert r.count("failing") == 3
+    assert r.count("job") >= 6  # each coroutine runs at least twice
+    assert r.count("main") >= 2
+    r.assert_balanced()
+
+
+def test_qualified_names_and_threads_with_names(run_tracy):
+    r = run_tracy("""
+    import threading
+    class Record:
+        def __init__(self, x):
+            self.x = x
+    def work():
+        return [Record(i) for i in range(10)]
+    before = threading.Thread(target=work, name="early")
+    ts = [threading.Thread(target=work, name="worker-%d" % i) for i in range(3)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    """)
+    assert r.rc == 0, r.err
+    assert r.count("Record.__init__") == 30
+    names = {t[3] for t in r.trace["threads"]}
+    assert {"MainThread", "worker-0", "worker-1", "worker-2"} <= names
+    by_thread = {(z[0], z[1]) for z in r.zones if z[2] == "work"}
+    assert len(by_thread) == 3
+    r.assert_balanced()
+
+
+def test_partial_records_only_profiled_regions(run_tracy):
+    r = run_tracy("""
+    import tracy
+    def outside(): pass
+    def inside(): pass
+    @tracy.profile
+    def decorated(): inside()
+    outside()
+    p = tracy.Profiler()
+    p.enable()
+    inside()
+    p.disable()
+    with tracy.profile:
+        inside()
+    decorated()
+    outside()
+    """, "-p")
+    assert r.rc == 0, r.err
+    assert r.count("outside") == 0
+    assert r.count("inside") == 3
+    r.assert_balanced()
+
+
+def test_enable_and_disable_in_the_middle_of_a_stack(run_tracy):
+    r = run_tracy("""
+    import tracy
+    p = tracy.Profiler()
+    def starts():
+        p.enable()
+        leaf()
+    def stops():
+        leaf()
+        p.disable()
+        leaf()
+    def leaf(): pass
+    def top():
+        starts()
+        stops()
+    top()
+    """, "-p")
+    assert r.rc == 0, r.err
+    assert r.count("top") == 0 and r.count("starts") == 0
+    assert r.count("stops") == 1 and r.count("leaf") == 2
+    r.assert_balanced()
+
+
+def test_lines_mode_records_each_line(run_tracy):
+    r = run_tracy("""
+    def f(n):
+        a = n + 1
+        b = a * 2
+        return b
+    for i in range(3):
+        f(i)
+    """, "-l")
+    assert r.rc == 0, r.err
+    lines = [z for z in r.zones if z[3] == 3]
+    assert sum(1 for z in lines if z[2] == "f:3") == 3
+    assert sum(1 for z in lines if z[2] == "f:5") == 3
+    z = [z for z in lines if z[2] == "f:4"][0]
+    assert z[4].endswith("prog.py") and z[5] == 4
+    assert r.count("f") == 3
+    r.assert_balanced()
+
+
+def test_trace_c_records_builtin_calls(run_tracy):
+    r = run_tracy("""
+    def f(xs):
+        return len(xs) + len(sorted(xs))
+    for _ in range(4):
+        f([3, 1, 2])
+    l = []
+    l.append(1)
+    """, "--trace-c")
+    assert r.rc == 0, r.err
+    fz = [z for z in r.zones if z[2] == "f"]
+    inside = [z[2] for z in r.zones if z[3] == 2 and
+              any(f[6] <= z[6] and z[7] <= f[7] and f[:2] == z[:2] for f in fz)]
+    assert sorted(inside) == ["len"] * 8 + ["sorted"] * 4
+    assert "list.append" in r.names(kind=2)
+    assert "thread_name" not in r.names(kind=2)
+    assert r.count("f") == 4
+    r.assert_balanced()
+
+
+def test_function_and_module_filters(run_tracy):
+    src = """
+    import json
+    def keep_a(): pass
+    def keep_b(): pass
+    def drop_c(): pass
+    for f in (keep_a, keep_b, drop_c):
+        f()
+    json.dumps({"a": 1})
+    """
+    r = run_tracy(src, "-R", "^keep_")
+    assert set(r.names()) == {"keep_a", "keep_b"}
+    r = run_tracy(src, "-E", "^keep_", "-I", "keep_b")
+    assert "keep_a" not in r.names() and "keep_b" in r.names() and "drop_c" in r.names()
+    r = run_tracy(src, "-ME", "json")
+    assert "dumps" not in r.names() and "drop_c" in r.names()
+    r = run_tracy(src, "--module-restrict", "json")
+    assert "dumps" in r.names() and "keep_a" not in r.names()
+    r.assert_balanced()
+
+
+def test_max_depth(run_tracy):
+    r = run_tracy(FIB.replace("fib(20)", "fib(10)"), "--max-depth", "3")
+    assert r.rc == 0
+    assert max(z[8] for z in r.zones) == 2
+    assert r.count("<module>") == 1
+    r.assert_balanced()
+
+
+def test_min_duration_keeps_slow_zones_and_their_ancestors(run_tracy):
+    r = run_tracy("""
+    import time
+    def quick(): pass
+    def slow():
+        time.sleep(0.02)
+    def parent():
+        for _ in range(50):
+            quick()
+        slow()
+    parent()
+    """, "--min-duration", "5000000")
+    assert r.rc == 0, r.err
+    assert r.count("quick") == 0
+    assert r.count("slow") == 1 and r.count("parent") == 1
+    slow = [z for z in r.zones if z[2] == "slow"][0]
+    parent = [z for z in r.zones if z[2] == "parent"][0]
+    assert parent[6] <= slow[6] and slow[7] <= parent[7]
+    assert slow[7] - slow[6] >= 5000000
+    r.assert_balanced()
+
+
+def test_labels_args_file_and_line(run_tracy):
+    r = run_tracy("""
+    def greet(name, times=2):
+        return name * times
+    greet("ab", times=3)
+    """, "--label", "args,file,line")
+    assert r.rc == 0, r.err
+    z = [z for z in r.zones if z[2].startswith("greet")][0]
+    assert z[2] == "greet [prog.py:2]"
+    assert z[9] == "name='ab', times=3"
+
+
+def test_output_directory_and_report(run_tracy, tmp_path):
+    out = tmp_path / "out"
+    r = run_tracy(FIB.replace("fib(20)", "fib(5)"), "-r", output=str(out) + "/")
+    assert r.rc == 0, r.err
+    assert (out / "prog.tracy").exists()
+    assert (out / "prog.csv").exists() and (out / "prog.csv").stat().st_size > 0
+    assert "op report written to" in r.err
+
+
+def test_default_output_name_in_cwd(tmp_path):
+    (tmp_path / "myprog.py").write_text("x = 1\n")
+    p = subprocess.run([PYTHON, "-m", "tracy", "myprog.py"], cwd=str(tmp_path),
+                       env=env_for_tests(), capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert (tmp_path / "myprog.tracy").exists()
+
+
+def test_usage_errors_and_help():
+    env = env_for_tests()
+    for bad in (["--bogus", "x.py"], [], ["--max-depth", "x", "a.py"],
+                ["-R", "(", "a.py"], ["--label", "nope", "a.py"], ["missing.py"]):
+        p = subprocess.run([PYTHON, "-m", "tracy"] + bad, env=env, capture_output=True,
+                           text=True, timeout=60)
+        assert p.returncode == 2, (bad, p.stderr)
+        assert p.stderr.startswith("tracy: ")
+    p = subprocess.run([PYTHON, "-m", "tracy", "-h"], env=env, capture_output=True,
+                       text=True, timeout=60)
+    assert p.returncode == 0 and "--min-duration" in p.stdout
+
+
+def _free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def test_connects_to_a_running_daemon(run_tracy, tmp_path):
+    out = tmp_path / "ext.tracy"
+    d = subprocess.Popen([os.path.join(BIN, "capture-release"), "-o", str(out), "-p", "0",
+                          "-q"], stdout=subprocess.PIPE, text=True)
+    try:
+        port = int(d.stdout.readline())
+        r = run_tracy(FIB.replace("fib(20)", "fib(6)"), "-t", str(port))
+        assert r.rc == 0, r.err
+        assert "sent to the daemon" in r.err
+        assert d.wait(timeout=60) == 0
+    finally:
+        if d.poll() is None:
+            d.kill()
+            d.wait()
+    r.path = str(out)
+    assert r.count("fib") == 25
+    r.assert_balanced()
