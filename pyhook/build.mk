@@ -27,4 +27,5 @@ demo: all
 	$(Q)rm -rf $(DEMO_OUT) && mkdir -p $(DEMO_OUT)
 	$(Q)PATH=$(CURDIR)/$(B)/bin:$$PATH PYTHONPATH=$(CURDIR)/$(B)/python TRACY_PORT=0 \
 		$(PYTHON) -m tracy -r -o $(DEMO_OUT)/ examples/demo.py
+	$(Q)echo "Ten functions with the most self time:"
 	$(Q)PYTHONPATH=$(CURDIR)/$(B)/python $(PYTHON) -m tracy.top $(DEMO_OUT)/demo.tracy 10

@@ -24,12 +24,31 @@ def top_zones(path, n):
     return rows[:n]
 
 
+QUERY = ("SELECT name, category, calls, round(self / 1e6, 3) AS self_ms, "
+         "round(total / 1e6, 3) AS total_ms FROM function_stats "
+         "ORDER BY self DESC, name LIMIT %d")
+
+
+def run_sql(path, n):
+    """Prints the table through tracy-sql; returns False when not installed."""
+    from tracy.__main__ import find_tool
+    sql = find_tool("tracy-sql")
+    if sql is None:
+        return False
+    pid = os.posix_spawn(sql, [sql, "--table", path, QUERY % n], os.environ)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status) == 0
+
+
 def main(argv):
     if not argv or argv[0] in ("-h", "--help"):
         sys.stdout.write(__doc__.split("\n\n")[0] + "\n")
         return 0 if argv else 2
     path = argv[0]
     n = int(argv[1]) if len(argv) > 1 else 10
+    sys.stdout.flush()
+    if run_sql(path, n):
+        return 0
     try:
         rows = top_zones(path, n)
     except (OSError, ValueError) as e:
