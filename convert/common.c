@@ -79,10 +79,13 @@ int cv_open(const char *path, lt_reader **out) {
     int rc = lt_reader_open(out, path, detail, sizeof detail);
     if (rc == 0) return 0;
     *out = NULL;
-    if (detail[0])
-        cv_err("%s: %s (%s)", path, lt_strerror(rc), detail);
-    else
+    /* The detail is the better message; it may already name the file. */
+    if (!detail[0])
         cv_err("%s: %s", path, lt_strerror(rc));
+    else if (strncmp(detail, path, strlen(path)) == 0)
+        cv_err("%s", detail);
+    else
+        cv_err("%s: %s", path, detail);
     return cv_exit_for(rc) == CV_EXIT_OK ? CV_EXIT_INPUT : cv_exit_for(rc);
 }
 

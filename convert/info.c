@@ -16,7 +16,9 @@ typedef struct counts {
     int scanned;             /* counted by decoding every event */
     int corrupt;
     const char *error;       /* reader error when corrupt */
-    uint64_t events, zones, messages, signposts, plots, frames, lost;
+    uint64_t events, zones, plots, frames, lost;
+    uint64_t messages;       /* messages and signposts, as the trailer counts */
+    uint64_t signposts;
     uint64_t unclosed, aborted;
 } counts;
 
@@ -65,7 +67,7 @@ static void scan(lt_reader *r, counts *c) {
             if (ev.flags & LT_EVF_ABORTED) c->aborted++;
             break;
         case LT_EV_MESSAGE: c->messages++; break;
-        case LT_EV_SIGNPOST: c->signposts++; break;
+        case LT_EV_SIGNPOST: c->signposts++, c->messages++; break; /* as the trailer */
         case LT_EV_PLOT: c->plots++; break;
         case LT_EV_FRAME: c->frames++; break;
         case LT_EV_LOST: c->lost += ev.count; break;
@@ -129,9 +131,9 @@ static void print_human(lt_reader *r, const char *path, const counts *c, cv_out 
     cv_out_printf(o, "counted from:     %s\n", c->scanned ? "a scan of every event" : "the trailer");
     cv_out_printf(o, "events:           %llu\n", (unsigned long long)c->events);
     cv_out_printf(o, "zones:            %llu\n", (unsigned long long)c->zones);
-    cv_out_printf(o, "messages:         %llu\n", (unsigned long long)c->messages);
+    cv_out_printf(o, "messages:         %llu (signposts included)\n", (unsigned long long)c->messages);
     if (c->scanned) {
-        cv_out_printf(o, "signposts:        %llu\n", (unsigned long long)c->signposts);
+        cv_out_printf(o, "  signposts:      %llu\n", (unsigned long long)c->signposts);
         cv_out_printf(o, "plot samples:     %llu\n", (unsigned long long)c->plots);
         cv_out_printf(o, "frame marks:      %llu\n", (unsigned long long)c->frames);
         cv_out_printf(o, "unclosed zones:   %llu\n", (unsigned long long)c->unclosed);

@@ -1,0 +1,1 @@
+tracy-csv --min-duration 12x small.tracy

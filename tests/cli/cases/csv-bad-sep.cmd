@@ -1,0 +1,1 @@
+tracy-csv --sep ab small.tracy

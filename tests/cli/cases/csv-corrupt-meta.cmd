@@ -1,0 +1,1 @@
+tracy-csv corrupt-meta.tracy

@@ -1,0 +1,1 @@
+tracy-csv --allow-truncated cut-trailer.tracy

@@ -1,0 +1,1 @@
+tracy-csv no-such-file.tracy

@@ -1,0 +1,1 @@
+tracy-csv -o ops.csv small.tracy && cat ops.csv

@@ -1,0 +1,1 @@
+tracy-csv -s ";" small.tracy

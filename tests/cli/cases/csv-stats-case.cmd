@@ -1,0 +1,1 @@
+tracy-csv --stats -c -f STEP small.tracy

@@ -1,0 +1,1 @@
+tracy-csv --stats -e -f STEP small.tracy

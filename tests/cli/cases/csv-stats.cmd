@@ -1,0 +1,1 @@
+tracy-csv --stats small.tracy

@@ -1,0 +1,1 @@
+tracy-csv --thread worker small.tracy && tracy-csv --thread 2001 --process /usr/bin/python3 small.tracy

@@ -1,0 +1,1 @@
+tracy-csv --unwrap --self small.tracy

@@ -1,0 +1,1 @@
+tracy-csv small.tracy > /dev/full

@@ -1,0 +1,1 @@
+tracy-info --verify corrupt-events.tracy

@@ -1,0 +1,1 @@
+tracy-info corrupt-meta.tracy

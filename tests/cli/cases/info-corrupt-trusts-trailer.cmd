@@ -1,0 +1,1 @@
+tracy-info corrupt-events.tracy > /dev/null

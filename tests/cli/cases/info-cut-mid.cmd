@@ -1,0 +1,1 @@
+tracy-info --json cut-mid.tracy

@@ -1,0 +1,1 @@
+tracy-info empty.tracy

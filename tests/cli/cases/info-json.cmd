@@ -1,0 +1,1 @@
+tracy-info --json small.tracy

@@ -1,0 +1,1 @@
+tracy-info notrace.txt

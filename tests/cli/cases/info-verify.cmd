@@ -1,0 +1,1 @@
+tracy-info --verify small.tracy

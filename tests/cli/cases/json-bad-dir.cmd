@@ -1,0 +1,1 @@
+tracy-json small.tracy -o no/such/dir/out.json

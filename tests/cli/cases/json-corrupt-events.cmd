@@ -1,0 +1,1 @@
+tracy-json corrupt-events.tracy -o /dev/null

@@ -1,0 +1,1 @@
+tracy-json --help

@@ -1,0 +1,1 @@
+tracy-json notrace.txt

@@ -1,0 +1,1 @@
+tracy-json small.tracy -o /dev/full

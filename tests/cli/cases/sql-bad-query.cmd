@@ -1,0 +1,1 @@
+tracy-sql small.tracy "SELECT nope FROM slice"

@@ -1,0 +1,1 @@
+tracy-sql corrupt-events.tracy -o run.db; e=$?; ls; exit $e

@@ -1,0 +1,1 @@
+tracy-sql small.tracy -o run.db && sqlite3 run.db "SELECT count(*) FROM slice; SELECT name, str_value, int_value FROM metadata WHERE name IN ('trace_type', 'format_version', 'creator', 'trace_complete') ORDER BY name; PRAGMA integrity_check;"

@@ -1,0 +1,1 @@
+tracy-sql small.tracy "SELECT * FROM function_stats ORDER BY total DESC, name"

@@ -1,0 +1,1 @@
+tracy-sql notrace.txt "SELECT 1"
