@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
-#include <zlib.h>
 
 const char *cv_prog = "tracy";
 
@@ -228,7 +227,7 @@ uint64_t cv_zones_count(const cv_zones *z) { return z->next; }
 
 #define OUT_CAP (256u << 10)
 
-int cv_out_open(cv_out *o, const char *path, int gzip) {
+int cv_out_open(cv_out *o, const char *path) {
     memset(o, 0, sizeof *o);
     o->fd = 1;
     if (path && strcmp(path, "-") != 0) {
@@ -238,17 +237,6 @@ int cv_out_open(cv_out *o, const char *path, int gzip) {
             return -1;
         }
         o->close_fd = 1;
-    }
-    if (gzip) {
-        int fd = o->close_fd ? o->fd : dup(o->fd);
-        o->gz = fd >= 0 ? gzdopen(fd, "wb1") : NULL;
-        if (!o->gz) {
-            cv_err("%s: cannot start gzip output", path ? path : "standard output");
-            if (fd >= 0) close(fd);
-            return -1;
-        }
-        gzbuffer(o->gz, 1u << 17);
-        o->close_fd = 0; /* gzclose closes it */
     }
     o->cap = OUT_CAP;
     o->buf = malloc(o->cap);
@@ -262,10 +250,10 @@ int cv_out_open(cv_out *o, const char *path, int gzip) {
 static void sink(cv_out *o, const char *p, size_t n) {
     if (o->err) return;
     o->total += n;
-    if (o->gz) {
+    if (o->sink) {
         while (n > 0) {
             unsigned chunk = n > (1u << 30) ? (1u << 30) : (unsigned)n;
-            int w = gzwrite(o->gz, p, chunk);
+            int w = o->sink_write(o->sink, p, chunk);
             if (w <= 0) {
                 o->err = errno ? errno : EIO;
                 return;
@@ -296,10 +284,9 @@ void cv__out_direct(cv_out *o, const void *p, size_t n) { sink(o, p, n); }
 
 int cv_out_close(cv_out *o, const char *what) {
     if (o->buf) cv_out_flush(o);
-    if (o->gz) {
-        int rc = gzclose(o->gz);
-        if (rc != Z_OK && !o->err) o->err = errno ? errno : EIO;
-        o->gz = NULL;
+    if (o->sink) {
+        if (o->sink_close(o->sink) != 0 && !o->err) o->err = errno ? errno : EIO;
+        o->sink = NULL;
     }
     if (o->close_fd) {
         if (!o->err && fsync(o->fd) < 0 && errno != EINVAL && errno != EROFS)

@@ -98,15 +98,20 @@ typedef struct cv_out {
     char *buf;
     size_t len, cap;
     int fd;
-    void *gz;          /* gzFile when writing gzip */
+    /* Optional compressing sink (tracy-json's gzip): when set, bytes go to
+     * sink_write(sink, ...) (returns bytes taken, <= 0 on error) instead of
+     * fd, and sink_close(sink) (0 or -1) ends it, closing fd. */
+    void *sink;
+    int (*sink_write)(void *sink, const void *p, unsigned n);
+    int (*sink_close)(void *sink);
     int err;           /* errno of the first failure, 0 when none */
     int close_fd;
     uint64_t total;    /* bytes handed to the sink */
 } cv_out;
 
-/* Opens `path` for writing (NULL or "-": stdout). gzip != 0 compresses.
- * Returns 0 or -1 after printing an error. */
-int cv_out_open(cv_out *o, const char *path, int gzip);
+/* Opens `path` for writing (NULL or "-": stdout). Returns 0 or -1 after
+ * printing an error. */
+int cv_out_open(cv_out *o, const char *path);
 /* Flushes, closes and frees. Returns 0, or -1 after printing an error naming
  * `what` (the path, or "standard output"). */
 int cv_out_close(cv_out *o, const char *what);

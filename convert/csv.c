@@ -379,7 +379,7 @@ static int run(const csv_opts *o) {
         code = CV_EXIT_INPUT;
         goto out;
     }
-    if (cv_out_open(&s.out, o->output, 0)) {
+    if (cv_out_open(&s.out, o->output)) {
         code = CV_EXIT_OUTPUT;
         goto out;
     }

@@ -308,7 +308,7 @@ static int run(const info_opts *opt) {
         memset(&c, 0, sizeof c);
         scan(r, &c);
     }
-    if (cv_out_open(&o, NULL, 0)) {
+    if (cv_out_open(&o, NULL)) {
         lt_reader_free(r);
         return CV_EXIT_OUTPUT;
     }

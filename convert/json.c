@@ -6,6 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <errno.h>
+#include <unistd.h>
+#include <zlib.h>
+
 #include "common.h"
 
 typedef struct json_opts {
@@ -341,6 +345,30 @@ static int convert(json_state *s, int *read_exit) {
     return 0;
 }
 
+/* ---- gzip output -------------------------------------------------------- */
+
+static int gz_write(void *gz, const void *p, unsigned n) { return gzwrite(gz, p, n); }
+
+static int gz_close(void *gz) { return gzclose(gz) == Z_OK ? 0 : -1; }
+
+/* Puts gzip (level 1: JSON compresses well even so, and the output keeps
+ * up with the converter) between the buffer and the file. */
+static int start_gzip(cv_out *o, const char *path) {
+    int fd = o->close_fd ? o->fd : dup(o->fd);
+    gzFile gz = fd >= 0 ? gzdopen(fd, "wb1") : NULL;
+    if (!gz) {
+        cv_err("%s: cannot start gzip output", path);
+        if (fd >= 0) close(fd);
+        return -1;
+    }
+    gzbuffer(gz, 1u << 17);
+    o->sink = gz;
+    o->sink_write = gz_write;
+    o->sink_close = gz_close;
+    o->close_fd = 0; /* gzclose closes it */
+    return 0;
+}
+
 static int ends_with(const char *s, const char *suffix) {
     size_t n = strlen(s), m = strlen(suffix);
     return n >= m && strcmp(s + n - m, suffix) == 0;
@@ -360,7 +388,12 @@ static int run(const json_opts *o) {
         code = CV_EXIT_INPUT;
         goto done;
     }
-    if (cv_out_open(&s.out, out, out && ends_with(out, ".gz"))) {
+    if (cv_out_open(&s.out, out)) {
+        code = CV_EXIT_OUTPUT;
+        goto done;
+    }
+    if (out && ends_with(out, ".gz") && start_gzip(&s.out, out)) {
+        cv_out_close(&s.out, out);
         code = CV_EXIT_OUTPUT;
         goto done;
     }

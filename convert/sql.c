@@ -283,7 +283,7 @@ static int run_queries(const sql_opts *o, const char *db_path) {
         sqlite3_close(db);
         return CV_EXIT_INPUT;
     }
-    if (cv_out_open(&out, NULL, 0)) {
+    if (cv_out_open(&out, NULL)) {
         sqlite3_close(db);
         return CV_EXIT_OUTPUT;
     }
