@@ -171,8 +171,8 @@ typedef struct cap_server cap_server;
 int cap_server_bind(cap_server **out, uv_loop_t *loop, const cap_opts *o);
 /* The bound port. */
 int cap_server_port(const cap_server *srv);
-/* Starts accepting and serving into `store`; runs the loop until the
- * capture ends. Returns the exit code the capture ended with (CAP_EXIT_OK,
+/* Starts accepting and serving into `store` (with -p 0, first prints the
+ * port on stdout); runs the loop until the capture ends. Returns the exit code the capture ended with (CAP_EXIT_OK,
  * CAP_EXIT_WRITE or CAP_EXIT_RUNTIME). */
 int cap_server_run(cap_server *srv, cap_store *store, cap_worker *wk);
 /* The worker's done callback (arg: the server): takes written blocks back,

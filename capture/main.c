@@ -89,10 +89,6 @@ int main(int argc, char **argv) {
         code = rc == LT_ENOMEM ? CAP_EXIT_RUNTIME : CAP_EXIT_OUTPUT;
         goto out;
     }
-    if (o.port == 0) {
-        printf("%d\n", cap_server_port(srv));
-        fflush(stdout);
-    }
     code = capture(srv, &loop, &o, w);
 out:
     cap_server_free(srv);

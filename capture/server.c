@@ -678,6 +678,10 @@ int cap_server_run(cap_server *srv, cap_store *store, cap_worker *wk) {
         srv->have_status = 1;
         uv_timer_start(&srv->status, on_status, STATUS_MS, STATUS_MS);
     }
+    if (o->port == 0) { /* only now: a script may signal us right away */
+        printf("%d\n", srv->port);
+        fflush(stdout);
+    }
     uv_run(srv->loop, UV_RUN_DEFAULT);
     return srv->exit_code;
 }

@@ -567,6 +567,9 @@ START_TEST(default_stop_after_last_client_with_late_join) {
     tc_meta(&c, 1);
     ck_assert_int_eq(tc_units(&b, 1, 0, 700), 0);
     ck_assert_int_eq(tc_units(&c, 1, 0, 900), 0);
+    const uint8_t lost7[] = {LT_TAG_LOST, 0x01, 0x07};
+    ck_assert_int_eq(tc_events(&b, 1, lost7, sizeof lost7), 0);
+    b.sent++;
     tc_bye(&b);
     ck_assert(tc_wait_closed(b.fd, NULL, 0));
     tc_bye(&c);
@@ -582,6 +585,8 @@ START_TEST(default_stop_after_last_client_with_late_join) {
     check_units(r, a.index, 1, 500);
     check_units(r, b.index, 1, 700);
     check_units(r, c.index, 1, 900);
+    ck_assert_uint_eq(total(r, "events_lost_client"), 7);
+    ck_assert_uint_eq(lt_reader_process(r, b.index)->events_lost, 7);
     lt_reader_free(r);
     d_cleanup(&d);
 }
@@ -675,6 +680,8 @@ enum bad_kind {
     BAD_SECOND_HELLO,
     BAD_LOST_OPEN_ZONE,
     BAD_REJECT_OPEN_ZONES,
+    BAD_LOC_OUT_OF_ORDER,
+    BAD_TOO_MANY_NAMES,
     BAD_COUNT
 };
 
@@ -779,6 +786,23 @@ static void play_bad(int k, int port, tclient *bc, char *reason, size_t rlen,
         tc_events(bc, 1, bad, sizeof bad);
         break;
     }
+    case BAD_LOC_OUT_OF_ORDER:
+        b_u8(&b, LT_TAG_LOC_DEF);
+        b_var(&b, 5);
+        b_u8(&b, LT_LOC_USER);
+        b_var(&b, 1);
+        b_str(&b, "skipped");
+        b_str(&b, "f.c");
+        tc_msg(bc->fd, LT_MSG_META, &b);
+        break;
+    case BAD_TOO_MANY_NAMES: /* 4 defined, 3 more: over --max-names 6 */
+        for (int id = 2; id <= 4; id++) {
+            b_u8(&b, LT_TAG_PLOT_DEF);
+            b_var(&b, (uint64_t)id);
+            b_str(&b, "p");
+        }
+        tc_msg(bc->fd, LT_MSG_META, &b);
+        break;
     }
     ck_assert_msg(tc_wait_closed(bc->fd, reason, rlen), "bad client not closed");
     b_free(&b);
@@ -790,7 +814,8 @@ START_TEST(bad_client_closed_alone_with_stats) {
     int hs = is_handshake_case(k);
     dproc d;
     d_init(&d);
-    d_start(&d, (const char *[]){"-n", hs ? "1" : "2", "--handshake-timeout", "300", NULL});
+    d_start(&d, (const char *[]){"-n", hs ? "1" : "2", "--handshake-timeout", "300",
+                                 "--max-names", "6", NULL});
     tclient good, bad;
     char reason[256];
     int extra;
@@ -844,6 +869,10 @@ START_TEST(bad_client_closed_alone_with_stats) {
             if (k == BAD_UNBALANCED_END || k == BAD_UNDEFINED_LOC ||
                 k == BAD_MID_RECORD || k == BAD_REJECT_OPEN_ZONES)
                 ck_assert_uint_ge(total(r, "events_rejected"), 1);
+            if (k == BAD_LOC_OUT_OF_ORDER)
+                ck_assert_str_eq(bp->end_reason, "location 5 defined out of order (next is 3)");
+            if (k == BAD_TOO_MANY_NAMES)
+                ck_assert_msg(strstr(bp->end_reason, "more than 6"), "%s", bp->end_reason);
             if (k == BAD_UNBALANCED_END)
                 ck_assert_str_eq(bp->end_reason,
                                  "zone end without open zone (thread 1, byte 4 of an EVENTS message)");
