@@ -212,8 +212,6 @@ static int lt__check_desc(lt_reader *r, lt__blk *b) {
             return lt__corrupt(r, off, "n_events out of range");
         if (b->first_ts > b->last_ts)
             return lt__corrupt(r, off, "first_ts after last_ts");
-        if (b->n_events == 0 && (b->first_ts || b->last_ts))
-            return lt__corrupt(r, off, "timestamps in a block without events");
     } else {
         if (b->thread || b->n_events || b->first_ts || b->last_ts ||
             (b->kind == LT_BLOCK_STATS && b->process))
