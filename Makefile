@@ -62,6 +62,7 @@ include libtrace/build.mk
 -include tools/build.mk
 include tests/build.mk
 -include bench/build.mk
+-include tests/fuzz/build.mk
 
 all: deps $(BINS) $(B)/lib/libtrace.a $(B)/lib/libtrace.so $(B)/lib/pkgconfig/libtrace.pc $(PYHOOK_TARGETS) $(EXAMPLE_BINS)
 

@@ -1,0 +1,142 @@
+/* fuzz_reader.c -- libFuzzer target: the .tracy file reader. Opens the input
+ * as a file, looks up every piece of metadata, then reads every event (all
+ * streams merged, then each stream alone) and the names they refer to. Any
+ * crash, leak, hang or sanitizer report is a bug; errors are fine.
+ *
+ * An input starting with byte 0xB1 is a list of blocks instead of a file:
+ * they are compressed into a valid file (correct checksums and descriptors)
+ * so that mutations reach the block and record decoding, which a mutated
+ * file rarely does (the zstd checksum stops it first). A block is
+ *   u8 kind, u8 process, u8 thread, u8 base_ts/1000, u16 len, len bytes
+ * of records (the block header is added). */
+#include <stdint.h>
+#include <string.h>
+#include "fuzz_common.h"
+#include "records.h"
+#include "trace.h"
+
+#define FZ_BLOCK_MODE 0xB1
+
+static volatile size_t sink;
+
+static void touch(const char *s) {
+    if (s) sink += strlen(s);
+}
+
+static void lookups(lt_reader *r) {
+    const lt_file_info *fi = lt_reader_info(r);
+    touch(fi->creator);
+    uint32_t np = lt_reader_nprocesses(r);
+    for (uint32_t p = 0; p <= np + 1; p++) {
+        const lt_process *pr = lt_reader_process(r, p);
+        if (pr) {
+            touch(pr->hostname);
+            touch(pr->program);
+            touch(pr->client);
+            touch(pr->end_reason);
+            for (uint32_t a = 0; a < pr->argc; a++) touch(pr->argv[a]);
+        }
+        uint32_t nt = lt_reader_nthreads(r, p);
+        for (uint32_t t = 0; t <= nt + 1; t++) {
+            const lt_thread *th = lt_reader_thread(r, p, t);
+            if (th) touch(th->name);
+        }
+        for (uint32_t i = 0; i < 4; i++) {
+            const lt_loc *l = lt_reader_loc(r, p, i);
+            if (l) {
+                touch(l->name);
+                touch(l->file);
+            }
+            touch(lt_reader_plot_name(r, p, i));
+            touch(lt_reader_frame_name(r, p, i));
+        }
+    }
+    size_t ns = lt_reader_nstats(r);
+    for (size_t i = 0; i <= ns; i++) {
+        const lt_stat *s = lt_reader_stat(r, i);
+        if (s) {
+            touch(s->name);
+            touch(s->description);
+            uint64_t v;
+            lt_reader_total(r, s->name, &v);
+        }
+    }
+    uint64_t v;
+    lt_reader_total(r, "events", &v);
+}
+
+/* Reads the current selection to its end (bounded by the input: every
+ * event costs at least a byte, plus the closes of open zones). */
+static void drain(lt_reader *r) {
+    lt_event ev;
+    int rc;
+    while ((rc = lt_reader_next(r, &ev)) > 0) {
+        if (ev.type == LT_EV_ZONE_END || ev.type == LT_EV_ZONE_BEGIN) {
+            const lt_loc *l = lt_reader_loc(r, ev.process, ev.loc);
+            if (l) touch(l->name);
+            if (ev.name) sink += ev.name_len ? (uint8_t)ev.name[ev.name_len - 1] : 0;
+        }
+        if (ev.text && ev.text_len) sink += (uint8_t)ev.text[ev.text_len - 1];
+        if (ev.text2 && ev.text2_len) sink += (uint8_t)ev.text2[ev.text2_len - 1];
+        if (ev.type == LT_EV_PLOT) touch(lt_reader_plot_name(r, ev.process, ev.id));
+        if (ev.type == LT_EV_FRAME) touch(lt_reader_frame_name(r, ev.process, ev.id));
+    }
+    if (rc < 0) touch(lt_reader_error(r));
+}
+
+/* Writes the blocks of a block-mode input as a file at `path`. */
+static void write_blocks(const char *path, const uint8_t *q, const uint8_t *end) {
+    lt_writer *w = NULL;
+    if (lt_writer_open(&w, path, LT_WRITE_FORCE, "fuzz_reader", 1) != 0) abort();
+    static uint8_t raw[65536 + 64];
+    while (end - q >= 6) {
+        uint8_t kind = q[0], proc = q[1], thr = q[2];
+        uint64_t base = (uint64_t)q[3] * 1000;
+        size_t len = (size_t)q[4] | (size_t)q[5] << 8;
+        q += 6;
+        if (len > (size_t)(end - q)) len = (size_t)(end - q);
+        if (kind == 0) kind = 1;
+        size_t h = lt_block_header(raw, kind, proc, thr, kind == 1 ? base : 0);
+        memcpy(raw + h, q, len);
+        q += len;
+        lt_block_desc d = {.kind = kind, .process = proc, .thread = thr};
+        if (kind == LT_BLOCK_EVENTS) {
+            /* Descriptor values that agree with the records when they scan. */
+            lt__stream_state st = {.last_ts = base};
+            lt__scan_limits lim = {UINT32_MAX, UINT32_MAX, UINT32_MAX, LT_MAX_DEPTH, 1};
+            const char *why;
+            size_t off;
+            if (lt__scan_events(raw + h, len, &st, &lim, &why, &off) == 0 && st.events) {
+                d.n_events = (uint32_t)st.events;
+                d.first_ts = st.first_ts;
+                d.last_ts = st.last_ts;
+            }
+        }
+        lt_writer_block(w, &d, raw, h + len);
+    }
+    lt_writer_close(w, NULL, 0, NULL, 0);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    char path[64];
+    int fd = fz_memfd(path, sizeof path);
+    if (size > 0 && data[0] == FZ_BLOCK_MODE) {
+        fz_fill(fd, "", 0);
+        write_blocks(path, data + 1, data + size);
+    } else {
+        fz_fill(fd, data, size);
+    }
+    lt_reader *r = NULL;
+    char detail[256];
+    if (lt_reader_open(&r, path, detail, sizeof detail) != 0) return 0;
+    lookups(r);
+    drain(r);
+    uint32_t np = lt_reader_nprocesses(r);
+    for (uint32_t p = 1; p <= np && p <= 8; p++)
+        for (uint32_t t = 1; t <= lt_reader_nthreads(r, p) && t <= 8; t++)
+            if (lt_reader_select(r, p, t) == 0) drain(r);
+    lt_reader_select(r, 0, 0);
+    drain(r);
+    lt_reader_free(r);
+    return 0;
+}
