@@ -1,0 +1,506 @@
+/* check_faults.c -- faults with the real daemon and real client processes:
+ * the daemon or a client killed with SIGKILL, a full disk, unusable options,
+ * a client started before its daemon, drop-mode accounting end to end. */
+#include "faults.h"
+
+/* ---- Client workloads (run in forked children) --------------------------- */
+
+/* Units of work: ZONE_BEGIN(work) PLOT(seq) ZONE_END, three events each. */
+typedef struct stream_args {
+    int report_fd;          /* the child writes its flushed seq here, or -1 */
+    int go_fd;              /* the child reads one byte here before its tail */
+    uint64_t units;         /* 0: until the connection breaks (or 60 s) */
+    uint64_t tail_units;    /* sent after go_fd said so */
+    int open_outer;         /* keep an "outer" zone open all along */
+    int pace_us;            /* sleep after each batch of 200 units */
+} stream_args;
+
+static void unit(uint32_t loc, uint32_t plot, uint64_t seq) {
+    lt_zone_begin(loc);
+    lt_plot(plot, (double)seq);
+    lt_zone_end();
+}
+
+static int stream_client(void *arg) {
+    stream_args *a = arg;
+    if (lt_client_start() != 0) return 10;
+    uint32_t outer = lt_loc_register(LT_LOC_USER, "outer", "check_faults.c", 1);
+    uint32_t loc = lt_loc_register(LT_LOC_USER, "work", "check_faults.c", 2);
+    uint32_t plot = lt_plot_register("seq");
+    if (a->open_outer) lt_zone_begin(outer);
+    uint64_t seq = 0, t0 = lt_now_ns();
+    for (;;) {
+        for (int i = 0; i < 200; i++) unit(loc, plot, seq++);
+        if (a->report_fd >= 0) {
+            /* Everything up to seq is on its way once the flush returns. */
+            if (lt_client_flush() != 0) break;
+            if (write(a->report_fd, &seq, sizeof seq) != sizeof seq) break;
+        }
+        if (a->pace_us) usleep((useconds_t)a->pace_us);
+        if (a->units && seq >= a->units) break;
+        if (!a->units && (!lt_client_active() || lt_now_ns() - t0 > 60000000000ull))
+            break;
+    }
+    if (a->go_fd >= 0) {
+        char c;
+        if (read(a->go_fd, &c, 1) != 1) return 11;
+        for (uint64_t i = 0; i < a->tail_units; i++) unit(loc, plot, seq++);
+    }
+    if (a->open_outer) lt_zone_end();
+    return 0;
+}
+
+/* Reads the plot values of stream (p, 1) and checks they are 0, 1, 2, ...;
+ * returns how many there are. Counts zone ends flagged aborted. */
+static uint64_t seq_units(lt_reader *r, uint32_t p, uint64_t *aborted,
+                          uint64_t *last_ts) {
+    lt_event ev;
+    uint64_t seq = 0, ab = 0;
+    int rc;
+    ck_assert_int_eq(lt_reader_select(r, p, 1), 0);
+    while ((rc = lt_reader_next(r, &ev)) > 0) {
+        if (ev.type == LT_EV_PLOT) {
+            ck_assert_msg(ev.value == (double)seq, "process %u: plot %g, want %llu", p,
+                          ev.value, (unsigned long long)seq);
+            seq++;
+        }
+        if (ev.type == LT_EV_ZONE_END && (ev.flags & LT_EVF_ABORTED)) ab++;
+        if (last_ts && ev.ts > *last_ts) *last_ts = ev.ts;
+    }
+    ck_assert_msg(rc == 0, "read error: %s", lt_reader_error(r));
+    if (aborted) *aborted = ab;
+    return seq;
+}
+
+/* ---- Daemon killed ----------------------------------------------------- */
+
+START_TEST(daemon_kill9_loses_at_most_the_last_second) {
+    ft_dir d;
+    ft_dir_init(&d);
+    ft_daemon dm;
+    ft_daemon_start(&dm, &d, "-q", NULL);
+    char cerr[160];
+    snprintf(cerr, sizeof cerr, "%s/client.err", d.dir);
+    stream_args a = {.report_fd = -1, .go_fd = -1, .pace_us = 2000};
+    pid_t c = ft_client(dm.port, NULL, cerr, stream_client, &a);
+    /* Let data reach the file, then let the client go on for a while. */
+    ck_assert_uint_gt(ft_wait_events(d.out, 30000), 0);
+    usleep(1500000);
+    uint64_t t_kill = lt_now_ns();
+    kill(dm.pid, SIGKILL);
+    ck_assert_int_eq(ft_daemon_wait(&dm), 128 + SIGKILL);
+    /* The client notices, warns, and its program carries on to its end. */
+    ck_assert_int_eq(ft_wait(c, FT_WAIT_MS), 0);
+
+    lt_reader *r = ft_open(d.out);
+    ck_assert_int_eq(lt_reader_info(r)->complete, 0);
+    uint64_t last_ts = 0, n = seq_units(r, 1, NULL, &last_ts);
+    ck_assert_uint_gt(n, 0);
+    /* The daemon writes every stream at least once a second and the client
+     * sends every 50 ms: what is missing is at most about the last second
+     * (2 s allowed for scheduling on a busy machine). */
+    ck_assert_msg(last_ts + 2000000000ull >= t_kill,
+                  "last event %.3f s before the kill",
+                  (double)(t_kill - last_ts) / 1e9);
+    lt_reader_free(r);
+
+    /* tracy-info: truncated, exit 3. */
+    char out[160];
+    snprintf(out, sizeof out, "%s/info.txt", d.dir);
+    ck_assert_int_eq(ft_tool(out, d.err, ft_bin("tracy-info"), d.out, NULL), 3);
+    char *s = ft_slurp(out);
+    ck_assert_msg(strstr(s, "truncated"), "%s", s);
+    free(s);
+    ft_dir_clean(&d);
+}
+END_TEST
+
+/* ---- Client killed ---------------------------------------------------- */
+
+START_TEST(client_kill9_keeps_its_data_and_others_go_on) {
+    ft_dir d;
+    ft_dir_init(&d);
+    ft_daemon dm;
+    ft_daemon_start(&dm, &d, "-n", "2", NULL);
+    int rep[2], go[2];
+    ck_assert_int_eq(pipe(rep), 0);
+    ck_assert_int_eq(pipe(go), 0);
+    /* The victim keeps an outer zone open and reports what it flushed. */
+    stream_args va = {.report_fd = rep[1], .go_fd = -1, .open_outer = 1, .pace_us = 1000};
+    pid_t victim = ft_client(dm.port, NULL, NULL, stream_client, &va);
+    close(rep[1]);
+    /* The survivor sends 20000 units, waits for the kill, sends 5000 more. */
+    stream_args sa = {.report_fd = -1, .go_fd = go[0], .units = 20000, .tail_units = 5000};
+    pid_t survivor = ft_client(dm.port, NULL, NULL, stream_client, &sa);
+    close(go[0]);
+    uint64_t flushed = 0, got;
+    while (flushed < 10000 && read(rep[0], &got, sizeof got) == sizeof got) flushed = got;
+    ck_assert_uint_ge(flushed, 10000);
+    kill(victim, SIGKILL);
+    ck_assert_int_eq(ft_wait(victim, FT_WAIT_MS), 128 + SIGKILL);
+    close(rep[0]);
+    ck_assert_int_eq(write(go[1], "g", 1), 1);
+    close(go[1]);
+    ck_assert_int_eq(ft_wait(survivor, FT_WAIT_MS), 0);
+    ck_assert_int_eq(ft_daemon_wait(&dm), 0);
+
+    lt_reader *r = ft_open(d.out);
+    ck_assert_int_eq(lt_reader_info(r)->complete, 1);
+    ck_assert_uint_eq(lt_reader_nprocesses(r), 2);
+    uint32_t vi = 0, si = 0;
+    for (uint32_t p = 1; p <= 2; p++) {
+        if (lt_reader_process(r, p)->pid == (uint64_t)victim) vi = p;
+        if (lt_reader_process(r, p)->pid == (uint64_t)survivor) si = p;
+    }
+    ck_assert(vi && si);
+    const lt_process *vp = lt_reader_process(r, vi), *sp = lt_reader_process(r, si);
+    /* The victim: everything it flushed, in order; ended abnormally; its
+     * open zones closed at its last timestamp and flagged. */
+    ck_assert_int_eq(vp->status, LT_PROC_LOST);
+    uint64_t aborted;
+    ck_assert_uint_ge(seq_units(r, vi, &aborted, NULL), flushed);
+    ck_assert_uint_ge(aborted, 1);
+    ck_assert_uint_eq(ft_total(r, "zones_aborted"), aborted);
+    ck_assert_uint_eq(ft_total(r, "clients_lost"), 1);
+    /* The survivor: all of it, before and after the kill. */
+    ck_assert_int_eq(sp->status, LT_PROC_CLEAN);
+    ck_assert_uint_eq(seq_units(r, si, &aborted, NULL), 25000);
+    ck_assert_uint_eq(aborted, 0);
+    ck_assert_uint_eq(sp->events_received, sp->events_sent);
+    lt_reader_free(r);
+
+    /* tracy-info and tracy-sql show the victim as lost. */
+    char out[160];
+    snprintf(out, sizeof out, "%s/info.json", d.dir);
+    ck_assert_int_eq(ft_tool(out, d.err, ft_bin("tracy-info"), "--json", d.out, NULL), 0);
+    char *s = ft_slurp(out);
+    ck_assert_msg(strstr(s, "\"status\":\"lost\""), "%s", s);
+    ck_assert_msg(strstr(s, "\"status\":\"clean\""), "%s", s);
+    free(s);
+    ck_assert_int_eq(ft_tool(out, d.err, ft_bin("tracy-sql"), d.out,
+                             "SELECT status, count(*) FROM process GROUP BY status ORDER BY status",
+                             NULL), 0);
+    s = ft_slurp(out);
+    ck_assert_str_eq(s, "status,count(*)\nclean,1\nlost,1\n");
+    free(s);
+    /* The aborted zones as slices: the daemon closed them, flagged. */
+    ck_assert_int_eq(ft_tool(out, d.err, ft_bin("tracy-sql"), d.out,
+                             "SELECT value FROM stats WHERE name = 'clients_lost' "
+                             "AND severity = 'data_loss'", NULL), 0);
+    s = ft_slurp(out);
+    ck_assert_str_eq(s, "value\n1\n");
+    free(s);
+    ft_dir_clean(&d);
+}
+END_TEST
+
+/* ---- Disk full -------------------------------------------------------- */
+
+static int noisy_client(void *arg) {
+    (void)arg;
+    if (lt_client_start() != 0) return 10;
+    uint64_t x = 88172645463325252ull;
+    char text[240];
+    /* Pseudo-random text compresses poorly: it fills the disk fast. */
+    for (int m = 0; m < 200000 && lt_client_active(); m++) {
+        for (size_t i = 0; i < sizeof text; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            text[i] = (char)('!' + x % 90);
+        }
+        lt_message(text, sizeof text);
+    }
+    return 0;
+}
+
+START_TEST(disk_full_stops_with_exit_4_and_a_readable_file) {
+    ft_dir d;
+    ft_dir_init(&d);
+    char mnt[128], out[160], err[160];
+    snprintf(mnt, sizeof mnt, "%s/small", d.dir);
+    ck_assert_int_eq(mkdir(mnt, 0755), 0);
+    /* A 256 KiB tmpfs when we may mount one, else a 256 KiB file size
+     * limit: either way the output cannot grow past 256 KiB. */
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "mount -t tmpfs -o size=256k tmpfs '%s' 2>/dev/null", mnt);
+    int mounted = geteuid() == 0 && system(cmd) == 0;
+    snprintf(out, sizeof out, "%s/run.tracy", mnt);
+    snprintf(err, sizeof err, "%s/stderr.txt", d.dir);
+    ft_daemon dm;
+    char *argv[] = {"/bin/sh", "-c", "ulimit -f 512; exec \"$0\" \"$@\"",
+                    (char *)ft_bin("capture-release"), "-o", out, "-p", "0", "-q",
+                    "--level", "1", NULL};
+    ft_spawn(&dm, mounted ? argv + 3 : argv, err, 1);
+    pid_t c = ft_client(dm.port, (const char *[]){"TRACY_QUIET=1", NULL}, NULL,
+                        noisy_client, NULL);
+    ck_assert_int_eq(ft_daemon_wait(&dm), 4);
+    ck_assert_int_eq(ft_wait(c, FT_WAIT_MS), 0);
+    char *s = ft_slurp(err);
+    ck_assert_msg(strstr(s, mounted ? "no space left" : "file too large"), "%s", s);
+    ck_assert_msg(strncmp(s, "capture-release: ", 17) == 0, "%s", s);
+    free(s);
+    lt_reader *r = ft_open(out);
+    ck_assert_int_eq(lt_reader_info(r)->complete, 0);
+    ck_assert_uint_gt(lt_reader_info(r)->n_events, 0);
+    lt_event ev;
+    int rc;
+    uint64_t n = 0;
+    while ((rc = lt_reader_next(r, &ev)) > 0) n++;
+    ck_assert_msg(rc == 0, "%s", lt_reader_error(r));
+    ck_assert_uint_ge(n, lt_reader_info(r)->n_events);
+    lt_reader_free(r);
+    char info[160];
+    snprintf(info, sizeof info, "%s/info.txt", d.dir);
+    ck_assert_int_eq(ft_tool(info, err, ft_bin("tracy-info"), out, NULL), 3);
+    if (mounted) {
+        snprintf(cmd, sizeof cmd, "umount '%s'", mnt);
+        ck_assert_int_eq(system(cmd), 0);
+    }
+    ft_dir_clean(&d);
+}
+END_TEST
+
+/* ---- Unusable options: one line, documented exit code ------------------- */
+
+static void expect_one_line(const ft_dir *d, int code, char *const *args) {
+    char *argv[20] = {(char *)ft_bin("capture-release")};
+    int n = 1;
+    for (; *args; args++) argv[n++] = *args;
+    argv[n] = NULL;
+    ft_daemon dm;
+    ft_spawn(&dm, argv, d->err, 0);
+    int rc = ft_daemon_wait(&dm);
+    char *s = ft_slurp(d->err);
+    ck_assert_msg(rc == code, "%s %s: exit %d, want %d (%s)", argv[1], argv[2] ? argv[2] : "",
+                  rc, code, s);
+    ck_assert_msg(ft_count_lines(s) == 1 && strncmp(s, "capture-release: ", 17) == 0,
+                  "%s %s: want one line, got: %s", argv[1], argv[2] ? argv[2] : "", s);
+    free(s);
+}
+
+START_TEST(unusable_options_one_line_documented_exit) {
+    ft_dir d;
+    ft_dir_init(&d);
+    char nodir[160], token[160];
+    snprintf(nodir, sizeof nodir, "%s/missing/run.tracy", d.dir);
+    snprintf(token, sizeof token, "%s/no-token", d.dir);
+    /* 2: the output cannot be created. */
+    expect_one_line(&d, 2, (char *[]){"-o", nodir, "-p", "0", NULL});
+    expect_one_line(&d, 2, (char *[]){"-o", d.dir, "-f", "-p", "0", NULL});
+    expect_one_line(&d, 2, (char *[]){"-o", "/proc/run.tracy", "-p", "0", NULL});
+    /* 3: the port is taken. */
+    int ls = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ck_assert_int_eq(bind(ls, (struct sockaddr *)&a, sizeof a), 0);
+    ck_assert_int_eq(listen(ls, 1), 0);
+    socklen_t al = sizeof a;
+    getsockname(ls, (struct sockaddr *)&a, &al);
+    char port[16];
+    snprintf(port, sizeof port, "%d", ntohs(a.sin_port));
+    expect_one_line(&d, 3, (char *[]){"-o", d.out, "-p", port, NULL});
+    close(ls);
+    ck_assert_int_eq(access(d.out, F_OK), -1);
+    /* 1: bad values. */
+    char *bad[][4] = {
+        {"-p", "abc"}, {"-p", "70000"}, {"-p", "-1"}, {"-m", "0"}, {"-m", "lots"},
+        {"-s", "soon"}, {"-s", "-1"}, {"-n", "x"}, {"-n", "-3"},
+        {"--max-clients", "0"}, {"--max-message", "1"}, {"--handshake-timeout", "0"},
+        {"--level", "99"}, {"-a", "1.2.3.999"}, {"-a", "localhost:80"},
+        {"--token-file", token}, {"-a", "0.0.0.0"}, {"--bogus"}, {"-p"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char *args[8] = {"-o", d.out, bad[i][0], bad[i][1], NULL};
+        expect_one_line(&d, 1, args);
+    }
+    ck_assert_int_eq(access(d.out, F_OK), -1);
+    ft_dir_clean(&d);
+}
+END_TEST
+
+/* ---- Client started before the daemon ----------------------------------- */
+
+typedef struct work_args {
+    uint64_t units;
+    int expect_active;
+} work_args;
+
+static int plain_work(void *arg) {
+    work_args *a = arg;
+    uint32_t loc = lt_loc_register(LT_LOC_USER, "work", "check_faults.c", 3);
+    uint32_t plot = lt_plot_register("seq");
+    uint64_t sum = 0;
+    for (uint64_t i = 0; i < a->units; i++) {
+        unit(loc, plot, i);
+        sum += i;
+    }
+    if (lt_client_active() != a->expect_active) return 20;
+    /* The program's own result is right either way. */
+    return sum == a->units * (a->units - 1) / 2 ? 0 : 21;
+}
+
+START_TEST(client_without_daemon_warns_once_and_runs) {
+    ft_dir d;
+    ft_dir_init(&d);
+    work_args w = {.units = 50000, .expect_active = 0};
+    pid_t c = ft_client(ft_free_port(), NULL, d.err, plain_work, &w);
+    ck_assert_int_eq(ft_wait(c, FT_WAIT_MS), 0);
+    char *s = ft_slurp(d.err);
+    ck_assert_msg(ft_count_lines(s) == 1, "want one warning, got: %s", s);
+    ck_assert_msg(strncmp(s, "tracy: no capture daemon at 127.0.0.1:", 38) == 0, "%s", s);
+    ck_assert_msg(strstr(s, "running unprofiled"), "%s", s);
+    free(s);
+    ft_dir_clean(&d);
+}
+END_TEST
+
+START_TEST(client_waits_for_a_late_daemon_with_tracy_wait) {
+    ft_dir d;
+    ft_dir_init(&d);
+    int port = ft_free_port();
+    char cerr[160], ps[16];
+    snprintf(cerr, sizeof cerr, "%s/client.err", d.dir);
+    snprintf(ps, sizeof ps, "%d", port);
+    work_args w = {.units = 3000, .expect_active = 1};
+    pid_t c = ft_client(port, (const char *[]){"TRACY_WAIT=30", NULL}, cerr, plain_work, &w);
+    usleep(500000); /* the client is retrying by now (or soon) */
+    ft_daemon dm;
+    char *argv[] = {(char *)ft_bin("capture-release"), "-o", d.out, "-p", ps, "-q", NULL};
+    ft_spawn(&dm, argv, d.err, 0);
+    ck_assert_int_eq(ft_wait(c, FT_WAIT_MS), 0);
+    ck_assert_int_eq(ft_daemon_wait(&dm), 0);
+    char *s = ft_slurp(cerr);
+    ck_assert_msg(*s == 0, "client stderr: %s", s);
+    free(s);
+    lt_reader *r = ft_open(d.out);
+    ck_assert_uint_eq(lt_reader_nprocesses(r), 1);
+    ck_assert_int_eq(lt_reader_process(r, 1)->status, LT_PROC_CLEAN);
+    ck_assert_uint_eq(seq_units(r, 1, NULL, NULL), 3000);
+    lt_reader_free(r);
+    ft_dir_clean(&d);
+}
+END_TEST
+
+/* ---- Accounting: drop mode ----------------------------------------------- */
+
+typedef struct drop_args {
+    int go_fd, done_fd;
+} drop_args;
+
+static int drop_client(void *arg) {
+    drop_args *a = arg;
+    if (lt_client_start() != 0) return 10;
+    uint32_t loc = lt_loc_register(LT_LOC_USER, "work", "check_faults.c", 4);
+    uint32_t plot = lt_plot_register("seq");
+    for (uint64_t i = 0; i < 100; i++) unit(loc, plot, i);
+    char ch;
+    /* Once the daemon is stopped: far more than the 1 MiB of buffers and
+     * what the sockets hold. */
+    if (read(a->go_fd, &ch, 1) != 1) return 11;
+    for (uint64_t i = 0; i < 1500000; i++) unit(loc, plot, i);
+    if (write(a->done_fd, "d", 1) != 1) return 11;
+    if (read(a->go_fd, &ch, 1) != 1) return 11;
+    for (uint64_t i = 0; i < 1000; i++) unit(loc, plot, i);
+    uint64_t sent, lost;
+    lt_client_counts(&sent, &lost);
+    return lost > 0 ? 0 : 12;
+}
+
+START_TEST(drop_mode_losses_are_counted_everywhere) {
+    ft_dir d;
+    ft_dir_init(&d);
+    ft_daemon dm;
+    ft_daemon_start(&dm, &d, "-q", NULL);
+    int go[2], done[2];
+    ck_assert_int_eq(pipe(go), 0);
+    ck_assert_int_eq(pipe(done), 0);
+    /* The daemon stops reading (SIGSTOP): the client's socket and buffers
+     * fill up and, in drop mode, it drops and counts. */
+    drop_args da = {go[0], done[1]};
+    pid_t c = ft_client(dm.port,
+                        (const char *[]){"TRACY_DROP=1", "TRACY_BUFFER_MB=1", NULL},
+                        NULL, drop_client, &da);
+    close(go[0]);
+    close(done[1]);
+    ck_assert_uint_gt(ft_wait_events(d.out, 1), 0);
+    kill(dm.pid, SIGSTOP);
+    ck_assert_int_eq(write(go[1], "g", 1), 1);
+    char ch;
+    ck_assert_int_eq(read(done[0], &ch, 1), 1);
+    kill(dm.pid, SIGCONT);
+    ck_assert_int_eq(write(go[1], "g", 1), 1);
+    close(go[1]);
+    close(done[0]);
+    ck_assert_int_eq(ft_wait(c, FT_WAIT_MS), 0);
+    ck_assert_int_eq(ft_daemon_wait(&dm), 0);
+
+    lt_reader *r = ft_open(d.out);
+    const lt_process *p = lt_reader_process(r, 1);
+    ck_assert_int_eq(p->status, LT_PROC_CLEAN);
+    /* LOST records in the stream add up to the client's own count. */
+    lt_event ev;
+    uint64_t lost_recs = 0, events = 0;
+    int rc;
+    while ((rc = lt_reader_next(r, &ev)) > 0) {
+        if (!(ev.flags & LT_EVF_UNCLOSED)) events++;
+        if (ev.type == LT_EV_LOST) lost_recs += ev.count;
+    }
+    ck_assert_int_eq(rc, 0);
+    ck_assert_uint_gt(p->events_lost, 0);
+    ck_assert_uint_eq(lost_recs, p->events_lost);
+    ck_assert_uint_eq(ft_total(r, "events_lost_client"), p->events_lost);
+    ck_assert_uint_eq(ft_total(r, "lost_events"), p->events_lost);
+    /* Sent = stored: what was dropped never left the client. */
+    ck_assert_uint_eq(p->events_received, p->events_sent);
+    ck_assert_uint_eq(events, p->events_received);
+    uint64_t lost = p->events_lost;
+    lt_reader_free(r);
+
+    char out[160], want[128];
+    snprintf(out, sizeof out, "%s/q.txt", d.dir);
+    ck_assert_int_eq(ft_tool(out, d.err, ft_bin("tracy-info"), "--json", d.out, NULL), 0);
+    char *s = ft_slurp(out);
+    snprintf(want, sizeof want, "\"lost_events\":%llu,", (unsigned long long)lost);
+    ck_assert_msg(strstr(s, want), "want %s in %s", want, s);
+    free(s);
+    ck_assert_int_eq(ft_tool(out, d.err, ft_bin("tracy-info"), d.out, NULL), 0);
+    s = ft_slurp(out);
+    snprintf(want, sizeof want, "lost events:      %llu\n", (unsigned long long)lost);
+    ck_assert_msg(strstr(s, want), "want %s in %s", want, s);
+    free(s);
+    ck_assert_int_eq(ft_tool(out, d.err, ft_bin("tracy-sql"), d.out,
+                             "SELECT value FROM stats WHERE name = 'events_lost_client' "
+                             "AND severity = 'data_loss'", NULL), 0);
+    s = ft_slurp(out);
+    snprintf(want, sizeof want, "value\n%llu\n", (unsigned long long)lost);
+    ck_assert_str_eq(s, want);
+    free(s);
+    ft_dir_clean(&d);
+}
+END_TEST
+
+Suite *faults_suite(void) {
+    Suite *s = suite_create("faults");
+    TCase *tc = tcase_create("kills");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, daemon_kill9_loses_at_most_the_last_second);
+    tcase_add_test(tc, client_kill9_keeps_its_data_and_others_go_on);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("output_and_options");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, disk_full_stops_with_exit_4_and_a_readable_file);
+    tcase_add_test(tc, unusable_options_one_line_documented_exit);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("late_daemon");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, client_without_daemon_warns_once_and_runs);
+    tcase_add_test(tc, client_waits_for_a_late_daemon_with_tracy_wait);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("accounting");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, drop_mode_losses_are_counted_everywhere);
+    suite_add_tcase(s, tc);
+    return s;
+}

@@ -1,0 +1,282 @@
+/* faults.h -- helpers shared by check_faults.c and check_load.c: the real
+ * capture-release started on an ephemeral port, child processes that use
+ * the real client library, running the converters, reading results back.
+ * Every wait is bounded; no assertion depends on timing. */
+#ifndef TESTS_FAULTS_H
+#define TESTS_FAULTS_H
+
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "trace.h"
+#include "trace_client.h"
+
+#define FT_WAIT_MS 60000 /* bound of every wait; never a timing assertion */
+
+static inline const char *ft_build(void) {
+    const char *b = getenv("LT_BUILD");
+    ck_assert_msg(b != NULL, "LT_BUILD is not set (run through make check-c)");
+    return b;
+}
+
+static inline const char *ft_bin(const char *name) {
+    static char path[4][512];
+    static int k;
+    char *p = path[k++ & 3];
+    snprintf(p, 512, "%s/bin/%s", ft_build(), name);
+    ck_assert_msg(access(p, X_OK) == 0, "%s is missing", p);
+    return p;
+}
+
+/* A scratch directory with run.tracy and stderr paths. */
+typedef struct ft_dir {
+    char dir[64], out[128], err[128];
+} ft_dir;
+
+static inline void ft_dir_init(ft_dir *d) {
+    strcpy(d->dir, "/tmp/check_faults.XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(d->dir));
+    snprintf(d->out, sizeof d->out, "%s/run.tracy", d->dir);
+    snprintf(d->err, sizeof d->err, "%s/stderr.txt", d->dir);
+}
+
+static inline void ft_dir_clean(ft_dir *d) {
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", d->dir);
+    if (system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", d->dir);
+}
+
+/* Reads a whole file into a NUL-terminated string (caller frees). */
+static inline char *ft_slurp(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return strdup("");
+    size_t cap = 4096, n = 0;
+    char *s = malloc(cap);
+    size_t k;
+    while ((k = fread(s + n, 1, cap - n - 1, f)) > 0) {
+        n += k;
+        if (n + 1 == cap) s = realloc(s, cap *= 2);
+    }
+    s[n] = 0;
+    fclose(f);
+    return s;
+}
+
+static inline int ft_count_lines(const char *s) {
+    int n = 0;
+    for (; *s; s++) n += *s == '\n';
+    return n;
+}
+
+/* Waits (bounded) for pid; returns its exit code or 128 + signal. Kills it
+ * and fails the test when it does not end. */
+static inline int ft_wait(pid_t pid, int ms) {
+    int st;
+    for (int i = 0; i < ms / 5; i++) {
+        pid_t r = waitpid(pid, &st, WNOHANG);
+        if (r == pid) return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        usleep(5000);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, &st, 0);
+    ck_abort_msg("process %d did not exit", (int)pid);
+    return -1;
+}
+
+/* ---- The daemon ----------------------------------------------------------- */
+
+typedef struct ft_daemon {
+    pid_t pid;
+    int port;
+    int outfd;
+} ft_daemon;
+
+/* Starts argv (NULL-terminated; argv[0] a path) with stdout on a pipe and
+ * stderr to err_path. With want_port, reads the port from the first line
+ * (-p 0) and fails when there is none. */
+static inline void ft_spawn(ft_daemon *d, char *const argv[], const char *err_path,
+                            int want_port) {
+    int pfd[2];
+    ck_assert_int_eq(pipe(pfd), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(pfd[1], 1);
+        if (e >= 0) dup2(e, 2);
+        close(pfd[0]);
+        close(pfd[1]);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    close(pfd[1]);
+    d->pid = pid;
+    d->outfd = pfd[0];
+    d->port = -1;
+    if (!want_port) return;
+    char line[64];
+    size_t n = 0;
+    while (n < sizeof line - 1) {
+        struct pollfd p = {pfd[0], POLLIN, 0};
+        if (poll(&p, 1, FT_WAIT_MS) <= 0 || read(pfd[0], line + n, 1) != 1) break;
+        if (line[n] == '\n') break;
+        n++;
+    }
+    line[n] = 0;
+    d->port = atoi(line);
+    ck_assert_msg(d->port > 0, "the daemon did not print its port");
+}
+
+/* capture-release -o OUT -p 0 -q EXTRA... (NULL-terminated). */
+static inline void ft_daemon_start(ft_daemon *d, const ft_dir *dir, ...) {
+    char *argv[40];
+    int n = 0;
+    argv[n++] = (char *)ft_bin("capture-release");
+    argv[n++] = "-o";
+    argv[n++] = (char *)dir->out;
+    argv[n++] = "-p";
+    argv[n++] = "0";
+    va_list ap;
+    va_start(ap, dir);
+    const char *a;
+    while ((a = va_arg(ap, const char *)) && n < 39) argv[n++] = (char *)a;
+    va_end(ap);
+    argv[n] = NULL;
+    ft_spawn(d, argv, dir->err, 1);
+}
+
+static inline int ft_daemon_wait(ft_daemon *d) {
+    int rc = ft_wait(d->pid, FT_WAIT_MS);
+    d->pid = 0;
+    close(d->outfd);
+    return rc;
+}
+
+static inline void ft_daemon_kill(ft_daemon *d) {
+    if (d->pid > 0) {
+        kill(d->pid, SIGKILL);
+        waitpid(d->pid, NULL, 0);
+        close(d->outfd);
+        d->pid = 0;
+    }
+}
+
+/* ---- Client processes (the real client library) ------------------------- */
+
+/* Forks a child that points the client library at `port` (with the extra
+ * environment "NAME=VALUE" strings), runs fn(arg) and exits with its
+ * return value after lt_client_stop(). Its stderr goes to err_path (NULL:
+ * inherited). */
+static inline pid_t ft_client(int port, const char *const *env, const char *err_path,
+                              int (*fn)(void *), void *arg) {
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid) return pid;
+    if (err_path) {
+        int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (e >= 0) dup2(e, 2);
+    }
+    char p[16];
+    snprintf(p, sizeof p, "%d", port);
+    setenv("TRACY_PORT", p, 1);
+    setenv("TRACY_ADDR", "127.0.0.1", 1);
+    unsetenv("TRACY_DROP");
+    unsetenv("TRACY_WAIT");
+    unsetenv("TRACY_QUIET");
+    for (; env && *env; env++) putenv((char *)*env);
+    int rc = fn(arg);
+    lt_client_stop();
+    _exit(rc);
+}
+
+/* ---- Results -------------------------------------------------------------- */
+
+static inline lt_reader *ft_open(const char *path) {
+    lt_reader *r = NULL;
+    char detail[256] = "";
+    int rc = lt_reader_open(&r, path, detail, sizeof detail);
+    ck_assert_msg(rc == 0, "cannot read %s: %s %s", path, lt_strerror(rc), detail);
+    return r;
+}
+
+static inline uint64_t ft_total(lt_reader *r, const char *name) {
+    uint64_t v = 0;
+    ck_assert_msg(lt_reader_total(r, name, &v) == 1, "no total '%s'", name);
+    return v;
+}
+
+/* Runs a converter: stdout to out_path, stderr to err_path; returns its
+ * exit code. */
+static inline int ft_tool(const char *out_path, const char *err_path, ...) {
+    char *argv[16];
+    int n = 0;
+    va_list ap;
+    va_start(ap, err_path);
+    const char *a;
+    while ((a = va_arg(ap, const char *)) && n < 15) argv[n++] = (char *)a;
+    va_end(ap);
+    argv[n] = NULL;
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(o, 1);
+        dup2(e, 2);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    return ft_wait(pid, FT_WAIT_MS);
+}
+
+/* Polls the file (bounded) until its complete units hold at least `want`
+ * events; returns the last count seen. */
+static inline uint64_t ft_wait_events(const char *path, uint64_t want) {
+    uint64_t have = 0;
+    for (int i = 0; i < FT_WAIT_MS / 50 && have < want; i++) {
+        usleep(50000);
+        lt_reader *r = NULL;
+        if (lt_reader_open(&r, path, NULL, 0) == 0) {
+            have = lt_reader_info(r)->n_events;
+            lt_reader_free(r);
+        }
+    }
+    return have;
+}
+
+/* VmRSS of a process in KiB (0 when unknown). */
+static inline uint64_t ft_rss_kib(pid_t pid) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    char *s = ft_slurp(path);
+    char *p = strstr(s, "VmRSS:");
+    uint64_t v = p ? strtoull(p + 6, NULL, 10) : 0;
+    free(s);
+    return v;
+}
+
+/* A TCP port that was free a moment ago. */
+static inline int ft_free_port(void) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+    socklen_t al = sizeof a;
+    getsockname(fd, (struct sockaddr *)&a, &al);
+    close(fd);
+    return ntohs(a.sin_port);
+}
+
+#endif /* TESTS_FAULTS_H */
