@@ -1,8 +1,10 @@
 /* main.c -- capture-release: accepts profiled processes over TCP and writes
  * their events into one .tracy file. Options, setup and the exit code; the
  * work is in server.c, store.c and worker.c. */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/resource.h>
 #include "capture.h"
 
@@ -82,10 +84,15 @@ int main(int argc, char **argv) {
     }
     code = cap_server_bind(&srv, &loop, &o);
     if (code != 0) goto out;
+    errno = 0;
     rc = lt_writer_open(&w, o.output, o.force ? LT_WRITE_FORCE : 0,
                         CAP_NAME " " LT_VERSION_STRING, o.level);
     if (rc < 0) {
-        cap_log("cannot create '%s': %s", o.output, lt_strerror(rc));
+        int e = errno;
+        if (rc == LT_EOPEN && e)
+            cap_log("cannot create '%s': %s", o.output, strerror(e));
+        else
+            cap_log("cannot create '%s': %s", o.output, lt_strerror(rc));
         code = rc == LT_ENOMEM ? CAP_EXIT_RUNTIME : CAP_EXIT_OUTPUT;
         goto out;
     }
