@@ -36,7 +36,7 @@ static const char usage_text[] =
     "  -V, --version  print the version and exit\n"
     "\n"
     "Exit status: 0 complete and intact, 1 usage, 2 unreadable or not a trace,\n"
-    "3 truncated (no trailer), 4 corrupt.\n";
+    "3 truncated (no trailer), 4 corrupt, 5 cannot write output.\n";
 
 /* ---- Counting ----------------------------------------------------------- */
 
