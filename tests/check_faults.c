@@ -478,6 +478,258 @@ START_TEST(drop_mode_losses_are_counted_everywhere) {
 }
 END_TEST
 
+/* ---- Bad protocol input, many at once ------------------------------------ */
+
+typedef struct wbuf {
+    uint8_t p[4096];
+    size_t n;
+} wbuf;
+
+static void w_raw(wbuf *b, const void *d, size_t n) {
+    ck_assert_uint_le(b->n + n, sizeof b->p);
+    memcpy(b->p + b->n, d, n);
+    b->n += n;
+}
+static void w_u8(wbuf *b, uint8_t v) { w_raw(b, &v, 1); }
+static void w_var(wbuf *b, uint64_t v) {
+    for (; v >= 0x80; v >>= 7) w_u8(b, (uint8_t)(v | 0x80));
+    w_u8(b, (uint8_t)v);
+}
+static void w_strn(wbuf *b, const char *s, size_t n) {
+    w_var(b, n);
+    w_raw(b, s, n);
+}
+static void w_str(wbuf *b, const char *s) { w_strn(b, s, strlen(s)); }
+
+static int raw_connect(int port) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    ck_assert_int_ge(fd, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    struct timeval tv = {FT_WAIT_MS / 1000, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    ck_assert_int_eq(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
+    return fd;
+}
+
+static void raw_send(int fd, const void *p, size_t n) {
+    const uint8_t *q = p;
+    while (n) {
+        ssize_t w = send(fd, q, n, MSG_NOSIGNAL);
+        if (w <= 0) return; /* closed by the daemon: fine here */
+        q += w;
+        n -= (size_t)w;
+    }
+}
+
+/* A message with a length prefix of `len` (normally body->n + 1). */
+static void raw_msg_len(int fd, uint32_t len, uint8_t type, const wbuf *body) {
+    uint8_t h[5] = {(uint8_t)len, (uint8_t)(len >> 8), (uint8_t)(len >> 16),
+                    (uint8_t)(len >> 24), type};
+    raw_send(fd, h, 5);
+    if (body) raw_send(fd, body->p, body->n);
+}
+static void raw_msg(int fd, uint8_t type, const wbuf *body) {
+    raw_msg_len(fd, (uint32_t)body->n + 1, type, body);
+}
+
+static void hello_body(wbuf *b, const char *magic, uint16_t major, uint64_t pid) {
+    w_raw(b, magic, 8);
+    w_u8(b, (uint8_t)major), w_u8(b, (uint8_t)(major >> 8)), w_u8(b, 0), w_u8(b, 0);
+    w_var(b, pid), w_var(b, 1), w_str(b, "host"), w_str(b, "rawclient");
+    w_var(b, 1), w_str(b, "rawclient"), w_var(b, 1), w_var(b, 2);
+    w_str(b, "check_faults"), w_str(b, "");
+}
+
+/* Connects, says HELLO, reads WELCOME; announces thread 1 and location 1. */
+static int raw_open(int port, uint64_t pid) {
+    int fd = raw_connect(port);
+    wbuf b = {.n = 0};
+    hello_body(&b, "TRCYWIRE", 1, pid);
+    raw_msg(fd, 0x01, &b);
+    uint8_t h[5], body[64];
+    ck_assert_int_eq(recv(fd, h, 5, MSG_WAITALL), 5);
+    ck_assert_int_eq(h[4], 0x81);
+    ck_assert_uint_le(h[0], sizeof body);
+    ck_assert_int_eq(recv(fd, body, h[0] - 1u, MSG_WAITALL), h[0] - 1);
+    b.n = 0;
+    w_u8(&b, LT_TAG_THREAD_INFO), w_var(&b, 1), w_var(&b, pid), w_str(&b, "main");
+    w_u8(&b, LT_TAG_LOC_DEF), w_var(&b, 1), w_u8(&b, LT_LOC_USER), w_var(&b, 1);
+    w_str(&b, "work"), w_str(&b, "raw.c");
+    raw_msg(fd, 0x03, &b);
+    return fd;
+}
+
+/* n complete zones on thread 1 (2n events). */
+static void raw_zones(int fd, int n) {
+    wbuf b = {.n = 0};
+    w_var(&b, 1);
+    for (int i = 0; i < n; i++) w_u8(&b, 0x81), w_var(&b, 3), w_u8(&b, 0x02), w_var(&b, 2);
+    raw_msg(fd, 0x02, &b);
+}
+
+/* Waits (bounded) until the daemon closes the connection. */
+static void raw_wait_closed(int fd) {
+    char tmp[512];
+    for (;;) {
+        struct pollfd p = {fd, POLLIN, 0};
+        ck_assert_msg(poll(&p, 1, FT_WAIT_MS) > 0, "the daemon kept a bad connection open");
+        ssize_t r = recv(fd, tmp, sizeof tmp, 0);
+        if (r == 0 || (r < 0 && errno == ECONNRESET)) break;
+        ck_assert_msg(r > 0, "recv: %s", strerror(errno));
+    }
+    close(fd);
+}
+
+enum { CYCLES = 2000, HELLO_CYCLES = 100 };
+
+/* After the handshake: each breaks the protocol in one way. */
+static void bad_after_hello(int port, int k) {
+    int fd = raw_open(port, 900 + (uint64_t)k);
+    raw_zones(fd, 5); /* 10 good events first: they stay */
+    wbuf b = {.n = 0};
+    switch (k) {
+    case 0: /* invalid UTF-8 in a location name */
+        w_u8(&b, LT_TAG_LOC_DEF), w_var(&b, 2), w_u8(&b, LT_LOC_USER), w_var(&b, 1);
+        w_strn(&b, "bad\xff", 4), w_str(&b, "raw.c");
+        raw_msg(fd, 0x03, &b);
+        break;
+    case 1: /* invalid UTF-8 in a message */
+        w_var(&b, 1), w_u8(&b, LT_TAG_MESSAGE), w_var(&b, 1), w_strn(&b, "\xc0\xaf", 2);
+        raw_msg(fd, 0x02, &b);
+        break;
+    case 2: /* definitions out of order: location 3 before 2 */
+        w_u8(&b, LT_TAG_LOC_DEF), w_var(&b, 3), w_u8(&b, LT_LOC_USER), w_var(&b, 1);
+        w_str(&b, "three"), w_str(&b, "raw.c");
+        raw_msg(fd, 0x03, &b);
+        break;
+    case 3: /* an end before any begin, after good records in the message */
+        w_var(&b, 1), w_u8(&b, 0x81), w_var(&b, 1), w_u8(&b, 0x02), w_var(&b, 1);
+        w_u8(&b, 0x02), w_var(&b, 1);
+        raw_msg(fd, 0x02, &b);
+        break;
+    case 4: /* oversized length */
+        raw_msg_len(fd, 0x7fffffffu, 0x02, NULL);
+        break;
+    case 5: /* truncated: a length promising more than is ever sent */
+        w_var(&b, 1), w_u8(&b, 0x81);
+        raw_msg_len(fd, 100, 0x02, &b);
+        shutdown(fd, SHUT_WR);
+        break;
+    case 6: /* a zone opened and the client gone */
+        w_var(&b, 1), w_u8(&b, 0x81), w_var(&b, 1);
+        raw_msg(fd, 0x02, &b);
+        shutdown(fd, SHUT_WR);
+        break;
+    }
+    raw_wait_closed(fd);
+}
+
+START_TEST(bad_input_flood_counted_and_others_unharmed) {
+    ft_dir d;
+    ft_dir_init(&d);
+    ft_daemon dm;
+    ft_daemon_start(&dm, &d, "-s", "600", "--handshake-timeout", "300", NULL);
+    int good = raw_open(dm.port, 1);
+    raw_zones(good, 1000);
+    /* Connect and disconnect, thousands of times. */
+    for (int i = 0; i < CYCLES; i++) close(raw_connect(dm.port));
+    /* Connect, say HELLO, disconnect. */
+    for (int i = 0; i < HELLO_CYCLES; i++) close(raw_open(dm.port, 100 + (uint64_t)i));
+    /* Refused in the handshake: wrong magic, wrong version, oversized,
+     * truncated HELLO, silence. */
+    for (int k = 0; k < 5; k++) {
+        int fd = raw_connect(dm.port);
+        wbuf b = {.n = 0};
+        if (k == 0) hello_body(&b, "TRCYWIRX", 1, 7), raw_msg(fd, 0x01, &b);
+        if (k == 1) hello_body(&b, "TRCYWIRE", 9, 7), raw_msg(fd, 0x01, &b);
+        if (k == 2) raw_msg_len(fd, 0xfffffff0u, 0x01, NULL);
+        if (k == 3) {
+            hello_body(&b, "TRCYWIRE", 1, 7);
+            raw_msg_len(fd, (uint32_t)b.n + 1, 0x01, NULL);
+            raw_send(fd, b.p, b.n / 2);
+            shutdown(fd, SHUT_WR);
+        }
+        raw_wait_closed(fd);
+    }
+    for (int k = 0; k < 7; k++) bad_after_hello(dm.port, k);
+    /* The good client is still served. */
+    raw_zones(good, 1000);
+    wbuf b = {.n = 0};
+    w_var(&b, 4000), w_var(&b, 0);
+    raw_msg(good, 0x04, &b);
+    raw_wait_closed(good);
+    kill(dm.pid, SIGINT);
+    ck_assert_int_eq(ft_daemon_wait(&dm), 0);
+
+    lt_reader *r = ft_open(d.out);
+    ck_assert_int_eq(lt_reader_info(r)->complete, 1);
+    const lt_process *gp = lt_reader_process(r, 1);
+    ck_assert_int_eq(gp->status, LT_PROC_CLEAN);
+    ck_assert_uint_eq(gp->events_received, 4000);
+    ck_assert_uint_eq(gp->events_sent, 4000);
+    ck_assert_uint_eq(lt_reader_nprocesses(r), 1 + HELLO_CYCLES + 7);
+    uint64_t refused = CYCLES + 5, rejected = 5, lost_clients = HELLO_CYCLES + 2;
+    ck_assert_uint_eq(ft_total(r, "clients_refused"), refused);
+    ck_assert_uint_eq(ft_total(r, "clients_connected"), 1 + HELLO_CYCLES + 7);
+    ck_assert_uint_eq(ft_total(r, "clients_rejected"), rejected);
+    ck_assert_uint_eq(ft_total(r, "clients_lost"), lost_clients);
+    ck_assert_uint_eq(ft_total(r, "zones_aborted"), 1);
+    uint64_t ev_rej = ft_total(r, "events_rejected"), by_rej = ft_total(r, "bytes_rejected");
+    ck_assert_uint_ge(ev_rej, 3); /* the bad message, the end without begin */
+    ck_assert_uint_gt(by_rej, 0);
+    /* Each bad client: its good prefix kept, a reason recorded. */
+    for (uint32_t p = 2 + HELLO_CYCLES; p <= lt_reader_nprocesses(r); p++) {
+        const lt_process *bp = lt_reader_process(r, p);
+        ck_assert_uint_ge(bp->events_received, 10);
+        ck_assert_msg(bp->end_reason && *bp->end_reason, "process %u: no reason", p);
+        ck_assert_int_eq(bp->status, p < 2 + HELLO_CYCLES + 5 ? LT_PROC_REJECTED
+                                                              : LT_PROC_LOST);
+    }
+    lt_reader_free(r);
+    /* Every refusal and rejection is logged with its reason. */
+    char *s = ft_slurp(d.err);
+    int refusals = 0, rejections = 0;
+    for (char *q = s; (q = strstr(q, "refused connection from")); q++) refusals++;
+    for (char *q = s; (q = strstr(q, " rejected: ")); q++) rejections++;
+    ck_assert_int_eq(refusals, (int)refused);
+    ck_assert_int_eq(rejections, (int)rejected);
+    ck_assert_msg(strstr(s, "not valid UTF-8"), "%s", s + strlen(s) / 2);
+    ck_assert_msg(strstr(s, "out of order"), "no out-of-order reason");
+    free(s);
+
+    /* The same numbers in tracy-info --json and tracy-sql's stats. */
+    char out[160], q[512], want[512];
+    snprintf(out, sizeof out, "%s/q.txt", d.dir);
+    ck_assert_int_eq(ft_tool(out, d.err, ft_bin("tracy-info"), "--json", d.out, NULL), 0);
+    s = ft_slurp(out);
+    snprintf(want, sizeof want, "\"rejected_events\":%llu,", (unsigned long long)ev_rej);
+    ck_assert_msg(strstr(s, want), "want %s", want);
+    free(s);
+    snprintf(q, sizeof q,
+             "SELECT name, value FROM stats WHERE severity = 'data_loss' AND name IN "
+             "('clients_rejected', 'clients_lost', 'events_rejected', 'bytes_rejected', "
+             "'zones_aborted') ORDER BY name");
+    ck_assert_int_eq(ft_tool(out, d.err, ft_bin("tracy-sql"), d.out, q, NULL), 0);
+    s = ft_slurp(out);
+    snprintf(want, sizeof want,
+             "name,value\nbytes_rejected,%llu\nclients_lost,%llu\nclients_rejected,%llu\n"
+             "events_rejected,%llu\nzones_aborted,1\n",
+             (unsigned long long)by_rej, (unsigned long long)lost_clients,
+             (unsigned long long)rejected, (unsigned long long)ev_rej);
+    ck_assert_str_eq(s, want);
+    free(s);
+    ck_assert_int_eq(ft_tool(out, d.err, ft_bin("tracy-sql"), d.out,
+                             "SELECT severity, value FROM stats WHERE name = 'clients_refused'",
+                             NULL), 0);
+    s = ft_slurp(out);
+    snprintf(want, sizeof want, "severity,value\nerror,%llu\n", (unsigned long long)refused);
+    ck_assert_str_eq(s, want);
+    free(s);
+    ft_dir_clean(&d);
+}
+END_TEST
+
 Suite *faults_suite(void) {
     Suite *s = suite_create("faults");
     TCase *tc = tcase_create("kills");
@@ -496,6 +748,11 @@ Suite *faults_suite(void) {
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, client_without_daemon_warns_once_and_runs);
     tcase_add_test(tc, client_waits_for_a_late_daemon_with_tracy_wait);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("bad_input");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, bad_input_flood_counted_and_others_unharmed);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("accounting");
