@@ -1,0 +1,114 @@
+"""An MPI job under the profiler: mpirun -n 4 python3 -m tracy script.py into
+one capture-release started first (the robust set-up: four processes would
+otherwise each probe for a daemon), then tracy-sql comparing the ranks."""
+import json
+import os
+import shutil
+import subprocess
+import textwrap
+
+from conftest import BIN, PYDIR, PYTHON
+
+SCRIPT = """\
+from mpi4py import MPI
+
+
+def compute(n):
+    s = 0
+    for i in range(n):
+        s += i * i
+    return s
+
+
+def main():
+    comm = MPI.COMM_WORLD
+    rank = comm.Get_rank()
+    for _ in range(5):
+        compute(20000 * (rank + 1))
+    comm.Barrier()
+    assert comm.allreduce(rank) == 6
+
+
+main()
+"""
+
+# Total time of one function per rank, then its spread across ranks (what
+# TAU's paraprof shows); also in schema/SQL.md's examples.
+RANK_SPREAD = """\
+WITH per_rank AS (
+  SELECT p.rank AS rank, count(*) AS calls, sum(s.dur) AS total
+  FROM slice s JOIN thread_track tt ON s.track_id = tt.id
+  JOIN thread USING (utid) JOIN process p USING (upid)
+  WHERE s.name = 'compute' GROUP BY p.rank)
+SELECT count(*) AS ranks, sum(calls) AS calls, min(total) AS min_ns,
+       max(total) AS max_ns, avg(total) AS mean_ns,
+       sqrt(avg(total * total) - avg(total) * avg(total)) AS stddev_ns
+FROM per_rank
+"""
+
+
+def sql(trace, query):
+    out = subprocess.run([os.path.join(BIN, "tracy-sql"), "--json", trace, query],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+def test_mpirun_four_ranks_one_trace(tmp_path):
+    mpirun = shutil.which("mpirun")
+    assert mpirun, "mpirun missing: tools/deps.sh installs openmpi-bin"
+    script = tmp_path / "script.py"
+    script.write_text(SCRIPT)
+    trace = str(tmp_path / "run.tracy")
+    daemon = subprocess.Popen(
+        [os.path.join(BIN, "capture-release"), "-o", trace, "-p", "0", "-q", "-n", "4"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        port = daemon.stdout.readline().strip()
+        assert port.isdigit(), daemon.stderr.read()
+        env = dict(os.environ)
+        env.update(TRACY_PORT=port, PYTHONPATH=PYDIR,
+                   PATH=BIN + os.pathsep + env.get("PATH", ""),
+                   OMPI_MCA_rmaps_base_oversubscribe="1")
+        env.pop("TRACY_ADDR", None)
+        job = subprocess.run(
+            [mpirun, "--allow-run-as-root", "--oversubscribe", "-n", "4",
+             "-x", "TRACY_PORT", "-x", "PYTHONPATH", "-x", "PATH",
+             PYTHON, "-m", "tracy", str(script)],
+            capture_output=True, text=True, timeout=300, env=env, cwd=str(tmp_path))
+        assert job.returncode == 0, job.stdout + job.stderr
+        assert daemon.wait(timeout=60) == 0, daemon.stderr.read()
+    finally:
+        if daemon.poll() is None:
+            daemon.kill()
+            daemon.wait()
+        daemon.stdout.close()
+        daemon.stderr.close()
+
+    # One trace, four process streams, labelled by rank 0..3, all clean.
+    procs = sql(trace, "SELECT upid, pid, rank, status, events_received, events_sent "
+                       "FROM process ORDER BY rank")
+    assert [p["rank"] for p in procs] == [0, 1, 2, 3]
+    assert len({p["pid"] for p in procs}) == 4
+    for p in procs:
+        assert p["status"] == "clean"
+        assert p["events_received"] == p["events_sent"] > 0
+
+    per_rank = sql(trace, textwrap.dedent("""\
+        SELECT p.rank AS rank, count(*) AS calls FROM slice s
+        JOIN thread_track tt ON s.track_id = tt.id JOIN thread USING (utid)
+        JOIN process p USING (upid) WHERE s.name = 'compute'
+        GROUP BY p.rank ORDER BY p.rank"""))
+    assert per_rank == [{"rank": r, "calls": 5} for r in range(4)]
+
+    (spread,) = sql(trace, RANK_SPREAD)
+    assert spread["ranks"] == 4 and spread["calls"] == 20
+    assert 0 < spread["min_ns"] <= spread["mean_ns"] <= spread["max_ns"]
+    assert spread["stddev_ns"] >= 0
+
+    # tracy-info lists the four ranks too.
+    info = subprocess.run([os.path.join(BIN, "tracy-info"), "--json", trace],
+                          capture_output=True, text=True, timeout=60)
+    assert info.returncode == 0, info.stderr
+    ranks = sorted(p["rank"] for p in json.loads(info.stdout)["processes"])
+    assert ranks == [0, 1, 2, 3]
