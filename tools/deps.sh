@@ -3,7 +3,7 @@
 # Quiet and quick (one dpkg-query) when everything is there.
 set -e
 PKGS="libuv1-dev libzstd-dev libsqlite3-dev libcjson-dev check pkg-config
-python3-dev python3-pytest sqlite3 zlib1g-dev"
+python3-dev python3-pytest sqlite3 zlib1g-dev openmpi-bin python3-mpi4py"
 [ -n "$DEPS_EXTRA" ] && PKGS="$PKGS $DEPS_EXTRA"
 missing=""
 for p in $PKGS; do
