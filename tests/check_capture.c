@@ -661,6 +661,44 @@ START_TEST(many_simultaneous_clients) {
 }
 END_TEST
 
+START_TEST(connect_disconnect_cycles_are_counted) {
+    enum { CYCLES = 1000 };
+    dproc d;
+    d_init(&d);
+    d_start(&d, (const char *[]){"-n", "101", "-q", NULL});
+    tclient good;
+    tc_open(&good, d.port, 1);
+    tc_meta(&good, 1);
+    for (int i = 0; i < CYCLES; i++) {
+        if (i % 10 == 0) { /* a whole session */
+            tclient c;
+            tc_open(&c, d.port, 2 + (uint64_t)i);
+            tc_bye(&c);
+            ck_assert(tc_wait_closed(c.fd, NULL, 0));
+            tc_close(&c);
+        } else { /* connects and leaves without a word */
+            int fd = tc_connect(d.port);
+            shutdown(fd, SHUT_WR);
+            ck_assert(tc_wait_closed(fd, NULL, 0));
+            close(fd);
+        }
+        if (i % 100 == 0) ck_assert_int_eq(tc_units(&good, 1, (uint64_t)i, (uint64_t)i + 100), 0);
+    }
+    tc_bye(&good);
+    ck_assert(tc_wait_closed(good.fd, NULL, 0));
+    tc_close(&good);
+    ck_assert_int_eq(d_wait(&d), 0);
+    lt_reader *r = open_trace(d.out);
+    ck_assert_uint_eq(lt_reader_nprocesses(r), 101);
+    ck_assert_uint_eq(total(r, "clients_connected"), 101);
+    ck_assert_uint_eq(total(r, "clients_refused"), CYCLES - CYCLES / 10);
+    ck_assert_uint_eq(total(r, "clients_lost"), 0);
+    check_units(r, good.index, 1, CYCLES);
+    lt_reader_free(r);
+    d_cleanup(&d);
+}
+END_TEST
+
 /* ---- Tests: bad clients are closed, others go on ----------------------- */
 
 enum bad_kind {
@@ -1158,6 +1196,7 @@ Suite *capture_suite(void) {
     tcase_add_test(tc, default_stop_after_last_client_with_late_join);
     tcase_add_test(tc, memory_limit_pauses_reading_without_loss);
     tcase_add_test(tc, many_simultaneous_clients);
+    tcase_add_test(tc, connect_disconnect_cycles_are_counted);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("bad_input");
