@@ -568,8 +568,8 @@ static int fill(sqlx *x, const sqlx_source *src, int *read_exit) {
     int rc, err = 0;
     /* Journal off and no syncs: a failed export is deleted, not recovered. */
     if (exec(x, "PRAGMA page_size=65536; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
-                " PRAGMA locking_mode=EXCLUSIVE; PRAGMA cache_size=-65536;"
-                " PRAGMA threads=2;") ||
+                " PRAGMA locking_mode=EXCLUSIVE; PRAGMA cache_size=-32768; PRAGMA mmap_size=0;"
+                " PRAGMA threads=0;") ||
         exec(x, "BEGIN") || run_schema(x, 0) || prepare_all(x) || write_metadata(x, src) ||
         write_processes(x))
         return -1;
