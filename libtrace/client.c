@@ -657,7 +657,10 @@ void lt_client_stop(void) {
     pthread_once(&once, init_once);
     pthread_mutex_lock(&init_mu);
     int st = __atomic_load_n(&lt__g.state, __ATOMIC_ACQUIRE);
-    if (st == LT__ACTIVE) lt__sender_stop();
+    if (st == LT__ACTIVE) {
+        lt__buf_thread_done();
+        lt__sender_stop();
+    }
     if (st == LT__UNINIT) start_err = LT_ECONNECT;
     __atomic_store_n(&lt__g.state, LT__OFF, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&init_mu);

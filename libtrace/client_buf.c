@@ -146,10 +146,10 @@ static void write_lost(lt__thr *t, uint64_t ts) {
 /* ---- making room ---------------------------------------------------- */
 
 /* Hands the current chunk to the sender and installs a fresh one. Waits for
- * memory unless `droppable` in drop mode, where it returns -1 instead
+ * memory unless `droppable` (1) in drop mode, where it returns -1 instead
  * (nothing changed). An end (droppable 0) in drop mode is written into the
- * slack of the current chunk while there is room for it. Once the client no
- * longer records, writes go to the thread's scratch area. */
+ * slack of the current chunk while there is room for it; -1 always waits.
+ * Once the client no longer records, writes go to the scratch area. */
 static int make_room(lt__thr *t, uint64_t ts, int droppable) {
     lt__client *g = &lt__g;
     lt__chunk *c = NULL;
@@ -168,7 +168,7 @@ static int make_room(lt__thr *t, uint64_t ts, int droppable) {
                 pthread_mutex_unlock(&g->mu);
                 return -1;
             }
-            if ((size_t)(tb_end(t) - t->pub.wp) >= LT__END_MAX) {
+            if (droppable == 0 && (size_t)(tb_end(t) - t->pub.wp) >= LT__END_MAX) {
                 pthread_mutex_unlock(&g->mu);
                 return 0;
             }
@@ -254,6 +254,18 @@ uint8_t *lt__reserve(lt__thr *t, size_t n, uint64_t ts) {
     return t->pub.wp;
 }
 
+/* Records the drops not yet written as LOST, waiting for room if needed:
+ * called when the thread (or the client) is about to end. */
+static void flush_lost(lt__thr *t) {
+    if (!t->lost_pending || !recording() || tb_in_scratch(t)) return;
+    if (t->pub.wp + 24 > t->real_limit) (void)make_room(t, lt__now(), -1);
+    if (t->lost_pending && !tb_in_scratch(t)) write_lost(t, lt__now());
+}
+
+void lt__buf_thread_done(void) {
+    if (lt__tls) flush_lost((lt__thr *)lt__tls);
+}
+
 /* ---- thread buffers ------------------------------------------------- */
 
 static void tb_free(lt__thr *t) {
@@ -279,6 +291,7 @@ static void tb_unlink(lt__thr *t) {
 static void tb_exit(void *arg) {
     lt__thr *t = arg;
     lt__client *g = &lt__g;
+    flush_lost(t);
     if (lt__tls == &t->pub) lt__tls = NULL;
     pthread_mutex_lock(&g->mu);
     t->finished = 1;

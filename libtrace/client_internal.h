@@ -109,6 +109,8 @@ void lt__clock_tick(void);
 void lt__buf_atfork_child(void);
 /* Frees the free chunk list (mu held). */
 void lt__pool_trim(void);
+/* Writes the calling thread's pending LOST record (before the client stops). */
+void lt__buf_thread_done(void);
 /* Releases the fully sent chunk c, the oldest of t (mu held). */
 void lt__buf_release(lt__thr *t, lt__chunk *c);
 /* Frees the buffers of exited threads whose data is all sent, or with

@@ -1,0 +1,609 @@
+/* check_client.c -- the client library end to end: profiled child processes
+ * send to the real capture daemon ($LT_BUILD/bin/capture-release) on an
+ * ephemeral loopback port, and the resulting file is read back. */
+#define _GNU_SOURCE
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "client_internal.h"
+#include "trace.h"
+#include "trace_client.h"
+
+/* ---- processes ---------------------------------------------------------- */
+
+static void sleep_ms(int ms) {
+    struct timespec d = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&d, NULL);
+}
+
+/* Waits up to limit_ms for pid; kills it when it does not end. Returns its
+ * wait status, or -1 on timeout. */
+static int wait_bounded(pid_t pid, int limit_ms) {
+    int st = 0;
+    for (int t = 0; t < limit_ms; t += 10) {
+        pid_t r = waitpid(pid, &st, WNOHANG);
+        if (r == pid) return st;
+        if (r < 0 && errno != EINTR) return -1;
+        sleep_ms(10);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, &st, 0);
+    return -1;
+}
+
+typedef struct capd {
+    pid_t pid;
+    char port[16];
+    char dir[64];
+    char path[128];
+} capd;
+
+/* Starts capture-release -p 0 on a fresh file, stopping after `clients`
+ * clients, and reads its port from the first line of its stdout. */
+static void daemon_start(capd *d, int clients) {
+    const char *build = getenv("LT_BUILD");
+    ck_assert_msg(build != NULL, "LT_BUILD is not set (run through make check)");
+    char bin[512], n[16];
+    snprintf(bin, sizeof bin, "%s/bin/capture-release", build);
+    snprintf(n, sizeof n, "%d", clients);
+    snprintf(d->dir, sizeof d->dir, "/tmp/check_client.XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(d->dir));
+    snprintf(d->path, sizeof d->path, "%s/t.tracy", d->dir);
+    int fd[2];
+    ck_assert_int_eq(pipe(fd), 0);
+    d->pid = fork();
+    ck_assert_int_ge(d->pid, 0);
+    if (d->pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* no daemon outlives a failed test */
+        dup2(fd[1], 1);
+        close(fd[0]);
+        close(fd[1]);
+        execl(bin, "capture-release", "-p", "0", "-o", d->path, "-n", n, "-q",
+              (char *)NULL);
+        _exit(127);
+    }
+    close(fd[1]);
+    char line[64] = "";
+    size_t len = 0;
+    struct pollfd pf = {fd[0], POLLIN, 0};
+    while (len < sizeof line - 1 && !strchr(line, '\n') && poll(&pf, 1, 10000) > 0) {
+        ssize_t k = read(fd[0], line + len, sizeof line - 1 - len);
+        if (k <= 0) break;
+        len += (size_t)k;
+        line[len] = 0;
+    }
+    close(fd[0]);
+    ck_assert_msg(strchr(line, '\n') != NULL, "capture-release printed no port");
+    *strchr(line, '\n') = 0;
+    ck_assert_int_gt(atoi(line), 0);
+    snprintf(d->port, sizeof d->port, "%s", line);
+}
+
+/* Waits for the daemon to finish the file and exit 0. */
+static void daemon_finish(capd *d) {
+    int st = wait_bounded(d->pid, 60000);
+    ck_assert_msg(st >= 0, "capture-release did not stop");
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+                  "capture-release failed (status %d)", st);
+}
+
+static void daemon_cleanup(capd *d) {
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", d->dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+typedef void (*scenario)(void *arg);
+
+/* Runs fn(arg) in a child process profiled into the daemon at `port` with
+ * the extra environment `env` ("K=V" strings, NULL-terminated); the child
+ * ends with exit(0), so the client flushes at exit. stderr goes to err_fd
+ * when >= 0. Returns the child's wait status (-1 on timeout). */
+static int run_child(scenario fn, void *arg, const char *port,
+                     const char *const *env, int err_fd) {
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        if (err_fd >= 0) dup2(err_fd, 2);
+        setenv("TRACY_ADDR", "127.0.0.1", 1);
+        setenv("TRACY_PORT", port, 1);
+        unsetenv("TRACY_DROP");
+        unsetenv("TRACY_QUIET");
+        unsetenv("TRACY_BUFFER_MB");
+        unsetenv("TRACY_WAIT");
+        for (; env && *env; env++) putenv((char *)*env);
+        fn(arg);
+        exit(0);
+    }
+    return wait_bounded(pid, 120000);
+}
+
+static void assert_clean_exit(int st) {
+    ck_assert_msg(st >= 0, "profiled child did not finish");
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+                  "profiled child failed (status %d)", st);
+}
+
+/* ---- reading the file back ------------------------------------------- */
+
+#define MAXT 16
+
+/* Per-stream facts gathered from a file. */
+typedef struct stream {
+    uint64_t last_ts;
+    uint64_t begins, ends;
+    uint64_t plots;          /* plot values, checked to count 0, 1, 2, ... */
+    int plot_out_of_order;
+    int ts_backwards;
+} stream;
+
+typedef struct facts {
+    lt_reader *r;
+    stream s[3][MAXT + 1];   /* [process][thread] */
+    uint64_t unclosed, aborted, lost;
+    uint64_t zones_named[8]; /* ZONE_ENDs per name in `names` */
+    const char *names[8];
+} facts;
+
+static void facts_read(facts *f, const char *path, const char *const *names) {
+    char detail[256] = "";
+    memset(f, 0, sizeof *f);
+    for (int i = 0; names && names[i] && i < 8; i++) f->names[i] = names[i];
+    int rc = lt_reader_open(&f->r, path, detail, sizeof detail);
+    ck_assert_msg(rc == 0, "lt_reader_open: %s", detail);
+    ck_assert_int_eq(lt_reader_info(f->r)->complete, 1);
+    lt_event ev;
+    /* No ck_assert per event: each one is a message to the test runner. */
+    const char *bad = NULL;
+    while ((rc = lt_reader_next(f->r, &ev)) == 1) {
+        if (ev.process > 2 || ev.thread > MAXT) {
+            bad = "process or thread index out of the expected range";
+            break;
+        }
+        stream *s = &f->s[ev.process][ev.thread];
+        if (ev.ts < s->last_ts) s->ts_backwards = 1;
+        s->last_ts = ev.ts;
+        switch (ev.type) {
+        case LT_EV_ZONE_BEGIN:
+            s->begins++;
+            break;
+        case LT_EV_ZONE_END: {
+            s->ends++;
+            if (ev.flags & LT_EVF_UNCLOSED) f->unclosed++;
+            if (ev.flags & LT_EVF_ABORTED) f->aborted++;
+            const lt_loc *l = lt_reader_loc(f->r, ev.process, ev.loc);
+            if (!l) {
+                bad = "zone of an undefined location";
+                break;
+            }
+            for (int i = 0; i < 8 && f->names[i]; i++)
+                if (strcmp(l->name, f->names[i]) == 0) f->zones_named[i]++;
+            break;
+        }
+        case LT_EV_PLOT:
+            if (ev.value != (double)s->plots) s->plot_out_of_order = 1;
+            s->plots++;
+            break;
+        case LT_EV_LOST:
+            f->lost += ev.count;
+            break;
+        default:
+            break;
+        }
+    }
+    ck_assert_msg(bad == NULL, "%s", bad);
+    ck_assert_msg(rc == 0, "lt_reader_next: %s", lt_reader_error(f->r));
+}
+
+static void facts_free(facts *f) { lt_reader_free(f->r); }
+
+/* Thread index of the thread named `name` in process p, or 0. */
+static uint32_t thread_named(facts *f, uint32_t p, const char *name) {
+    for (uint32_t t = 1; t <= lt_reader_nthreads(f->r, p); t++)
+        if (strcmp(lt_reader_thread(f->r, p, t)->name, name) == 0) return t;
+    return 0;
+}
+
+static void assert_process_clean(facts *f, uint32_t p) {
+    const lt_process *pr = lt_reader_process(f->r, p);
+    ck_assert_ptr_nonnull(pr);
+    ck_assert_int_eq(pr->status, LT_PROC_CLEAN);
+    ck_assert_uint_eq(pr->events_received, pr->events_sent);
+    ck_assert_str_eq(pr->client, "libtrace " LT_VERSION_STRING);
+}
+
+/* ---- scenarios --------------------------------------------------------- */
+
+#define ZONES_PER_THREAD 20000
+#define WORKERS 4
+
+static void *zone_worker(void *arg) {
+    char name[16];
+    snprintf(name, sizeof name, "worker %d", (int)(intptr_t)arg);
+    lt_thread_name(name);
+    uint32_t plot = lt_plot_register("sequence");
+    for (int i = 0; i < ZONES_PER_THREAD; i++) {
+        LT_ZONE_SCOPED("outer");
+        {
+            LT_ZONE_SCOPED("inner");
+            lt_plot(plot, i);
+        }
+    }
+    return NULL;
+}
+
+static void many_threads(void *arg) {
+    (void)arg;
+    pthread_t th[WORKERS];
+    lt_thread_name("main thread");
+    for (int i = 0; i < WORKERS; i++)
+        pthread_create(&th[i], NULL, zone_worker, (void *)(intptr_t)i);
+    for (int i = 0; i < WORKERS; i++) pthread_join(th[i], NULL);
+}
+
+START_TEST(zones_from_threads_arrive_once_in_order) {
+    capd d;
+    daemon_start(&d, 1);
+    assert_clean_exit(run_child(many_threads, NULL, d.port, NULL, -1));
+    daemon_finish(&d);
+
+    facts f;
+    const char *names[] = {"outer", "inner", NULL};
+    facts_read(&f, d.path, names);
+    ck_assert_uint_eq(lt_reader_nprocesses(f.r), 1);
+    assert_process_clean(&f, 1);
+    ck_assert_uint_eq(f.zones_named[0], WORKERS * ZONES_PER_THREAD);
+    ck_assert_uint_eq(f.zones_named[1], WORKERS * ZONES_PER_THREAD);
+    ck_assert_uint_eq(f.unclosed, 0);
+    ck_assert_uint_ne(thread_named(&f, 1, "main thread"), 0);
+    for (int i = 0; i < WORKERS; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "worker %d", i);
+        uint32_t t = thread_named(&f, 1, name);
+        ck_assert_msg(t != 0, "no thread named %s", name);
+        stream *s = &f.s[1][t];
+        ck_assert_uint_eq(s->begins, 2 * ZONES_PER_THREAD);
+        ck_assert_uint_eq(s->ends, 2 * ZONES_PER_THREAD);
+        ck_assert_uint_eq(s->plots, ZONES_PER_THREAD);
+        ck_assert_int_eq(s->plot_out_of_order, 0);
+        ck_assert_int_eq(s->ts_backwards, 0);
+    }
+    facts_free(&f);
+    daemon_cleanup(&d);
+}
+END_TEST
+
+static pthread_barrier_t named_barrier;
+static uint64_t named_tid;
+
+static void *late_named(void *arg) {
+    (void)arg;
+    named_tid = (uint64_t)gettid();
+    pthread_barrier_wait(&named_barrier); /* named by tid */
+    pthread_barrier_wait(&named_barrier);
+    LT_ZONE_SCOPED("late");
+    lt_message_str("from the renamed thread");
+    return NULL;
+}
+
+static void all_kinds(void *arg) {
+    (void)arg;
+    pthread_t th;
+    pthread_barrier_init(&named_barrier, NULL, 2);
+    pthread_create(&th, NULL, late_named, NULL);
+    pthread_barrier_wait(&named_barrier);
+    lt_thread_name_tid(named_tid, "named by tid");
+    pthread_barrier_wait(&named_barrier);
+    pthread_join(th, NULL);
+    pthread_barrier_destroy(&named_barrier);
+
+    LT_ZONE_SCOPED("with text");
+    lt_zone_text("some text", 9);
+    lt_message_str("hello");
+    lt_message("bad \xff utf8", 10);
+    lt_signpost("phase", "loading");
+    lt_signpost("bare", NULL);
+    uint32_t p = lt_plot_register("temperature");
+    if (lt_plot_register("temperature") != p) exit(10);
+    lt_plot(p, 21.5);
+    lt_frame_mark(NULL);
+    lt_frame_mark("physics");
+    lt_frame_mark("physics");
+    {
+        LT_ZONE_SCOPED("renamed");
+        lt_zone_name("new name", 8);
+    }
+    lt_zone_end(); /* closes "with text" early: the cleanup's end is ignored */
+    lt_zone_end();
+    if (lt_client_flush() != 0 || !lt_client_active()) exit(11);
+}
+
+START_TEST(messages_signposts_plots_frames_arrive) {
+    capd d;
+    daemon_start(&d, 1);
+    assert_clean_exit(run_child(all_kinds, NULL, d.port, NULL, -1));
+    daemon_finish(&d);
+
+    char detail[256];
+    lt_reader *r;
+    ck_assert_int_eq(lt_reader_open(&r, d.path, detail, sizeof detail), 0);
+    ck_assert_uint_eq(lt_reader_nprocesses(r), 1);
+    const lt_process *pr = lt_reader_process(r, 1);
+    ck_assert_int_eq(pr->status, LT_PROC_CLEAN);
+    ck_assert_uint_eq(pr->events_received, pr->events_sent);
+    ck_assert_str_eq(pr->program, "check_all");
+    int named = 0;
+    for (uint32_t t = 1; t <= lt_reader_nthreads(r, 1); t++)
+        named += strcmp(lt_reader_thread(r, 1, t)->name, "named by tid") == 0;
+    ck_assert_int_eq(named, 1);
+
+    int hello = 0, bad = 0, phase = 0, bare = 0, plot = 0, frame0 = 0, physics = 0,
+        text = 0, renamed = 0, late = 0, ends = 0, begins = 0;
+    lt_event ev;
+    int rc;
+    while ((rc = lt_reader_next(r, &ev)) == 1) {
+        switch (ev.type) {
+        case LT_EV_MESSAGE:
+            hello += ev.text_len == 5 && memcmp(ev.text, "hello", 5) == 0;
+            bad += ev.text_len == 10 && memcmp(ev.text, "bad ? utf8", 10) == 0;
+            break;
+        case LT_EV_SIGNPOST:
+            phase += ev.text_len == 5 && memcmp(ev.text, "phase", 5) == 0 &&
+                     ev.text2_len == 7 && memcmp(ev.text2, "loading", 7) == 0;
+            bare += ev.text_len == 4 && ev.text2_len == 0;
+            break;
+        case LT_EV_PLOT:
+            ck_assert_str_eq(lt_reader_plot_name(r, 1, ev.id), "temperature");
+            plot += ev.value == 21.5;
+            break;
+        case LT_EV_FRAME:
+            if (ev.id == 0) frame0++;
+            else if (strcmp(lt_reader_frame_name(r, 1, ev.id), "physics") == 0) physics++;
+            break;
+        case LT_EV_ZONE_BEGIN:
+            begins++;
+            break;
+        case LT_EV_ZONE_END: {
+            ends++;
+            ck_assert_int_eq(ev.flags, 0);
+            const char *ln = lt_reader_loc(r, 1, ev.loc)->name;
+            if (strcmp(ln, "with text") == 0)
+                text += ev.text_len == 9 && memcmp(ev.text, "some text", 9) == 0;
+            if (strcmp(ln, "renamed") == 0)
+                renamed += ev.name_len == 8 && memcmp(ev.name, "new name", 8) == 0;
+            late += strcmp(ln, "late") == 0;
+            break;
+        }
+        default:
+            break;
+        }
+    }
+    ck_assert_int_eq(rc, 0);
+    ck_assert_int_eq(hello, 1);
+    ck_assert_int_eq(bad, 1);
+    ck_assert_int_eq(phase, 1);
+    ck_assert_int_eq(bare, 1);
+    ck_assert_int_eq(plot, 1);
+    ck_assert_int_eq(frame0, 1);
+    ck_assert_int_eq(physics, 2);
+    ck_assert_int_eq(text, 1);
+    ck_assert_int_eq(renamed, 1);
+    ck_assert_int_eq(late, 1);
+    ck_assert_int_eq(begins, 3);
+    ck_assert_int_eq(ends, 3);
+    lt_reader_free(r);
+    daemon_cleanup(&d);
+}
+END_TEST
+
+static void forks(void *arg) {
+    (void)arg;
+    {
+        LT_ZONE_SCOPED("parent before");
+    }
+    pid_t pid = fork();
+    if (pid == 0) {
+        {
+            LT_ZONE_SCOPED("child");
+            lt_message_str("in the child");
+        }
+        exit(0);
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) exit(3);
+    LT_ZONE_SCOPED("parent after");
+}
+
+START_TEST(forked_child_is_a_second_process) {
+    capd d;
+    daemon_start(&d, 2);
+    assert_clean_exit(run_child(forks, NULL, d.port, NULL, -1));
+    daemon_finish(&d);
+
+    facts f;
+    const char *names[] = {"parent before", "child", "parent after", NULL};
+    facts_read(&f, d.path, names);
+    ck_assert_uint_eq(lt_reader_nprocesses(f.r), 2);
+    assert_process_clean(&f, 1);
+    assert_process_clean(&f, 2);
+    ck_assert_uint_ne(lt_reader_process(f.r, 1)->pid, lt_reader_process(f.r, 2)->pid);
+    ck_assert_uint_eq(f.zones_named[0], 1);
+    ck_assert_uint_eq(f.zones_named[1], 1);
+    ck_assert_uint_eq(f.zones_named[2], 1);
+    ck_assert_uint_eq(f.unclosed, 0);
+    facts_free(&f);
+    daemon_cleanup(&d);
+}
+END_TEST
+
+static void unprofiled_run(void *arg) {
+    (void)arg;
+    for (int i = 0; i < 100000; i++) {
+        LT_ZONE_SCOPED("nothing");
+        lt_message_str("ignored");
+    }
+    lt_plot(lt_plot_register("p"), 1);
+    lt_frame_mark(NULL);
+    if (lt_client_active()) exit(4);
+    if (lt_client_start() != LT_ECONNECT) exit(5);
+    if (lt_client_flush() != 0) exit(6);
+    uint64_t sent = 1, lost = 1;
+    lt_client_counts(&sent, &lost);
+    if (sent != 0 || lost != 0) exit(7);
+}
+
+START_TEST(no_daemon_warns_once_and_runs_on) {
+    /* A port where nothing listens: bind one, then close it. */
+    capd d;
+    daemon_start(&d, 1);
+    kill(d.pid, SIGKILL);
+    waitpid(d.pid, NULL, 0);
+
+    char errpath[160];
+    snprintf(errpath, sizeof errpath, "%s/stderr", d.dir);
+    int fd = open(errpath, O_CREAT | O_RDWR | O_TRUNC, 0600);
+    ck_assert_int_ge(fd, 0);
+    assert_clean_exit(run_child(unprofiled_run, NULL, d.port, NULL, fd));
+    char buf[1024] = "";
+    ck_assert_int_ge(pread(fd, buf, sizeof buf - 1, 0), 1);
+    close(fd);
+    char want[128];
+    snprintf(want, sizeof want, "tracy: no capture daemon at 127.0.0.1:%s (", d.port);
+    ck_assert_msg(strncmp(buf, want, strlen(want)) == 0, "stderr: %s", buf);
+    ck_assert_ptr_nonnull(strstr(buf, "; running unprofiled\n"));
+    ck_assert_ptr_eq(strchr(buf, '\n') + 1, buf + strlen(buf)); /* one line */
+    daemon_cleanup(&d);
+}
+END_TEST
+
+/* Drop mode and the wait zone: the child stops the daemon (SIGSTOP) right
+ * after the handshake and lets it go again once its buffers are full. */
+static pid_t daemon_pid;
+
+static void dropping(void *arg) {
+    (void)arg;
+    if (lt_client_start() != 0) exit(8);
+    kill(daemon_pid, SIGSTOP);
+    uint64_t sent, lost = 0;
+    long i;
+    LT_ZONE_SCOPED("outer");
+    for (i = 0; i < 200000000 && lost == 0; i++) {
+        LT_ZONE_SCOPED("busy");
+        if ((i & 1023) == 0) lt_client_counts(&sent, &lost);
+    }
+    for (int k = 0; k < 1000; k++) {
+        LT_ZONE_SCOPED("after");
+        lt_message_str("still dropping?");
+    }
+    kill(daemon_pid, SIGCONT);
+    if (lost == 0) exit(9);
+}
+
+START_TEST(drop_mode_counts_lost_events) {
+    capd d;
+    daemon_start(&d, 1);
+    daemon_pid = d.pid;
+    const char *env[] = {"TRACY_DROP=1", "TRACY_BUFFER_MB=1", NULL};
+    int st = run_child(dropping, NULL, d.port, env, -1);
+    kill(d.pid, SIGCONT);
+    assert_clean_exit(st);
+    daemon_finish(&d);
+
+    facts f;
+    const char *names[] = {"outer", "busy", NULL};
+    facts_read(&f, d.path, names);
+    assert_process_clean(&f, 1);
+    const lt_process *pr = lt_reader_process(f.r, 1);
+    ck_assert_uint_gt(pr->events_lost, 0);
+    ck_assert_uint_eq(f.lost, pr->events_lost);
+    ck_assert_uint_eq(f.zones_named[0], 1);
+    ck_assert_uint_eq(f.unclosed, 0);
+    ck_assert_uint_eq(f.aborted, 0);
+    facts_free(&f);
+    daemon_cleanup(&d);
+}
+END_TEST
+
+/* Lets the daemon go once every chunk of the pool is in use. */
+static void *release_when_full(void *arg) {
+    (void)arg;
+    for (int t = 0; t < 60000; t += 5) {
+        pthread_mutex_lock(&lt__g.mu);
+        int full = lt__g.free_chunks == NULL && lt__g.n_chunks >= lt__g.max_chunks;
+        pthread_mutex_unlock(&lt__g.mu);
+        if (full) break;
+        sleep_ms(5);
+    }
+    sleep_ms(50);
+    kill(daemon_pid, SIGCONT);
+    return NULL;
+}
+
+#define SLOW_PAIRS 8000000
+
+static void slow_daemon(void *arg) {
+    (void)arg;
+    if (lt_client_start() != 0) exit(8);
+    kill(daemon_pid, SIGSTOP);
+    pthread_t th;
+    pthread_create(&th, NULL, release_when_full, NULL);
+    for (long i = 0; i < SLOW_PAIRS; i++) {
+        LT_ZONE_SCOPED("busy");
+    }
+    pthread_join(th, NULL);
+}
+
+START_TEST(slow_daemon_records_wait_zone) {
+    capd d;
+    daemon_start(&d, 1);
+    daemon_pid = d.pid;
+    const char *env[] = {"TRACY_BUFFER_MB=1", NULL};
+    int st = run_child(slow_daemon, NULL, d.port, env, -1);
+    kill(d.pid, SIGCONT);
+    assert_clean_exit(st);
+    daemon_finish(&d);
+
+    facts f;
+    const char *names[] = {"busy", "tracy: waiting for capture", NULL};
+    facts_read(&f, d.path, names);
+    assert_process_clean(&f, 1);
+    ck_assert_uint_eq(lt_reader_process(f.r, 1)->events_lost, 0);
+    ck_assert_uint_eq(f.zones_named[0], SLOW_PAIRS);
+    ck_assert_uint_ge(f.zones_named[1], 1);
+    ck_assert_uint_eq(f.lost, 0);
+    ck_assert_uint_eq(f.unclosed, 0);
+    facts_free(&f);
+    daemon_cleanup(&d);
+}
+END_TEST
+
+Suite *client_suite(void) {
+    Suite *s = suite_create("client");
+    TCase *t = tcase_create("capture");
+    tcase_set_timeout(t, 300);
+    tcase_add_test(t, zones_from_threads_arrive_once_in_order);
+    tcase_add_test(t, messages_signposts_plots_frames_arrive);
+    tcase_add_test(t, forked_child_is_a_second_process);
+    suite_add_tcase(s, t);
+    t = tcase_create("no_daemon");
+    tcase_set_timeout(t, 120);
+    tcase_add_test(t, no_daemon_warns_once_and_runs_on);
+    suite_add_tcase(s, t);
+    t = tcase_create("back_pressure");
+    tcase_set_timeout(t, 300);
+    tcase_add_test(t, drop_mode_counts_lost_events);
+    tcase_add_test(t, slow_daemon_records_wait_zone);
+    suite_add_tcase(s, t);
+    return s;
+}
