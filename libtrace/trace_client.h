@@ -53,8 +53,10 @@ LT_API int lt_client_active(void);
 /* Counts so far: events handed to the sender and events dropped. */
 LT_API void lt_client_counts(uint64_t *sent, uint64_t *lost);
 
-/* Registers a source location; returns its id (>= 1), or 0 when the client
- * is inactive. Strings are copied. Thread-safe. */
+/* Registers a source location; returns its id (>= 1), or 0 when out of
+ * memory. Locations are kept whether or not the client is connected (ids in
+ * static variables stay valid, also in a fork()ed child). Strings are copied
+ * (names cut to 4096 bytes). Thread-safe. */
 LT_API uint32_t lt_loc_register(uint8_t kind, const char *name,
                                 const char *file, uint32_t line);
 
