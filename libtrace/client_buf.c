@@ -174,8 +174,10 @@ static int make_room(lt__thr *t, uint64_t ts, int droppable) {
             }
         }
     }
-    /* The last record is published; no more writes go to this chunk. */
+    /* The last record is published; no more writes go to this chunk, which
+     * the sender may free as soon as it is sent. */
     t->cur->sealed = 1;
+    t->cur = NULL;
     g->kick = 1;
     pthread_cond_signal(&g->send_cv);
     if (!c) c = pool_take(0);
@@ -296,7 +298,7 @@ static void tb_exit(void *arg) {
     pthread_mutex_lock(&g->mu);
     t->finished = 1;
     if (g->state == LT__ACTIVE && g->sender_running) {
-        if (t->cur) t->cur->sealed = 1;
+        if (t->cur) t->cur->sealed = 1; /* NULL: already sealed */
         g->kick = 1;
         pthread_cond_signal(&g->send_cv);
     } else if (!g->sender_running) {
