@@ -10,7 +10,7 @@ BENCH_PY_EXT = $(shell $(PYTHON) -c 'import sysconfig; print(sysconfig.get_confi
 
 # C benchmark programs: each bench/<name>.c present becomes build/bench/<name>,
 # linked with libtrace (some are written alongside the library they measure).
-BENCH_C_NAMES := $(filter ingest_load traceinfo gentrace client_bench reader_bench, \
+BENCH_C_NAMES := $(filter ingest_load traceinfo client_bench reader_bench, \
 	$(basename $(notdir $(wildcard bench/*.c))))
 BENCH_BINS := $(BENCH_C_NAMES:%=$(B)/bench/%)
 BENCH_EXT = $(B)/bench/emptyprof$(BENCH_PY_EXT)

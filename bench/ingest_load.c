@@ -3,8 +3,8 @@
  * (TRACY_ADDR / TRACY_PORT), wait at a common start line, then record
  * EVENTS events each (zone begin/end pairs) as fast as they can, flush and
  * disconnect. Prints one JSON line: start time (CLOCK_MONOTONIC ns, so the
- * caller can time the daemon against it), events sent and lost, and the
- * producers' mean cost per event.
+ * caller can time the daemon against it), events sent and lost, the
+ * producers' mean cost per event and the CPU seconds all clients used.
  *
  *     ingest_load CLIENTS EVENTS_PER_CLIENT
  *
@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -115,9 +116,14 @@ int main(int argc, char **argv) {
     int failed = got != n;
     for (int status; wait(&status) > 0;)
         failed |= !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+    struct rusage ru;
+    getrusage(RUSAGE_CHILDREN, &ru);
+    double cpu = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+                 (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
     printf("{\"clients\": %d, \"start_ns\": %llu, \"end_ns\": %llu, \"sent\": %llu, "
-           "\"lost\": %llu, \"ns_per_event\": %.3f, \"failed\": %d}\n",
+           "\"lost\": %llu, \"ns_per_event\": %.3f, \"client_cpu_s\": %.3f, "
+           "\"failed\": %d}\n",
            n, start, end, sum.sent, sum.lost,
-           sum.sent ? (double)sum.produce_ns / (double)sum.sent : 0.0, failed);
+           sum.sent ? (double)sum.produce_ns / (double)sum.sent : 0.0, cpu, failed);
     return failed ? 1 : 0;
 }

@@ -18,17 +18,29 @@ static double now_s(void) {
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-/* Decodes every event; counts zones (ends) and all events. */
-static int decode_all(lt_reader *r, unsigned long long *events,
-                      unsigned long long *zones, double *seconds) {
+typedef struct counts {
+    unsigned long long events, zones, user_zones;
+} counts;
+
+/* Decodes every event; counts events, zones (by their ends) and the zones
+ * of user locations (LT_LOC_USER, what the C client API records). */
+static int decode_all(lt_reader *r, counts *c, double *seconds) {
     lt_event ev;
-    int rc;
+    int rc, user = 0;
+    uint32_t last_proc = 0, last_loc = 0; /* one look-up per change of location */
     double t0 = now_s();
-    *events = *zones = 0;
     while ((rc = lt_reader_next(r, &ev)) == 1) {
-        (*events)++;
-        if (ev.type == LT_EV_ZONE_END)
-            (*zones)++;
+        c->events++;
+        if (ev.type != LT_EV_ZONE_END)
+            continue;
+        c->zones++;
+        if (ev.loc != last_loc || ev.process != last_proc) {
+            const lt_loc *loc = lt_reader_loc(r, ev.process, ev.loc);
+            user = loc && loc->kind == LT_LOC_USER;
+            last_proc = ev.process;
+            last_loc = ev.loc;
+        }
+        c->user_zones += (unsigned long long)user;
     }
     *seconds = now_s() - t0;
     if (rc < 0)
@@ -56,11 +68,11 @@ int main(int argc, char **argv) {
            (unsigned long long)fi->file_size, (unsigned long long)fi->n_events,
            (unsigned long long)fi->raw_bytes, fi->complete, lt_reader_nprocesses(r));
     if (decode) {
-        unsigned long long events, zones;
+        counts c = {0};
         double secs;
-        rc = decode_all(r, &events, &zones, &secs);
-        printf(", \"decoded_events\": %llu, \"zones\": %llu, \"decode_seconds\": %.6f",
-               events, zones, secs);
+        rc = decode_all(r, &c, &secs);
+        printf(", \"decoded_events\": %llu, \"zones\": %llu, \"user_zones\": %llu, "
+               "\"decode_seconds\": %.6f", c.events, c.zones, c.user_zones, secs);
     }
     printf("}\n");
     lt_reader_free(r);
