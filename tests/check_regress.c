@@ -5,6 +5,7 @@
  * client message streams against the real capture-release over a socket. */
 #define _GNU_SOURCE
 #include <check.h>
+#include <cjson/cJSON.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -140,36 +141,65 @@ START_TEST(record_inputs_replay) {
 }
 END_TEST
 
-/* Every converter on every reader input: an exit code from its documented
- * table (0..4; tracy-sql also 5 for output), never a signal, and when it
- * fails, a message on stderr. */
-START_TEST(converters_on_reader_inputs) {
-    char **v = inputs("reader");
+/* Every converter on every reader and converter input (block-mode inputs
+ * made into files first): an exit code from its documented table (0..4),
+ * never a signal; a message on stderr when it fails; JSON that parses. */
+static void converters_on(const char *target) {
+    char **v = inputs(target);
     char dir[] = "/tmp/check_regress.XXXXXX";
     ck_assert_ptr_nonnull(mkdtemp(dir));
-    char err[128], db[128], bin[4][512];
+    char err[128], db[128], json[128], in[128], bin[4][512];
     snprintf(err, sizeof err, "%s/err", dir);
     snprintf(db, sizeof db, "%s/out.db", dir);
+    snprintf(json, sizeof json, "%s/out.json", dir);
+    snprintf(in, sizeof in, "%s/in.tracy", dir);
     const char *tools[4] = {"tracy-info", "tracy-csv", "tracy-json", "tracy-sql"};
     for (int t = 0; t < 4; t++)
         snprintf(bin[t], sizeof bin[t], "%s/bin/%s", build_dir(), tools[t]);
     for (char **f = v; *f; f++) {
+        size_t n;
+        uint8_t *p = slurp(*f, &n);
+        if (n > 0 && p[0] == FZ_BLOCK_MODE) {
+            fz_write_blocks(in, p + 1, p + n);
+        } else {
+            FILE *o = fopen(in, "wb");
+            ck_assert_ptr_nonnull(o);
+            ck_assert_uint_eq(fwrite(p, 1, n, o), n);
+            fclose(o);
+        }
+        free(p);
         for (int t = 0; t < 4; t++) {
-            char *argv[8] = {bin[t], *f, NULL};
-            if (t == 2) argv[2] = "-o", argv[3] = "/dev/null", argv[4] = NULL;
+            char *argv[8] = {bin[t], in, NULL};
+            if (t == 2) unlink(json), argv[2] = "-o", argv[3] = json, argv[4] = NULL;
             if (t == 3) unlink(db), argv[2] = "-o", argv[3] = db, argv[4] = NULL;
-            if (t == 0) argv[1] = "--verify", argv[2] = *f, argv[3] = NULL;
+            if (t == 0) argv[1] = "--verify", argv[2] = in, argv[3] = NULL;
             int rc = run(argv, err);
             ck_assert_msg(rc >= 0 && rc <= 4, "%s %s: exit %d", tools[t], *f, rc);
             if (rc != 0 && rc != 3)
                 ck_assert_msg(count_lines(err) >= 1, "%s %s: exit %d, no message",
                               tools[t], *f, rc);
+            if (t == 2 && access(json, F_OK) == 0) {
+                size_t jn;
+                char *js = (char *)slurp(json, &jn);
+                cJSON *j = cJSON_ParseWithLength(js, jn);
+                ck_assert_msg(j && cJSON_IsArray(cJSON_GetObjectItem(j, "traceEvents")),
+                              "tracy-json %s (exit %d): invalid JSON", *f, rc);
+                cJSON_Delete(j);
+                free(js);
+            }
         }
     }
+    unlink(in);
     unlink(err);
     unlink(db);
+    unlink(json);
     rmdir(dir);
     free_inputs(v);
+}
+
+START_TEST(converters_on_reader_inputs) {
+    converters_on("reader");
+    converters_on("convert");
 }
 END_TEST
 

@@ -10,13 +10,15 @@
 # copy them to tests/regress/<target>/ where `make check` replays them.
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := reader records capture
+FUZZ_TARGETS := reader records capture convert
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
-FUZZ_CFLAGS = -std=gnu11 -D_GNU_SOURCE -O1 -g $(WARN) -DLT_BUILDING -Ilibtrace -Icapture -Itests/fuzz \
+FUZZ_CFLAGS = -std=gnu11 -O1 -g $(WARN) -DLT_BUILDING -Ilibtrace -Icapture -Itests/fuzz \
 	$(DEP_CFLAGS) $(FUZZ_SAN)
 FUZZ_LIB_OBJS := $(LIBTRACE_SRCS:%.c=$(B)/fuzz/obj/%.o)
 FUZZ_BINS := $(FUZZ_TARGETS:%=$(B)/fuzz/fuzz_%)
 .SECONDARY: $(FUZZ_TARGETS:%=$(B)/fuzz/obj/tests/fuzz/fuzz_%.o)
+# memfd_create; the library's files define _GNU_SOURCE themselves.
+$(B)/fuzz/obj/tests/fuzz/%.o: FUZZ_CFLAGS += -D_GNU_SOURCE
 
 .PHONY: fuzz fuzz-build fuzz-deps fuzz-seeds
 
@@ -27,8 +29,18 @@ $(B)/fuzz/obj/%.o: %.c | fuzz-deps
 	$(call say,FUZZ-CC,$@)mkdir -p $(@D) && $(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
 
 $(B)/fuzz/fuzz_capture: $(B)/fuzz/obj/tests/fuzz/fuzz_capture.o $(B)/fuzz/obj/capture/store.o $(FUZZ_LIB_OBJS)
+$(B)/fuzz/fuzz_convert: $(B)/fuzz/obj/tests/fuzz/fuzz_convert.o $(B)/fuzz/obj/convert/json.o \
+	$(B)/fuzz/obj/convert/csv.o $(B)/fuzz/obj/convert/sql_export.o $(B)/fuzz/obj/convert/common.o \
+	$(FUZZ_LIB_OBJS)
 $(B)/fuzz/fuzz_%: $(B)/fuzz/obj/tests/fuzz/fuzz_%.o $(FUZZ_LIB_OBJS)
-	$(call say,FUZZ-LD,$@)$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(DEP_LIBS)
+	$(call say,FUZZ-LD,$@)$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(DEP_LIBS) -lz
+
+# The converters' mains, renamed so that one fuzzer can call them.
+$(B)/fuzz/obj/convert/json.o: FUZZ_CFLAGS += -Dmain=json_main
+$(B)/fuzz/obj/convert/csv.o: FUZZ_CFLAGS += -Dmain=csv_main
+$(B)/fuzz/obj/convert/sql_export.o: FUZZ_CFLAGS += -I$(B)/gen
+$(B)/fuzz/obj/convert/sql_export.o: $(B)/gen/schema_sql.h
+$(B)/fuzz/obj/tests/fuzz/fuzz_convert.o: FUZZ_CFLAGS += -Iconvert
 
 fuzz-build: $(FUZZ_BINS)
 

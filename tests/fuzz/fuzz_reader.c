@@ -12,10 +12,6 @@
 #include <stdint.h>
 #include <string.h>
 #include "fuzz_common.h"
-#include "records.h"
-#include "trace.h"
-
-#define FZ_BLOCK_MODE 0xB1
 
 static volatile size_t sink;
 
@@ -84,48 +80,10 @@ static void drain(lt_reader *r) {
     if (rc < 0) touch(lt_reader_error(r));
 }
 
-/* Writes the blocks of a block-mode input as a file at `path`. */
-static void write_blocks(const char *path, const uint8_t *q, const uint8_t *end) {
-    lt_writer *w = NULL;
-    if (lt_writer_open(&w, path, LT_WRITE_FORCE, "fuzz_reader", 1) != 0) abort();
-    static uint8_t raw[65536 + 64];
-    while (end - q >= 6) {
-        uint8_t kind = q[0], proc = q[1], thr = q[2];
-        uint64_t base = (uint64_t)q[3] * 1000;
-        size_t len = (size_t)q[4] | (size_t)q[5] << 8;
-        q += 6;
-        if (len > (size_t)(end - q)) len = (size_t)(end - q);
-        if (kind == 0) kind = 1;
-        size_t h = lt_block_header(raw, kind, proc, thr, kind == 1 ? base : 0);
-        memcpy(raw + h, q, len);
-        q += len;
-        lt_block_desc d = {.kind = kind, .process = proc, .thread = thr};
-        if (kind == LT_BLOCK_EVENTS) {
-            /* Descriptor values that agree with the records when they scan. */
-            lt__stream_state st = {.last_ts = base};
-            lt__scan_limits lim = {UINT32_MAX, UINT32_MAX, UINT32_MAX, LT_MAX_DEPTH, 1};
-            const char *why;
-            size_t off;
-            if (lt__scan_events(raw + h, len, &st, &lim, &why, &off) == 0 && st.events) {
-                d.n_events = (uint32_t)st.events;
-                d.first_ts = st.first_ts;
-                d.last_ts = st.last_ts;
-            }
-        }
-        lt_writer_block(w, &d, raw, h + len);
-    }
-    lt_writer_close(w, NULL, 0, NULL, 0);
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     char path[64];
     int fd = fz_memfd(path, sizeof path);
-    if (size > 0 && data[0] == FZ_BLOCK_MODE) {
-        fz_fill(fd, "", 0);
-        write_blocks(path, data + 1, data + size);
-    } else {
-        fz_fill(fd, data, size);
-    }
+    fz_input(fd, path, data, size);
     lt_reader *r = NULL;
     char detail[256];
     if (lt_reader_open(&r, path, detail, sizeof detail) != 0) return 0;
