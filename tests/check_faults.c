@@ -89,8 +89,13 @@ START_TEST(daemon_kill9_loses_at_most_the_last_second) {
     uint64_t t_kill = lt_now_ns();
     kill(dm.pid, SIGKILL);
     ck_assert_int_eq(ft_daemon_wait(&dm), 128 + SIGKILL);
-    /* The client notices, warns, and its program carries on to its end. */
+    /* The client notices, warns once, and its program carries on to its
+     * end. */
     ck_assert_int_eq(ft_wait(c, FT_WAIT_MS), 0);
+    char *cs = ft_slurp(cerr);
+    ck_assert_msg(ft_count_lines(cs) == 1 && strncmp(cs, "tracy: ", 7) == 0,
+                  "client stderr: %s", cs);
+    free(cs);
 
     lt_reader *r = ft_open(d.out);
     ck_assert_int_eq(lt_reader_info(r)->complete, 0);
