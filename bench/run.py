@@ -83,15 +83,44 @@ def mib(kib):
 
 # ---- measuring tools ------------------------------------------------------
 
-def callgrind(cmd, env, cwd, timeout=900):
-    """Instructions executed by cmd's process (children not followed)."""
-    vg = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"]
+def callgrind(cmd, env, cwd, timeout=900, out="/dev/null"):
+    """Instructions executed by cmd's process (children not followed); the
+    profile goes to `out`."""
+    vg = ["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out]
     p = run(vg + cmd, env=env, cwd=cwd, timeout=timeout, stdout=subprocess.DEVNULL,
             what="callgrind " + " ".join(os.path.basename(c) for c in cmd[:3]))
     m = re.search(r"Collected\s*:\s*(\d+)", p.stderr)
     if not m:
         raise NA("callgrind printed no instruction count")
     return int(m.group(1))
+
+
+PARTS = [("tracy", "libtrace client and hook (`_tracy` extension)"),
+         ("python", "interpreter (`python3.11` binary)"),
+         ("libc", "C library"),
+         ("other", "other (loader, other extensions)")]
+
+
+def callgrind_parts(profile):
+    """Instructions of a callgrind profile grouped by where they ran."""
+    p = run(["callgrind_annotate", "--threshold=100", "--auto=no", profile], timeout=300)
+    parts = dict.fromkeys(k for k, _ in PARTS)
+    parts = {k: 0 for k in parts}
+    for line in p.stdout.splitlines():
+        m = re.match(r"\s*([\d,]+)\s+(?:\([^)]*\)\s+)?(\S.*)", line)
+        if not m or "PROGRAM TOTALS" in line:
+            continue
+        name = m.group(2)
+        if re.search(r"libtrace/|pyhook/|_tracy", name):
+            key = "tracy"
+        elif "libc.so" in name:
+            key = "libc"
+        elif re.search(r"python3|libpython", name):
+            key = "python"
+        else:
+            key = "other"
+        parts[key] += int(m.group(1).replace(",", ""))
+    return parts
 
 
 def hyperfine(cmd, env, cwd, runs, warmup=1, prepare=None, timeout=900):
@@ -324,8 +353,9 @@ def measure_config(ctx, w, config, runs):
         if not glob.glob(os.path.join(ctx.build, "bench", "emptyprof*.so")):
             raise NA("build/bench/emptyprof not built")
     cmd = w.command(ctx, config, out)
+    keep = out + ".callgrind" if config in ("none", "tracy") else "/dev/null"
     if not config.startswith("tracy"):
-        ins = callgrind(cmd, env, ctx.work)
+        ins = callgrind(cmd, env, ctx.work, out=keep)
         wall = hyperfine(cmd, env, ctx.work, runs)
         return ins, wall
     tracy_available(ctx)
@@ -336,7 +366,7 @@ def measure_config(ctx, w, config, runs):
     d = Daemon(ctx, out + ".tracy")
     env["TRACY_PORT"] = d.port
     try:
-        ins = callgrind(cmd, env, ctx.work)
+        ins = callgrind(cmd, env, ctx.work, out=keep)
         d.wait(30)
     finally:
         d.kill()
@@ -378,40 +408,90 @@ def section_hook(ctx, rep):
         "test has no region: there `-p -l` records nothing and shows the cost of "
         "the idle hook).\n")
     if not ctx.stdpy:
-        rep.add(f"stdlib workload: "
+        rep.add("stdlib workload: "
                 + rep.not_available(1, "stdlib workload",
                                     "no CPython 3.11 with the test suite found") + "\n")
     for w in workloads(ctx):
         log(f"hook overhead: {w.name}")
         rep.add(f"### {w.title}\n\nInterpreter: `{w.py}` "
                 f"({python_version(w.py)}); command: `{' '.join(os.path.basename(a) if a.startswith(ROOT) else a for a in w.target)}`\n")
-        base_i = base_w = None
-        rows = []
+        results = {}
         for config, label in CONFIGS:
             t0 = time.monotonic()
             try:
-                ins, wall = measure_config(ctx, w, config, runs)
+                results[config] = measure_config(ctx, w, config, runs)
+                ins, wall = results[config]
+                log(f"  {config}: {ins / 1e6:.1f}M instr, {wall * 1e3:.1f} ms "
+                    f"({time.monotonic() - t0:.0f} s)")
             except NA as e:
-                reason = str(e)
-                rows.append([label, rep.not_available(1, f"{w.name}: {label}", reason),
-                             "", "", "", target_cell(w.name, config), "n/a"])
-                log(f"  {config}: n/a ({reason})")
-                continue
-            if config == "none":
-                base_i, base_w = ins, wall
-            ri = ins / base_i if base_i else None
-            rw = wall / base_w if base_w else None
-            tgt = HOOK_TARGETS.get((w.name, config))
-            st = "-" if tgt is None or ri is None else rep.status(
-                1, f"{w.name}: {label} instruction ratio {ri:.2f} > {tgt}", ri <= tgt,
-                WHY.get(("hook", w.name), ""))
-            rows.append([label, f"{ins / 1e6:,.1f}M", f"{ri:.2f}" if ri else "n/a",
-                         f"{wall * 1e3:,.1f} ms", f"{rw:.2f}" if rw else "n/a",
-                         target_cell(w.name, config), st])
-            log(f"  {config}: {ins / 1e6:.1f}M instr, {wall * 1e3:.1f} ms "
-                f"({time.monotonic() - t0:.0f} s)")
-        rep.table(["configuration", "instructions", "ratio (instr)", "wall median",
-                   "ratio (wall)", "target", "status"], rows)
+                results[config] = e
+                log(f"  {config}: n/a ({e})")
+        try:
+            brk = hook_breakdown(ctx, w)
+        except NA as e:
+            brk = None
+            log(f"  breakdown: n/a ({e})")
+        hook_table(ctx, w, rep, results, brk)
+        if brk:
+            rep.add(f"Where the extra instructions of `python -m tracy` (function level) "
+                    f"go, from the callgrind profiles of the two runs above "
+                    f"({brk['events']:,} events in the trace; the producing thread and the "
+                    f"client's sender thread both count):\n")
+            rep.table(["part", "no profiler", "python -m tracy", "difference", "per event"],
+                      brk["rows"])
+
+
+def hook_table(ctx, w, rep, results, brk):
+    base = results.get("none")
+    base_i, base_w = base if isinstance(base, tuple) else (None, None)
+    rows = []
+    for config, label in CONFIGS:
+        r = results[config]
+        if isinstance(r, NA):
+            rows.append([label, rep.not_available(1, f"{w.name}: {label}", str(r)),
+                         "", "", "", target_cell(w.name, config), "n/a"])
+            continue
+        ins, wall = r
+        ri = ins / base_i if base_i else None
+        rw = wall / base_w if base_w else None
+        tgt = HOOK_TARGETS.get((w.name, config))
+        why = ""
+        if brk:
+            why = (f"per event, the hook and client cost {brk['tracy']:.0f} instructions "
+                   f"(sender thread included) and the interpreter itself "
+                   f"{brk['python']:+.0f} more than without a hook (breakdown under the "
+                   f"{w.name} table)")
+        st = "-" if tgt is None or ri is None else rep.status(
+            1, f"{w.name}: {label} instruction ratio {ri:.2f} > {tgt}", ri <= tgt, why)
+        rows.append([label, f"{ins / 1e6:,.1f}M", f"{ri:.2f}" if ri else "n/a",
+                     f"{wall * 1e3:,.1f} ms", f"{rw:.2f}" if rw else "n/a",
+                     target_cell(w.name, config), st])
+    rep.table(["configuration", "instructions", "ratio (instr)", "wall median",
+               "ratio (wall)", "target", "status"], rows)
+
+
+def hook_breakdown(ctx, w):
+    """Where the extra instructions of `python -m tracy` went, against the
+    run with no profiler (both callgrind profiles of this run)."""
+    base = os.path.join(ctx.work, f"{w.name}-none.callgrind")
+    prof = os.path.join(ctx.work, f"{w.name}-tracy.callgrind")
+    trace = ctx.traces.get(w.name, {}).get("tracy")
+    if not (os.path.exists(base) and os.path.exists(prof) and trace):
+        raise NA("no profiles")
+    b, t = callgrind_parts(base), callgrind_parts(prof)
+    events = trace_info(ctx, trace)["n_events"]
+    if not events:
+        raise NA("the trace holds no events")
+    extra = sum(t.values()) - sum(b.values())
+    rows = []
+    for key, label in PARTS:
+        d = t[key] - b[key]
+        rows.append([label, f"{b[key] / 1e6:,.1f}M", f"{t[key] / 1e6:,.1f}M",
+                     f"{d / 1e6:+,.1f}M", f"{d / events:+.1f}"])
+    rows.append(["**total**", f"{sum(b.values()) / 1e6:,.1f}M", f"{sum(t.values()) / 1e6:,.1f}M",
+                 f"{extra / 1e6:+,.1f}M", f"{extra / events:+.1f}"])
+    return {"rows": rows, "events": events, "tracy": (t["tracy"] - b["tracy"]) / events,
+            "python": (t["python"] - b["python"]) / events}
 
 
 def target_cell(wname, config):
@@ -604,7 +684,7 @@ def section_size(ctx, rep):
         "for the same workload (aggregates only, no timeline). Target (issue 2): at "
         "most 2 bytes per event for the call-heavy fib trace.\n")
     rows = []
-    for w in ("fib", "mixed", "stdlib"):
+    for w in [x for x in ("fib", "mixed", "stdlib") if x in ctx.workloads]:
         for config, label in (("tracy", "function level"), ("tracy_c", "--trace-c")):
             name = f"{w}, {label}"
             tr = ctx.traces.get(w, {}).get(config)
@@ -784,9 +864,6 @@ def section_reader(ctx, rep):
 # ---- why a target can be missed (shown next to each miss) -----------------------
 
 WHY = {
-    ("hook", "fib"): "every call of the 250k tiny fib calls becomes two events; the "
-                     "figure includes encoding them and the sender thread shipping them",
-    ("hook", "mixed"): "",
     "client": "",
     "lost": "the file does not hold every zone the clients recorded",
     "rss": "",
