@@ -53,7 +53,7 @@ fuzz: fuzz-build
 		echo "  FUZZ    $$t ($(FUZZ_SECONDS) s)"; \
 		ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
 		$(B)/fuzz/fuzz_$$t $$work -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
-			-max_len=262144 -print_final_stats=1 -artifact_prefix=$$found/ \
+			-max_len=262144 -close_fd_mask=2 -print_final_stats=1 -artifact_prefix=$$found/ \
 			> $(B)/fuzz/$$t.log 2>&1 \
 			|| { tail -n 40 $(B)/fuzz/$$t.log; echo "fuzz: $$t found a failure: see $$found/"; exit 1; }; \
 		grep -h '^stat::number_of_executed_units\|^#.*DONE' $(B)/fuzz/$$t.log | tail -n 1; \
