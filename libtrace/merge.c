@@ -8,7 +8,8 @@
 
 /* ---- Cursor ------------------------------------------------------------ */
 
-static void lt__cursor_free(lt__rstream *s) {
+static void lt__cursor_free(lt_reader *r, lt__rstream *s) {
+    r->raw_held -= s->raw_cap;
     for (uint32_t i = 0; i < s->stack_cap; i++) {
         free(s->stack[i].name);
         free(s->stack[i].text);
@@ -196,7 +197,7 @@ static int lt__cursor_step(lt_reader *r, lt__rstream *s, int may_load) {
                     return 1;
                 }
                 s->done = 1;
-                lt__cursor_free(s);
+                lt__cursor_free(r, s);
                 s->p = s->end = NULL;
                 return 0;
             }
@@ -303,7 +304,7 @@ static void lt__sift_down(lt_reader *r, uint32_t i) {
 }
 
 void lt__merge_reset(lt_reader *r) {
-    for (uint32_t i = 0; i < r->nstreams; i++) lt__cursor_free(r->streams[i]);
+    for (uint32_t i = 0; i < r->nstreams; i++) lt__cursor_free(r, r->streams[i]);
     r->nheap = 0;
     r->started = r->pending = 0;
     r->err = 0;

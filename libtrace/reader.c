@@ -462,6 +462,7 @@ static int lt__decode_meta(lt_reader *r) {
         }
     }
     free(buf);
+    r->raw_held -= cap;
     if (rc == LT_ENOMEM) lt__fail(r, rc, "out of memory");
     return rc;
 }
@@ -478,8 +479,17 @@ int lt__load_block(lt_reader *r, const lt__blk *b, uint8_t **buf, size_t *cap,
     }
     if (b->raw > *cap || !*buf) {
         size_t n = b->raw > LT_BLOCK_TARGET ? b->raw : LT_BLOCK_TARGET;
+        /* One block per stream is held while merging: a small file of many
+         * streams declaring huge, highly compressible blocks must not make
+         * the reader allocate without bound. */
+        uint64_t budget = r->info.file_size * 64;
+        if (budget < LT__RAW_BUDGET_MIN) budget = LT__RAW_BUDGET_MIN;
+        if (r->raw_held - *cap + n > budget)
+            return lt__corrupt(r, b->off, "blocks declare more data than a file of "
+                                          "this size can hold at once");
         uint8_t *c = realloc(*buf, n);
         if (!c) return lt__fail(r, LT_ENOMEM, "out of memory");
+        r->raw_held = r->raw_held - *cap + n;
         *buf = c;
         *cap = n;
     }

@@ -7,6 +7,9 @@
 #include "internal.h"
 
 #define LT__NONE UINT32_MAX
+/* Decompressed block buffers held at once never exceed 64 times the file
+ * size, or this much for small files (see lt__load_block). */
+#define LT__RAW_BUDGET_MIN (256ull << 20)
 
 /* One unit of the file, from its descriptor. */
 typedef struct lt__blk {
@@ -87,6 +90,7 @@ struct lt_reader {
     ZSTD_DCtx *dctx;
     uint8_t *cbuf;
     size_t cbuf_cap;
+    uint64_t raw_held;         /* bytes of block buffers held (all cursors) */
     /* merge */
     uint32_t sel_process, sel_thread;
     lt__rstream **heap;
