@@ -203,6 +203,37 @@ START_TEST(converters_on_reader_inputs) {
 }
 END_TEST
 
+/* A 35 KB file of 24 streams whose blocks each decompress to 16 MiB: the
+ * merge would hold 384 MiB at once. The reader refuses it as corrupt
+ * instead of allocating (its bound: 64 times the file size, at least
+ * 256 MiB), and tracy-info says so in one line with exit code 4. */
+START_TEST(huge_declared_blocks_refused_not_allocated) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/../tests/regress/reader/many-streams-huge-blocks.tracy",
+             build_dir());
+    lt_reader *r = NULL;
+    ck_assert_int_eq(lt_reader_open(&r, path, NULL, 0), 0);
+    lt_event ev;
+    int rc;
+    while ((rc = lt_reader_next(r, &ev)) > 0) {}
+    ck_assert_int_eq(rc, LT_ECORRUPT);
+    ck_assert_msg(strstr(lt_reader_error(r), "blocks declare more data"), "%s",
+                  lt_reader_error(r));
+    lt_reader_free(r);
+    char dir[] = "/tmp/check_regress.XXXXXX", err[128], bin[512];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(err, sizeof err, "%s/err", dir);
+    snprintf(bin, sizeof bin, "%s/bin/tracy-info", build_dir());
+    ck_assert_int_eq(run((char *[]){bin, "--verify", path, NULL}, err), 4);
+    size_t n;
+    char *e = (char *)slurp(err, &n);
+    ck_assert_msg(strstr(e, "blocks declare more data"), "%s", e);
+    free(e);
+    unlink(err);
+    rmdir(dir);
+}
+END_TEST
+
 /* ---- Client message streams against the daemon -------------------------- */
 
 static int read_port(int fd) {
@@ -311,6 +342,7 @@ Suite *regress_suite(void) {
     tcase_add_test(tc, reader_inputs_replay);
     tcase_add_test(tc, record_inputs_replay);
     tcase_add_test(tc, converters_on_reader_inputs);
+    tcase_add_test(tc, huge_declared_blocks_refused_not_allocated);
     tcase_add_test(tc, client_streams_replay_against_daemon);
     suite_add_tcase(s, tc);
     return s;
