@@ -11,6 +11,7 @@
 static void lt__cursor_free(lt_reader *r, lt__rstream *s) {
     r->raw_held -= s->raw_cap;
     for (uint32_t i = 0; i < s->stack_cap; i++) {
+        r->raw_held -= (uint64_t)s->stack[i].name_cap + s->stack[i].text_cap;
         free(s->stack[i].name);
         free(s->stack[i].text);
     }
@@ -108,13 +109,19 @@ static void lt__pop(lt__rstream *s, uint8_t flags) {
 
 /* Copies a ZONE_TEXT / ZONE_NAME string into the innermost frame: the zone
  * may end in a later block, after this block's buffer is reused. */
-static int lt__zone_str(lt__rstream *s, const char *str, size_t len, int is_name) {
+static int lt__zone_str(lt_reader *r, lt__rstream *s, const char *str, size_t len,
+                        int is_name) {
     lt__zframe *f = &s->stack[s->depth - 1];
     char **buf = is_name ? &f->name : &f->text;
     uint32_t *cap = is_name ? &f->name_cap : &f->text_cap;
     if (len + 1 > *cap) {
+        /* Deeply nested zones with long texts: bounded like block buffers. */
+        if (r->raw_held + (len + 1 - *cap) > lt__raw_budget(r))
+            return lt__corrupt(r, r->blks[s->blk].off,
+                               "open zones hold more text than a file of this size can");
         char *n = realloc(*buf, len + 1);
         if (!n) return LT_ENOMEM;
+        r->raw_held += len + 1 - *cap;
         *buf = n;
         *cap = (uint32_t)len + 1;
     }
@@ -232,8 +239,8 @@ static int lt__cursor_step(lt_reader *r, lt__rstream *s, int may_load) {
         case LT_TAG_ZONE_NAME:
             if (s->depth == 0) CORRUPT("zone text or name without open zone");
             READ_STR(str, len);
-            if (lt__zone_str(s, str, len, tag == LT_TAG_ZONE_NAME) < 0)
-                return LT_ENOMEM;
+            int zrc = lt__zone_str(r, s, str, len, tag == LT_TAG_ZONE_NAME);
+            if (zrc < 0) return zrc;
             s->p = p;
             continue;
         case LT_TAG_MESSAGE:

@@ -482,9 +482,7 @@ int lt__load_block(lt_reader *r, const lt__blk *b, uint8_t **buf, size_t *cap,
         /* One block per stream is held while merging: a small file of many
          * streams declaring huge, highly compressible blocks must not make
          * the reader allocate without bound. */
-        uint64_t budget = r->info.file_size * 64;
-        if (budget < LT__RAW_BUDGET_MIN) budget = LT__RAW_BUDGET_MIN;
-        if (r->raw_held - *cap + n > budget)
+        if (r->raw_held - *cap + n > lt__raw_budget(r))
             return lt__corrupt(r, b->off, "blocks declare more data than a file of "
                                           "this size can hold at once");
         uint8_t *c = realloc(*buf, n);

@@ -90,7 +90,7 @@ struct lt_reader {
     ZSTD_DCtx *dctx;
     uint8_t *cbuf;
     size_t cbuf_cap;
-    uint64_t raw_held;         /* bytes of block buffers held (all cursors) */
+    uint64_t raw_held;         /* bytes of block buffers and zone strings held */
     /* merge */
     uint32_t sel_process, sel_thread;
     lt__rstream **heap;
@@ -99,6 +99,13 @@ struct lt_reader {
     int err;
     char errmsg[256];
 };
+
+/* The most bytes of block buffers and zone strings the reader holds at
+ * once: 64 times the file size, at least LT__RAW_BUDGET_MIN. */
+static inline uint64_t lt__raw_budget(const lt_reader *r) {
+    uint64_t b = r->info.file_size * 64;
+    return b < LT__RAW_BUDGET_MIN ? LT__RAW_BUDGET_MIN : b;
+}
 
 /* Reads and decompresses block `b` into *buf (grown as needed); checks the
  * frame and the block header against the descriptor. Returns 0 with *rec
