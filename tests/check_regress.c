@@ -203,22 +203,22 @@ START_TEST(converters_on_reader_inputs) {
 }
 END_TEST
 
-/* A 35 KB file of 24 streams whose blocks each decompress to 16 MiB: the
- * merge would hold 384 MiB at once. The reader refuses it as corrupt
- * instead of allocating (its bound: 64 times the file size, at least
- * 256 MiB), and tracy-info says so in one line with exit code 4. */
-START_TEST(huge_declared_blocks_refused_not_allocated) {
+/* Files that would make the reader hold far more memory than their size:
+ *  - 24 streams whose blocks each decompress to 16 MiB (384 MiB at once);
+ *  - 2 streams of 2100 nested open zones, each with a 64 KiB text.
+ * The reader refuses them as corrupt instead of allocating (its bound: 64
+ * times the file size, at least 256 MiB), and tracy-info says so with exit
+ * code 4. */
+static void refused_not_allocated(const char *name, const char *why) {
     char path[1024];
-    snprintf(path, sizeof path, "%s/../tests/regress/reader/many-streams-huge-blocks.tracy",
-             build_dir());
+    snprintf(path, sizeof path, "%s/../tests/regress/reader/%s", build_dir(), name);
     lt_reader *r = NULL;
     ck_assert_int_eq(lt_reader_open(&r, path, NULL, 0), 0);
     lt_event ev;
     int rc;
     while ((rc = lt_reader_next(r, &ev)) > 0) {}
     ck_assert_int_eq(rc, LT_ECORRUPT);
-    ck_assert_msg(strstr(lt_reader_error(r), "blocks declare more data"), "%s",
-                  lt_reader_error(r));
+    ck_assert_msg(strstr(lt_reader_error(r), why), "%s", lt_reader_error(r));
     lt_reader_free(r);
     char dir[] = "/tmp/check_regress.XXXXXX", err[128], bin[512];
     ck_assert_ptr_nonnull(mkdtemp(dir));
@@ -227,10 +227,15 @@ START_TEST(huge_declared_blocks_refused_not_allocated) {
     ck_assert_int_eq(run((char *[]){bin, "--verify", path, NULL}, err), 4);
     size_t n;
     char *e = (char *)slurp(err, &n);
-    ck_assert_msg(strstr(e, "blocks declare more data"), "%s", e);
+    ck_assert_msg(strstr(e, why), "%s", e);
     free(e);
     unlink(err);
     rmdir(dir);
+}
+
+START_TEST(huge_declared_blocks_refused_not_allocated) {
+    refused_not_allocated("many-streams-huge-blocks.tracy", "blocks declare more data");
+    refused_not_allocated("deep-zones-long-texts.tracy", "open zones hold more text");
 }
 END_TEST
 
