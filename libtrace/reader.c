@@ -28,6 +28,7 @@ static char *lt__arena_alloc(lt__arena *a, size_t n) {
         a->head = c;
         a->used = 0;
         a->cap = cap;
+        a->total += cap;
     }
     char *p = a->head->data + a->used;
     a->used += n;
@@ -459,6 +460,10 @@ static int lt__decode_meta(lt_reader *r) {
                 rc = lt__stat_record(r, &m);
             else
                 rc = lt__meta_record(r, proc, &m, b->off);
+            /* Names are kept for the reader's life: bounded like blocks. */
+            if (rc == 0 && r->arena.total + r->raw_held > lt__raw_budget(r))
+                rc = lt__corrupt(r, b->off, "metadata larger than a file of this "
+                                            "size can hold");
         }
     }
     free(buf);

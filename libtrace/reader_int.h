@@ -64,6 +64,7 @@ typedef struct lt__rproc {
 typedef struct lt__arena {
     struct lt__chunk_a *head;
     size_t used, cap;
+    uint64_t total;            /* bytes of all chunks */
 } lt__arena;
 
 typedef struct lt__named {
