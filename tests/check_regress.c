@@ -205,7 +205,8 @@ END_TEST
 
 /* Files that would make the reader hold far more memory than their size:
  *  - 24 streams whose blocks each decompress to 16 MiB (384 MiB at once);
- *  - 2 streams of 2100 nested open zones, each with a 64 KiB text.
+ *  - 2 streams of 2100 nested open zones, each with a 64 KiB text;
+ *  - 4500 locations with 64 KiB names (metadata, kept while open).
  * The reader refuses them as corrupt instead of allocating (its bound: 64
  * times the file size, at least 256 MiB), and tracy-info says so with exit
  * code 4. */
@@ -236,6 +237,18 @@ static void refused_not_allocated(const char *name, const char *why) {
 START_TEST(huge_declared_blocks_refused_not_allocated) {
     refused_not_allocated("many-streams-huge-blocks.tracy", "blocks declare more data");
     refused_not_allocated("deep-zones-long-texts.tracy", "open zones hold more text");
+}
+END_TEST
+
+START_TEST(huge_metadata_refused_not_allocated) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/../tests/regress/reader/many-long-location-names.tracy",
+             build_dir());
+    lt_reader *r = NULL;
+    char detail[256] = "";
+    ck_assert_int_eq(lt_reader_open(&r, path, detail, sizeof detail), LT_ECORRUPT);
+    ck_assert_msg(strstr(detail, "metadata larger than"), "%s", detail);
+    ck_assert_ptr_null(r);
 }
 END_TEST
 
@@ -348,6 +361,7 @@ Suite *regress_suite(void) {
     tcase_add_test(tc, record_inputs_replay);
     tcase_add_test(tc, converters_on_reader_inputs);
     tcase_add_test(tc, huge_declared_blocks_refused_not_allocated);
+    tcase_add_test(tc, huge_metadata_refused_not_allocated);
     tcase_add_test(tc, client_streams_replay_against_daemon);
     suite_add_tcase(s, tc);
     return s;
