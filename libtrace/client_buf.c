@@ -12,7 +12,7 @@ LT_API __thread lt__tbuf *lt__tls __attribute__((tls_model("initial-exec")));
  * and over, never sent. Only hot-path records (<= 16 bytes) land here. */
 #define LT__SCRATCH 1024u
 static __thread uint8_t scratch_buf[LT__SCRATCH];
-static __thread uint32_t scratch_committed;
+static __thread uint64_t scratch_committed;
 
 static pthread_key_t tb_key;
 static pthread_once_t tb_key_once = PTHREAD_ONCE_INIT;
@@ -39,6 +39,7 @@ static lt__chunk *pool_take(int force) {
     c->next = NULL;
     c->committed = 0;
     c->sent = 0;
+    c->sent_events = 0;
     c->sealed = 0;
     return c;
 }
@@ -81,6 +82,7 @@ static void tb_install(lt__thr *t, lt__chunk *c) {
     t->pub.base = c->data;
     t->pub.wp = c->data;
     t->pub.committed = &c->committed;
+    t->pub.cbias = -(uint64_t)(uintptr_t)c->data;
     t->real_limit = c->data + LT__CHUNK_CAP - LT__SLACK;
     t->pub.limit = t->skip ? NULL : t->real_limit;
 }
@@ -89,6 +91,7 @@ static void tb_use_scratch(lt__thr *t) {
     t->pub.base = scratch_buf;
     t->pub.wp = scratch_buf;
     t->pub.committed = &scratch_committed;
+    t->pub.cbias = -(uint64_t)(uintptr_t)scratch_buf;
     t->real_limit = scratch_buf + LT__SCRATCH - LT__SLACK;
     t->pub.limit = t->skip ? NULL : t->real_limit;
 }
@@ -110,8 +113,8 @@ static int recording(void) {
 
 void lt__commit(lt__thr *t, uint8_t *end, int event) {
     t->pub.wp = end;
-    if (event) t->pub.events++;
-    __atomic_store_n(t->pub.committed, (uint32_t)(end - t->pub.base),
+    if (event) t->pub.cbias += (uint64_t)1 << 32;
+    __atomic_store_n(t->pub.committed, (uint64_t)(uintptr_t)end + t->pub.cbias,
                      __ATOMIC_RELEASE);
 }
 
@@ -128,7 +131,7 @@ static uint8_t *put_begin_rec(uint8_t *p, uint32_t loc, uint64_t dt) {
 /* The wait for memory [ts, now] as a zone of the internal location. */
 static void write_wait_zone(lt__thr *t, uint64_t ts) {
     uint8_t *p = put_begin_rec(t->pub.wp, lt__g.wait_loc, lt__dt(&t->pub, ts));
-    t->pub.events++;
+    t->pub.cbias += (uint64_t)1 << 32;
     *p++ = LT_TAG_ZONE_END;
     p = lt__put_varint(p, lt__dt(&t->pub, lt__now()));
     lt__commit(t, p, 1);
@@ -371,62 +374,6 @@ void lt__buf_atfork_child(void) {
     }
     g->threads = NULL;
     g->n_threads = 0;
-}
-
-/* ---- event counting ------------------------------------------------- */
-
-static const uint8_t *skip_varint(const uint8_t *p, const uint8_t *end) {
-    while (p < end && (*p & 0x80)) p++;
-    return p < end ? p + 1 : end;
-}
-
-static const uint8_t *skip_str(const uint8_t *p, const uint8_t *end) {
-    uint64_t len = 0;
-    if (lt__get_varint(&p, end, &len) < 0 || len > (uint64_t)(end - p))
-        return end;
-    return p + len;
-}
-
-uint64_t lt__count_events(const uint8_t *p, size_t n) {
-    const uint8_t *end = p + n;
-    uint64_t events = 0;
-    while (p < end) {
-        uint8_t tag = *p++;
-        if (tag & 0x80) {
-            p = skip_varint(p, end);
-            events++;
-            continue;
-        }
-        switch (tag) {
-        case LT_TAG_ZONE_TEXT:
-        case LT_TAG_ZONE_NAME:
-            p = skip_str(p, end);
-            continue;
-        case LT_TAG_ZONE_END:
-        case LT_TAG_ZONE_END_ABORTED:
-            p = skip_varint(p, end);
-            break;
-        case LT_TAG_ZONE_BEGIN:
-        case LT_TAG_FRAME:
-        case LT_TAG_LOST:
-            p = skip_varint(skip_varint(p, end), end);
-            break;
-        case LT_TAG_MESSAGE:
-            p = skip_str(skip_varint(p, end), end);
-            break;
-        case LT_TAG_SIGNPOST:
-            p = skip_str(skip_str(skip_varint(p, end), end), end);
-            break;
-        case LT_TAG_PLOT:
-            p = skip_varint(skip_varint(p, end), end);
-            p = (size_t)(end - p) >= 8 ? p + 8 : end;
-            break;
-        default:
-            return events; /* not produced by this client */
-        }
-        events++;
-    }
-    return events;
 }
 
 /* ---- used by the sender --------------------------------------------- */

@@ -4,8 +4,9 @@
  * A thread's records go into its current chunk (the per-thread buffer) as
  * encoded bytes (FORMAT.md event records, delta-encoded timestamps). The
  * producer publishes each complete record by a release store of the chunk's
- * `committed` offset; the sender thread reads up to `committed` with an
- * acquire load. When fewer than LT__SLACK bytes are left, the slow path
+ * `committed` word (events in the chunk << 32 | bytes in the chunk); the
+ * sender thread reads up to it with an acquire load, and so knows how many
+ * events it ships without decoding them. When fewer than LT__SLACK bytes are left, the slow path
  * lt__tbuf_refill() hands the chunk over and installs a fresh one (waiting
  * for memory by default, or dropping in TRACY_DROP mode).
  */
@@ -28,9 +29,10 @@ typedef struct lt__tbuf {
     uint8_t *wp;          /* write position in the current chunk */
     uint8_t *limit;       /* chunk end minus LT__SLACK */
     uint8_t *base;        /* start of the current chunk's data */
-    uint32_t *committed;  /* the chunk's published size (release store) */
+    uint64_t *committed;  /* the chunk's published word (release store) */
     uint64_t last_ts;     /* timestamp of the last timed record */
-    uint64_t events;      /* events recorded by this thread */
+    uint64_t cbias;       /* events in the chunk << 32, minus `base`: the
+                             published word is (uintptr_t)wp + cbias */
     uint32_t depth;       /* zones open in the recorded stream */
     uint32_t thread;      /* thread index within the process */
     /* the rest is private to client.c */
@@ -76,7 +78,7 @@ typedef struct lt__clock_map {
 } lt__clock_map;
 extern LT_API const lt__clock_map *lt__clk;
 
-static inline uint64_t lt__now(void) {
+static inline __attribute__((always_inline)) uint64_t lt__now(void) {
 #if defined(__x86_64__)
     const lt__clock_map *c = __atomic_load_n(&lt__clk, __ATOMIC_ACQUIRE);
     if (__builtin_expect(c != NULL, 1)) {
@@ -90,7 +92,22 @@ static inline uint64_t lt__now(void) {
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static inline uint8_t *lt__put_varint(uint8_t *p, uint64_t v) {
+static inline __attribute__((always_inline)) uint8_t *lt__put_varint(uint8_t *p, uint64_t v) {
+    /* straight-line code for the usual 1..3 byte deltas */
+    if (__builtin_expect(v < ((uint64_t)1 << 21), 1)) {
+        if (v < 0x80) {
+            p[0] = (uint8_t)v;
+            return p + 1;
+        }
+        p[0] = (uint8_t)(v | 0x80);
+        if (v < ((uint64_t)1 << 14)) {
+            p[1] = (uint8_t)(v >> 7);
+            return p + 2;
+        }
+        p[1] = (uint8_t)((v >> 7) | 0x80);
+        p[2] = (uint8_t)(v >> 14);
+        return p + 3;
+    }
     while (v >= 0x80) {
         *p++ = (uint8_t)(v | 0x80);
         v >>= 7;
@@ -103,19 +120,21 @@ static inline uint8_t *lt__put_varint(uint8_t *p, uint64_t v) {
  * is older, which happens only right after a recorded wait. */
 static inline uint64_t lt__dt(lt__tbuf *t, uint64_t ts) {
     uint64_t last = t->last_ts;
-    uint64_t dt = ts >= last ? ts - last : 0;
+    uint64_t dt = ts - last;
+    if ((int64_t)dt < 0) dt = 0;
     t->last_ts = last + dt;
     return dt;
 }
 
 static inline void lt__publish(lt__tbuf *t, uint8_t *p) {
+    uint64_t b = t->cbias + ((uint64_t)1 << 32);
     t->wp = p;
-    t->events++;
-    __atomic_store_n(t->committed, (uint32_t)(p - t->base), __ATOMIC_RELEASE);
+    t->cbias = b;
+    __atomic_store_n(t->committed, (uint64_t)(uintptr_t)p + b, __ATOMIC_RELEASE);
 }
 
 /* Records ZONE_BEGIN of `loc` at `ts`. */
-static inline void lt__put_begin(lt__tbuf *t, uint32_t loc, uint64_t ts) {
+static inline __attribute__((always_inline)) void lt__put_begin(lt__tbuf *t, uint32_t loc, uint64_t ts) {
     if (__builtin_expect(t->wp > t->limit, 0) && lt__tbuf_refill(t, ts) < 0)
         return;
     uint8_t *p = t->wp;
@@ -133,12 +152,25 @@ static inline void lt__put_begin(lt__tbuf *t, uint32_t loc, uint64_t ts) {
 }
 
 /* Records ZONE_END at `ts`. Ignored when no zone is open. */
-static inline void lt__put_end(lt__tbuf *t, uint64_t ts) {
+static inline __attribute__((always_inline)) void lt__put_end(lt__tbuf *t, uint64_t ts) {
     if (__builtin_expect(t->wp > t->limit, 0)) {
         if (lt__tbuf_refill_end(t, ts) < 0) return;
     } else if (__builtin_expect(t->depth == 0, 0)) {
         return;
     }
+    uint8_t *p = t->wp;
+    *p++ = LT_TAG_ZONE_END;
+    p = lt__put_varint(p, lt__dt(t, ts));
+    t->depth--;
+    lt__publish(t, p);
+}
+
+/* The same for a caller that recorded the matching begin on this buffer
+ * (t->depth > 0 is known): no check for a stray end. */
+static inline __attribute__((always_inline)) void lt__put_end_matched(lt__tbuf *t,
+                                                                      uint64_t ts) {
+    if (__builtin_expect(t->wp > t->limit, 0) && lt__tbuf_refill_end(t, ts) < 0)
+        return;
     uint8_t *p = t->wp;
     *p++ = LT_TAG_ZONE_END;
     p = lt__put_varint(p, lt__dt(t, ts));

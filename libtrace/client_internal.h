@@ -23,8 +23,10 @@
 
 struct lt__chunk {
     struct lt__chunk *next;  /* next chunk of the thread, or free list */
-    uint32_t committed;      /* published size (release store / acquire) */
+    uint64_t committed;      /* published word: events << 32 | bytes
+                                (release store / acquire load) */
     uint32_t sent;           /* bytes already sent (sender only) */
+    uint32_t sent_events;    /* events already sent (sender only) */
     uint32_t sealed;         /* no more writes (set under lt__g.mu) */
     uint8_t data[LT__CHUNK_CAP];
 };
@@ -126,7 +128,6 @@ uint8_t *lt__reserve(lt__thr *t, size_t n, uint64_t ts);
 void lt__commit(lt__thr *t, uint8_t *end, int event);
 
 /* Number of event records in p[0..n) (whole records). */
-uint64_t lt__count_events(const uint8_t *p, size_t n);
 
 /* ---- client.c ------------------------------------------------------- */
 

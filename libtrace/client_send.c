@@ -21,6 +21,7 @@ typedef struct work {
     lt__thr *t;
     lt__chunk *c;
     uint32_t from, to;
+    uint32_t to_events;   /* events in the chunk up to `to` */
     int sealed;
     uint8_t hdr[16];
     uint8_t hdr_len;
@@ -159,7 +160,8 @@ static int snapshot(sender *s) {
     s->n = 0;
     for (lt__thr *t = g->threads; t; t = t->next) {
         for (lt__chunk *c = t->head; c; c = c->next) {
-            uint32_t to = __atomic_load_n(&c->committed, __ATOMIC_ACQUIRE);
+            uint64_t word = __atomic_load_n(&c->committed, __ATOMIC_ACQUIRE);
+            uint32_t to = (uint32_t)word;
             if (to <= c->sent && !c->sealed) continue;
             if (s->n == s->cap) {
                 size_t cap = s->cap ? 2 * s->cap : 64;
@@ -173,6 +175,7 @@ static int snapshot(sender *s) {
             x->c = c;
             x->from = c->sent;
             x->to = to;
+            x->to_events = (uint32_t)(word >> 32);
             x->sealed = (int)c->sealed;
         }
     }
@@ -188,7 +191,8 @@ static void release(sender *s) {
     for (size_t i = 0; i < s->n; i++) {
         work *x = &s->w[i];
         x->c->sent = x->to;
-        if (x->sealed && x->to == x->c->committed) lt__buf_release(x->t, x->c);
+        x->c->sent_events = x->to_events;
+        if (x->sealed && x->to == (uint32_t)x->c->committed) lt__buf_release(x->t, x->c);
     }
     lt__buf_reap(0);
     pthread_cond_broadcast(&lt__g.pool_cv);
@@ -198,8 +202,7 @@ static void ship(sender *s) {
     lt__client *g = &lt__g;
     uint64_t events = 0;
     for (size_t i = 0; i < s->n; i++)
-        events += lt__count_events(s->w[i].c->data + s->w[i].from,
-                                   s->w[i].to - s->w[i].from);
+        events += s->w[i].to_events - s->w[i].c->sent_events;
     if (__atomic_load_n(&g->broken, __ATOMIC_RELAXED)) return;
     int rc = send_meta(g->fd, &s->meta);
     if (rc == 0) rc = send_events(g->fd, s->w, s->n);

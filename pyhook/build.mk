@@ -10,7 +10,7 @@ PYHOOK_EXT := $(B)/python/tracy/_tracy$(PY_EXT_SUFFIX)
 PYHOOK_TARGETS := $(PYHOOK_EXT) $(PYHOOK_PY_OUT)
 
 $(B)/obj/pyhook/%.o: pyhook/%.c | deps
-	$(call say,CC,$@)mkdir -p $(@D) && $(CC) $(ALL_CFLAGS) -I$(PY_INCLUDE) -c $< -o $@
+	$(call say,CC,$@)mkdir -p $(@D) && $(CC) $(ALL_CFLAGS) -fno-plt -I$(PY_INCLUDE) -c $< -o $@
 
 # Only PyInit__tracy is exported: the statically linked client stays private
 # to the extension.

@@ -488,9 +488,12 @@ static PyObject *eval_hook(PyThreadState *ts, _PyInterpreterFrame *f, int exc) {
         return _PyEval_EvalFrameDefault(ts, f, exc);
     lt__put_begin(t, loc, lt__now());
     PyObject *r = _PyEval_EvalFrameDefault(ts, f, exc);
-    /* reloaded: a forked child has a buffer of its own */
-    t = lt__tls;
-    if (LIKELY(t != NULL && g_live)) lt__put_end(t, lt__now());
+    /* reloaded: a forked child has a buffer of its own, without this begin */
+    lt__tbuf *t1 = lt__tls;
+    if (LIKELY(t1 == t && g_live))
+        lt__put_end_matched(t, lt__now());
+    else if (t1 != NULL && g_live)
+        lt__put_end(t1, lt__now());
     return r;
 }
 
