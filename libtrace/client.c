@@ -527,9 +527,17 @@ static int handshake(int fd, const char *token) {
             p += 4;
             if (lt__get_str(&p, end, &reason, &rl) < 0) rl = 0;
         }
-        snprintf(msg, sizeof msg, "%.*s; daemon protocol %u.%u, client %u.%u",
-                 (int)(rl > 200 ? 200 : rl), reason, maj, min, LT_WIRE_MAJOR,
-                 LT_WIRE_MINOR);
+        /* The reason is the daemon's text: keep the warning one printable
+         * line whatever it holds. */
+        char safe[201];
+        size_t sl = rl > 200 ? 200 : rl;
+        for (size_t i = 0; i < sl; i++) {
+            unsigned char ch = (unsigned char)reason[i];
+            safe[i] = ch < 0x20 || ch == 0x7f ? '?' : (char)ch;
+        }
+        safe[sl] = 0;
+        snprintf(msg, sizeof msg, "%s; daemon protocol %u.%u, client %u.%u", safe, maj,
+                 min, LT_WIRE_MAJOR, LT_WIRE_MINOR);
         warn("capture daemon at %s refused the connection (%s)", g->where, msg);
         return LT_EPROTO;
     }
