@@ -385,6 +385,68 @@ START_TEST(client_waits_for_a_late_daemon_with_tracy_wait) {
 }
 END_TEST
 
+/* ---- A daemon that answers wrongly --------------------------------------- */
+
+/* Listens on loopback; returns the socket, port in *port. */
+static int fake_listen(int *port) {
+    int ls = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ck_assert_int_eq(bind(ls, (struct sockaddr *)&a, sizeof a), 0);
+    ck_assert_int_eq(listen(ls, 4), 0);
+    socklen_t al = sizeof a;
+    getsockname(ls, (struct sockaddr *)&a, &al);
+    *port = ntohs(a.sin_port);
+    return ls;
+}
+
+START_TEST(client_against_a_wrong_daemon_warns_once_and_runs) {
+    static const struct {
+        const char *answer;
+        size_t len;
+        const char *expect;
+    } cases[] = {
+        /* REFUSE 1.0 "no room" */
+        {"\x0d\x00\x00\x00\x82\x01\x00\x00\x00\x07no room", 17, "refused the connection (no room"},
+        /* WELCOME from a version 2 daemon */
+        {"\x0e\x00\x00\x00\x81TRCYWIRE\x02\x00\x00\x00\x01", 18, "speaks protocol 2.0"},
+        /* a reason with a line break and a terminal escape: still one line */
+        {"\x13\x00\x00\x00\x82\x01\x00\x00\x00\x0dno\nroom\x1b[31m!", 23, "refused the connection (no?room?[31m!"},
+        /* not a capture daemon at all */
+        {"HTTP/1.0 400 Bad Request\r\n\r\n", 28, "not a capture daemon"},
+        /* closes without a word */
+        {"", 0, "closed the connection"},
+    };
+    ft_dir d;
+    ft_dir_init(&d);
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        int port, ls = fake_listen(&port);
+        work_args w = {.units = 20000, .expect_active = 0};
+        pid_t c = ft_client(port, NULL, d.err, plain_work, &w);
+        int fd = accept(ls, NULL, NULL);
+        ck_assert_int_ge(fd, 0);
+        uint8_t h[5], body[4096];
+        ck_assert_int_eq(recv(fd, h, 5, MSG_WAITALL), 5);
+        uint32_t len = h[0] | h[1] << 8 | h[2] << 16 | (uint32_t)h[3] << 24;
+        ck_assert_int_eq(h[4], 0x01);
+        ck_assert_uint_le(len - 1, sizeof body);
+        ck_assert_int_eq(recv(fd, body, len - 1, MSG_WAITALL), (ssize_t)len - 1);
+        if (cases[k].len) ck_assert_int_eq(send(fd, cases[k].answer, cases[k].len, 0),
+                                           (ssize_t)cases[k].len);
+        close(fd);
+        ck_assert_int_eq(ft_wait(c, FT_WAIT_MS), 0);
+        close(ls);
+        char *s = ft_slurp(d.err);
+        ck_assert_msg(ft_count_lines(s) == 1 && strncmp(s, "tracy: ", 7) == 0,
+                      "case %zu: %s", k, s);
+        ck_assert_msg(strstr(s, cases[k].expect), "case %zu: %s", k, s);
+        ck_assert_msg(strstr(s, "running unprofiled"), "case %zu: %s", k, s);
+        free(s);
+    }
+    ft_dir_clean(&d);
+}
+END_TEST
+
 /* ---- Accounting: drop mode ----------------------------------------------- */
 
 typedef struct drop_args {
@@ -753,6 +815,7 @@ Suite *faults_suite(void) {
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, client_without_daemon_warns_once_and_runs);
     tcase_add_test(tc, client_waits_for_a_late_daemon_with_tracy_wait);
+    tcase_add_test(tc, client_against_a_wrong_daemon_warns_once_and_runs);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("bad_input");
