@@ -109,6 +109,19 @@ static const char *state_text(const lt_file_info *fi, const counts *c, char *buf
     return buf;
 }
 
+/* Text from the trace (written by clients) as one printable line: control
+ * characters become '?', so a name cannot break or forge output lines or
+ * carry terminal escapes. Long texts are cut to n - 1 bytes. */
+static const char *shown(const char *s, char *buf, size_t n) {
+    size_t i = 0;
+    for (; s && s[i] && i < n - 1; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        buf[i] = ch < 0x20 || ch == 0x7f ? '?' : (char)ch;
+    }
+    buf[i] = '\0';
+    return buf;
+}
+
 static void print_human(lt_reader *r, const char *path, const counts *c, cv_out *o) {
     const lt_file_info *fi = lt_reader_info(r);
     char buf[640];
@@ -118,7 +131,8 @@ static void print_human(lt_reader *r, const char *path, const counts *c, cv_out 
     strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
     cv_out_printf(o, "file:             %s\n", path);
     cv_out_printf(o, "format:           %u.%u\n", fi->major, fi->minor);
-    cv_out_printf(o, "creator:          %s\n", fi->creator ? fi->creator : "");
+    char t1[1024], t2[1024];
+    cv_out_printf(o, "creator:          %s\n", shown(fi->creator, t1, sizeof t1));
     cv_out_printf(o, "created:          %s\n", buf);
     cv_out_printf(o, "state:            %s\n", state_text(fi, c, buf, sizeof buf));
     cv_out_printf(o, "file size:        %llu bytes\n", (unsigned long long)fi->file_size);
@@ -147,11 +161,12 @@ static void print_human(lt_reader *r, const char *path, const counts *c, cv_out 
         if (!pr) continue;
         cv_out_printf(o, "  %u: pid %llu", p, (unsigned long long)pr->pid);
         if (pr->rank >= 0) cv_out_printf(o, ", rank %lld", (long long)pr->rank);
-        cv_out_printf(o, ", %s on %s, %s", pr->program, pr->hostname, cv_status_name(pr->status));
+        cv_out_printf(o, ", %s on %s, %s", shown(pr->program, t1, sizeof t1),
+                      shown(pr->hostname, t2, sizeof t2), cv_status_name(pr->status));
         if (pr->status != LT_PROC_RUNNING)
             cv_out_printf(o, "%s%s, events received %llu sent %llu lost %llu",
                           pr->end_reason && *pr->end_reason ? ": " : "",
-                          pr->end_reason ? pr->end_reason : "",
+                          shown(pr->end_reason, t1, sizeof t1),
                           (unsigned long long)pr->events_received,
                           (unsigned long long)pr->events_sent,
                           (unsigned long long)pr->events_lost);
@@ -163,13 +178,14 @@ static void print_human(lt_reader *r, const char *path, const counts *c, cv_out 
             const lt_thread *th = lt_reader_thread(r, p, t);
             if (th)
                 cv_out_printf(o, "  %u.%u: tid %llu%s%s\n", p, t, (unsigned long long)th->tid,
-                              th->name && *th->name ? " " : "", th->name ? th->name : "");
+                              th->name && *th->name ? " " : "", shown(th->name, t1, sizeof t1));
         }
     if (lt_reader_nstats(r)) {
         cv_out_printf(o, "capture statistics:\n");
         for (size_t i = 0; i < lt_reader_nstats(r); i++) {
             const lt_stat *st = lt_reader_stat(r, i);
-            cv_out_printf(o, "  %s: %llu\n", st->name, (unsigned long long)st->value);
+            cv_out_printf(o, "  %s: %llu\n", shown(st->name, t1, sizeof t1),
+                          (unsigned long long)st->value);
         }
     }
 }
