@@ -252,6 +252,50 @@ START_TEST(huge_metadata_refused_not_allocated) {
 }
 END_TEST
 
+/* Names come from the profiled processes: tracy-info shows each on its
+ * own line, with no control characters (no forged lines, no escapes). */
+START_TEST(info_shows_hostile_names_on_one_line) {
+    char dir[] = "/tmp/check_regress.XXXXXX", path[128], out[128], err[128], bin[512];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/names.tracy", dir);
+    snprintf(out, sizeof out, "%s/out", dir);
+    snprintf(err, sizeof err, "%s/err", dir);
+    lt_builder *b;
+    const char *argv[] = {"x\ny"};
+    ck_assert_int_eq(lt_builder_open(&b, path, 0, "maker\x1b[31m"), 0);
+    int p = lt_builder_process(b, 1, -1, "host\n", "prog\x1b[2J\nfile: forged", 1, argv, 1, 2);
+    ck_assert_int_gt(p, 0);
+    ck_assert_int_gt(lt_builder_thread(b, (uint32_t)p, 1, "th\r\nthreads: 99"), 0);
+    ck_assert_int_eq(lt_builder_process_end(b, (uint32_t)p, 5, LT_PROC_LOST, "bye\nstate: fine"), 0);
+    ck_assert_int_eq(lt_builder_close(b, 0), 0);
+    snprintf(bin, sizeof bin, "%s/bin/tracy-info", build_dir());
+    pid_t pid = fork();
+    if (pid == 0) {
+        int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(o, 1);
+        execl(bin, bin, path, (char *)NULL);
+        _exit(127);
+    }
+    int st;
+    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+    ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    size_t n;
+    char *s = (char *)slurp(out, &n);
+    for (size_t i = 0; i < n; i++)
+        ck_assert_msg(s[i] == '\n' || ((unsigned char)s[i] >= 0x20 && s[i] != 0x7f),
+                      "control character 0x%02x at %zu", (unsigned char)s[i], i);
+    ck_assert_ptr_null(strstr(s, "\nfile: forged"));
+    ck_assert_ptr_null(strstr(s, "\nthreads: 99"));
+    ck_assert_ptr_null(strstr(s, "\nstate: fine"));
+    ck_assert_ptr_nonnull(strstr(s, "prog?[2J?file: forged on host?, lost: bye?state: fine"));
+    free(s);
+    unlink(path);
+    unlink(out);
+    unlink(err);
+    rmdir(dir);
+}
+END_TEST
+
 /* ---- Client message streams against the daemon -------------------------- */
 
 static int read_port(int fd) {
@@ -362,6 +406,7 @@ Suite *regress_suite(void) {
     tcase_add_test(tc, converters_on_reader_inputs);
     tcase_add_test(tc, huge_declared_blocks_refused_not_allocated);
     tcase_add_test(tc, huge_metadata_refused_not_allocated);
+    tcase_add_test(tc, info_shows_hostile_names_on_one_line);
     tcase_add_test(tc, client_streams_replay_against_daemon);
     suite_add_tcase(s, tc);
     return s;
