@@ -84,7 +84,9 @@ install: all
 		$(DESTDIR)$(mandir)/man1 $(DESTDIR)$(mandir)/man3 $(DESTDIR)$(pythondir)
 	install -m 755 $(BINS) $(DESTDIR)$(bindir)/
 	install -m 644 $(B)/lib/libtrace.a $(DESTDIR)$(libdir)/
-	install -m 755 $(B)/lib/libtrace.so $(DESTDIR)$(libdir)/
+	install -m 755 $(B)/lib/libtrace.so $(DESTDIR)$(libdir)/libtrace.so.$(LT_VERSION)
+	ln -sf libtrace.so.$(LT_VERSION) $(DESTDIR)$(libdir)/libtrace.so.0
+	ln -sf libtrace.so.0 $(DESTDIR)$(libdir)/libtrace.so
 	install -m 644 libtrace/trace.h libtrace/trace_client.h $(DESTDIR)$(includedir)/libtrace/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@libdir@|$(libdir)|' -e 's|@includedir@|$(includedir)|' \
 		-e 's|@VERSION@|$(LT_VERSION)|' libtrace/libtrace.pc.in > $(DESTDIR)$(libdir)/pkgconfig/libtrace.pc
@@ -94,7 +96,7 @@ install: all
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(bindir)/,$(notdir $(BINS)))
-	rm -f $(DESTDIR)$(libdir)/libtrace.a $(DESTDIR)$(libdir)/libtrace.so $(DESTDIR)$(libdir)/pkgconfig/libtrace.pc
+	rm -f $(DESTDIR)$(libdir)/libtrace.a $(DESTDIR)$(libdir)/libtrace.so* $(DESTDIR)$(libdir)/pkgconfig/libtrace.pc
 	rm -rf $(DESTDIR)$(includedir)/libtrace $(DESTDIR)$(pythondir)/tracy
 	rm -f $(DESTDIR)$(mandir)/man1/capture-release.1 $(DESTDIR)$(mandir)/man1/tracy*.1 $(DESTDIR)$(mandir)/man3/libtrace.3
 
