@@ -76,8 +76,9 @@ static uint8_t *slurp(const char *path, size_t *n) {
     fseek(f, 0, SEEK_END);
     long len = ftell(f);
     fseek(f, 0, SEEK_SET);
-    uint8_t *p = malloc(len > 0 ? (size_t)len : 1);
+    uint8_t *p = malloc(len > 0 ? (size_t)len + 1 : 1);
     *n = fread(p, 1, (size_t)len, f);
+    p[*n] = 0; /* usable as a string too */
     fclose(f);
     return p;
 }
