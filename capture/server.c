@@ -451,10 +451,17 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf) {
     while (c->rlen - off >= LT_WIRE_HEADER) {
         const uint8_t *m = c->rbuf + off;
         uint32_t len = rd32(m);
-        if (len == 0 || len > srv->o->max_message) {
+        /* Until HELLO is accepted a connection may not make the daemon
+         * buffer more than a HELLO needs. */
+        uint32_t limit = srv->o->max_message;
+        if (c->state == CL_HANDSHAKE && limit > LT_WIRE_MAX_HELLO)
+            limit = LT_WIRE_MAX_HELLO;
+        if (len == 0 || len > limit) {
             char text[96];
             snprintf(text, sizeof text, "message length %u %s", len,
-                     len ? "exceeds the limit (--max-message)" : "is invalid");
+                     len == 0 ? "is invalid"
+                     : limit < srv->o->max_message ? "exceeds the limit before the handshake"
+                                                   : "exceeds the limit (--max-message)");
             if (c->state == CL_HANDSHAKE) refuse(c, text);
             else reject_text(c, text, c->rlen - off);
             return;

@@ -14,8 +14,9 @@
 #include "client_internal.h"
 
 #define LT__CLIENT_NAME "libtrace " LT_VERSION_STRING
-#define LT__MAX_ARG 8192u          /* bytes kept of one argument */
-#define LT__MAX_ARGS (256u << 10)  /* bytes kept of all arguments */
+#define LT__MAX_ARG 4096u          /* bytes kept of one argument */
+#define LT__MAX_ARGS (32u << 10)   /* bytes kept of all arguments: HELLO stays
+                                      below LT_WIRE_MAX_HELLO */
 
 lt__client lt__g = {.fd = -1};
 

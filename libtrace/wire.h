@@ -8,6 +8,7 @@
 #define LT_WIRE_MINOR 0
 #define LT_WIRE_HEADER 5u                 /* u32 length + u8 type */
 #define LT_WIRE_MAX_MESSAGE (1u << 20)    /* default daemon limit */
+#define LT_WIRE_MAX_HELLO (64u << 10)     /* limit before the handshake */
 #define LT_WIRE_CLIENT_CHUNK (60u << 10)  /* client EVENTS payloads stay below */
 #define LT_WIRE_HANDSHAKE_MS 5000
 #define LT_DEFAULT_PORT 8086

@@ -707,6 +707,7 @@ enum bad_kind {
     BAD_VERSION,
     BAD_SILENT,
     BAD_TRUNCATED_HELLO,
+    BAD_HUGE_HELLO, /* over the pre-handshake limit, under --max-message */
     BAD_WRONG_TOKEN_PLACEHOLDER, /* handled in its own test */
     BAD_OVERSIZED,
     BAD_UNBALANCED_END,
@@ -756,6 +757,14 @@ static void play_bad(int k, int port, tclient *bc, char *reason, size_t rlen,
             tc_send_raw(bc->fd, h, 5);
             tc_send_raw(bc->fd, b.p, b.n / 2);
             shutdown(bc->fd, SHUT_WR);
+            break;
+        }
+        case BAD_HUGE_HELLO: {
+            /* refused on the header alone: nothing more is sent */
+            uint32_t len = LT_WIRE_MAX_HELLO + 1;
+            uint8_t h[5] = {(uint8_t)len, (uint8_t)(len >> 8), (uint8_t)(len >> 16),
+                            (uint8_t)(len >> 24), LT_MSG_HELLO};
+            tc_send_raw(bc->fd, h, 5);
             break;
         }
         }
@@ -872,6 +881,8 @@ START_TEST(bad_client_closed_alone_with_stats) {
 
     if (k == BAD_MAGIC) ck_assert_msg(strstr(reason, "magic"), "reason: %s", reason);
     if (k == BAD_VERSION) ck_assert_msg(strstr(reason, "version 2.0"), "reason: %s", reason);
+    if (k == BAD_HUGE_HELLO)
+        ck_assert_msg(err_contains(&d, "before the handshake"), "no pre-handshake limit line");
     lt_reader *r = open_trace(d.out);
     ck_assert_int_eq(lt_reader_info(r)->complete, 1);
     const lt_process *gp = lt_reader_process(r, good.index);
