@@ -578,8 +578,28 @@ static void on_signal(uv_signal_t *s, int signum) {
     request_stop(srv, CAP_EXIT_OK);
 }
 
+/* Reads what the kernel already holds for a connected client, so that a
+ * requested stop keeps every byte that reached this host. Bounded by the
+ * socket's receive buffer: the client is not waited for. */
+static void drain(cap_client *c) {
+    uv_os_fd_t fd;
+    if (uv_fileno((uv_handle_t *)&c->tcp, &fd) != 0) return;
+    while (c->state == CL_ACTIVE) {
+        uv_buf_t b;
+        on_alloc((uv_handle_t *)&c->tcp, 0, &b);
+        if (b.base == NULL || b.len == 0) return;
+        ssize_t n = recv(fd, b.base, b.len, MSG_DONTWAIT);
+        if (n <= 0) return;
+        on_read((uv_stream_t *)&c->tcp, n, &b);
+    }
+}
+
 static void do_stop(uv_timer_t *t) {
     cap_server *srv = t->data;
+    for (cap_client *c = srv->clients, *next; c; c = next) {
+        next = c->next;
+        drain(c);
+    }
     srv->stopping = 1;
     uv_close((uv_handle_t *)&srv->listener, NULL);
     uv_close((uv_handle_t *)&srv->tick, NULL);
