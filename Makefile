@@ -46,6 +46,8 @@ ALL_LDFLAGS = $(LDFLAGS)
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
 .DEFAULT_GOAL := all
+# Objects are never deleted as intermediates of chained rules.
+.SECONDARY:
 .PHONY: all deps check check-c check-asan check-python check-cli bench demo \
 	install uninstall clean fuzz check-valgrind
 
