@@ -462,7 +462,7 @@ def hook_table(ctx, w, rep, results, brk):
                    f"{brk['python']:+.0f} more than without a hook (breakdown under the "
                    f"{w.name} table)")
         st = "-" if tgt is None or ri is None else rep.status(
-            1, f"{w.name}: {label} instruction ratio {ri:.2f} > {tgt}", ri <= tgt, why)
+            1, f"{w.name}: {label} instruction ratio {ri:.3f} > {tgt}", ri <= tgt, why)
         rows.append([label, f"{ins / 1e6:,.1f}M", f"{ri:.2f}" if ri else "n/a",
                      f"{wall * 1e3:,.1f} ms", f"{rw:.2f}" if rw else "n/a",
                      target_cell(w.name, config), st])
@@ -901,7 +901,7 @@ def machine_facts(ctx):
             deb = "Debian " + f.read().strip()
     except OSError:
         deb = platform.platform()
-    yappi = cmd([PY, "-c", "import yappi; print(yappi.__version__)"])
+    yappi = cmd([PY, "-c", "import importlib.metadata as m; print(m.version('yappi'))"])
     rev = cmd(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"])
     dirty = cmd(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"])
     return [
@@ -977,7 +977,11 @@ def write_report(path, facts, parts, durations, rep):
     out.append("\n## Summary\n")
     if rep.missed:
         out.append("Targets missed in this run:\n")
+        seen = set()
         for sec, fig, why in rep.missed:
+            if why and why in seen:
+                why = "(same reason as above)"
+            seen.add(why)
             out.append(f"- section {sec}: {fig}" + (f" -- {why}" if why else ""))
     else:
         out.append("No measured target was missed in this run.")
