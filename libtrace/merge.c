@@ -1,6 +1,7 @@
 /* merge.c -- the event iterator: one cursor per stream holding one
  * decompressed block and the stream's open zones, merged in time order
  * through a binary heap. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,11 +83,7 @@ static int lt__push(lt_reader *r, lt__rstream *s, uint32_t loc) {
     ev->flags = 0;
     ev->ts = s->ts;
     ev->loc = loc;
-    ev->depth = s->depth++;
-    ev->begin_ts = s->ts;
-    ev->child_ns = 0;
-    ev->name = ev->text = NULL;
-    ev->name_len = ev->text_len = 0;
+    ev->depth = s->depth++; /* lt_reader_next copies no further for a begin */
     return 1;
 }
 
@@ -363,7 +360,27 @@ int lt_reader_next(lt_reader *r, lt_event *ev) {
     }
     if (r->nheap == 0) return 0;
     lt__rstream *s = r->heap[0];
-    *ev = s->ev;
+    /* A zone begin, most of all events, is the head of the struct plus
+     * constants: no loads of what the cursor has just stored. */
+    if (s->ev.type == LT_EV_ZONE_BEGIN) {
+        memcpy(ev, &s->ev, offsetof(lt_event, begin_ts));
+        ev->begin_ts = ev->ts;
+        ev->child_ns = 0;
+        ev->name = ev->text = ev->text2 = NULL;
+        ev->name_len = ev->text_len = ev->text2_len = 0;
+        ev->id = 0;
+        ev->value = 0;
+        ev->count = 0;
+    } else if (s->ev.type == LT_EV_ZONE_END) {
+        memcpy(ev, &s->ev, offsetof(lt_event, text2));
+        ev->text2 = NULL;
+        ev->text2_len = 0;
+        ev->id = 0;
+        ev->value = 0;
+        ev->count = 0;
+    } else {
+        *ev = s->ev;
+    }
     rc = lt__cursor_step(r, s, 0);
     if (rc == 1) {
         if (r->nheap > 1) lt__sift_down(r, 0);

@@ -231,7 +231,8 @@ LT_API int lt_reader_rewind(lt_reader *r);
 
 /* Fetches the next event, all selected streams merged in timestamp order
  * (ties broken by process, thread, then stream order). Returns 1 with *ev
- * filled, 0 at the end, or a negative code (LT_ECORRUPT, LT_ENOMEM, LT_EIO).
+ * filled (fields that do not apply to the event's type are 0 or NULL), 0
+ * at the end, or a negative code (LT_ECORRUPT, LT_ENOMEM, LT_EIO).
  * String pointers in *ev stay valid until the next call. Zones left open at
  * the end of a stream are closed at that stream's last timestamp with
  * LT_EVF_UNCLOSED. Memory stays bounded by the number of streams, the open
