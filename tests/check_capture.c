@@ -19,6 +19,7 @@
 #include <arpa/inet.h>
 #include "trace.h"
 #include "wire.h"
+#include "faults.h"
 
 #define WAIT_MS 20000 /* bound of every wait; never a timing assertion */
 
@@ -213,31 +214,6 @@ typedef struct tclient {
     uint64_t sent;        /* events sent */
 } tclient;
 
-static int tc_connect(int port) {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    ck_assert_int_ge(fd, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    struct timeval tv = {WAIT_MS / 1000, 0};
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-    ck_assert_int_eq(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
-    return fd;
-}
-
-/* Sends everything; returns 0, or -1 when the peer closed the connection. */
-static int tc_send_raw(int fd, const void *p, size_t n) {
-    const uint8_t *q = p;
-    while (n) {
-        ssize_t w = send(fd, q, n, MSG_NOSIGNAL);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) return -1;
-        q += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 static int tc_msg(int fd, uint8_t type, const buf *body) {
     buf m = {0};
     uint32_t len = (uint32_t)body->n + 1;
@@ -245,7 +221,7 @@ static int tc_msg(int fd, uint8_t type, const buf *body) {
                     (uint8_t)(len >> 24), type};
     b_raw(&m, h, 5);
     if (body->n) b_raw(&m, body->p, body->n);
-    int rc = tc_send_raw(fd, m.p, m.n);
+    int rc = ft_send_all(fd, m.p, m.n);
     b_free(&m);
     return rc;
 }
@@ -294,7 +270,7 @@ static void hello_body(buf *b, const char *magic, uint16_t major, uint64_t pid,
 /* Connects and completes the handshake (with `token`). */
 static void tc_open_token(tclient *c, int port, uint64_t pid, const char *token) {
     memset(c, 0, sizeof *c);
-    c->fd = tc_connect(port);
+    c->fd = ft_connect(port, WAIT_MS);
     buf b = {0};
     hello_body(&b, LT_WIRE_MAGIC, LT_WIRE_MAJOR, pid, token);
     ck_assert_int_eq(tc_msg(c->fd, LT_MSG_HELLO, &b), 0);
@@ -475,21 +451,6 @@ static uint64_t count_events(lt_reader *r, uint32_t p, uint32_t t, uint64_t *abo
     return n;
 }
 
-/* Polls the file (bounded) until its complete units hold `want` events;
- * returns the last count seen. */
-static uint64_t wait_file_events(const char *path, uint64_t want) {
-    uint64_t have = 0;
-    for (int i = 0; i < WAIT_MS / 50 && have < want; i++) {
-        usleep(50000);
-        lt_reader *r = NULL;
-        if (lt_reader_open(&r, path, NULL, 0) == 0) {
-            have = lt_reader_info(r)->n_events;
-            lt_reader_free(r);
-        }
-    }
-    return have;
-}
-
 /* ---- Tests: data arrives ------------------------------------------------- */
 
 START_TEST(clients_and_threads_every_event_once_in_order) {
@@ -627,7 +588,7 @@ START_TEST(many_simultaneous_clients) {
     tclient *c = calloc(N, sizeof *c);
     for (int i = 0; i < N; i++) {
         memset(&c[i], 0, sizeof c[i]);
-        c[i].fd = tc_connect(d.port);
+        c[i].fd = ft_connect(d.port, WAIT_MS);
         buf b = {0};
         hello_body(&b, LT_WIRE_MAGIC, LT_WIRE_MAJOR, 5000 + (uint64_t)i, "");
         ck_assert_int_eq(tc_msg(c[i].fd, LT_MSG_HELLO, &b), 0);
@@ -677,7 +638,7 @@ START_TEST(connect_disconnect_cycles_are_counted) {
             ck_assert(tc_wait_closed(c.fd, NULL, 0));
             tc_close(&c);
         } else { /* connects and leaves without a word */
-            int fd = tc_connect(d.port);
+            int fd = ft_connect(d.port, WAIT_MS);
             shutdown(fd, SHUT_WR);
             ck_assert(tc_wait_closed(fd, NULL, 0));
             close(fd);
@@ -735,11 +696,11 @@ static void play_bad(int k, int port, tclient *bc, char *reason, size_t rlen,
     *extra_begins = 0;
     if (is_handshake_case(k)) {
         memset(bc, 0, sizeof *bc);
-        bc->fd = tc_connect(port);
+        bc->fd = ft_connect(port, WAIT_MS);
         switch (k) {
         case BAD_GARBAGE: {
             const char g[] = "GET / HTTP/1.0\r\n\r\n";
-            tc_send_raw(bc->fd, g, sizeof g - 1);
+            ft_send_all(bc->fd, g, sizeof g - 1);
             break;
         }
         case BAD_MAGIC:
@@ -754,8 +715,8 @@ static void play_bad(int k, int port, tclient *bc, char *reason, size_t rlen,
         case BAD_TRUNCATED_HELLO: {
             hello_body(&b, LT_WIRE_MAGIC, LT_WIRE_MAJOR, 7, "");
             uint8_t h[5] = {(uint8_t)(b.n + 1), 0, 0, 0, LT_MSG_HELLO};
-            tc_send_raw(bc->fd, h, 5);
-            tc_send_raw(bc->fd, b.p, b.n / 2);
+            ft_send_all(bc->fd, h, 5);
+            ft_send_all(bc->fd, b.p, b.n / 2);
             shutdown(bc->fd, SHUT_WR);
             break;
         }
@@ -764,7 +725,7 @@ static void play_bad(int k, int port, tclient *bc, char *reason, size_t rlen,
             uint32_t len = LT_WIRE_MAX_HELLO + 1;
             uint8_t h[5] = {(uint8_t)len, (uint8_t)(len >> 8), (uint8_t)(len >> 16),
                             (uint8_t)(len >> 24), LT_MSG_HELLO};
-            tc_send_raw(bc->fd, h, 5);
+            ft_send_all(bc->fd, h, 5);
             break;
         }
         }
@@ -779,7 +740,7 @@ static void play_bad(int k, int port, tclient *bc, char *reason, size_t rlen,
     switch (k) {
     case BAD_OVERSIZED: {
         uint8_t h[5] = {0xff, 0xff, 0xff, 0x7f, LT_MSG_EVENTS};
-        tc_send_raw(bc->fd, h, 5);
+        ft_send_all(bc->fd, h, 5);
         break;
     }
     case BAD_UNBALANCED_END: {
@@ -945,7 +906,7 @@ START_TEST(token_is_checked_in_handshake) {
     char reason[256];
     /* No token, then a wrong one: refused with a reason. */
     for (int i = 0; i < 2; i++) {
-        int fd = tc_connect(d.port);
+        int fd = ft_connect(d.port, WAIT_MS);
         buf b = {0};
         hello_body(&b, LT_WIRE_MAGIC, LT_WIRE_MAJOR, 9, i ? "s3creT" : "");
         ck_assert_int_eq(tc_msg(fd, LT_MSG_HELLO, &b), 0);
@@ -986,7 +947,7 @@ START_TEST(sigint_leaves_complete_file) {
     ck_assert_int_eq(tc_events(&c, 1, open2, sizeof open2), 0);
     /* Wait (bounded) until the daemon has flushed it all, so the signal
      * finds the zones open. */
-    ck_assert_uint_eq(wait_file_events(d.out, 302), 302);
+    ck_assert_uint_eq(ft_wait_events(d.out, 302), 302);
     ck_assert_int_eq(kill(d.pid, SIGINT), 0);
     ck_assert_int_eq(d_wait(&d), 0);
     ck_assert(tc_wait_closed(c.fd, NULL, 0));
@@ -1014,7 +975,7 @@ START_TEST(kill9_leaves_readable_prefix) {
     ck_assert_int_eq(tc_units(&c, 1, 0, 5000), 0);
     /* Wait (bounded) until the periodic flush has put every unit sent so far
      * in the file, then kill the daemon while the client is connected. */
-    uint64_t have = wait_file_events(d.out, 15000);
+    uint64_t have = ft_wait_events(d.out, 15000);
     ck_assert_uint_eq(have, 15000);
     ck_assert_int_eq(tc_units(&c, 1, 5000, 5100), 0);
     kill(d.pid, SIGKILL);
@@ -1046,7 +1007,7 @@ START_TEST(time_limit_stops_with_clients_connected) {
     d_start(&d, (const char *[]){"-s", "1", NULL});
     /* A client that stays connected (it may or may not have completed its
      * handshake when the time is up): the daemon stops all the same. */
-    int fd = tc_connect(d.port);
+    int fd = ft_connect(d.port, WAIT_MS);
     buf b = {0};
     hello_body(&b, LT_WIRE_MAGIC, LT_WIRE_MAJOR, 5, "");
     tc_msg(fd, LT_MSG_HELLO, &b);

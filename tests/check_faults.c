@@ -574,33 +574,12 @@ static void w_strn(wbuf *b, const char *s, size_t n) {
 }
 static void w_str(wbuf *b, const char *s) { w_strn(b, s, strlen(s)); }
 
-static int raw_connect(int port) {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    ck_assert_int_ge(fd, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    struct timeval tv = {FT_WAIT_MS / 1000, 0};
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    ck_assert_int_eq(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
-    return fd;
-}
-
-static void raw_send(int fd, const void *p, size_t n) {
-    const uint8_t *q = p;
-    while (n) {
-        ssize_t w = send(fd, q, n, MSG_NOSIGNAL);
-        if (w <= 0) return; /* closed by the daemon: fine here */
-        q += w;
-        n -= (size_t)w;
-    }
-}
-
 /* A message with a length prefix of `len` (normally body->n + 1). */
 static void raw_msg_len(int fd, uint32_t len, uint8_t type, const wbuf *body) {
     uint8_t h[5] = {(uint8_t)len, (uint8_t)(len >> 8), (uint8_t)(len >> 16),
                     (uint8_t)(len >> 24), type};
-    raw_send(fd, h, 5);
-    if (body) raw_send(fd, body->p, body->n);
+    (void)ft_send_all(fd, h, 5);
+    if (body) (void)ft_send_all(fd, body->p, body->n);
 }
 static void raw_msg(int fd, uint8_t type, const wbuf *body) {
     raw_msg_len(fd, (uint32_t)body->n + 1, type, body);
@@ -616,7 +595,7 @@ static void hello_body(wbuf *b, const char *magic, uint16_t major, uint64_t pid)
 
 /* Connects, says HELLO, reads WELCOME; announces thread 1 and location 1. */
 static int raw_open(int port, uint64_t pid) {
-    int fd = raw_connect(port);
+    int fd = ft_connect(port, FT_WAIT_MS);
     wbuf b = {.n = 0};
     hello_body(&b, "TRCYWIRE", 1, pid);
     raw_msg(fd, 0x01, &b);
@@ -706,13 +685,13 @@ START_TEST(bad_input_flood_counted_and_others_unharmed) {
     int good = raw_open(dm.port, 1);
     raw_zones(good, 1000);
     /* Connect and disconnect, thousands of times. */
-    for (int i = 0; i < CYCLES; i++) close(raw_connect(dm.port));
+    for (int i = 0; i < CYCLES; i++) close(ft_connect(dm.port, FT_WAIT_MS));
     /* Connect, say HELLO, disconnect. */
     for (int i = 0; i < HELLO_CYCLES; i++) close(raw_open(dm.port, 100 + (uint64_t)i));
     /* Refused in the handshake: wrong magic, wrong version, oversized,
      * truncated HELLO, silence. */
     for (int k = 0; k < 5; k++) {
-        int fd = raw_connect(dm.port);
+        int fd = ft_connect(dm.port, FT_WAIT_MS);
         wbuf b = {.n = 0};
         if (k == 0) hello_body(&b, "TRCYWIRX", 1, 7), raw_msg(fd, 0x01, &b);
         if (k == 1) hello_body(&b, "TRCYWIRE", 9, 7), raw_msg(fd, 0x01, &b);
@@ -720,7 +699,7 @@ START_TEST(bad_input_flood_counted_and_others_unharmed) {
         if (k == 3) {
             hello_body(&b, "TRCYWIRE", 1, 7);
             raw_msg_len(fd, (uint32_t)b.n + 1, 0x01, NULL);
-            raw_send(fd, b.p, b.n / 2);
+            (void)ft_send_all(fd, b.p, b.n / 2);
             shutdown(fd, SHUT_WR);
         }
         raw_wait_closed(fd);

@@ -1,4 +1,5 @@
-/* faults.h -- helpers shared by check_faults.c and check_load.c: the real
+/* faults.h -- helpers shared by the daemon suites (check_faults.c,
+ * check_load.c, check_capture.c): the real
  * capture-release started on an ephemeral port, child processes that use
  * the real client library, running the converters, reading results back.
  * Every wait is bounded; no assertion depends on timing. */
@@ -18,6 +19,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "trace.h"
@@ -254,6 +256,34 @@ static inline uint64_t ft_wait_events(const char *path, uint64_t want) {
         }
     }
     return have;
+}
+
+/* A blocking loopback connection to `port` whose reads and writes give up
+ * after `wait_ms`. */
+static inline int ft_connect(int port, int wait_ms) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    ck_assert_int_ge(fd, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    struct timeval tv = {wait_ms / 1000, (wait_ms % 1000) * 1000};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    ck_assert_int_eq(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
+    return fd;
+}
+
+/* Sends all of p[0..n); returns 0, or -1 when the peer closed the
+ * connection (or a send timed out). */
+static inline int ft_send_all(int fd, const void *p, size_t n) {
+    const uint8_t *q = p;
+    while (n) {
+        ssize_t w = send(fd, q, n, MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return -1;
+        q += w;
+        n -= (size_t)w;
+    }
+    return 0;
 }
 
 /* VmRSS of a process in KiB (0 when unknown). */
