@@ -287,24 +287,43 @@ static int lt__cursor_step(lt_reader *r, lt__rstream *s, int may_load) {
 
 /* ---- Merge ------------------------------------------------------------- */
 
-static inline int lt__before(const lt__rstream *a, const lt__rstream *b) {
-    if (a->ev.ts != b->ev.ts) return a->ev.ts < b->ev.ts;
-    if (a->info.process != b->info.process) return a->info.process < b->info.process;
-    return a->info.index < b->info.index;
+static inline int lt__before(const lt__hent *a, const lt__hent *b) {
+    return a->ts < b->ts || (a->ts == b->ts && a->ord < b->ord);
 }
 
 static void lt__sift_down(lt_reader *r, uint32_t i) {
-    lt__rstream **h = r->heap, *x = h[i];
+    lt__hent *h = r->heap, x = h[i];
     uint32_t n = r->nheap;
     for (;;) {
         uint32_t c = 2 * i + 1;
         if (c >= n) break;
-        if (c + 1 < n && lt__before(h[c + 1], h[c])) c++;
-        if (!lt__before(h[c], x)) break;
+        if (c + 1 < n && lt__before(&h[c + 1], &h[c])) c++;
+        if (!lt__before(&h[c], &x)) break;
         h[i] = h[c];
         i = c;
     }
     h[i] = x;
+}
+
+/* Moves the top entry, whose stream now stands on an event at `ts`, down to
+ * its place. The new key comes in a register: storing it first and loading
+ * the entry back would stall on store forwarding. */
+static void lt__sift_top(lt_reader *r, uint64_t ts) {
+    lt__hent *h = r->heap;
+    uint64_t ord = h[0].ord;
+    lt__rstream *s = h[0].s;
+    uint32_t n = r->nheap, i = 0;
+    for (;;) {
+        uint32_t c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && lt__before(&h[c + 1], &h[c])) c++;
+        if (!(h[c].ts < ts || (h[c].ts == ts && h[c].ord < ord))) break;
+        h[i] = h[c];
+        i = c;
+    }
+    h[i].ts = ts;
+    h[i].ord = ord;
+    h[i].s = s;
 }
 
 void lt__merge_reset(lt_reader *r) {
@@ -333,7 +352,9 @@ static int lt__merge_start(lt_reader *r) {
         lt__cursor_start(r, s);
         int rc = lt__cursor_step(r, s, 1);
         if (rc < 0) return rc;
-        if (rc > 0) r->heap[r->nheap++] = s;
+        if (rc > 0)
+            r->heap[r->nheap++] = (lt__hent){
+                s->ev.ts, (uint64_t)s->info.process << 32 | s->info.index, s};
     }
     for (uint32_t i = r->nheap / 2; i-- > 0;) lt__sift_down(r, i);
     r->started = 1;
@@ -353,13 +374,17 @@ int lt_reader_next(lt_reader *r, lt_event *ev) {
         rc = r->pending;
         r->pending = 0;
         if (rc < 0) goto fail;
-        rc = lt__cursor_step(r, r->heap[0], 1);
+        rc = lt__cursor_step(r, r->heap[0].s, 1);
         if (rc < 0) goto fail;
-        if (rc == 0) r->heap[0] = r->heap[--r->nheap];
-        if (r->nheap > 1) lt__sift_down(r, 0);
+        if (rc == 0) {
+            r->heap[0] = r->heap[--r->nheap];
+            if (r->nheap > 1) lt__sift_down(r, 0);
+        } else {
+            lt__sift_top(r, r->heap[0].s->ev.ts);
+        }
     }
     if (r->nheap == 0) return 0;
-    lt__rstream *s = r->heap[0];
+    lt__rstream *s = r->heap[0].s;
     /* A zone begin, most of all events, is the head of the struct plus
      * constants: no loads of what the cursor has just stored. */
     if (s->ev.type == LT_EV_ZONE_BEGIN) {
@@ -383,7 +408,8 @@ int lt_reader_next(lt_reader *r, lt_event *ev) {
     }
     rc = lt__cursor_step(r, s, 0);
     if (rc == 1) {
-        if (r->nheap > 1) lt__sift_down(r, 0);
+        if (r->nheap > 1) lt__sift_top(r, s->ev.ts);
+        else r->heap[0].ts = s->ev.ts;
     } else if (rc == 0) {
         r->heap[0] = r->heap[--r->nheap];
         if (r->nheap > 1) lt__sift_down(r, 0);

@@ -49,6 +49,14 @@ typedef struct lt__rstream {
     lt_event ev;               /* the event the cursor stands on */
 } lt__rstream;
 
+/* A merge heap entry: the stream's next timestamp and its (process, thread)
+ * order kept beside the pointer, so comparisons touch only the heap. */
+typedef struct lt__hent {
+    uint64_t ts;
+    uint64_t ord;              /* process << 32 | thread index */
+    lt__rstream *s;
+} lt__hent;
+
 typedef struct lt__rproc {
     lt_process info;
     int present;               /* PROC_INFO seen */
@@ -94,7 +102,7 @@ struct lt_reader {
     uint64_t raw_held;         /* bytes of block buffers and zone strings held */
     /* merge */
     uint32_t sel_process, sel_thread;
-    lt__rstream **heap;
+    lt__hent *heap;           /* merge heap, keyed by the streams' next event */
     uint32_t nheap;
     int started, pending;
     int err;
