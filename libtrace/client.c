@@ -94,6 +94,12 @@ static void init_sync(void) {
     pthread_cond_init(&g->done_cv, NULL);
 }
 
+/* fork() happens with lt__g.mu held, so the child inherits the client's
+ * lists and pool in a consistent state and the sender thread is not in the
+ * middle of any work (allocating, say) that the child would find locked. */
+static void atfork_prepare(void) { pthread_mutex_lock(&lt__g.mu); }
+static void atfork_parent(void) { pthread_mutex_unlock(&lt__g.mu); }
+
 /* The child of fork() is a new process: it gets its own connection on its
  * first event. The parent's connection and buffers are left alone. */
 static void atfork_child(void) {
@@ -115,7 +121,7 @@ static void at_exit(void) { lt_client_stop(); }
 
 static void init_once(void) {
     init_sync();
-    pthread_atfork(NULL, NULL, atfork_child);
+    pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
     atexit(at_exit);
 }
 

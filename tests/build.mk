@@ -26,7 +26,8 @@ check-c: $(B)/tests/check_all all
 	$(Q)LT_BUILD=$(CURDIR)/$(B) $(B)/tests/check_all
 
 check-asan: $(B)/asan/tests/check_all all
-	$(Q)LT_BUILD=$(CURDIR)/$(B) ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	$(Q)LT_BUILD=$(CURDIR)/$(B) CK_EXCLUDE_TAGS=fork_with_threads \
+		ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 $(B)/asan/tests/check_all
 
 check-valgrind: $(B)/tests/check_all all
