@@ -15,4 +15,4 @@ $(B)/gen/schema_sql.h: schema/schema.sql
 		sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $<; echo ';'; } > $@.tmp && mv $@.tmp $@
 $(B)/obj/convert/sql_export.o: $(B)/gen/schema_sql.h
 $(B)/obj/convert/sql_export.o: ALL_CFLAGS += -I$(B)/gen
-$(B)/bin/tracy-sql: $(B)/obj/convert/sql_export.o
+$(B)/bin/tracy-sql: $(B)/obj/convert/sql_export.o $(B)/obj/convert/sql_btree.o $(B)/obj/convert/sql_sort.o

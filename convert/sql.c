@@ -18,6 +18,7 @@ typedef struct sql_opts {
     char **queries;
     int nqueries;
     int fmt, cache, allow_truncated;
+    uint32_t page_size;
 } sql_opts;
 
 static const char usage_text[] =
@@ -37,6 +38,8 @@ static const char usage_text[] =
     "      --table            print results as an aligned table (the default on a\n"
     "                         terminal)\n"
     "      --allow-truncated  exit 0 on a truncated trace (still warns)\n"
+    "      --page-size BYTES  page size of a new database, a power of two from 512\n"
+    "                         to 65536 (default 65536)\n"
     "  -h, --help             print this help and exit\n"
     "  -V, --version          print the version and exit\n"
     "\n"
@@ -56,26 +59,15 @@ static int export_to(lt_reader *r, const sqlx_source *src, const char *dest,
         return CV_EXIT_OUTPUT;
     }
     snprintf(tmp, n, "%s.tmp-%ld", dest, (long)getpid());
-    sqlite3 *db = NULL;
     int code = CV_EXIT_OUTPUT;
     unlink(tmp);
-    if (sqlite3_open_v2(tmp, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-        cv_err("%s: cannot create database: %s", dest, db ? sqlite3_errmsg(db) : "out of memory");
-        goto out;
-    }
-    if (sqlx_export(r, db, src, read_exit) != 0) goto out;
-    if (sqlite3_close(db) != SQLITE_OK) {
-        cv_err("%s: cannot close database: %s", dest, sqlite3_errmsg(db));
-        goto out;
-    }
-    db = NULL;
+    if (sqlx_export(r, tmp, src, read_exit) != 0) goto out;
     if (rename(tmp, dest) != 0) {
         cv_err("%s: cannot write: %s", dest, strerror(errno));
         goto out;
     }
     code = 0;
 out:
-    if (db) sqlite3_close(db);
     if (code) unlink(tmp);
     free(tmp);
     return code;
@@ -335,7 +327,7 @@ static int prepare_db(const sql_opts *o, lt_reader *r, const sqlx_source *src,
 static int run(const sql_opts *o) {
     lt_reader *r;
     struct stat st;
-    sqlx_source src = {.path = o->path};
+    sqlx_source src = {.path = o->path, .page_size = o->page_size};
     if (stat(o->path, &st) == 0) {
         src.size = (uint64_t)st.st_size;
         src.mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
@@ -353,7 +345,7 @@ static int run(const sql_opts *o) {
     return code ? code : cv_final_exit(read_exit, trunc);
 }
 
-enum { OPT_CSV = 256, OPT_JSON, OPT_TABLE, OPT_CACHE, OPT_ALLOW };
+enum { OPT_CSV = 256, OPT_JSON, OPT_TABLE, OPT_CACHE, OPT_ALLOW, OPT_PAGE };
 
 int main(int argc, char **argv) {
     static const struct option longs[] = {
@@ -363,10 +355,12 @@ int main(int argc, char **argv) {
         {"table", no_argument, 0, OPT_TABLE},
         {"cache", no_argument, 0, OPT_CACHE},
         {"allow-truncated", no_argument, 0, OPT_ALLOW},
+        {"page-size", required_argument, 0, OPT_PAGE},
         {"help", no_argument, 0, 'h'},
         {"version", no_argument, 0, 'V'},
         {0, 0, 0, 0}};
-    sql_opts o = {0};
+    sql_opts o = {.page_size = 65536};
+    uint64_t v;
     int c;
     cv_prog = "tracy-sql";
     opterr = 0;
@@ -378,6 +372,12 @@ int main(int argc, char **argv) {
         case OPT_TABLE: o.fmt = FMT_TABLE; break;
         case OPT_CACHE: o.cache = 1; break;
         case OPT_ALLOW: o.allow_truncated = 1; break;
+        case OPT_PAGE:
+            if (cv_parse_u64(optarg, &v) || v < 512 || v > 65536 || (v & (v - 1)))
+                return cv_usage_error("--page-size wants a power of two from 512 to 65536, not '%s'",
+                                      optarg);
+            o.page_size = (uint32_t)v;
+            break;
         case 'h': fputs(usage_text, stdout); return CV_EXIT_OK;
         case 'V': return cv_print_version();
         case ':': return cv_usage_error("option '%s' needs an argument", argv[optind - 1]);

@@ -1,5 +1,13 @@
-/* sql_export.c -- fills a SQLite database from a trace: one transaction,
- * prepared statements, integer-only zone rows, indexes built at the end. */
+/* sql_export.c -- fills a SQLite database from a trace in two passes.
+ *
+ * The first pass goes through SQLite: one transaction and prepared
+ * statements for everything but the zones (processes, functions, args,
+ * counters, messages...), then the indexes, all on an empty slice_data.
+ * The second pass reads the trace again and writes the zone rows and their
+ * two indexes as b-tree pages straight into the closed file (sql_btree.c):
+ * rows are put back in id (start) order through a window of recent ids,
+ * index keys are sorted in bounded memory (sql_sort.c). The few zones still
+ * open when the window moved past them are inserted by SQLite at the end. */
 #include "sql_export.h"
 
 #include <stdio.h>
@@ -8,6 +16,8 @@
 
 #include "common.h"
 #include "schema_sql.h"
+#include "sql_btree.h"
+#include "sql_sort.h"
 
 enum {
     ST_SLICE, ST_FUNC, ST_ARGS, ST_COUNTER, ST_TRACK, ST_CTRACK, ST_SIGNPOST,
@@ -29,8 +39,9 @@ static const char *const stmt_sql[ST_COUNT] = {
     "INSERT INTO lost_event(ts, utid, count) VALUES (?,?,?)",
 };
 
-#define SLICE_BATCH 64
 #define SLICE_COLS 10
+#define WINDOW 65536          /* ids of the reorder window (a power of 2) */
+#define SORT_RUN (256u << 10) /* index keys sorted in memory at a time */
 
 typedef struct proc_map {
     uint32_t utid_base;
@@ -53,11 +64,19 @@ typedef struct sqlx {
     int64_t next_arg_set;
     uint64_t lost, unclosed, aborted;
     uint64_t nslices, ncounters;
-    /* Zone rows wait here to be inserted SLICE_BATCH at a time by one
-     * multi-row INSERT, which halves the per-row cost of SQLite. */
-    sqlite3_stmt *batch_stmt;
-    int64_t batch[SLICE_BATCH][SLICE_COLS];
-    int nbatch;
+    int pass; /* 1: SQLite, 2: zone pages */
+    const char *trace_path;
+    /* Pass 2. Zone rows wait in `window` (slot id % WINDOW) until every
+     * smaller id is written; `next` is the smallest id not yet written or
+     * passed over. Rows whose id was passed over while their zone was open
+     * go to `late`, for SQLite. */
+    int64_t (*window)[SLICE_COLS];
+    uint64_t next, max_id;
+    int64_t (*late)[SLICE_COLS];
+    size_t nlate, late_cap;
+    sqb_file *file;
+    sqb_tree *table;
+    sqs_sorter *by_track, *by_func;
 } sqlx;
 
 /* ---- Small helpers ------------------------------------------------------ */
@@ -282,6 +301,10 @@ static int64_t func_row(sqlx *x, const lt_loc *loc, const char *name, size_t nle
     long i = cv_map_get(x->funcs, key, klen, &added);
     free(key);
     if (i < 0) return -1;
+    if (added && x->pass == 2) {
+        cv_err("%s: the trace changed while it was read", x->trace_path);
+        return -1;
+    }
     if (added) {
         sqlite3_stmt *s = x->st[ST_FUNC];
         sqlite3_bind_int64(s, 1, i + 1);
@@ -336,26 +359,62 @@ static int64_t counter_track_of(sqlx *x, const lt_event *ev) {
 
 /* ---- Events ------------------------------------------------------------- */
 
-/* Binds one zone row at parameter `base` + 1...; 0 in parent_id or
- * arg_set_id stands for NULL. */
-static void bind_slice(sqlite3_stmt *s, int base, const int64_t *v) {
+/* Inserts one zone row through SQLite; 0 in parent_id or arg_set_id stands
+ * for NULL. */
+static int insert_slice(sqlx *x, const int64_t *v) {
+    sqlite3_stmt *s = x->st[ST_SLICE];
     for (int c = 0; c < SLICE_COLS; c++) {
-        if ((c == 5 || c == 6) && v[c] == 0) sqlite3_bind_null(s, base + c + 1);
-        else sqlite3_bind_int64(s, base + c + 1, v[c]);
+        if ((c == 5 || c == 6) && v[c] == 0) sqlite3_bind_null(s, c + 1);
+        else sqlite3_bind_int64(s, c + 1, v[c]);
     }
+    return step(x, ST_SLICE);
 }
 
-static int flush_slices(sqlx *x) {
-    int full = x->nbatch == SLICE_BATCH;
-    sqlite3_stmt *s = full ? x->batch_stmt : x->st[ST_SLICE];
-    for (int i = 0; i < x->nbatch; i++) {
-        bind_slice(s, full ? i * SLICE_COLS : 0, x->batch[i]);
-        if (full && i + 1 < x->nbatch) continue;
-        int rc = sqlite3_step(s);
-        sqlite3_reset(s);
-        if (rc != SQLITE_DONE) return db_fail(x, "slice");
+/* Writes a row, in id order, into the slice_data pages and its keys into
+ * the index sorters. */
+static int write_row(sqlx *x, const int64_t *v) {
+    uint8_t rec[SQB_RECORD_MAX];
+    uint32_t nulls = 1u | (v[5] ? 0 : 1u << 5) | (v[6] ? 0 : 1u << 6);
+    size_t n = sqb_record(x->file, rec, v, nulls, SLICE_COLS);
+    if (sqb_table_add(x->table, v[0], rec, n) || sqs_add(x->by_track, v[3], v[1], v[0]) ||
+        sqs_add(x->by_func, v[7], 0, v[0]))
+        return -1;
+    x->nslices++;
+    return 0;
+}
+
+/* Moves the window one id on, writing that id's row if it is there. */
+static int window_step(sqlx *x) {
+    int64_t *slot = x->window[x->next & (WINDOW - 1)];
+    int rc = (uint64_t)slot[0] == x->next ? write_row(x, slot) : 0;
+    slot[0] = 0;
+    x->next++;
+    return rc;
+}
+
+/* Takes a finished row in pass 2. */
+static int window_put(sqlx *x, const int64_t *v) {
+    uint64_t id = (uint64_t)v[0];
+    if (id < x->next) {
+        if (x->nlate == x->late_cap) {
+            size_t cap = x->late_cap ? x->late_cap * 2 : 256;
+            void *l = realloc(x->late, cap * sizeof *x->late);
+            if (!l) {
+                cv_err("out of memory");
+                return -1;
+            }
+            x->late = l;
+            x->late_cap = cap;
+        }
+        memcpy(x->late[x->nlate++], v, sizeof *x->late);
+        return 0;
     }
-    x->nbatch = 0;
+    while (id >= x->next + WINDOW)
+        if (window_step(x)) return -1;
+    memcpy(x->window[id & (WINDOW - 1)], v, sizeof *x->window);
+    if (id > x->max_id) x->max_id = id;
+    while ((uint64_t)x->window[x->next & (WINDOW - 1)][0] == x->next)
+        if (window_step(x)) return -1;
     return 0;
 }
 
@@ -367,15 +426,21 @@ static int on_zone_end(sqlx *x, const lt_event *ev) {
     int64_t arg_set = 0;
     if (ev->text) {
         arg_set = ++x->next_arg_set;
-        sqlite3_stmt *a = x->st[ST_ARGS];
-        sqlite3_bind_int64(a, 1, arg_set);
-        bind_cstr(a, 2, "debug.text");
-        bind_text(a, 3, ev->text, ev->text_len);
-        if (step(x, ST_ARGS)) return -1;
+        if (x->pass == 1) {
+            sqlite3_stmt *a = x->st[ST_ARGS];
+            sqlite3_bind_int64(a, 1, arg_set);
+            bind_cstr(a, 2, "debug.text");
+            bind_text(a, 3, ev->text, ev->text_len);
+            if (step(x, ST_ARGS)) return -1;
+        }
+    }
+    if (x->pass == 1) {
+        x->aborted += (ev->flags & LT_EVF_ABORTED) != 0;
+        x->unclosed += (ev->flags & LT_EVF_UNCLOSED) != 0;
+        return 0;
     }
     uint64_t dur = ev->ts - ev->begin_ts;
-    int64_t *v = x->batch[x->nbatch++];
-    x->nslices++;
+    int64_t v[SLICE_COLS];
     v[0] = (int64_t)id;
     v[1] = (int64_t)ev->begin_ts;
     v[2] = (int64_t)dur;
@@ -386,14 +451,13 @@ static int on_zone_end(sqlx *x, const lt_event *ev) {
     v[7] = func;
     v[8] = (int64_t)(dur >= ev->child_ns ? dur - ev->child_ns : 0);
     v[9] = (ev->flags & LT_EVF_ABORTED ? 1 : 0) | (ev->flags & LT_EVF_UNCLOSED ? 2 : 0);
-    x->aborted += (ev->flags & LT_EVF_ABORTED) != 0;
-    x->unclosed += (ev->flags & LT_EVF_UNCLOSED) != 0;
-    return x->nbatch == SLICE_BATCH ? flush_slices(x) : 0;
+    return window_put(x, v);
 }
 
 static int on_event(sqlx *x, const lt_event *ev) {
     int64_t utid = utid_of(x, ev->process, ev->thread);
     sqlite3_stmt *s;
+    if (x->pass == 2 && ev->type != LT_EV_ZONE_BEGIN && ev->type != LT_EV_ZONE_END) return 0;
     switch (ev->type) {
     case LT_EV_ZONE_BEGIN:
         return cv_zones_begin(x->zones, ev->process, ev->thread) ? 0 : -1;
@@ -545,62 +609,182 @@ static int prepare_all(sqlx *x) {
         if (sqlite3_prepare_v3(x->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &x->st[i],
                                NULL) != SQLITE_OK)
             return db_fail(x, "prepare");
-    /* The slice insert with SLICE_BATCH rows of VALUES. */
-    const char *one = strstr(stmt_sql[ST_SLICE], "(?");
-    size_t head = (size_t)(one - stmt_sql[ST_SLICE]), row = strlen(one);
-    char *sql = malloc(head + SLICE_BATCH * (row + 1) + 1), *w = sql;
-    if (!sql) return -1;
-    memcpy(w, stmt_sql[ST_SLICE], head);
-    w += head;
-    for (int i = 0; i < SLICE_BATCH; i++) {
-        if (i) *w++ = ',';
-        memcpy(w, one, row);
-        w += row;
-    }
-    *w = '\0';
-    int rc = sqlite3_prepare_v3(x->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &x->batch_stmt, NULL);
-    free(sql);
-    return rc == SQLITE_OK ? 0 : db_fail(x, "prepare");
+    return 0;
 }
 
-static int fill(sqlx *x, const sqlx_source *src, int *read_exit) {
+static int open_db(sqlx *x, const char *path, uint32_t page_size) {
+    if (sqlite3_open_v2(path, &x->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+                        SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+        cv_err("%s: cannot open database: %s", path,
+               x->db ? sqlite3_errmsg(x->db) : "out of memory");
+        return -1;
+    }
+    /* Journal off and no syncs: a failed export is deleted, not recovered.
+     * The page size only applies to the new file. */
+    char sql[256];
+    snprintf(sql, sizeof sql,
+             "PRAGMA page_size=%u; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
+             " PRAGMA locking_mode=EXCLUSIVE; PRAGMA cache_size=-32768;"
+             " PRAGMA mmap_size=0; PRAGMA threads=0;", page_size ? page_size : 65536);
+    return exec(x, sql);
+}
+
+static int close_db(sqlx *x, const char *path) {
+    for (int i = 0; i < ST_COUNT; i++) {
+        sqlite3_finalize(x->st[i]);
+        x->st[i] = NULL;
+    }
+    int rc = sqlite3_close(x->db) == SQLITE_OK ? 0 : -1;
+    if (rc) cv_err("%s: cannot close database: %s", path, sqlite3_errmsg(x->db));
+    else x->db = NULL;
+    return rc;
+}
+
+/* Root pages of slice_data and its two indexes, in that order. */
+static int root_pages(sqlx *x, uint32_t roots[3]) {
+    static const char *const names[3] = {"slice_data", "slice_data_track_ts", "slice_data_func"};
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(x->db, "SELECT rootpage FROM sqlite_schema WHERE name = ?", -1, &s,
+                           NULL) != SQLITE_OK)
+        return db_fail(x, "schema");
+    int rc = 0;
+    for (int i = 0; i < 3 && !rc; i++) {
+        bind_cstr(s, 1, names[i]);
+        if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_int64(s, 0) > 1)
+            roots[i] = (uint32_t)sqlite3_column_int64(s, 0);
+        else
+            rc = db_fail(x, "schema");
+        sqlite3_reset(s);
+    }
+    sqlite3_finalize(s);
+    return rc;
+}
+
+/* Pass 1: everything but the zone rows, through SQLite. */
+static int pass_sqlite(sqlx *x, const char *path, const sqlx_source *src, int *read_exit,
+                       uint32_t roots[3]) {
     lt_event ev;
     int rc, err = 0;
-    /* Journal off and no syncs: a failed export is deleted, not recovered. */
-    if (exec(x, "PRAGMA page_size=65536; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
-                " PRAGMA locking_mode=EXCLUSIVE; PRAGMA cache_size=-32768; PRAGMA mmap_size=0;"
-                " PRAGMA threads=0;") ||
-        exec(x, "BEGIN") || run_schema(x, 0) || prepare_all(x) || write_metadata(x, src) ||
-        write_processes(x))
+    if (open_db(x, path, src->page_size) || exec(x, "BEGIN") || run_schema(x, 0) || prepare_all(x) ||
+        write_metadata(x, src) || write_processes(x))
         return -1;
     while ((rc = cv_next(x->r, &ev, src->path, &err)) > 0)
         if (on_event(x, &ev)) return -1;
     if (rc < 0) *read_exit = cv_exit_for(err) ? cv_exit_for(err) : CV_EXIT_CORRUPT;
-    if (flush_slices(x) || write_stats(x) || exec(x, "COMMIT") || run_schema(x, 1) ||
-        write_planner_stats(x))
+    if (write_stats(x) || exec(x, "COMMIT") || run_schema(x, 1) || root_pages(x, roots))
         return -1;
-    return 0;
+    return close_db(x, path);
 }
 
-int sqlx_export(lt_reader *r, sqlite3 *db, const sqlx_source *src, int *read_exit) {
+typedef struct index_out {
+    sqb_file *file;
+    sqb_tree *tree;
+} index_out;
+
+/* Index keys: (track_id, ts, id) and (func_id, id). */
+static int emit_track_key(void *ctx, const sqs_key *k) {
+    index_out *o = ctx;
+    uint8_t rec[SQB_RECORD_MAX];
+    int64_t v[3] = {k->a, k->b, k->id};
+    return sqb_index_add(o->tree, rec, sqb_record(o->file, rec, v, 0, 3));
+}
+
+static int emit_func_key(void *ctx, const sqs_key *k) {
+    index_out *o = ctx;
+    uint8_t rec[SQB_RECORD_MAX];
+    int64_t v[2] = {k->a, k->id};
+    return sqb_index_add(o->tree, rec, sqb_record(o->file, rec, v, 0, 2));
+}
+
+/* Sorts one index's keys into its b-tree. */
+static int write_index(sqlx *x, sqs_sorter *s, uint32_t root, sqs_emit emit) {
+    index_out o = {x->file, sqb_tree_new(x->file, root, 1)};
+    if (!o.tree) return -1;
+    if (sqs_finish(s, emit, &o)) {
+        sqb_tree_free(o.tree);
+        return -1;
+    }
+    return sqb_tree_finish(o.tree);
+}
+
+/* Pass 2: the zone rows and their indexes, as pages of the closed file. */
+static int pass_pages(sqlx *x, const char *path, const uint32_t roots[3], int read_exit) {
+    lt_event ev;
+    int rc;
+    cv_zones_free(x->zones);
+    x->zones = cv_zones_new();
+    x->next_arg_set = 0;
+    x->next = 1;
+    x->pass = 2;
+    x->window = calloc(WINDOW, sizeof *x->window);
+    x->by_track = sqs_new(SORT_RUN);
+    x->by_func = sqs_new(SORT_RUN);
+    if (!x->zones || !x->window || !x->by_track || !x->by_func) {
+        cv_err("out of memory");
+        return -1;
+    }
+    if (lt_reader_rewind(x->r) || !(x->file = sqb_file_open(path)) ||
+        !(x->table = sqb_tree_new(x->file, roots[0], 0)))
+        return -1;
+    /* The first pass reported any read error; this one stops at it too. */
+    while ((rc = lt_reader_next(x->r, &ev)) > 0)
+        if (on_event(x, &ev)) return -1;
+    if (rc < 0 && !read_exit) {
+        cv_err("%s: the trace changed while it was read", x->trace_path);
+        return -1;
+    }
+    while (x->next <= x->max_id)
+        if (window_step(x)) return -1;
+    rc = sqb_tree_finish(x->table);
+    x->table = NULL;
+    if (rc || write_index(x, x->by_track, roots[1], emit_track_key) ||
+        write_index(x, x->by_func, roots[2], emit_func_key))
+        return -1;
+    rc = sqb_file_close(x->file);
+    x->file = NULL;
+    return rc;
+}
+
+/* Last, through SQLite again: the late rows and the planner statistics. */
+static int pass_finish(sqlx *x, const char *path) {
+    if (open_db(x, path, 0) || exec(x, "BEGIN") || prepare_all(x)) return -1;
+    for (size_t i = 0; i < x->nlate; i++) {
+        if (insert_slice(x, x->late[i])) return -1;
+        x->nslices++;
+    }
+    if (exec(x, "COMMIT") || write_planner_stats(x)) return -1;
+    return close_db(x, path);
+}
+
+int sqlx_export(lt_reader *r, const char *path, const sqlx_source *src, int *read_exit) {
     sqlx x;
+    uint32_t roots[3];
     memset(&x, 0, sizeof x);
     x.r = r;
-    x.db = db;
+    x.pass = 1;
+    x.trace_path = src->path;
     *read_exit = 0;
     x.zones = cv_zones_new();
     x.funcs = cv_map_new();
     int rc = -1;
     if (!x.zones || !x.funcs) cv_err("out of memory");
-    else rc = fill(&x, src, read_exit);
+    else if (pass_sqlite(&x, path, src, read_exit, roots) == 0 &&
+             pass_pages(&x, path, roots, *read_exit) == 0)
+        rc = pass_finish(&x, path);
     for (int i = 0; i < ST_COUNT; i++) sqlite3_finalize(x.st[i]);
-    sqlite3_finalize(x.batch_stmt);
+    if (x.db) sqlite3_close(x.db);
+    sqb_tree_free(x.table);
+    if (x.file) sqb_file_close(x.file);
     if (x.procs)
         for (uint32_t p = 0; p <= x.nproc; p++) {
             free(x.procs[p].funcs);
             free(x.procs[p].ctracks);
         }
     free(x.procs);
+    free(x.window);
+    free(x.late);
+    sqs_free(x.by_track);
+    sqs_free(x.by_func);
     cv_zones_free(x.zones);
     cv_map_free(x.funcs);
     return rc;

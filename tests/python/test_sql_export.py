@@ -1,0 +1,127 @@
+"""tracy-sql writes the zone table and its indexes as b-tree pages of its
+own: these tests check the result with the real SQLite library
+(integrity_check compares every index with the table) and against the op
+report of tracy-csv, on traces large enough for many-level trees, sorted
+runs on disk and zones that stay open across the reorder window."""
+import csv
+import io
+import json
+import os
+import sqlite3
+import subprocess
+
+from conftest import BIN, BUILD
+
+# A program whose outer zones (module, main, each phase) each span more than
+# the 65536 zone ids tracy-sql keeps in its reorder window.
+LONG_PHASES = """
+import threading
+
+def leaf(i):
+    return i
+
+def phase(n):
+    for i in range(n):
+        leaf(i)
+
+def worker():
+    phase(3000)
+
+def main():
+    t = threading.Thread(target=worker, name="side")
+    t.start()
+    phase(70000)
+    phase(70000)
+    t.join()
+
+main()
+"""
+
+
+def tool(name, *args):
+    proc = subprocess.run([os.path.join(BIN, name)] + list(args), capture_output=True,
+                          text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def export(trace, db, *options):
+    tool("tracy-sql", *options, trace, "-o", str(db))
+    con = sqlite3.connect(str(db))
+    assert con.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+    return con
+
+
+def check_indexes_answer_like_scans(con):
+    """Per-function and per-thread questions give the same answers through
+    the indexes (seeks and full walks) as through scans of the table."""
+    funcs = [f for (f,) in con.execute("SELECT id FROM func ORDER BY id")]
+    for func in funcs[::max(1, len(funcs) // 12)] + funcs[-1:]:
+        q = "SELECT count(*), sum(id), sum(dur) FROM slice_data {} WHERE func_id = ?"
+        assert (con.execute(q.format("INDEXED BY slice_data_func"), (func,)).fetchone() ==
+                con.execute(q.format("NOT INDEXED"), (func,)).fetchone())
+    for (track,) in con.execute("SELECT id FROM thread_track").fetchall():
+        q = ("SELECT count(*), sum(id), min(ts), max(ts) FROM slice_data {}"
+             " WHERE track_id = ? AND ts >= (SELECT min(ts) FROM slice_data)")
+        assert (con.execute(q.format("INDEXED BY slice_data_track_ts"), (track,)).fetchone() ==
+                con.execute(q.format("NOT INDEXED"), (track,)).fetchone())
+    q = "SELECT {} FROM slice_data INDEXED BY {} ORDER BY {}"
+    walk = con.execute(q.format("func_id, id", "slice_data_func", "func_id, id")).fetchall()
+    assert walk == sorted(con.execute("SELECT func_id, id FROM slice_data NOT INDEXED"))
+    walk = con.execute(q.format("track_id, ts, id", "slice_data_track_ts",
+                                "track_id, ts, id")).fetchall()
+    assert walk == sorted(con.execute("SELECT track_id, ts, id FROM slice_data NOT INDEXED"))
+    plan = " ".join(r[3] for r in con.execute(
+        "EXPLAIN QUERY PLAN SELECT count(*) FROM slice WHERE name = 'leaf'"))
+    assert "slice_data_func" in plan, plan
+
+
+def op_report_zones(trace):
+    rows = csv.DictReader(io.StringIO(tool("tracy-csv", trace)))
+    return sorted((int(r["GLOBAL CALL COUNT"]), r["OP CODE"], int(r["DEPTH"]),
+                   int(r["HOST START TS"]), int(r["HOST DURATION [ns]"]),
+                   int(r["HOST SELF DURATION [ns]"]))
+                  for r in rows if r["OP TYPE"] != "signpost")
+
+
+def test_long_open_zones_and_deep_trees_match_the_op_report(run_tracy, tmp_path):
+    run = run_tracy(LONG_PHASES)
+    assert run.rc == 0, run.err
+    expected = op_report_zones(run.path)
+    names = [z[1] for z in expected]
+    assert (names.count("leaf"), names.count("phase"), names.count("main")) == (143000, 3, 1)
+    tables = {}
+    for page_size in ("65536", "512"):
+        con = export(run.path, tmp_path / f"run-{page_size}.db", "--page-size", page_size)
+        assert con.execute("PRAGMA page_size").fetchone() == (int(page_size),)
+        got = sorted(con.execute(
+            "SELECT id, name, depth, ts, dur, self_dur FROM slice WHERE category = 'python'"))
+        assert got == expected
+        # Parents: one level up, enclosing the child, on the same thread.
+        bad = con.execute(
+            "SELECT count(*) FROM slice_data c JOIN slice_data p ON p.id = c.parent_id"
+            " WHERE p.depth != c.depth - 1 OR p.ts > c.ts OR p.ts + p.dur < c.ts + c.dur"
+            " OR p.track_id != c.track_id OR p.id >= c.id").fetchone()
+        assert bad == (0,)
+        orphans = con.execute("SELECT count(*) FROM slice_data WHERE depth > 0 AND parent_id"
+                              " NOT IN (SELECT id FROM slice_data)").fetchone()
+        assert orphans == (0,)
+        assert con.execute("SELECT calls FROM function_stats WHERE name = 'leaf'"
+                           ).fetchone() == (143000,)
+        check_indexes_answer_like_scans(con)
+        tables[page_size] = con.execute("SELECT * FROM slice_data ORDER BY id").fetchall()
+        con.close()
+    assert tables["512"] == tables["65536"]
+
+
+def test_many_zones_spill_sorted_runs_and_keep_every_row(tmp_path):
+    trace = str(tmp_path / "gen.tracy")
+    tool(os.path.join(BUILD, "tools", "tracegen"), "-o", trace, "-z", "600000", "-p", "2",
+         "-t", "3", "-d", "9", "-l", "300", "--messages", "40")
+    con = export(trace, tmp_path / "gen.db", "--page-size", "1024")
+    assert json.loads(tool("tracy-info", "--json", trace))["zones"] == 600000
+    assert con.execute("SELECT count(*), count(DISTINCT id), min(id), max(id) FROM slice_data"
+                       ).fetchone() == (600000, 600000, 1, 600000)
+    assert con.execute("SELECT count(*) FROM message").fetchone() == (40,)
+    check_indexes_answer_like_scans(con)
+    con.close()
