@@ -18,8 +18,13 @@ $(PYHOOK_EXT): $(PYHOOK_OBJS) $(LIBTRACE_OBJS) pyhook/_tracy.map
 	$(call say,LD,$@)mkdir -p $(@D) && $(CC) -shared -o $@ $(PYHOOK_OBJS) $(LIBTRACE_OBJS) \
 		-Wl,--version-script=pyhook/_tracy.map -Wl,--as-needed $(ALL_LDFLAGS) $(DEP_LIBS)
 
+# Each module is byte-compiled next to its copy: a run under
+# PYTHONDONTWRITEBYTECODE, or from a tree it cannot write, would otherwise
+# compile the package at every start (some 20M instructions). Checked-hash
+# pycs stay valid through `make install`'s copy, which changes mtimes.
 $(B)/python/tracy/%.py: pyhook/tracy/%.py
-	$(Q)mkdir -p $(@D) && cp $< $@
+	$(Q)mkdir -p $(@D) && cp $< $@ && \
+		$(PYTHON) -m compileall -q --invalidation-mode checked-hash $@ >/dev/null
 
 # make demo: profile examples/demo.py on an embedded daemon, with the report.
 DEMO_OUT := $(B)/demo
