@@ -13,6 +13,7 @@
 #include <arpa/inet.h>
 #include <poll.h>
 #include <signal.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,7 +145,8 @@ END_TEST
 
 /* Every converter on every reader and converter input (block-mode inputs
  * made into files first): an exit code from its documented table (0..4),
- * never a signal; a message on stderr when it fails; JSON that parses. */
+ * never a signal; a message on stderr when it fails; JSON that parses; a
+ * database that passes SQLite's integrity_check. */
 static void converters_on(const char *target) {
     char **v = inputs(target);
     char dir[] = "/tmp/check_regress.XXXXXX";
@@ -179,6 +181,19 @@ static void converters_on(const char *target) {
             if (rc != 0 && rc != 3)
                 ck_assert_msg(count_lines(err) >= 1, "%s %s: exit %d, no message",
                               tools[t], *f, rc);
+            if (t == 3 && access(db, F_OK) == 0) {
+                /* Its zone pages are written by tracy-sql itself. */
+                sqlite3 *h;
+                sqlite3_stmt *st;
+                ck_assert_int_eq(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+                ck_assert_int_eq(sqlite3_prepare_v2(h, "PRAGMA integrity_check", -1, &st, NULL),
+                                 SQLITE_OK);
+                ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+                ck_assert_msg(strcmp((const char *)sqlite3_column_text(st, 0), "ok") == 0,
+                              "tracy-sql %s: %s", *f, sqlite3_column_text(st, 0));
+                sqlite3_finalize(st);
+                sqlite3_close(h);
+            }
             if (t == 2 && access(json, F_OK) == 0) {
                 size_t jn;
                 char *js = (char *)slurp(json, &jn);

@@ -30,7 +30,8 @@ $(B)/fuzz/obj/%.o: %.c | fuzz-deps
 
 $(B)/fuzz/fuzz_capture: $(B)/fuzz/obj/tests/fuzz/fuzz_capture.o $(B)/fuzz/obj/capture/store.o $(FUZZ_LIB_OBJS)
 $(B)/fuzz/fuzz_convert: $(B)/fuzz/obj/tests/fuzz/fuzz_convert.o $(B)/fuzz/obj/convert/json.o \
-	$(B)/fuzz/obj/convert/csv.o $(B)/fuzz/obj/convert/sql_export.o $(B)/fuzz/obj/convert/common.o \
+	$(B)/fuzz/obj/convert/csv.o $(B)/fuzz/obj/convert/sql_export.o $(B)/fuzz/obj/convert/sql_btree.o \
+	$(B)/fuzz/obj/convert/sql_sort.o $(B)/fuzz/obj/convert/common.o \
 	$(FUZZ_LIB_OBJS)
 $(B)/fuzz/fuzz_%: $(B)/fuzz/obj/tests/fuzz/fuzz_%.o $(FUZZ_LIB_OBJS)
 	$(call say,FUZZ-LD,$@)$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(DEP_LIBS) -lz

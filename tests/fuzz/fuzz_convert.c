@@ -1,10 +1,12 @@
 /* fuzz_convert.c -- libFuzzer target: the converters on any input the reader
  * opens. Runs tracy-json's and tracy-csv's own code (their main(), renamed
- * at compile time) and tracy-sql's exporter into an in-memory database, and
+ * at compile time) and tracy-sql's exporter into a database file, and
  * checks what they produce, not just that they survive:
  *  - JSON output parses (cJSON) and holds a traceEvents array;
  *  - every CSV record has as many fields as the header (RFC 4180 quoting);
- *  - the database has one slice per zone the reader delivers.
+ *  - the database (a file in /dev/shm, its zone pages written by tracy-sql
+ *    itself) passes SQLite's integrity_check and has one slice per zone the
+ *    reader delivers.
  * Inputs as for fuzz_reader (a file, or 0xB1 and a list of blocks). The
  * converters' warnings go to stderr: run with -close_fd_mask=2 (make fuzz
  * does) to keep them out of the fuzzer's log. */
@@ -131,14 +133,25 @@ static void run_sql(const char *in) {
     }
     int clean = rc == 0;
     lt_reader_rewind(r);
-    sqlite3 *db;
-    if (sqlite3_open(":memory:", &db) != SQLITE_OK) abort();
-    sqlx_source src = {in, 0, 0};
+    char db_path[64];
+    snprintf(db_path, sizeof db_path, "/dev/shm/fuzz-convert-%d.db", (int)getpid());
+    unlink(db_path);
+    sqlx_source src = {in, 0, 0, 512}; /* small pages: deep trees */
     int read_exit = 0;
-    if (sqlx_export(r, db, &src, &read_exit) != 0) {
+    if (sqlx_export(r, db_path, &src, &read_exit) != 0) {
         fprintf(stderr, "sqlx_export failed on a readable trace\n");
         abort();
     }
+    sqlite3 *db;
+    if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) abort();
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &st, NULL) != SQLITE_OK ||
+        sqlite3_step(st) != SQLITE_ROW || strcmp((const char *)sqlite3_column_text(st, 0), "ok")) {
+        fprintf(stderr, "tracy-sql wrote a damaged database: %s\n",
+                (const char *)sqlite3_column_text(st, 0));
+        abort();
+    }
+    sqlite3_finalize(st);
     if (clean) {
         uint64_t s = scalar(db, "SELECT count(*) FROM slice");
         uint64_t m = scalar(db, "SELECT count(*) FROM message");
@@ -151,6 +164,7 @@ static void run_sql(const char *in) {
         }
     }
     sqlite3_close(db);
+    unlink(db_path);
     lt_reader_free(r);
 }
 

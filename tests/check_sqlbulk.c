@@ -1,0 +1,240 @@
+/* check_sqlbulk.c -- tracy-sql's bulk loading units: the bounded-memory key
+ * sorter (convert/sql_sort.c) against qsort, and the b-tree page writer
+ * (convert/sql_btree.c) checked by the real SQLite library: trees of every
+ * height and integers of every size pass `PRAGMA integrity_check` and
+ * answer queries through the table and both indexes. (cv_err comes from
+ * convert/common.c, compiled into check_convert.c.) */
+#include <check.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The modules under test are compiled into this suite. */
+#include "../convert/sql_btree.c"
+#include "../convert/sql_sort.c"
+
+/* ---- Sorter ----------------------------------------------------------- */
+
+typedef struct collected {
+    sqs_key *k;
+    size_t n;
+    int stop_at; /* return 7 when this many keys were seen (0: never) */
+} collected;
+
+static int collect(void *ctx, const sqs_key *k) {
+    collected *c = ctx;
+    c->k[c->n++] = *k;
+    return c->stop_at && (int)c->n == c->stop_at ? 7 : 0;
+}
+
+static uint64_t rng = 88172645463325252ULL;
+static uint64_t next_rand(void) {
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+/* Keys of pattern p: 0 in the usual order (id rising, b rising within a),
+ * 1 random, 2 negative and huge `a`, 3 `b` falling. */
+static void make_keys(sqs_key *k, size_t n, int p) {
+    for (size_t i = 0; i < n; i++) {
+        k[i].id = (int64_t)i + 1;
+        k[i].a = (int64_t)(next_rand() % 37);
+        k[i].b = (int64_t)i * 10;
+        if (p == 1) k[i].b = (int64_t)(next_rand() % 1000), k[i].id = (int64_t)next_rand();
+        if (p == 2) k[i].a = (int64_t)next_rand();
+        if (p == 3) k[i].b = -(int64_t)i;
+    }
+}
+
+START_TEST(sorter_sorts_like_qsort_in_memory_and_with_runs_on_disk) {
+    static const size_t sizes[] = {0, 1, 999, 1000, 1001, 25000};
+    for (int p = 0; p < 4; p++)
+        for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
+            size_t n = sizes[si];
+            sqs_key *in = malloc((n + 1) * sizeof *in), *want = malloc((n + 1) * sizeof *want);
+            make_keys(in, n, p);
+            memcpy(want, in, n * sizeof *in);
+            qsort(want, n, sizeof *want, key_qcmp);
+            sqs_sorter *s = sqs_new(1000);
+            ck_assert_ptr_nonnull(s);
+            for (size_t i = 0; i < n; i++)
+                ck_assert_int_eq(sqs_add(s, in[i].a, in[i].b, in[i].id), 0);
+            collected c = {malloc((n + 1) * sizeof *c.k), 0, 0};
+            ck_assert_int_eq(sqs_finish(s, collect, &c), 0);
+            ck_assert_uint_eq(c.n, n);
+            ck_assert_msg(memcmp(c.k, want, n * sizeof *want) == 0, "pattern %d, %zu keys", p, n);
+            sqs_free(s);
+            free(c.k);
+            free(in);
+            free(want);
+        }
+}
+END_TEST
+
+START_TEST(sorter_stops_when_the_receiver_fails) {
+    for (size_t n = 500; n <= 5000; n += 4500) { /* one run, then several */
+        sqs_sorter *s = sqs_new(1000);
+        for (size_t i = 0; i < n; i++) ck_assert_int_eq(sqs_add(s, 1, 0, (int64_t)i), 0);
+        collected c = {malloc(n * sizeof *c.k), 0, 5};
+        ck_assert_int_eq(sqs_finish(s, collect, &c), 7);
+        ck_assert_uint_eq(c.n, 5);
+        sqs_free(s);
+        free(c.k);
+    }
+}
+END_TEST
+
+/* ---- B-trees ------------------------------------------------------------ */
+
+static const int64_t values[] = {0, 1, -1, 127, 128, -129, 32767, 32768, 8388608, 2147483648LL,
+                                 140737488355328LL, INT64_MIN, INT64_MAX, 2, -2147483649LL};
+#define NVALUES (sizeof values / sizeof *values)
+
+/* Row i (from 0): rowid 3i + 5; a = i % 7; b one of `values`; c NULL on
+ * every fifth row. */
+static void row_of(size_t i, int64_t v[4], uint32_t *nulls) {
+    v[0] = 0;
+    v[1] = (int64_t)(i % 7);
+    v[2] = values[i % NVALUES];
+    v[3] = (int64_t)(i * 1000003 % 977);
+    *nulls = 1u | (i % 5 == 4 ? 1u << 3 : 0);
+}
+
+static int64_t rowid_of(size_t i) { return (int64_t)i * 3 + 5; }
+
+static int64_t scalar(sqlite3 *db, const char *q) {
+    sqlite3_stmt *st;
+    ck_assert_msg(sqlite3_prepare_v2(db, q, -1, &st, NULL) == SQLITE_OK, "%s: %s", q,
+                  sqlite3_errmsg(db));
+    ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+    int64_t v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+static int cmp_abr(const void *x, const void *y) {
+    const int64_t *p = x, *q = y;
+    for (int i = 0; i < 3; i++)
+        if (p[i] != q[i]) return p[i] < q[i] ? -1 : 1;
+    return 0;
+}
+
+/* Bulk-loads n rows into a fresh database of the given page size and
+ * checks it with SQLite. */
+static void load_and_check(uint32_t page_size, size_t n) {
+    char path[] = "/tmp/check_sqlbulk.XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    unlink(path);
+    sqlite3 *db;
+    char sql[512];
+    ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+    snprintf(sql, sizeof sql,
+             "PRAGMA page_size=%u; PRAGMA journal_mode=OFF;"
+             " CREATE TABLE t(id INTEGER PRIMARY KEY, a INTEGER, b INTEGER, c INTEGER);"
+             " CREATE INDEX t_ab ON t(a, b); CREATE INDEX t_c ON t(c);"
+             " CREATE TABLE other(x); INSERT INTO other VALUES ('kept');", page_size);
+    ck_assert_int_eq(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+    uint32_t root[3];
+    root[0] = (uint32_t)scalar(db, "SELECT rootpage FROM sqlite_schema WHERE name = 't'");
+    root[1] = (uint32_t)scalar(db, "SELECT rootpage FROM sqlite_schema WHERE name = 't_ab'");
+    root[2] = (uint32_t)scalar(db, "SELECT rootpage FROM sqlite_schema WHERE name = 't_c'");
+    ck_assert_int_eq(sqlite3_close(db), SQLITE_OK);
+
+    sqb_file *f = sqb_file_open(path);
+    ck_assert_ptr_nonnull(f);
+    sqb_tree *t = sqb_tree_new(f, root[0], 0);
+    int64_t (*ab)[3] = malloc((n + 1) * sizeof *ab), (*c)[3] = malloc((n + 1) * sizeof *c);
+    size_t nc = 0;
+    uint8_t rec[SQB_RECORD_MAX];
+    for (size_t i = 0; i < n; i++) {
+        int64_t v[4];
+        uint32_t nulls;
+        row_of(i, v, &nulls);
+        ck_assert_int_eq(sqb_table_add(t, rowid_of(i), rec, sqb_record(f, rec, v, nulls, 4)), 0);
+        ab[i][0] = v[1], ab[i][1] = v[2], ab[i][2] = rowid_of(i);
+        if (!(nulls & 8)) c[nc][0] = v[3], c[nc][1] = rowid_of(i), c[nc][2] = 0, nc++;
+    }
+    ck_assert_int_eq(sqb_tree_finish(t), 0);
+    /* NULL sorts first in an index: the rows without c lead t_c. */
+    qsort(ab, n, sizeof *ab, cmp_abr);
+    qsort(c, nc, sizeof *c, cmp_abr);
+    sqb_tree *ia = sqb_tree_new(f, root[1], 1), *ic = sqb_tree_new(f, root[2], 1);
+    for (size_t i = 0; i < n; i++)
+        ck_assert_int_eq(sqb_index_add(ia, rec, sqb_record(f, rec, ab[i], 0, 3)), 0);
+    for (size_t i = 0; i < n; i++)
+        if (i % 5 == 4) {
+            int64_t v[2] = {0, rowid_of(i)};
+            ck_assert_int_eq(sqb_index_add(ic, rec, sqb_record(f, rec, v, 1, 2)), 0);
+        }
+    for (size_t i = 0; i < nc; i++)
+        ck_assert_int_eq(sqb_index_add(ic, rec, sqb_record(f, rec, c[i], 0, 2)), 0);
+    ck_assert_int_eq(sqb_tree_finish(ia), 0);
+    ck_assert_int_eq(sqb_tree_finish(ic), 0);
+    ck_assert_int_eq(sqb_file_close(f), 0);
+    free(ab);
+    free(c);
+
+    ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+    sqlite3_stmt *st;
+    ck_assert_int_eq(sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &st, NULL), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+    ck_assert_msg(strcmp((const char *)sqlite3_column_text(st, 0), "ok") == 0,
+                  "page size %u, %zu rows: %s", page_size, n, sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    ck_assert_int_eq(scalar(db, "SELECT count(*) FROM t"), (int64_t)n);
+    ck_assert_int_eq(scalar(db, "SELECT count(*) FROM t WHERE c IS NULL"), (int64_t)(n / 5));
+    if (n) {
+        ck_assert_int_eq(scalar(db, "SELECT max(id) FROM t"), rowid_of(n - 1));
+        snprintf(sql, sizeof sql, "SELECT b FROM t WHERE id = %lld", (long long)rowid_of(n - 1));
+        ck_assert_int_eq(scalar(db, sql), values[(n - 1) % NVALUES]);
+    }
+    /* Seeks through every index agree with scans. */
+    for (int a = 0; a < 7; a++) {
+        char q1[256], q2[256];
+        snprintf(q1, sizeof q1, "SELECT count(*) * 1000003 + total(id) FROM t INDEXED BY t_ab"
+                 " WHERE a = %d AND b >= -1", a);
+        snprintf(q2, sizeof q2, "SELECT count(*) * 1000003 + total(id) FROM t NOT INDEXED"
+                 " WHERE a = %d AND b >= -1", a);
+        ck_assert_int_eq(scalar(db, q1), scalar(db, q2));
+        snprintf(q1, sizeof q1, "SELECT count(*) FROM t INDEXED BY t_c WHERE c = %d", a * 97);
+        snprintf(q2, sizeof q2, "SELECT count(*) FROM t NOT INDEXED WHERE c = %d", a * 97);
+        ck_assert_int_eq(scalar(db, q1), scalar(db, q2));
+    }
+    ck_assert_int_eq(scalar(db, "SELECT count(*) FROM other WHERE x = 'kept'"), 1);
+    /* SQLite goes on writing the file as usual. */
+    ck_assert_int_eq(sqlite3_exec(db, "INSERT INTO t(id, a, b, c) VALUES (4, 1, 2, 3);"
+                                      " DELETE FROM t WHERE id % 2 = 0;", NULL, NULL, NULL),
+                     SQLITE_OK);
+    ck_assert_int_eq(sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &st, NULL), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+    ck_assert_str_eq((const char *)sqlite3_column_text(st, 0), "ok");
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    unlink(path);
+}
+
+START_TEST(btrees_of_every_height_pass_integrity_check) {
+    static const size_t sizes[] = {0, 1, 2, 17, 300, 5000, 40000};
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) load_and_check(512, sizes[i]);
+    load_and_check(4096, 40000);
+    load_and_check(65536, 5000);
+    load_and_check(65536, 150000);
+}
+END_TEST
+
+Suite *sqlbulk_suite(void) {
+    Suite *s = suite_create("sqlbulk");
+    TCase *t = tcase_create("sqlbulk");
+    tcase_set_timeout(t, 120);
+    tcase_add_test(t, sorter_sorts_like_qsort_in_memory_and_with_runs_on_disk);
+    tcase_add_test(t, sorter_stops_when_the_receiver_fails);
+    tcase_add_test(t, btrees_of_every_height_pass_integrity_check);
+    suite_add_tcase(s, t);
+    return s;
+}
