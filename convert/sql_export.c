@@ -64,6 +64,9 @@ typedef struct sqlx {
     int64_t next_arg_set;
     uint64_t lost, unclosed, aborted;
     uint64_t nslices, ncounters;
+    /* Pass 1: per func id, calls, sums of dur and self, min and max dur. */
+    int64_t (*ftot)[5];
+    size_t nftot;
     int pass; /* 1: SQLite, 2: zone pages */
     const char *trace_path;
     /* Pass 2. Zone rows wait in `window` (slot id % WINDOW) until every
@@ -418,6 +421,47 @@ static int window_put(sqlx *x, const int64_t *v) {
     return 0;
 }
 
+/* Counts a zone of function `func` in its totals. */
+static int add_to_totals(sqlx *x, int64_t func, int64_t dur, int64_t self) {
+    if ((size_t)func >= x->nftot) {
+        size_t n = x->nftot ? x->nftot * 2 : 256;
+        while (n <= (size_t)func) n *= 2;
+        void *t = realloc(x->ftot, n * sizeof *x->ftot);
+        if (!t) {
+            cv_err("out of memory");
+            return -1;
+        }
+        x->ftot = t;
+        memset(x->ftot + x->nftot, 0, (n - x->nftot) * sizeof *x->ftot);
+        x->nftot = n;
+    }
+    int64_t *t = x->ftot[func];
+    if (t[0] == 0 || dur < t[3]) t[3] = dur;
+    if (t[0] == 0 || dur > t[4]) t[4] = dur;
+    t[0]++;
+    t[1] += dur;
+    t[2] += self;
+    return 0;
+}
+
+/* Stores the totals in the func rows. */
+static int write_totals(sqlx *x) {
+    sqlite3_stmt *s;
+    if (sqlite3_prepare_v2(x->db, "UPDATE func SET calls = ?, total_dur = ?, self_dur = ?,"
+                           " min_dur = ?, max_dur = ? WHERE id = ?", -1, &s, NULL) != SQLITE_OK)
+        return db_fail(x, "prepare");
+    int rc = 0;
+    for (size_t f = 1; f < x->nftot && !rc; f++) {
+        if (x->ftot[f][0] == 0) continue;
+        for (int c = 0; c < 5; c++) sqlite3_bind_int64(s, c + 1, x->ftot[f][c]);
+        sqlite3_bind_int64(s, 6, (int64_t)f);
+        if (sqlite3_step(s) != SQLITE_DONE) rc = db_fail(x, "func");
+        sqlite3_reset(s);
+    }
+    sqlite3_finalize(s);
+    return rc;
+}
+
 static int on_zone_end(sqlx *x, const lt_event *ev) {
     uint64_t id, parent;
     if (cv_zones_end(x->zones, ev->process, ev->thread, &id, &parent)) return 0;
@@ -434,12 +478,13 @@ static int on_zone_end(sqlx *x, const lt_event *ev) {
             if (step(x, ST_ARGS)) return -1;
         }
     }
+    uint64_t dur = ev->ts - ev->begin_ts;
+    uint64_t self = dur >= ev->child_ns ? dur - ev->child_ns : 0;
     if (x->pass == 1) {
         x->aborted += (ev->flags & LT_EVF_ABORTED) != 0;
         x->unclosed += (ev->flags & LT_EVF_UNCLOSED) != 0;
-        return 0;
+        return add_to_totals(x, func, (int64_t)dur, (int64_t)self);
     }
-    uint64_t dur = ev->ts - ev->begin_ts;
     int64_t v[SLICE_COLS];
     v[0] = (int64_t)id;
     v[1] = (int64_t)ev->begin_ts;
@@ -449,7 +494,7 @@ static int on_zone_end(sqlx *x, const lt_event *ev) {
     v[5] = (int64_t)parent;
     v[6] = arg_set;
     v[7] = func;
-    v[8] = (int64_t)(dur >= ev->child_ns ? dur - ev->child_ns : 0);
+    v[8] = (int64_t)self;
     v[9] = (ev->flags & LT_EVF_ABORTED ? 1 : 0) | (ev->flags & LT_EVF_UNCLOSED ? 2 : 0);
     return window_put(x, v);
 }
@@ -671,7 +716,8 @@ static int pass_sqlite(sqlx *x, const char *path, const sqlx_source *src, int *r
     while ((rc = cv_next(x->r, &ev, src->path, &err)) > 0)
         if (on_event(x, &ev)) return -1;
     if (rc < 0) *read_exit = cv_exit_for(err) ? cv_exit_for(err) : CV_EXIT_CORRUPT;
-    if (write_stats(x) || exec(x, "COMMIT") || run_schema(x, 1) || root_pages(x, roots))
+    if (write_stats(x) || write_totals(x) || exec(x, "COMMIT") || run_schema(x, 1) ||
+        root_pages(x, roots))
         return -1;
     return close_db(x, path);
 }
@@ -782,6 +828,7 @@ int sqlx_export(lt_reader *r, const char *path, const sqlx_source *src, int *rea
         }
     free(x.procs);
     free(x.window);
+    free(x.ftot);
     free(x.late);
     sqs_free(x.by_track);
     sqs_free(x.by_func);

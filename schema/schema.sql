@@ -89,7 +89,12 @@ CREATE TABLE func (
     category TEXT NOT NULL,         -- python|c|line|user|internal
     kind INTEGER NOT NULL,          -- the same as a number (FORMAT.md)
     src_file TEXT,
-    src_line INTEGER
+    src_line INTEGER,
+    calls INTEGER NOT NULL DEFAULT 0,   -- its zones, and the sums of their
+    total_dur INTEGER NOT NULL DEFAULT 0, -- dur and self_dur, filled by
+    self_dur INTEGER NOT NULL DEFAULT 0,  -- tracy-sql (function_stats reads
+    min_dur INTEGER,                    -- them instead of the 10M rows
+    max_dur INTEGER                     -- of a large slice_data)
 );
 
 -- (tracy) The zones; read them through the slice view.
@@ -169,12 +174,10 @@ CREATE TABLE lost_event (
 
 -- (tracy) Per-function totals over the whole trace.
 CREATE VIEW function_stats AS
-    SELECT f.name AS name, f.src_file AS src_file, f.src_line AS src_line,
-           f.category AS category, count(*) AS calls, sum(d.dur) AS total,
-           sum(d.self_dur) AS self, avg(d.dur) AS mean, min(d.dur) AS min,
-           max(d.dur) AS max
-    FROM slice_data d JOIN func f ON f.id = d.func_id
-    GROUP BY f.id;
+    SELECT name, src_file, src_line, category, calls, total_dur AS total,
+           self_dur AS self, CAST(total_dur AS REAL) / calls AS mean,
+           min_dur AS min, max_dur AS max
+    FROM func WHERE calls > 0;
 
 -- @indexes
 CREATE INDEX slice_data_track_ts ON slice_data(track_id, ts);
@@ -183,3 +186,4 @@ CREATE INDEX func_name ON func(name);
 CREATE INDEX counter_track_ts ON counter(track_id, ts);
 CREATE INDEX args_set ON args(arg_set_id);
 CREATE INDEX thread_upid ON thread(upid);
+CREATE INDEX thread_track_utid ON thread_track(utid);

@@ -109,6 +109,13 @@ def test_long_open_zones_and_deep_trees_match_the_op_report(run_tracy, tmp_path)
         assert con.execute("SELECT calls FROM function_stats WHERE name = 'leaf'"
                            ).fetchone() == (143000,)
         check_indexes_answer_like_scans(con)
+        order = " ORDER BY 1, 2, 3"
+        assert (con.execute("SELECT name, src_file, src_line, calls, total, self, min, max, mean"
+                            " FROM function_stats" + order).fetchall() ==
+                con.execute("SELECT f.name, f.src_file, f.src_line, count(*), sum(d.dur),"
+                            " sum(d.self_dur), min(d.dur), max(d.dur), avg(d.dur)"
+                            " FROM slice_data d JOIN func f ON f.id = d.func_id GROUP BY f.id"
+                            + order).fetchall())
         tables[page_size] = con.execute("SELECT * FROM slice_data ORDER BY id").fetchall()
         con.close()
     assert tables["512"] == tables["65536"]
@@ -124,4 +131,9 @@ def test_many_zones_spill_sorted_runs_and_keep_every_row(tmp_path):
                        ).fetchone() == (600000, 600000, 1, 600000)
     assert con.execute("SELECT count(*) FROM message").fetchone() == (40,)
     check_indexes_answer_like_scans(con)
+    # A thread picked by name: through thread_track(utid) to the per-thread index.
+    plan = " ".join(r[3] for r in con.execute(
+        "EXPLAIN QUERY PLAN SELECT count(*) FROM slice s JOIN thread_track tt"
+        " ON s.track_id = tt.id JOIN thread USING(utid) WHERE thread.name = 'worker-1'"))
+    assert "thread_track_utid" in plan and "slice_data_track_ts" in plan, plan
     con.close()
