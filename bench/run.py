@@ -752,7 +752,7 @@ def make_trace(ctx, zones):
     return path
 
 
-def convert_once(ctx, tool, trace):
+def convert_once(ctx, tool, trace, keep_db=False):
     exe = need(ctx.bin(tool))
     if tool == "tracy-csv":
         return time_v([exe, trace])
@@ -764,8 +764,53 @@ def convert_once(ctx, tool, trace):
     try:
         return time_v([exe, trace, "-o", db])
     finally:
-        if os.path.exists(db):
+        if os.path.exists(db) and not keep_db:
             os.unlink(db)
+
+
+# Questions asked of the database of the largest trace, and the time each may
+# take ("well under a second" for per-name and per-thread questions).
+SQL_QUERIES = [
+    ("one function by name: calls and total",
+     "SELECT count(*), sum(dur) FROM slice WHERE name = 'func_7'", 0.5),
+    ("one function by name: its 10 longest calls",
+     "SELECT id, ts, dur FROM slice WHERE name = 'func_7' ORDER BY dur DESC LIMIT 10", 0.5),
+    ("one thread by name, a 10 ms window",
+     "SELECT count(*), sum(s.dur) FROM slice s JOIN thread_track tt ON s.track_id = tt.id"
+     " JOIN thread USING(utid) WHERE thread.name = 'worker-2' AND s.ts BETWEEN"
+     " (SELECT start_ts FROM trace_bounds) + 100000000 AND"
+     " (SELECT start_ts FROM trace_bounds) + 110000000", 0.5),
+    ("one thread by name, its top-level zones",
+     "SELECT count(*), sum(s.dur) FROM slice s JOIN thread_track tt ON s.track_id = tt.id"
+     " JOIN thread USING(utid) WHERE thread.name = 'worker-2' AND s.depth = 0", 1.0),
+    ("one thread by name, all its zones",
+     "SELECT count(*) FROM slice s JOIN thread_track tt ON s.track_id = tt.id"
+     " JOIN thread USING(utid) WHERE thread.name = 'worker-2'", 1.0),
+    ("`function_stats`, top 10 by self time",
+     "SELECT name, calls, total, self FROM function_stats ORDER BY self DESC LIMIT 10", 0.5),
+]
+
+
+def section_sql_queries(ctx, rep, db, zones):
+    import sqlite3
+    rep.add(f"Queries on the `tracy-sql -o` database of the {zones:,}-zone trace "
+            "(Python's `sqlite3` module, read-only, median of 3 after the export):\n")
+    rows = []
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        for what, q, limit in SQL_QUERIES:
+            times = []
+            for _ in range(3):
+                t0 = time.perf_counter()
+                res = con.execute(q).fetchall()
+                times.append(time.perf_counter() - t0)
+            t = sorted(times)[1]
+            rows.append([what, f"{len(res)} rows", f"{t * 1000:.1f} ms", f"<= {limit:g} s",
+                         rep.status(5, f"tracy-sql query '{what}' {t:.2f} s > {limit:g} s",
+                                    t <= limit)])
+    finally:
+        con.close()
+    rep.table(["query", "result", "time", "target", "status"], rows)
 
 
 def section_convert(ctx, rep):
@@ -795,7 +840,7 @@ def section_convert(ctx, rep):
                 continue
             log(f"converters: {tool} on {z:,} zones")
             try:
-                res[z] = convert_once(ctx, tool, traces[z])
+                res[z] = convert_once(ctx, tool, traces[z], keep_db=z == sizes[-1])
             except NA as e:
                 res[z] = e
         cells = []
@@ -825,6 +870,11 @@ def section_convert(ctx, rep):
               + ["target", "speed", "memory flat"], rows)
     ctx.big_trace = traces[sizes[-1]] if not isinstance(traces[sizes[-1]], NA) else None
     ctx.big_zones = sizes[-1]
+    if ctx.big_trace and os.path.exists(ctx.big_trace + ".db"):
+        try:
+            section_sql_queries(ctx, rep, ctx.big_trace + ".db", sizes[-1])
+        finally:
+            os.unlink(ctx.big_trace + ".db")
 
 
 # ---- 6. Reader -----------------------------------------------------------------
