@@ -71,21 +71,32 @@ static inline lt__tbuf *lt__tb(void) {
 /* CLOCK_MONOTONIC in ns. On x86-64 with a TSC clocksource the sender thread
  * publishes a linear map from the TSC (about 10 ns to read, against 25 ns or
  * more for clock_gettime) that it keeps within microseconds of the clock;
- * until then, and elsewhere, clock_gettime. */
+ * until then, and elsewhere, clock_gettime. Once published, the map is never
+ * withdrawn (only replaced). */
 typedef struct lt__clock_map {
     uint64_t tsc0, ns0;
     uint64_t mult; /* ns per tick, 32.32 fixed point */
 } lt__clock_map;
 extern LT_API const lt__clock_map *lt__clk;
 
+/* The current TSC map, or NULL (then lt__now reads clock_gettime). */
+static inline __attribute__((always_inline)) const lt__clock_map *lt__clock(void) {
+    return __atomic_load_n(&lt__clk, __ATOMIC_ACQUIRE);
+}
+
+#if defined(__x86_64__)
+/* The time by the map c (not NULL). Signed: a reading a little before tsc0
+ * (another core's TSC) gives a time a little before ns0. */
+static inline __attribute__((always_inline)) uint64_t lt__tsc_ns(const lt__clock_map *c) {
+    int64_t d = (int64_t)(__builtin_ia32_rdtsc() - c->tsc0);
+    return c->ns0 + (uint64_t)(((__int128)d * (int64_t)c->mult) >> 32);
+}
+#endif
+
 static inline __attribute__((always_inline)) uint64_t lt__now(void) {
 #if defined(__x86_64__)
-    const lt__clock_map *c = __atomic_load_n(&lt__clk, __ATOMIC_ACQUIRE);
-    if (__builtin_expect(c != NULL, 1)) {
-        uint64_t d = __builtin_ia32_rdtsc() - c->tsc0;
-        if (__builtin_expect((int64_t)d < 0, 0)) d = 0;
-        return c->ns0 + (uint64_t)(((unsigned __int128)d * c->mult) >> 32);
-    }
+    const lt__clock_map *c = lt__clock();
+    if (__builtin_expect(c != NULL, 1)) return lt__tsc_ns(c);
 #endif
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -133,10 +144,10 @@ static inline void lt__publish(lt__tbuf *t, uint8_t *p) {
     __atomic_store_n(t->committed, (uint64_t)(uintptr_t)p + b, __ATOMIC_RELEASE);
 }
 
-/* Records ZONE_BEGIN of `loc` at `ts`. */
-static inline __attribute__((always_inline)) void lt__put_begin(lt__tbuf *t, uint32_t loc, uint64_t ts) {
-    if (__builtin_expect(t->wp > t->limit, 0) && lt__tbuf_refill(t, ts) < 0)
-        return;
+/* Writes ZONE_BEGIN of `loc` at `ts`; the caller made sure that
+ * t->wp <= t->limit. */
+static inline __attribute__((always_inline)) void lt__write_begin(lt__tbuf *t, uint32_t loc,
+                                                                  uint64_t ts) {
     uint8_t *p = t->wp;
     uint64_t dt = lt__dt(t, ts);
     if (loc < 128) {
@@ -151,6 +162,23 @@ static inline __attribute__((always_inline)) void lt__put_begin(lt__tbuf *t, uin
     lt__publish(t, p);
 }
 
+/* Writes ZONE_END at `ts`; the caller made sure that t->wp <= t->limit and
+ * that a zone is open. */
+static inline __attribute__((always_inline)) void lt__write_end(lt__tbuf *t, uint64_t ts) {
+    uint8_t *p = t->wp;
+    *p++ = LT_TAG_ZONE_END;
+    p = lt__put_varint(p, lt__dt(t, ts));
+    t->depth--;
+    lt__publish(t, p);
+}
+
+/* Records ZONE_BEGIN of `loc` at `ts`. */
+static inline __attribute__((always_inline)) void lt__put_begin(lt__tbuf *t, uint32_t loc, uint64_t ts) {
+    if (__builtin_expect(t->wp > t->limit, 0) && lt__tbuf_refill(t, ts) < 0)
+        return;
+    lt__write_begin(t, loc, ts);
+}
+
 /* Records ZONE_END at `ts`. Ignored when no zone is open. */
 static inline __attribute__((always_inline)) void lt__put_end(lt__tbuf *t, uint64_t ts) {
     if (__builtin_expect(t->wp > t->limit, 0)) {
@@ -158,11 +186,7 @@ static inline __attribute__((always_inline)) void lt__put_end(lt__tbuf *t, uint6
     } else if (__builtin_expect(t->depth == 0, 0)) {
         return;
     }
-    uint8_t *p = t->wp;
-    *p++ = LT_TAG_ZONE_END;
-    p = lt__put_varint(p, lt__dt(t, ts));
-    t->depth--;
-    lt__publish(t, p);
+    lt__write_end(t, ts);
 }
 
 /* The same for a caller that recorded the matching begin on this buffer
@@ -171,11 +195,7 @@ static inline __attribute__((always_inline)) void lt__put_end_matched(lt__tbuf *
                                                                       uint64_t ts) {
     if (__builtin_expect(t->wp > t->limit, 0) && lt__tbuf_refill_end(t, ts) < 0)
         return;
-    uint8_t *p = t->wp;
-    *p++ = LT_TAG_ZONE_END;
-    p = lt__put_varint(p, lt__dt(t, ts));
-    t->depth--;
-    lt__publish(t, p);
+    lt__write_end(t, ts);
 }
 
 #ifdef __cplusplus

@@ -40,6 +40,9 @@ typedef struct py_code_extra {
 static Py_ssize_t g_extra_idx = -1;
 /* Cached locations are (epoch << 32 | loc); a new epoch forgets them all. */
 static uint32_t g_epoch = 1;
+/* (g_epoch << 32) + 1: a cached value v minus this is below UINT32_MAX
+ * exactly when v is of this epoch and its location is not 0 */
+static uint64_t g_epoch_base = ((uint64_t)1 << 32) + 1;
 static int g_enabled;    /* new zones may begin */
 static int g_live = 1;   /* the client may be written to */
 /* max_depth while live, 0 once the client stopped: one test for both */
@@ -474,27 +477,68 @@ static __attribute__((noinline)) PyObject *eval_hook_cold(PyThreadState *ts,
     return r;
 }
 
-/* The hot path: nothing but the cached location and two records. Nothing
- * is kept across the call but its result, so the prologue stays short. */
+/* The end of a recorded frame, when it is not written inline. Returns r. */
+static __attribute__((noinline)) PyObject *eval_hook_end(lt__tbuf *t, PyObject *r) {
+    /* reloaded: a forked child has a buffer of its own, without the begin */
+    lt__tbuf *t1 = lt__tls;
+    if (t1 == t && g_live)
+        lt__put_end_matched(t, lt__now());
+    else if (t1 != NULL && g_live)
+        lt__put_end(t1, lt__now());
+    return r;
+}
+
+/* A recorded frame whose begin cannot be written inline: the chunk is full,
+ * or there is no TSC map (clock_gettime). */
+static __attribute__((noinline)) PyObject *eval_hook_rec(PyThreadState *ts,
+                                                         _PyInterpreterFrame *f,
+                                                         int exc, lt__tbuf *t,
+                                                         uint32_t loc) {
+    lt__put_begin(t, loc, lt__now());
+    return eval_hook_end(t, _PyEval_EvalFrameDefault(ts, f, exc));
+}
+
+#if defined(__x86_64__)
+/* The end of a frame whose begin was written inline. Reached by a tail call,
+ * so that the hook keeps nothing but the buffer across the frame. */
+static __attribute__((noinline)) PyObject *eval_hook_after(lt__tbuf *t, PyObject *r) {
+    /* a forked child has a buffer of its own; the map, once published, stays */
+    if (UNLIKELY(lt__tls != t || !g_live || t->wp > t->limit)) return eval_hook_end(t, r);
+    lt__write_end(t, lt__tsc_ns(lt__clock()));
+    return r;
+}
+#endif
+
+/* Code of this epoch that is not recorded, or code new in this epoch. */
+static __attribute__((noinline)) PyObject *eval_hook_other(PyThreadState *ts,
+                                                           _PyInterpreterFrame *f,
+                                                           int exc, uintptr_t v) {
+    if ((uint32_t)(v >> 32) == g_epoch) return _PyEval_EvalFrameDefault(ts, f, exc);
+    return eval_hook_cold(ts, f, exc);
+}
+
+/* The hot path: the cached location and two records written inline. Every
+ * call out of it but the frame's own evaluation is a tail call, so that only
+ * the buffer is kept across that one (a short prologue). */
 static PyObject *eval_hook(PyThreadState *ts, _PyInterpreterFrame *f, int exc) {
     py_code_extra *ex = (py_code_extra *)f->f_code->co_extra;
     lt__tbuf *t = lt__tls;
     if (UNLIKELY(ex == NULL || g_extra_idx >= ex->ce_size || t == NULL))
         return eval_hook_cold(ts, f, exc);
+    /* One test for "this epoch" and "recorded" (loc != 0): see g_epoch_base. */
     uintptr_t v = (uintptr_t)ex->ce_extras[g_extra_idx];
-    if (UNLIKELY((uint32_t)(v >> 32) != g_epoch)) return eval_hook_cold(ts, f, exc);
-    uint32_t loc = (uint32_t)v;
-    if (loc == 0 || t->depth >= g_depth_limit)
-        return _PyEval_EvalFrameDefault(ts, f, exc);
-    lt__put_begin(t, loc, lt__now());
-    PyObject *r = _PyEval_EvalFrameDefault(ts, f, exc);
-    /* reloaded: a forked child has a buffer of its own, without this begin */
-    lt__tbuf *t1 = lt__tls;
-    if (LIKELY(t1 == t && g_live))
-        lt__put_end_matched(t, lt__now());
-    else if (t1 != NULL && g_live)
-        lt__put_end(t1, lt__now());
-    return r;
+    uint64_t x = (uint64_t)v - g_epoch_base;
+    if (UNLIKELY(x >= UINT32_MAX)) return eval_hook_other(ts, f, exc, v);
+    if (t->depth >= g_depth_limit) return _PyEval_EvalFrameDefault(ts, f, exc);
+    uint32_t loc = (uint32_t)x + 1;
+#if defined(__x86_64__)
+    const lt__clock_map *c = lt__clock();
+    if (UNLIKELY(c == NULL || t->wp > t->limit)) return eval_hook_rec(ts, f, exc, t, loc);
+    lt__write_begin(t, loc, lt__tsc_ns(c));
+    return eval_hook_after(t, _PyEval_EvalFrameDefault(ts, f, exc));
+#else
+    return eval_hook_rec(ts, f, exc, t, loc);
+#endif
 }
 
 /* The same with --min-duration or --label args. */
@@ -667,8 +711,13 @@ PyObject *py__thread_hook(PyObject *self, PyObject *args) {
 
 /* ---- Enable / disable ------------------------------------------------------ */
 
+static void set_epoch(uint32_t e) {
+    g_epoch = e ? e : 1;
+    g_epoch_base = ((uint64_t)g_epoch << 32) + 1;
+}
+
 static void child_after_fork(void) {
-    g_epoch++;
+    set_epoch(g_epoch + 1);
 }
 
 int py__hook_init(void) {
@@ -684,8 +733,7 @@ int py__hook_init(void) {
 }
 
 void py__new_epoch(void) {
-    g_epoch++;
-    if (g_epoch == 0) g_epoch = 1;
+    set_epoch(g_epoch + 1);
 }
 
 static int choose_mode(void) {
