@@ -87,7 +87,7 @@ static int cache_valid(const char *db_path, const sqlx_source *src) {
             -1, &s, NULL) == SQLITE_OK &&
         sqlite3_step(s) == SQLITE_ROW)
         ok = sqlite3_column_int64(s, 0) == (int64_t)src->size &&
-             sqlite3_column_int64(s, 1) == src->mtime_ns && sqlite3_column_int64(s, 2) == 1;
+             sqlite3_column_int64(s, 1) == src->mtime_ns && sqlite3_column_int64(s, 2) == SQLX_SCHEMA_VERSION;
     sqlite3_finalize(s);
     sqlite3_close(db);
     return ok;

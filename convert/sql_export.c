@@ -147,7 +147,7 @@ static int write_metadata(sqlx *x, const sqlx_source *src) {
     snprintf(ver, sizeof ver, "%u.%u", fi->major, fi->minor);
     if (meta_str(x, "trace_type", "tracy") || meta_str(x, "format_version", ver) ||
         meta_str(x, "creator", fi->creator) || meta_str(x, "converter", "tracy-sql " LT_VERSION_STRING) ||
-        meta_str(x, "trace_path", src->path) || meta_int(x, "schema_version", 1) ||
+        meta_str(x, "trace_path", src->path) || meta_int(x, "schema_version", SQLX_SCHEMA_VERSION) ||
         meta_int(x, "trace_size_bytes", (int64_t)fi->file_size) ||
         meta_int(x, "trace_time_wall_ns", (int64_t)fi->created_wall_ns) ||
         meta_int(x, "trace_complete", fi->complete) ||

@@ -8,6 +8,10 @@
 
 #include "trace.h"
 
+/* Version of the schema (metadata `schema_version`): a cached database of
+ * another version is made again. */
+#define SQLX_SCHEMA_VERSION 2
+
 /* Identity of the source file, stored in `metadata` so that a cached
  * database can be matched with its trace, and the new database's page size
  * (0: 65536). */
