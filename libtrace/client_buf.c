@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #include "client_internal.h"
 
@@ -22,6 +23,23 @@ static pthread_once_t tb_key_once = PTHREAD_ONCE_INIT;
 
 /* ---- chunk pool (mu held) --------------------------------------------- */
 
+/* Chunks are mapped, not taken from malloc: the program's heap then grows
+ * and fragments as it would without the client (chunks are allocated while
+ * the program runs and released by the sender thread), and its mallocs cost
+ * what they would. Under AddressSanitizer they come from malloc, so that
+ * their bounds are checked. */
+#if defined(__SANITIZE_ADDRESS__)
+static lt__chunk *chunk_alloc(void) { return malloc(sizeof(lt__chunk)); }
+static void chunk_free(lt__chunk *c) { free(c); }
+#else
+static lt__chunk *chunk_alloc(void) {
+    void *p = mmap(NULL, sizeof(lt__chunk), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+static void chunk_free(lt__chunk *c) { munmap(c, sizeof *c); }
+#endif
+
 /* A free chunk, or NULL when the pool is at its limit. `force` allows going
  * over the limit (a thread's first chunk: a thread always gets one). */
 static lt__chunk *pool_take(int force) {
@@ -30,7 +48,7 @@ static lt__chunk *pool_take(int force) {
     if (c) {
         g->free_chunks = c->next;
     } else if (force || g->n_chunks < g->max_chunks) {
-        c = malloc(sizeof *c);
+        c = chunk_alloc();
         if (!c) return NULL;
         g->n_chunks++;
     } else {
@@ -47,7 +65,7 @@ static lt__chunk *pool_take(int force) {
 static void pool_put(lt__chunk *c) {
     lt__client *g = &lt__g;
     if (g->n_chunks > g->max_chunks) {
-        free(c);
+        chunk_free(c);
         g->n_chunks--;
         return;
     }
@@ -60,7 +78,7 @@ void lt__pool_trim(void) {
     while (g->free_chunks) {
         lt__chunk *c = g->free_chunks;
         g->free_chunks = c->next;
-        free(c);
+        chunk_free(c);
         g->n_chunks--;
     }
 }
