@@ -619,6 +619,7 @@ static int start_locked(void) {
     if (configure(addr, sizeof addr, port, sizeof port, &wait_s) < 0)
         return LT_EINVAL;
     info_default();
+    lt__clock_start();
     int fd = connect_daemon(addr, port, wait_s, why, sizeof why);
     if (fd < 0) {
         warn("no capture daemon at %s (%s)", g->where, why);
@@ -630,6 +631,7 @@ static int start_locked(void) {
         return rc;
     }
     g->fd = fd;
+    lt__clock_first();
     rc = lt__sender_start();
     if (rc < 0) {
         close(fd);

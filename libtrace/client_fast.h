@@ -68,11 +68,11 @@ static inline lt__tbuf *lt__tb(void) {
     return t;
 }
 
-/* CLOCK_MONOTONIC in ns. On x86-64 with a TSC clocksource the sender thread
+/* CLOCK_MONOTONIC in ns. On x86-64 with a TSC clocksource the client
  * publishes a linear map from the TSC (about 10 ns to read, against 25 ns or
- * more for clock_gettime) that it keeps within microseconds of the clock;
- * until then, and elsewhere, clock_gettime. Once published, the map is never
- * withdrawn (only replaced). */
+ * more for clock_gettime) when it connects, which the sender thread then
+ * keeps within microseconds of the clock. Once published, the map is never
+ * withdrawn (only replaced). Elsewhere, clock_gettime. */
 typedef struct lt__clock_map {
     uint64_t tsc0, ns0;
     uint64_t mult; /* ns per tick, 32.32 fixed point */

@@ -105,6 +105,14 @@ void lt__sender_stop(void);
 /* TSC clock calibration (x86-64 with a TSC clocksource); called by the
  * sender about every 50 ms. */
 void lt__clock_tick(void);
+/* The first map, published before the sender starts, so that events are
+ * timed by the TSC from the first: lt__clock_start takes a (TSC, clock) pair
+ * before connecting, lt__clock_first a second one once connected, at least
+ * 0.5 ms later (it sleeps for what is missing), and publishes the map; the
+ * sender refines it at its first round. Both do nothing where a map exists
+ * (a forked child keeps its parent's) or the TSC is not used. */
+void lt__clock_start(void);
+void lt__clock_first(void);
 
 /* ---- client_buf.c --------------------------------------------------- */
 /* After fork() in the child: forget the parent's threads and buffers. */

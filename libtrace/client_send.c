@@ -308,9 +308,11 @@ LT_API const lt__clock_map *lt__clk;
 #define LT__CLOCK_RING 256
 #define LT__CLOCK_EVERY 200000000u  /* recalibrate every 200 ms */
 #define LT__CLOCK_HORIZON 1000000000 /* correct the error over 1 s */
+#define LT__CLOCK_FIRST 500000u      /* baseline of the first map: 0.5 ms */
 
 static struct {
     int usable; /* 0 unknown, 1 yes, -1 no */
+    int provisional; /* the map is the first one, from a short baseline */
     uint64_t t_first, n_first, n_last;
     unsigned idx;
     lt__clock_map ring[LT__CLOCK_RING];
@@ -353,6 +355,39 @@ static int tsc_usable(void) {
     return ck.usable > 0;
 }
 
+static void clock_publish(const lt__clock_map *m) {
+    lt__clock_map *slot = &ck.ring[++ck.idx % LT__CLOCK_RING];
+    *slot = *m;
+    __atomic_store_n(&lt__clk, slot, __ATOMIC_RELEASE);
+}
+
+void lt__clock_start(void) {
+    if (lt__clk || !tsc_usable()) return;
+    clock_pair(&ck.t_first, &ck.n_first);
+    ck.n_last = ck.n_first;
+}
+
+void lt__clock_first(void) {
+    if (lt__clk || !ck.n_first) return;
+    uint64_t T, N;
+    for (;;) {
+        clock_pair(&T, &N);
+        if (N - ck.n_first >= LT__CLOCK_FIRST) break;
+        struct timespec d = {0, (long)(LT__CLOCK_FIRST - (N - ck.n_first))};
+        nanosleep(&d, NULL);
+    }
+    if (T <= ck.t_first) { /* no usable baseline: the sender starts one */
+        ck.n_first = 0;
+        return;
+    }
+    lt__clock_map m = {.tsc0 = T, .ns0 = N,
+                       .mult = (uint64_t)(((unsigned __int128)(N - ck.n_first) << 32) /
+                                          (T - ck.t_first))};
+    ck.n_last = N;
+    ck.provisional = 1;
+    clock_publish(&m);
+}
+
 void lt__clock_tick(void) {
     if (!tsc_usable()) return;
     uint64_t T = 0, N = 0;
@@ -363,14 +398,17 @@ void lt__clock_tick(void) {
         ck.n_last = N;
         return;
     }
-    if (N - ck.n_last < LT__CLOCK_EVERY && lt__clk) return;
+    /* a first map from a short baseline is refined at the first round */
+    uint64_t every = ck.provisional ? LT__SEND_PERIOD_NS : LT__CLOCK_EVERY;
+    if (N - ck.n_last < every && lt__clk) return;
     if (N - ck.n_first < LT__SEND_PERIOD_NS) return;
     ck.n_last = N;
+    ck.provisional = 0;
     /* ns per tick over the whole baseline, 32.32 */
     uint64_t rate = (uint64_t)(((unsigned __int128)(N - ck.n_first) << 32) /
                                (T - ck.t_first));
     const lt__clock_map *cur = lt__clk;
-    lt__clock_map m = {T, N, rate};
+    lt__clock_map m = {.tsc0 = T, .ns0 = N, .mult = rate};
     if (cur && T >= cur->tsc0) {
         uint64_t M = cur->ns0 +
             (uint64_t)(((unsigned __int128)(T - cur->tsc0) * cur->mult) >> 32);
@@ -383,10 +421,10 @@ void lt__clock_tick(void) {
                                 LT__CLOCK_HORIZON);
         }
     }
-    lt__clock_map *slot = &ck.ring[++ck.idx % LT__CLOCK_RING];
-    *slot = m;
-    __atomic_store_n(&lt__clk, slot, __ATOMIC_RELEASE);
+    clock_publish(&m);
 }
 #else
+void lt__clock_start(void) {}
+void lt__clock_first(void) {}
 void lt__clock_tick(void) {}
 #endif
