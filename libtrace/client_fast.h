@@ -76,6 +76,7 @@ static inline lt__tbuf *lt__tb(void) {
 typedef struct lt__clock_map {
     uint64_t tsc0, ns0;
     uint64_t mult; /* ns per tick, 32.32 fixed point */
+    uint64_t off;  /* ns0 - tsc0 * mult: the time is off + tsc * mult */
 } lt__clock_map;
 extern LT_API const lt__clock_map *lt__clk;
 
@@ -85,11 +86,11 @@ static inline __attribute__((always_inline)) const lt__clock_map *lt__clock(void
 }
 
 #if defined(__x86_64__)
-/* The time by the map c (not NULL). Signed: a reading a little before tsc0
- * (another core's TSC) gives a time a little before ns0. */
+/* The time by the map c (not NULL), within 1 ns of
+ * ns0 + (tsc - tsc0) * mult, also for a reading a little before tsc0
+ * (another core's TSC). */
 static inline __attribute__((always_inline)) uint64_t lt__tsc_ns(const lt__clock_map *c) {
-    int64_t d = (int64_t)(__builtin_ia32_rdtsc() - c->tsc0);
-    return c->ns0 + (uint64_t)(((__int128)d * (int64_t)c->mult) >> 32);
+    return c->off + (uint64_t)(((unsigned __int128)__builtin_ia32_rdtsc() * c->mult) >> 32);
 }
 #endif
 
@@ -150,7 +151,7 @@ static inline __attribute__((always_inline)) void lt__write_begin(lt__tbuf *t, u
                                                                   uint64_t ts) {
     uint8_t *p = t->wp;
     uint64_t dt = lt__dt(t, ts);
-    if (loc < 128) {
+    if (__builtin_expect(loc < 128, 1)) {
         *p++ = (uint8_t)(LT_TAG_ZONE_BEGIN_SHORT | loc);
         p = lt__put_varint(p, dt);
     } else {

@@ -519,8 +519,10 @@ static __attribute__((noinline)) PyObject *eval_hook_other(PyThreadState *ts,
 
 /* The hot path: the cached location and two records written inline. Every
  * call out of it but the frame's own evaluation is a tail call, so that only
- * the buffer is kept across that one (a short prologue). */
-static PyObject *eval_hook(PyThreadState *ts, _PyInterpreterFrame *f, int exc) {
+ * the buffer is kept across that one (a short prologue). `depth_check`:
+ * honour g_depth_limit (--max-depth, or 0 once the client stopped). */
+static inline __attribute__((always_inline)) PyObject *
+eval_hook_body(PyThreadState *ts, _PyInterpreterFrame *f, int exc, int depth_check) {
     py_code_extra *ex = (py_code_extra *)f->f_code->co_extra;
     lt__tbuf *t = lt__tls;
     if (UNLIKELY(ex == NULL || g_extra_idx >= ex->ce_size || t == NULL))
@@ -529,16 +531,30 @@ static PyObject *eval_hook(PyThreadState *ts, _PyInterpreterFrame *f, int exc) {
     uintptr_t v = (uintptr_t)ex->ce_extras[g_extra_idx];
     uint64_t x = (uint64_t)v - g_epoch_base;
     if (UNLIKELY(x >= UINT32_MAX)) return eval_hook_other(ts, f, exc, v);
-    if (t->depth >= g_depth_limit) return _PyEval_EvalFrameDefault(ts, f, exc);
+    if (depth_check && t->depth >= g_depth_limit) return _PyEval_EvalFrameDefault(ts, f, exc);
     uint32_t loc = (uint32_t)x + 1;
 #if defined(__x86_64__)
     const lt__clock_map *c = lt__clock();
     if (UNLIKELY(c == NULL || t->wp > t->limit)) return eval_hook_rec(ts, f, exc, t, loc);
-    lt__write_begin(t, loc, lt__tsc_ns(c));
+    uint64_t now = lt__tsc_ns(c);
+    /* the buffer is read after the clock: GCC would otherwise load it
+     * first, and keep more values than there are scratch registers */
+    __asm__ volatile("" ::: "memory");
+    lt__write_begin(t, loc, now);
     return eval_hook_after(t, _PyEval_EvalFrameDefault(ts, f, exc));
 #else
     return eval_hook_rec(ts, f, exc, t, loc);
 #endif
+}
+
+/* The hook while there is no depth limit and the client records. */
+static PyObject *eval_hook(PyThreadState *ts, _PyInterpreterFrame *f, int exc) {
+    return eval_hook_body(ts, f, exc, 0);
+}
+
+/* The hook under --max-depth, or once the client stopped. */
+static PyObject *eval_hook_depth(PyThreadState *ts, _PyInterpreterFrame *f, int exc) {
+    return eval_hook_body(ts, f, exc, 1);
 }
 
 /* The same with --min-duration or --label args. */
@@ -747,6 +763,13 @@ static int choose_mode(void) {
     return PY_MODE_PROFILE;
 }
 
+#if PY_HAVE_EVAL_HOOK
+static _PyFrameEvalFunction eval_func(void) {
+    if (py__opts.min_duration || py__opts.label_args) return eval_hook_slow;
+    return g_depth_limit == UINT32_MAX ? eval_hook : eval_hook_depth;
+}
+#endif
+
 int py__enable(void) {
     if (py__hook_init() < 0) return -1;
     if (g_live) g_depth_limit = py__opts.max_depth;
@@ -757,8 +780,7 @@ int py__enable(void) {
     if (g_mode == PY_MODE_EVAL) {
         PyInterpreterState *interp = PyInterpreterState_Get();
         g_prev_eval = _PyInterpreterState_GetEvalFrameFunc(interp);
-        int slow = py__opts.min_duration || py__opts.label_args;
-        _PyInterpreterState_SetEvalFrameFunc(interp, slow ? eval_hook_slow : eval_hook);
+        _PyInterpreterState_SetEvalFrameFunc(interp, eval_func());
         return g_mode;
     }
 #endif
@@ -795,4 +817,12 @@ int py__mode(void) {
 void py__client_stopped(void) {
     g_live = 0;
     g_depth_limit = 0;
+#if PY_HAVE_EVAL_HOOK
+    /* eval_hook itself does not look at the limit */
+    if (g_enabled && g_mode == PY_MODE_EVAL) {
+        PyInterpreterState *interp = PyInterpreterState_Get();
+        if (_PyInterpreterState_GetEvalFrameFunc(interp) == eval_hook)
+            _PyInterpreterState_SetEvalFrameFunc(interp, eval_func());
+    }
+#endif
 }
