@@ -325,6 +325,18 @@ class Workload:
         return [py, "-m", "tracy", "-o", out + ".own.tracy"] + flags + t
 
 
+def compile_workloads():
+    """Byte-compiles bench/workloads (region.py is imported by the others):
+    the runs set PYTHONDONTWRITEBYTECODE, and compiling the module in every
+    run would add the compiler's own start-up (the AST types) to every
+    measured figure, with or without a profiler."""
+    try:
+        run([PY, "-m", "compileall", "-q", "--invalidation-mode", "checked-hash",
+             os.path.join(BENCH, "workloads")], what="compileall")
+    except NA as e:
+        log(f"workloads not byte-compiled ({e}): their runs compile region.py")
+
+
 def workloads(ctx):
     wl = [Workload("fib", "recursive fib(25)", PY,
                    [os.path.join(BENCH, "workloads", "fib.py")]),
@@ -422,6 +434,7 @@ def section_hook(ctx, rep):
         rep.add("stdlib workload: "
                 + rep.not_available(1, "stdlib workload",
                                     "no CPython 3.11 with the test suite found") + "\n")
+    compile_workloads()
     for w in workloads(ctx):
         log(f"hook overhead: {w.name}")
         rep.add(f"### {w.title}\n\nInterpreter: `{w.py}` "

@@ -2,20 +2,7 @@
 
 A small fib(12) runs inside a profiled region when the tracy package is
 loaded (`python -m tracy -p -l`); otherwise the region costs nothing."""
-import sys
-
-
-class _NoRegion:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-
-def region():
-    tracy = sys.modules.get("tracy")
-    return tracy.profile() if tracy is not None else _NoRegion()
+from region import region
 
 
 def fib(n):

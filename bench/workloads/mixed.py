@@ -6,23 +6,11 @@ loaded (`python -m tracy -p -l`); otherwise the region costs nothing."""
 import json
 import random
 import re
-import sys
+
+from region import region
 
 WORD = re.compile(r"[a-z]+(?:-[a-z]+)?")
 KV = re.compile(r"(\w+)=(\d+)")
-
-
-class _NoRegion:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-
-def region():
-    tracy = sys.modules.get("tracy")
-    return tracy.profile() if tracy is not None else _NoRegion()
 
 
 class Record:
