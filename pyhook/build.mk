@@ -24,7 +24,7 @@ $(PYHOOK_EXT): $(PYHOOK_OBJS) $(LIBTRACE_OBJS) pyhook/_tracy.map
 # pycs stay valid through `make install`'s copy, which changes mtimes.
 $(B)/python/tracy/%.py: pyhook/tracy/%.py
 	$(Q)mkdir -p $(@D) && cp $< $@ && \
-		$(PYTHON) -m compileall -q --invalidation-mode checked-hash $@ >/dev/null
+		$(PYTHON) -m compileall -q --invalidation-mode checked-hash $@
 
 # make demo: profile examples/demo.py on an embedded daemon, with the report.
 DEMO_OUT := $(B)/demo
