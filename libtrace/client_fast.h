@@ -68,7 +68,7 @@ static inline lt__tbuf *lt__tb(void) {
     return t;
 }
 
-/* CLOCK_MONOTONIC in ns. On x86-64 with a TSC clocksource the client
+/* CLOCK_MONOTONIC in ns. On x86-64 with an invariant TSC the client
  * publishes a linear map from the TSC (about 10 ns to read, against 25 ns or
  * more for clock_gettime) when it connects, which the sender thread then
  * keeps within microseconds of the clock. Once published, the map is never

@@ -102,7 +102,7 @@ extern lt__client lt__g;
 int lt__sender_start(void);
 /* Final round, BYE, close; joins the sender. Called with mu not held. */
 void lt__sender_stop(void);
-/* TSC clock calibration (x86-64 with a TSC clocksource); called by the
+/* TSC clock calibration (x86-64 with an invariant TSC); called by the
  * sender about every 50 ms. */
 void lt__clock_tick(void);
 /* The first map, published before the sender starts, so that events are

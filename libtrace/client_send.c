@@ -12,6 +12,9 @@
 #include <time.h>
 #include <unistd.h>
 #include "client_internal.h"
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 
 #define LT__SEND_PERIOD_NS 50000000u /* PROTOCOL.md: at least every 50 ms */
 #define LT__IOV_BATCH 512           /* iovecs per sendmsg (IOV_MAX >= 1024) */
@@ -339,12 +342,21 @@ static void clock_pair(uint64_t *tsc, uint64_t *ns) {
     }
 }
 
-/* The TSC is used only where the kernel itself trusts it for the clock. */
+/* The TSC is used where it ticks at a constant rate in every power state
+ * and on every core: where the kernel keeps its clock by it (clocksource
+ * tsc), or where the processor says so (CPUID 0x80000007, EDX bit 8:
+ * invariant TSC), as in virtual machines whose kernel keeps kvm-clock,
+ * itself read from the TSC. TRACY_NO_TSC turns it off. */
 static int tsc_usable(void) {
     if (ck.usable) return ck.usable > 0;
     ck.usable = -1;
     const char *off = getenv("TRACY_NO_TSC");
     if (off && *off && strcmp(off, "0") != 0) return 0;
+    unsigned a, b, c, d;
+    if (__get_cpuid(0x80000007, &a, &b, &c, &d) && (d & (1u << 8))) {
+        ck.usable = 1;
+        return 1;
+    }
     FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "r");
     if (!f) return 0;
     char buf[32] = "";

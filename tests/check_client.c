@@ -121,6 +121,7 @@ static int run_child(scenario fn, void *arg, const char *port,
         unsetenv("TRACY_QUIET");
         unsetenv("TRACY_BUFFER_MB");
         unsetenv("TRACY_WAIT");
+        unsetenv("TRACY_NO_TSC");
         for (; env && *env; env++) putenv((char *)*env);
         fn(arg);
         exit(0);
@@ -588,12 +589,70 @@ START_TEST(slow_daemon_records_wait_zone) {
 }
 END_TEST
 
+/* The client's clock: lt__now() (the TSC map where the TSC is used) against
+ * CLOCK_MONOTONIC from connect for 600 ms, through the first map and the
+ * sender's refinements. Exit codes: 10 no map where the processor has an
+ * invariant TSC, 11 a map under TRACY_NO_TSC=1, 12 an error of 100 us or
+ * more, 13 too few samples, 14 the clock went back by more than 1 us (a
+ * thread may move to a core whose TSC reads a little behind). */
+static uint64_t mono_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int cpu_tsc_invariant(void) {
+#if defined(__x86_64__)
+    unsigned a, b, c, d;
+    __asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0x80000000u), "c"(0));
+    if (a < 0x80000007u) return 0;
+    __asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0x80000007u), "c"(0));
+    return (d >> 8) & 1;
+#else
+    return 0;
+#endif
+}
+
+static void clock_tracks_monotonic(void *arg) {
+    int no_tsc = arg != NULL;
+    if (lt_client_start() != 0) exit(8);
+    if (!no_tsc && cpu_tsc_invariant() && lt__clock() == NULL) exit(10);
+    if (no_tsc && lt__clock() != NULL) exit(11);
+    uint64_t start = mono_now(), prev = 0;
+    long samples = 0;
+    while (mono_now() - start < 600000000u) {
+        /* a reading bracketed by two of the clock's */
+        uint64_t a = mono_now(), x = lt__now(), b = mono_now();
+        if (x + 1000 < prev) exit(14);
+        prev = x;
+        samples++;
+        if (x + 100000 < a || x > b + 100000) {
+            fprintf(stderr, "clock error %lld ns\n", (long long)(x - (a + (b - a) / 2)));
+            exit(12);
+        }
+        if ((samples & 63) == 0) sleep_ms(1); /* let the sender run */
+    }
+    if (samples < 100) exit(13);
+}
+
+START_TEST(client_clock_tracks_monotonic) {
+    capd d;
+    daemon_start(&d, 2);
+    assert_clean_exit(run_child(clock_tracks_monotonic, NULL, d.port, NULL, -1));
+    const char *env[] = {"TRACY_NO_TSC=1", NULL};
+    assert_clean_exit(run_child(clock_tracks_monotonic, (void *)1, d.port, env, -1));
+    daemon_finish(&d);
+    daemon_cleanup(&d);
+}
+END_TEST
+
 Suite *client_suite(void) {
     Suite *s = suite_create("client");
     TCase *t = tcase_create("capture");
     tcase_set_timeout(t, 300);
     tcase_add_test(t, zones_from_threads_arrive_once_in_order);
     tcase_add_test(t, messages_signposts_plots_frames_arrive);
+    tcase_add_test(t, client_clock_tracks_monotonic);
     suite_add_tcase(s, t);
     /* fork() with the client's sender thread running. Run by `make check-c`
      * only: GCC 12's ASan runtime does not lock its allocator around fork(),
