@@ -61,6 +61,38 @@ int cv_parse_u64(const char *s, uint64_t *out) {
     return 0;
 }
 
+int cv_pwrite_full(int fd, const void *buf, size_t n, uint64_t off) {
+    const char *p = buf;
+    while (n) {
+        ssize_t w = pwrite(fd, p, n, (off_t)off);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            if (w == 0) errno = ENOSPC;
+            return -1;
+        }
+        p += w;
+        n -= (size_t)w;
+        off += (uint64_t)w;
+    }
+    return 0;
+}
+
+int cv_pread_full(int fd, void *buf, size_t n, uint64_t off) {
+    char *p = buf;
+    while (n) {
+        ssize_t r = pread(fd, p, n, (off_t)off);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) {
+            if (r == 0) errno = EIO;
+            return -1;
+        }
+        p += r;
+        n -= (size_t)r;
+        off += (uint64_t)r;
+    }
+    return 0;
+}
+
 /* ---- Input -------------------------------------------------------------- */
 
 int cv_exit_for(int lt_err) {

@@ -37,6 +37,12 @@ int cv_print_version(void);
 /* Parses a whole decimal unsigned number; returns 0 or -1. */
 int cv_parse_u64(const char *s, uint64_t *out);
 
+/* Writes (pwrite) or reads (pread) all n bytes at `off` of fd, through
+ * short transfers and EINTR. Return 0, or -1 with errno set (ENOSPC for a
+ * write that stalls, EIO for a read past the end). */
+int cv_pwrite_full(int fd, const void *buf, size_t n, uint64_t off);
+int cv_pread_full(int fd, void *buf, size_t n, uint64_t off);
+
 /* ---- Input -------------------------------------------------------------- */
 
 /* Maps an LT_E* code to the converter exit code. */

@@ -105,20 +105,10 @@ static int file_fail(sqb_file *f, const char *what) {
     return -1;
 }
 
-static int write_all(sqb_file *f, const uint8_t *buf, size_t n, uint64_t off) {
-    while (n) {
-        ssize_t w = pwrite(f->fd, buf, n, (off_t)off);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) return file_fail(f, "write database pages");
-        buf += w;
-        n -= (size_t)w;
-        off += (uint64_t)w;
-    }
-    return 0;
-}
-
 static int write_page(sqb_file *f, uint32_t pgno, const uint8_t *buf) {
-    return write_all(f, buf, f->page_size, (uint64_t)(pgno - 1) * f->page_size);
+    if (cv_pwrite_full(f->fd, buf, f->page_size, (uint64_t)(pgno - 1) * f->page_size))
+        return file_fail(f, "write database pages");
+    return 0;
 }
 
 sqb_file *sqb_file_open(const char *path) {
@@ -161,7 +151,7 @@ int sqb_file_close(sqb_file *f) {
     put32(h + 24, change);
     put32(h + 92, change);
     put32(h + 28, f->npages);
-    int rc = write_all(f, h, 100, 0);
+    int rc = cv_pwrite_full(f->fd, h, 100, 0) ? file_fail(f, "write the database header") : 0;
     if (close(f->fd) != 0 && !rc) rc = file_fail(f, "close the database");
     free(f->path);
     free(f);

@@ -379,8 +379,11 @@ static int write_row(sqlx *x, const int64_t *v) {
     uint8_t rec[SQB_RECORD_MAX];
     uint32_t nulls = 1u | (v[5] ? 0 : 1u << 5) | (v[6] ? 0 : 1u << 6);
     size_t n = sqb_record(x->file, rec, v, nulls, SLICE_COLS);
-    if (sqb_table_add(x->table, v[0], rec, n) || sqs_add(x->by_track, v[3], v[1], v[0]) ||
-        sqs_add(x->by_func, v[7], 0, v[0]))
+    /* (track_id, ts, id, dur, depth, func_id) and (func_id, 0, id) */
+    const int64_t track_key[6] = {v[3], v[1], v[0], v[2], v[4], v[7]};
+    const int64_t func_key[3] = {v[7], 0, v[0]};
+    if (sqb_table_add(x->table, v[0], rec, n) || sqs_add(x->by_track, track_key) ||
+        sqs_add(x->by_func, func_key))
         return -1;
     x->nslices++;
     return 0;
@@ -636,7 +639,7 @@ static int write_planner_stats(sqlx *x) {
              "ANALYZE process; ANALYZE thread; ANALYZE track; ANALYZE thread_track;"
              " ANALYZE counter_track; ANALYZE func;"
              " INSERT INTO sqlite_stat1 VALUES"
-             " ('slice_data', 'slice_data_track_ts', '%llu %llu 1'),"
+             " ('slice_data', 'slice_data_track_ts', '%llu %llu 1 1 1 1'),"
              " ('slice_data', 'slice_data_func', '%llu %llu'),"
              " ('slice_data', NULL, '%llu'),"
              " ('counter', 'counter_track_ts', '%llu %llu 1'),"
@@ -727,18 +730,19 @@ typedef struct index_out {
     sqb_tree *tree;
 } index_out;
 
-/* Index keys: (track_id, ts, id) and (func_id, id). */
-static int emit_track_key(void *ctx, const sqs_key *k) {
+/* Index records: (track_id, ts, dur, depth, func_id, id), from the sort
+ * key (track_id, ts, id, dur, depth, func_id), and (func_id, id). */
+static int emit_track_key(void *ctx, const int64_t *k) {
     index_out *o = ctx;
     uint8_t rec[SQB_RECORD_MAX];
-    int64_t v[3] = {k->a, k->b, k->id};
-    return sqb_index_add(o->tree, rec, sqb_record(o->file, rec, v, 0, 3));
+    int64_t v[6] = {k[0], k[1], k[3], k[4], k[5], k[2]};
+    return sqb_index_add(o->tree, rec, sqb_record(o->file, rec, v, 0, 6));
 }
 
-static int emit_func_key(void *ctx, const sqs_key *k) {
+static int emit_func_key(void *ctx, const int64_t *k) {
     index_out *o = ctx;
     uint8_t rec[SQB_RECORD_MAX];
-    int64_t v[2] = {k->a, k->id};
+    int64_t v[2] = {k[0], k[2]};
     return sqb_index_add(o->tree, rec, sqb_record(o->file, rec, v, 0, 2));
 }
 
@@ -763,8 +767,8 @@ static int pass_pages(sqlx *x, const char *path, const uint32_t roots[3], int re
     x->next = 1;
     x->pass = 2;
     x->window = calloc(WINDOW, sizeof *x->window);
-    x->by_track = sqs_new(SORT_RUN);
-    x->by_func = sqs_new(SORT_RUN);
+    x->by_track = sqs_new(SORT_RUN, 6);
+    x->by_func = sqs_new(SORT_RUN, 3);
     if (!x->zones || !x->window || !x->by_track || !x->by_func) {
         cv_err("out of memory");
         return -1;

@@ -180,7 +180,9 @@ CREATE VIEW function_stats AS
     FROM func WHERE calls > 0;
 
 -- @indexes
-CREATE INDEX slice_data_track_ts ON slice_data(track_id, ts);
+-- per thread in time order; dur, depth and func_id make it a covering index
+-- for per-thread questions on slice (no look-up of each row)
+CREATE INDEX slice_data_track_ts ON slice_data(track_id, ts, dur, depth, func_id);
 CREATE INDEX slice_data_func ON slice_data(func_id);
 CREATE INDEX func_name ON func(name);
 CREATE INDEX counter_track_ts ON counter(track_id, ts);

@@ -17,15 +17,25 @@
 
 /* ---- Sorter ----------------------------------------------------------- */
 
+/* Keys of width W: (a, b, id) and two values carried with them, which
+ * must arrive with their own key. */
+#define W 5
+
+typedef struct key5 {
+    int64_t a, b, id, c, d;
+} key5;
+
 typedef struct collected {
-    sqs_key *k;
+    key5 *k;
     size_t n;
     int stop_at; /* return 7 when this many keys were seen (0: never) */
+    unsigned w;  /* integers per key (the first five are kept) */
 } collected;
 
-static int collect(void *ctx, const sqs_key *k) {
+static int collect(void *ctx, const int64_t *k) {
     collected *c = ctx;
-    c->k[c->n++] = *k;
+    memset(&c->k[c->n], 0, sizeof(key5));
+    memcpy(&c->k[c->n++], k, (c->w < W ? c->w : W) * sizeof(int64_t));
     return c->stop_at && (int)c->n == c->stop_at ? 7 : 0;
 }
 
@@ -38,8 +48,9 @@ static uint64_t next_rand(void) {
 }
 
 /* Keys of pattern p: 0 in the usual order (id rising, b rising within a),
- * 1 random, 2 negative and huge `a`, 3 `b` falling. */
-static void make_keys(sqs_key *k, size_t n, int p) {
+ * 1 random, 2 negative and huge `a`, 3 `b` falling. The carried values
+ * derive from the key and a random number. */
+static void make_keys(key5 *k, size_t n, int p) {
     for (size_t i = 0; i < n; i++) {
         k[i].id = (int64_t)i + 1;
         k[i].a = (int64_t)(next_rand() % 37);
@@ -47,6 +58,8 @@ static void make_keys(sqs_key *k, size_t n, int p) {
         if (p == 1) k[i].b = (int64_t)(next_rand() % 1000), k[i].id = (int64_t)next_rand();
         if (p == 2) k[i].a = (int64_t)next_rand();
         if (p == 3) k[i].b = -(int64_t)i;
+        k[i].c = (int64_t)next_rand();
+        k[i].d = k[i].id ^ k[i].c;
     }
 }
 
@@ -55,15 +68,14 @@ START_TEST(sorter_sorts_like_qsort_in_memory_and_with_runs_on_disk) {
     for (int p = 0; p < 4; p++)
         for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
             size_t n = sizes[si];
-            sqs_key *in = malloc((n + 1) * sizeof *in), *want = malloc((n + 1) * sizeof *want);
+            key5 *in = malloc((n + 1) * sizeof *in), *want = malloc((n + 1) * sizeof *want);
             make_keys(in, n, p);
             memcpy(want, in, n * sizeof *in);
             qsort(want, n, sizeof *want, key_qcmp);
-            sqs_sorter *s = sqs_new(1000);
+            sqs_sorter *s = sqs_new(1000, W);
             ck_assert_ptr_nonnull(s);
-            for (size_t i = 0; i < n; i++)
-                ck_assert_int_eq(sqs_add(s, in[i].a, in[i].b, in[i].id), 0);
-            collected c = {malloc((n + 1) * sizeof *c.k), 0, 0};
+            for (size_t i = 0; i < n; i++) ck_assert_int_eq(sqs_add(s, &in[i].a), 0);
+            collected c = {malloc((n + 1) * sizeof *c.k), 0, 0, W};
             ck_assert_int_eq(sqs_finish(s, collect, &c), 0);
             ck_assert_uint_eq(c.n, n);
             ck_assert_msg(memcmp(c.k, want, n * sizeof *want) == 0, "pattern %d, %zu keys", p, n);
@@ -75,11 +87,39 @@ START_TEST(sorter_sorts_like_qsort_in_memory_and_with_runs_on_disk) {
 }
 END_TEST
 
+START_TEST(sorter_takes_keys_of_three_to_eight_integers) {
+    ck_assert_ptr_null(sqs_new(10, SQS_MIN_WIDTH - 1));
+    ck_assert_ptr_null(sqs_new(10, SQS_MAX_WIDTH + 1));
+    for (unsigned w = SQS_MIN_WIDTH; w <= SQS_MAX_WIDTH; w++) {
+        sqs_sorter *s = sqs_new(7, w); /* several runs */
+        ck_assert_ptr_nonnull(s);
+        for (int64_t i = 0; i < 50; i++) {
+            int64_t k[SQS_MAX_WIDTH];
+            for (unsigned j = 0; j < w; j++) k[j] = (49 - i) * 100 + (int64_t)j;
+            ck_assert_int_eq(sqs_add(s, k), 0);
+        }
+        key5 got[50];
+        collected c = {got, 0, 0, w};
+        ck_assert_int_eq(sqs_finish(s, collect, &c), 0);
+        ck_assert_uint_eq(c.n, 50);
+        for (int64_t i = 0; i < 50; i++) {
+            ck_assert_int_eq(got[i].a, i * 100);
+            ck_assert_int_eq(got[i].id, i * 100 + 2);
+            if (w >= 5) ck_assert_int_eq(got[i].d, i * 100 + 4);
+        }
+        sqs_free(s);
+    }
+}
+END_TEST
+
 START_TEST(sorter_stops_when_the_receiver_fails) {
     for (size_t n = 500; n <= 5000; n += 4500) { /* one run, then several */
-        sqs_sorter *s = sqs_new(1000);
-        for (size_t i = 0; i < n; i++) ck_assert_int_eq(sqs_add(s, 1, 0, (int64_t)i), 0);
-        collected c = {malloc(n * sizeof *c.k), 0, 5};
+        sqs_sorter *s = sqs_new(1000, W);
+        for (size_t i = 0; i < n; i++) {
+            const key5 k = {1, 0, (int64_t)i, 0, 0};
+            ck_assert_int_eq(sqs_add(s, &k.a), 0);
+        }
+        collected c = {malloc(n * sizeof *c.k), 0, 5, W};
         ck_assert_int_eq(sqs_finish(s, collect, &c), 7);
         ck_assert_uint_eq(c.n, 5);
         sqs_free(s);
@@ -233,6 +273,7 @@ Suite *sqlbulk_suite(void) {
     TCase *t = tcase_create("sqlbulk");
     tcase_set_timeout(t, 120);
     tcase_add_test(t, sorter_sorts_like_qsort_in_memory_and_with_runs_on_disk);
+    tcase_add_test(t, sorter_takes_keys_of_three_to_eight_integers);
     tcase_add_test(t, sorter_stops_when_the_receiver_fails);
     tcase_add_test(t, btrees_of_every_height_pass_integrity_check);
     suite_add_tcase(s, t);

@@ -68,9 +68,10 @@ def check_indexes_answer_like_scans(con):
     q = "SELECT {} FROM slice_data INDEXED BY {} ORDER BY {}"
     walk = con.execute(q.format("func_id, id", "slice_data_func", "func_id, id")).fetchall()
     assert walk == sorted(con.execute("SELECT func_id, id FROM slice_data NOT INDEXED"))
-    walk = con.execute(q.format("track_id, ts, id", "slice_data_track_ts",
-                                "track_id, ts, id")).fetchall()
-    assert walk == sorted(con.execute("SELECT track_id, ts, id FROM slice_data NOT INDEXED"))
+    cols = "track_id, ts, dur, depth, func_id, id"  # the covering index's record
+    walk = con.execute(q.format(cols, "slice_data_track_ts", "track_id, ts, id")).fetchall()
+    assert walk == sorted(con.execute(f"SELECT {cols} FROM slice_data NOT INDEXED"),
+                          key=lambda r: (r[0], r[1], r[5]))
     plan = " ".join(r[3] for r in con.execute(
         "EXPLAIN QUERY PLAN SELECT count(*) FROM slice WHERE name = 'leaf'"))
     assert "slice_data_func" in plan, plan
@@ -135,5 +136,20 @@ def test_many_zones_spill_sorted_runs_and_keep_every_row(tmp_path):
     plan = " ".join(r[3] for r in con.execute(
         "EXPLAIN QUERY PLAN SELECT count(*) FROM slice s JOIN thread_track tt"
         " ON s.track_id = tt.id JOIN thread USING(utid) WHERE thread.name = 'worker-1'"))
-    assert "thread_track_utid" in plan and "slice_data_track_ts" in plan, plan
+    assert "thread_track_utid" in plan and "COVERING INDEX slice_data_track_ts" in plan, plan
+    # Per-thread questions on slice's name, time, duration and depth read the
+    # index only (and func), no slice_data row.
+    q = ("SELECT count(*), sum(s.dur), max(s.depth), min(s.name), max(s.name) FROM slice s"
+         " JOIN thread_track tt ON s.track_id = tt.id JOIN thread USING(utid)"
+         " WHERE thread.name = 'worker-1' AND s.depth < 3")
+    plan = " ".join(r[3] for r in con.execute("EXPLAIN QUERY PLAN " + q))
+    assert "COVERING INDEX slice_data_track_ts" in plan, plan
+    utids = [u for (u,) in con.execute("SELECT utid FROM thread WHERE name = 'worker-1'")]
+    assert utids
+    scan = con.execute(
+        "SELECT count(*), sum(d.dur), max(d.depth), min(f.name), max(f.name)"
+        " FROM slice_data d NOT INDEXED JOIN func f ON f.id = d.func_id"
+        " JOIN thread_track tt ON d.track_id = tt.id"
+        f" WHERE tt.utid IN ({','.join(map(str, utids))}) AND d.depth < 3").fetchall()
+    assert con.execute(q).fetchall() == scan and scan[0][0] > 0
     con.close()
