@@ -487,7 +487,7 @@ def hook_table(ctx, w, rep, results, brk):
                    f"{w.name} table)")
         st = "-" if tgt is None or ri is None else rep.status(
             1, f"{w.name}: {label} instruction ratio {ri:.3f} > {tgt}", ri <= tgt, why)
-        rows.append([label, f"{ins / 1e6:,.1f}M", f"{ri:.2f}" if ri else "n/a",
+        rows.append([label, f"{ins / 1e6:,.1f}M", f"{ri:.3f}" if ri else "n/a",
                      f"{wall * 1e3:,.1f} ms", f"{rw:.2f}" if rw else "n/a",
                      target_cell(w.name, config), st])
     rep.table(["configuration", "instructions", "ratio (instr)", "wall median",
