@@ -15,6 +15,9 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 #include "client_internal.h"
 #include "trace.h"
 #include "trace_client.h"
@@ -604,10 +607,7 @@ static uint64_t mono_now(void) {
 static int cpu_tsc_invariant(void) {
 #if defined(__x86_64__)
     unsigned a, b, c, d;
-    __asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0x80000000u), "c"(0));
-    if (a < 0x80000007u) return 0;
-    __asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0x80000007u), "c"(0));
-    return (d >> 8) & 1;
+    return __get_cpuid(0x80000007, &a, &b, &c, &d) && (d & (1u << 8));
 #else
     return 0;
 #endif
