@@ -14,6 +14,6 @@ $(B)/lib/libtrace.so: $(LIBTRACE_OBJS)
 $(B)/asan/lib/libtrace.a: $(LIBTRACE_SAN_OBJS)
 	$(call say,AR,$@)mkdir -p $(@D) && rm -f $@ && ar rcs $@ $^
 
-$(B)/lib/pkgconfig/libtrace.pc: libtrace/libtrace.pc.in
+$(B)/lib/pkgconfig/libtrace.pc: libtrace/libtrace.pc.in libtrace/build.mk
 	$(Q)mkdir -p $(@D) && sed -e 's|@PREFIX@|$(CURDIR)/$(B)|' -e 's|@libdir@|$(CURDIR)/$(B)/lib|' \
-		-e 's|@includedir@|$(CURDIR)/libtrace|' -e 's|@VERSION@|$(LT_VERSION)|' $< > $@
+		-e 's|@includedir@|$(CURDIR)/$(B)/include|' -e 's|@VERSION@|$(LT_VERSION)|' $< > $@
