@@ -152,7 +152,13 @@ static inline uint32_t lt__tracy_pool_index(struct lt__tracy_heap *h, const char
     h->pools = p;
     char plot[256];
     snprintf(plot, sizeof plot, name ? "memory: %s" : "memory", name);
-    p[h->npools].name = name ? strdup(name) : NULL;
+    p[h->npools].name = NULL;
+    if (name) { /* strdup is not in ISO C */
+        size_t n = strlen(name) + 1;
+        p[h->npools].name = (char *)malloc(n);
+        if (!p[h->npools].name) return UINT32_MAX;
+        memcpy(p[h->npools].name, name, n);
+    }
     p[h->npools].plot = lt_plot_register(plot);
     p[h->npools].bytes = 0;
     return h->npools++;
