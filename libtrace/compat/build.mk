@@ -24,3 +24,22 @@ install-tracy-headers:
 
 uninstall-tracy-headers:
 	rm -rf $(DESTDIR)$(includedir)/tracy
+
+# Section 11 of make bench: the cost of a zone through these headers
+# (bench/sec_drop.py). Built by bench-progs, never by `all`.
+DROP_BENCH_BINS := $(B)/bench/drop_bench $(B)/bench/drop_bench_off
+.PHONY: drop-bench-progs
+bench-progs: drop-bench-progs
+drop-bench-progs:
+	-$(Q)$(MAKE) --no-print-directory $(DROP_BENCH_BINS)
+
+$(B)/bench/drop_bench: bench/drop_bench.cpp bench/drop_bench_c.c $(LIBTRACE_A) $(TRACY_HDRS) | deps
+	$(call say,CXX,$@)mkdir -p $(@D) && $(CC) -std=gnu11 $(OPT) -g $(WARN) -DTRACY_ENABLE \
+		-I$(B)/include -c bench/drop_bench_c.c -o $@-c.o && \
+		$(CXX) -std=c++17 $(OPT) -g $(WARN) -DTRACY_ENABLE -I$(B)/include -o $@ \
+		bench/drop_bench.cpp $@-c.o $(LIBTRACE_A) $(ALL_LDFLAGS) $(DEP_LIBS)
+$(B)/bench/drop_bench_off: bench/drop_bench.cpp bench/drop_bench_c.c $(LIBTRACE_A) $(TRACY_HDRS) | deps
+	$(call say,CXX,$@)mkdir -p $(@D) && $(CC) -std=gnu11 $(OPT) -g $(WARN) \
+		-I$(B)/include -c bench/drop_bench_c.c -o $@-c.o && \
+		$(CXX) -std=c++17 $(OPT) -g $(WARN) -I$(B)/include -o $@ \
+		bench/drop_bench.cpp $@-c.o $(LIBTRACE_A) $(ALL_LDFLAGS) $(DEP_LIBS)
