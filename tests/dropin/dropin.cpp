@@ -76,6 +76,15 @@ static void transient(int i) {
     { ZoneTransientNS(t4, "transient s", 4, true); }
 }
 
+/* A zone built from a source location of the program's own, as some code does. */
+static void by_srcloc() {
+#ifdef TRACY_ENABLE /* as in Tracy, these types exist only then */
+    static constexpr tracy::SourceLocationData loc{"by srcloc", __FUNCTION__, __FILE__, __LINE__, 0};
+    tracy::ScopedZone z(&loc);
+    tracy::ScopedZone off(&loc, false);
+#endif
+}
+
 static void formatted(int i) {
     ZoneScopedN("fmt");
     ZoneTextF("i=%d", i);
@@ -158,6 +167,7 @@ static void worker(int w, int iters) {
         with_depth();
         transient(i);
         formatted(i);
+        by_srcloc();
         locks();
         plots(i);
         messages(w, i);

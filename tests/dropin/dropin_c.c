@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct job {
     int w, iters;
@@ -90,6 +91,33 @@ static void c_rest(int w, int i) {
     TracyCFrameMarkEnd("c discontinuous");
 }
 
+/* Tracy's C functions, called directly as bindings and some C code do. */
+static void c_functions(int i) {
+#ifdef TRACY_ENABLE
+    static const struct ___tracy_source_location_data loc = {"c srcloc", "c_functions",
+                                                             __FILE__, __LINE__, 0};
+    TracyCZoneCtx a = ___tracy_emit_zone_begin(&loc, 1);
+    ___tracy_emit_zone_value(a, (uint64_t)i);
+    ___tracy_emit_zone_end(a);
+    char name[32];
+    int n = snprintf(name, sizeof name, "c alloc %d", i % 2);
+    uint64_t sl = ___tracy_alloc_srcloc_name(__LINE__, __FILE__, strlen(__FILE__), __func__,
+                                             strlen(__func__), name, (size_t)n, 0);
+    TracyCZoneCtx b = ___tracy_emit_zone_begin_alloc(sl, 1);
+    ___tracy_emit_zone_text(b, "alloc", 5);
+    ___tracy_emit_zone_end(b);
+    ___tracy_emit_plot("c fn plot", (double)i);
+    ___tracy_emit_messageL("c fn message", 0);
+    ___tracy_emit_logString(TracyMessageSeverityWarning, 0, 0, 5, "c log");
+    void *p = malloc(5);
+    ___tracy_emit_memory_alloc_named(p, 5, "c pool");
+    ___tracy_emit_memory_free_named(p, "c pool");
+    free(p);
+#else
+    (void)i;
+#endif
+}
+
 static void *c_worker(void *arg) {
     const struct job *j = arg;
     char name[32];
@@ -100,6 +128,7 @@ static void *c_worker(void *arg) {
         c_zones(i);
         c_depth();
         c_rest(j->w, i);
+        c_functions(i);
     }
     return NULL;
 }

@@ -154,7 +154,7 @@ def test_cpp_macros_record_exactly_what_the_program_did(trace, label):
         "with_depth": each(4 * N), "ns": each(N), "ncs": each(N), "named s": each(N),
         "named cs": each(N), "transient": each(2 * N), "transient 0": each(even),
         "transient 1": each(odd), "transient s": each(N), "fmt 0": each(even),
-        "fmt 1": each(odd), "fmt v renamed": each(N),
+        "fmt 1": each(odd), "fmt v renamed": each(N), "by srcloc": each(N),
         "lock wait: custom": each(N), "lock wait: std::mutex mtx": each(N),
         "lock wait: std::shared_mutex smtx": each(2 * N)}
     text = collections.defaultdict(list)
@@ -198,24 +198,27 @@ def test_c_macros_record_exactly_what_the_program_did(trace, label):
     names = collections.Counter(z[2] for z in p["zones"])
     assert names == {"c_zones": each(N), "c named": each(N), "c renamed": each(N),
                      "c nc 0": each(even), "c nc 1": each(odd), "c_depth": each(2 * N),
-                     "c ns": each(N), "c ncs": each(N)}
+                     "c ns": each(N), "c ncs": each(N), "c srcloc": each(N),
+                     "c alloc 0": each(even), "c alloc 1": each(odd)}
     texts = collections.Counter((z[2], z[9]) for z in p["zones"] if z[9])
     want = {("c_zones", "c text"): each(N)}
     want.update({("c named", str(i)): W for i in range(N)})
     want.update({("c nc %d" % (i % 2), "i=%d" % i): W for i in range(N)})
+    want.update({("c srcloc", str(i)): W for i in range(N)})
+    want.update({("c alloc 0", "alloc"): each(even), ("c alloc 1", "alloc"): each(odd)})
     assert texts == want
     depth = collections.Counter((z[2], z[8]) for z in p["zones"] if z[2] in ("c_depth", "c ns"))
     assert depth == {("c_depth", 0): each(N), ("c_depth", 2): each(N), ("c ns", 1): each(N)}
     plots = collections.Counter(e[3] for e in p["plots"])
     assert plots == {"c plot": each(N), "c float": each(N), "c int": each(N),
-                     "memory": each(6 * N), "memory: c pool": each(6 * N)}
+                     "c fn plot": each(N), "memory": each(6 * N), "memory: c pool": each(8 * N)}
     assert sorted(plot_values(p, "c plot")) == sorted(i * 0.5 for i in range(N) for _ in range(W))
     for pool in ("memory", "memory: c pool"):
         v = plot_values(p, pool)
         assert min(v) >= 0 and v[-1] == 0, (pool, v[-5:])
     msgs = collections.Counter(m[3] for m in p["messages"])
     fixed = ["c literal", "c colored", "c literal colored", "c msg s", "c msg ls",
-             "c msg cs", "c msg lcs"]
+             "c msg cs", "c msg lcs", "c fn message", "c log"]
     assert msgs == dict({m: each(N) for m in fixed},
                         **{"c msg %d %d" % (w, i): 1 for w in range(W) for i in range(N)})
     frames = collections.Counter(f[3] for f in p["frames"])

@@ -798,7 +798,6 @@ inline const char *GetThreadName(uint32_t) { return "???"; }
 #include <shared_mutex>
 #include <stdarg.h>
 #include <string>
-#include <unordered_map>
 
 #include "lt_tracy.h"
 
@@ -819,28 +818,10 @@ struct LocId {
 };
 
 /* Location ids for what has no call-site slot: a SourceLocationData passed by
- * address (registered once per address) and transient zones (once per
- * name, function, file and line). */
+ * address (one per address) and transient zones (one per name, file, line). */
 inline uint32_t loc_of(const SourceLocationData *s) {
-    static std::mutex mu;
-    static std::unordered_map<const void *, uint32_t> ids;
-    std::lock_guard<std::mutex> g(mu);
-    uint32_t &id = ids[s];
-    if (!id) id = lt_loc_register(LT_LOC_USER, s->name ? s->name : s->function, s->file, s->line);
-    return id;
-}
-
-inline uint32_t loc_of(const char *name, size_t nlen, const char *function, size_t flen,
-                       const char *file, size_t filelen, uint32_t line) {
-    static std::mutex mu;
-    static std::unordered_map<std::string, uint32_t> ids;
-    std::string n = name ? std::string(name, nlen) : std::string(function, flen);
-    std::string f(file, filelen);
-    std::string key = n + '\0' + f + '\0' + std::to_string(line);
-    std::lock_guard<std::mutex> g(mu);
-    uint32_t &id = ids[key];
-    if (!id) id = lt_loc_register(LT_LOC_USER, n.c_str(), f.c_str(), line);
-    return id;
+    return lt__tracy_loc_by_key(&s, sizeof s, s->name ? s->name : s->function, s->file,
+                                s->line);
 }
 
 /* Text, value lines and name given to a zone, sent when it ends (when it is
@@ -869,7 +850,7 @@ class ScopedZone {
     ScopedZone(uint32_t line, const char *file, size_t filelen, const char *function,
                size_t flen, const char *name, size_t nlen, bool active = true)
         : m_active(active) {
-        if (active) lt_zone_begin(detail::loc_of(name, nlen, function, flen, file, filelen, line));
+        if (active) lt_zone_begin(lt__tracy_transient_id(line, file, filelen, function, flen, name, nlen));
     }
     ScopedZone(uint32_t line, const char *file, size_t filelen, const char *function,
                size_t flen, const char *name, size_t nlen, int32_t /*depth*/, bool active = true)

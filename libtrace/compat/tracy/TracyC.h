@@ -27,9 +27,21 @@ enum TracyPlotFormatEnum {
     TracyPlotFormatWatt
 };
 
+/* Message severities of ___tracy_emit_logString; accepted and ignored. */
+enum TracyMessageSeverity {
+    TracyMessageSeverityTrace,
+    TracyMessageSeverityDebug,
+    TracyMessageSeverityInfo,
+    TracyMessageSeverityWarning,
+    TracyMessageSeverityError,
+    TracyMessageSeverityFatal
+};
+
 #ifndef TRACY_ENABLE
 
 typedef const void *TracyCZoneCtx;
+
+static inline void ___tracy_set_thread_name(const char *name) { (void)name; }
 
 #define TracyCSetThreadName(name)
 #define TracyCZone(c, x)
@@ -152,6 +164,154 @@ static inline void lt__tracy_czone_fmt(TracyCZoneCtx c, int name, const char *fm
     if (name) lt__tracy_czone_name(c, buf, (size_t)n);
     else lt__tracy_czone_text(c, buf, (size_t)n);
 }
+
+
+/* ---- Tracy's C functions, for code that calls them directly ---------------- */
+
+static inline void ___tracy_set_thread_name(const char *name) { lt_thread_name(name); }
+
+static inline TracyCZoneCtx ___tracy_emit_zone_begin(
+    const struct ___tracy_source_location_data *srcloc, int32_t active) {
+    return lt__tracy_czone_begin(active ? lt__tracy_srcloc_id(srcloc) : 0, active);
+}
+
+static inline TracyCZoneCtx ___tracy_emit_zone_begin_callstack(
+    const struct ___tracy_source_location_data *srcloc, int32_t depth, int32_t active) {
+    (void)depth;
+    return ___tracy_emit_zone_begin(srcloc, active);
+}
+
+/* A transient location: the id of its name (or function), file and line. */
+static inline uint64_t ___tracy_alloc_srcloc_name(uint32_t line, const char *source,
+                                                  size_t sourceSz, const char *function,
+                                                  size_t functionSz, const char *name,
+                                                  size_t nameSz, uint32_t color) {
+    (void)color;
+    return lt__tracy_transient_id(line, source, sourceSz, function, functionSz, name, nameSz);
+}
+
+static inline uint64_t ___tracy_alloc_srcloc(uint32_t line, const char *source, size_t sourceSz,
+                                             const char *function, size_t functionSz,
+                                             uint32_t color) {
+    return ___tracy_alloc_srcloc_name(line, source, sourceSz, function, functionSz, NULL, 0,
+                                      color);
+}
+
+static inline TracyCZoneCtx ___tracy_emit_zone_begin_alloc(uint64_t srcloc, int32_t active) {
+    return lt__tracy_czone_begin((uint32_t)srcloc, active);
+}
+
+static inline TracyCZoneCtx ___tracy_emit_zone_begin_alloc_callstack(uint64_t srcloc,
+                                                                     int32_t depth,
+                                                                     int32_t active) {
+    (void)depth;
+    return lt__tracy_czone_begin((uint32_t)srcloc, active);
+}
+
+static inline void ___tracy_emit_zone_end(TracyCZoneCtx ctx) { lt__tracy_czone_end(ctx); }
+static inline void ___tracy_emit_zone_text(TracyCZoneCtx ctx, const char *txt, size_t size) {
+    lt__tracy_czone_text(ctx, txt, size);
+}
+static inline void ___tracy_emit_zone_name(TracyCZoneCtx ctx, const char *txt, size_t size) {
+    lt__tracy_czone_name(ctx, txt, size);
+}
+static inline void ___tracy_emit_zone_color(TracyCZoneCtx ctx, uint32_t color) {
+    (void)ctx;
+    (void)color;
+}
+static inline void ___tracy_emit_zone_value(TracyCZoneCtx ctx, uint64_t value) {
+    lt__tracy_czone_value(ctx, value);
+}
+
+static inline void ___tracy_emit_memory_alloc(const void *ptr, size_t size) {
+    lt__tracy_mem(0, LT__TRACY_PTR(ptr), size, NULL);
+}
+static inline void ___tracy_emit_memory_free(const void *ptr) {
+    lt__tracy_mem(1, LT__TRACY_PTR(ptr), 0, NULL);
+}
+static inline void ___tracy_emit_memory_alloc_named(const void *ptr, size_t size,
+                                                    const char *name) {
+    lt__tracy_mem(0, LT__TRACY_PTR(ptr), size, name);
+}
+static inline void ___tracy_emit_memory_free_named(const void *ptr, const char *name) {
+    lt__tracy_mem(1, LT__TRACY_PTR(ptr), 0, name);
+}
+static inline void ___tracy_emit_memory_alloc_callstack(const void *ptr, size_t size,
+                                                        int32_t depth) {
+    (void)depth;
+    ___tracy_emit_memory_alloc(ptr, size);
+}
+static inline void ___tracy_emit_memory_free_callstack(const void *ptr, int32_t depth) {
+    (void)depth;
+    ___tracy_emit_memory_free(ptr);
+}
+static inline void ___tracy_emit_memory_alloc_callstack_named(const void *ptr, size_t size,
+                                                              int32_t depth, const char *name) {
+    (void)depth;
+    ___tracy_emit_memory_alloc_named(ptr, size, name);
+}
+static inline void ___tracy_emit_memory_free_callstack_named(const void *ptr, int32_t depth,
+                                                             const char *name) {
+    (void)depth;
+    ___tracy_emit_memory_free_named(ptr, name);
+}
+static inline void ___tracy_emit_memory_discard(const char *name) {
+    lt__tracy_mem(2, 0, 0, name);
+}
+
+static inline void ___tracy_emit_frame_mark(const char *name) { lt_frame_mark(name); }
+static inline void ___tracy_emit_frame_mark_start(const char *name) { lt_frame_mark(name); }
+static inline void ___tracy_emit_frame_mark_end(const char *name) { (void)name; }
+static inline void ___tracy_emit_frame_image(const void *image, uint16_t w, uint16_t h,
+                                             uint8_t offset, int32_t flip) {
+    (void)image, (void)w, (void)h, (void)offset, (void)flip;
+}
+
+static inline void ___tracy_emit_plot(const char *name, double val) {
+    lt_plot(lt_plot_register(name), val);
+}
+static inline void ___tracy_emit_plot_float(const char *name, float val) {
+    ___tracy_emit_plot(name, (double)val);
+}
+static inline void ___tracy_emit_plot_int(const char *name, int64_t val) {
+    ___tracy_emit_plot(name, (double)val);
+}
+static inline void ___tracy_emit_plot_config(const char *name, int32_t type, int32_t step,
+                                             int32_t fill, uint32_t color) {
+    (void)name, (void)type, (void)step, (void)fill, (void)color;
+}
+
+static inline void ___tracy_emit_message(const char *txt, size_t size, int32_t callstack) {
+    (void)callstack;
+    lt_message(txt, size);
+}
+static inline void ___tracy_emit_messageL(const char *txt, int32_t callstack) {
+    (void)callstack;
+    lt_message_str(txt);
+}
+static inline void ___tracy_emit_messageC(const char *txt, size_t size, uint32_t color,
+                                          int32_t callstack) {
+    (void)color;
+    ___tracy_emit_message(txt, size, callstack);
+}
+static inline void ___tracy_emit_messageLC(const char *txt, uint32_t color, int32_t callstack) {
+    (void)color;
+    ___tracy_emit_messageL(txt, callstack);
+}
+static inline void ___tracy_emit_logString(int8_t severity, int32_t color, int32_t callstack,
+                                           size_t size, const char *txt) {
+    (void)severity, (void)color, (void)callstack;
+    lt_message(txt, size);
+}
+static inline void ___tracy_emit_logStringL(int8_t severity, int32_t color, int32_t callstack,
+                                            const char *txt) {
+    (void)severity, (void)color, (void)callstack;
+    lt_message_str(txt);
+}
+static inline void ___tracy_emit_message_appinfo(const char *txt, size_t size) {
+    lt__tracy_app_info(txt, size);
+}
+static inline int32_t ___tracy_connected(void) { return lt_client_active() != 0; }
 
 #ifdef __cplusplus
 } /* extern "C" */

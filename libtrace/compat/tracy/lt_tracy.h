@@ -3,9 +3,9 @@
  * into a plot of the bytes in use per pool. Internal to the compatibility
  * headers (names lt__tracy_*); include <tracy/Tracy.hpp> or <tracy/TracyC.h>.
  *
- * The pool table is process-wide state in a header-only library: its
- * functions are weak definitions, so that the linker keeps one copy however
- * many C and C++ files include this header. */
+ * The location and pool tables are process-wide state in a header-only
+ * library: their functions are weak definitions, so that the linker keeps one
+ * copy however many C and C++ files include this header. */
 #ifndef LT_TRACY_H
 #define LT_TRACY_H
 
@@ -20,6 +20,9 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* Process-wide tables are weak definitions: one copy survives linking. */
+#define LT__TRACY_WEAK __attribute__((weak, noinline))
 
 /* Tracy's source location: zone name (NULL: the function's), function, file,
  * line and colour (ignored). */
@@ -73,9 +76,108 @@ static inline void lt__tracy_app_info(const char *text, size_t len) {
     free(body);
 }
 
-/* ---- memory pools ---------------------------------------------------------- */
+/* ---- locations by key --------------------------------------------------------- */
 
-#define LT__TRACY_WEAK __attribute__((weak, noinline))
+/* The location id for a key of `klen` bytes (a source location's address, or
+ * the name, function, file and line of a transient zone), registered as
+ * `name`, `file`, `line` the first time the key is seen; 0 when out of memory.
+ * Thread-safe; the table lives as long as the process. */
+uint32_t lt__tracy_loc_by_key(const void *key, size_t klen, const char *name,
+                              const char *file, uint32_t line);
+
+struct lt__tracy_kent { char *key; size_t klen; uint64_t hash; uint32_t id; };
+struct lt__tracy_keys {
+    pthread_mutex_t mu;
+    struct lt__tracy_kent *ents; /* open addressing; key NULL = free slot */
+    size_t cap, used;
+};
+
+static inline uint64_t lt__tracy_fnv(const void *key, size_t n) {
+    const unsigned char *p = (const unsigned char *)key;
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ull;
+    return h;
+}
+
+static inline size_t lt__tracy_kfind(const struct lt__tracy_keys *t, const void *key,
+                                     size_t klen, uint64_t h) {
+    size_t i = (size_t)h & (t->cap - 1);
+    while (t->ents[i].key && !(t->ents[i].hash == h && t->ents[i].klen == klen &&
+                                memcmp(t->ents[i].key, key, klen) == 0))
+        i = (i + 1) & (t->cap - 1);
+    return i;
+}
+
+static inline int lt__tracy_kgrow(struct lt__tracy_keys *t) {
+    size_t cap = t->cap ? t->cap * 2 : 256;
+    struct lt__tracy_keys n = *t;
+    n.ents = (struct lt__tracy_kent *)calloc(cap, sizeof *n.ents);
+    if (!n.ents) return -1;
+    n.cap = cap;
+    for (size_t i = 0; i < t->cap; i++) {
+        const struct lt__tracy_kent *e = &t->ents[i];
+        if (e->key) n.ents[lt__tracy_kfind(&n, e->key, e->klen, e->hash)] = *e;
+    }
+    free(t->ents);
+    t->ents = n.ents;
+    t->cap = cap;
+    return 0;
+}
+
+LT__TRACY_WEAK uint32_t lt__tracy_loc_by_key(const void *key, size_t klen, const char *name,
+                                             const char *file, uint32_t line) {
+    static struct lt__tracy_keys t = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0};
+    uint64_t h = lt__tracy_fnv(key, klen);
+    uint32_t id = 0;
+    pthread_mutex_lock(&t.mu);
+    if (t.used * 2 < t.cap || lt__tracy_kgrow(&t) == 0) {
+        size_t i = lt__tracy_kfind(&t, key, klen, h);
+        if (t.ents[i].key) {
+            id = t.ents[i].id;
+        } else if ((t.ents[i].key = (char *)malloc(klen ? klen : 1)) != NULL) {
+            memcpy(t.ents[i].key, key, klen);
+            t.ents[i].klen = klen;
+            t.ents[i].hash = h;
+            t.ents[i].id = id = lt_loc_register(LT_LOC_USER, name, file, line);
+            t.used++;
+        }
+    }
+    pthread_mutex_unlock(&t.mu);
+    return id;
+}
+
+/* The location of a source location passed by address (one per address). */
+static inline uint32_t lt__tracy_srcloc_id(const struct ___tracy_source_location_data *s) {
+    return lt__tracy_loc_by_key(&s, sizeof s, s->name ? s->name : s->function, s->file,
+                                s->line);
+}
+
+/* The location of a transient zone: one per name (or function), file, line. */
+static inline uint32_t lt__tracy_transient_id(uint32_t line, const char *file, size_t filelen,
+                                              const char *function, size_t flen,
+                                              const char *name, size_t nlen) {
+    const char *n = name ? name : function;
+    size_t nl = name ? nlen : flen;
+    size_t klen = nl + filelen + 2 + sizeof line;
+    char *key = (char *)malloc(klen + nl + filelen + 2);
+    if (!key) return 0;
+    /* key: name \0 file \0 line; then the name and the file as C strings */
+    memcpy(key, n, nl);
+    key[nl] = '\0';
+    memcpy(key + nl + 1, file, filelen);
+    key[nl + 1 + filelen] = '\0';
+    memcpy(key + nl + filelen + 2, &line, sizeof line);
+    char *cn = key + klen, *cf = cn + nl + 1;
+    memcpy(cn, n, nl);
+    cn[nl] = '\0';
+    memcpy(cf, file, filelen);
+    cf[filelen] = '\0';
+    uint32_t id = lt__tracy_loc_by_key(key, klen, cn, cf, line);
+    free(key);
+    return id;
+}
+
+/* ---- memory pools ---------------------------------------------------------- */
 
 /* The address of a pointer, as the pool table keys it (an integer, so that
  * the compiler does not take the call for a read of the memory). */
