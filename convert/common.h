@@ -17,7 +17,8 @@ enum cv_exit {
     CV_EXIT_INPUT = 2,     /* cannot read input, not a trace, newer version */
     CV_EXIT_TRUNCATED = 3, /* input cut short: every complete unit converted */
     CV_EXIT_CORRUPT = 4,   /* input corrupt: converted up to the bad unit */
-    CV_EXIT_OUTPUT = 5     /* cannot write the output */
+    CV_EXIT_OUTPUT = 5,    /* cannot write the output */
+    CV_EXIT_LOST = 6       /* tracy-info: intact, but events were lost */
 };
 
 /* ---- Messages ----------------------------------------------------------- */
