@@ -146,22 +146,44 @@ static lt__rstream *lt__get_stream(lt_reader *r, lt__rproc *p, uint32_t t) {
 
 /* ---- Header ----------------------------------------------------------- */
 
+/* A file cut inside its header (the part present agrees with a header) is
+ * a trace with no complete unit, like any cut file. Returns 1 for such a
+ * file (the version read when present), else 0. */
+static int lt__header_cut(lt_reader *r, const uint8_t *h, size_t have, uint64_t *body_off) {
+    static const uint8_t magic[4] = {0x50, 0x2A, 0x4D, 0x18};
+    size_t n = have < 4 ? have : 4;
+    if (memcmp(h, magic, n) != 0) return 0;
+    if (have > 8 && memcmp(h + 8, LT__FILE_MAGIC, have - 8 < 8 ? have - 8 : 8) != 0)
+        return 0;
+    if (have >= 20) {
+        r->info.major = lt__rd16(h + 16);
+        r->info.minor = lt__rd16(h + 18);
+    }
+    r->info.creator = "";
+    *body_off = 0; /* the scan meets the cut header: every byte ignored */
+    return 1;
+}
+
 static int lt__read_header(lt_reader *r, uint64_t *body_off) {
-    uint8_t h[8];
+    uint8_t h[20];
     uint64_t size = r->info.file_size;
-    if (size < 8) return lt__fail(r, LT_EFORMAT, "not a .tracy file (too short)");
-    int rc = lt__pread_all(r->fd, h, 8, 0);
+    if (size == 0) return lt__fail(r, LT_EFORMAT, "not a .tracy file (empty)");
+    size_t have = size < sizeof h ? (size_t)size : sizeof h;
+    int rc = lt__pread_all(r->fd, h, have, 0);
     if (rc < 0) return lt__fail(r, rc, "read error: %s", lt_strerror(rc));
+    uint32_t cs = have >= 8 ? lt__rd32(h + 4) : 0;
+    if (have < 8 || (cs >= 8 + 24 && cs <= (1u << 20) && 8 + (uint64_t)cs > size)) {
+        if (lt__header_cut(r, h, have, body_off)) return 0;
+        if (have < 8) return lt__fail(r, LT_EFORMAT, "not a .tracy file (too short)");
+    }
     if (lt__rd32(h) != LT__MAGIC_HEADER)
         return lt__fail(r, LT_EFORMAT, "not a .tracy file (bad magic)");
-    uint32_t cs = lt__rd32(h + 4);
     if (cs < 8 + 24)
         return lt__fail(r, LT_EFORMAT, "not a .tracy file (header too short)");
     if (cs > (1u << 20))
         return lt__fail(r, LT_ECORRUPT, "file header size %u out of range", cs);
     if (8 + (uint64_t)cs > size)
-        return lt__fail(r, LT_EFORMAT, "file header is truncated (%" PRIu64
-                        " of %u bytes)", size - 8, cs);
+        return lt__fail(r, LT_EFORMAT, "not a .tracy file (bad header magic)");
     uint8_t *c = malloc(cs);
     if (!c) return lt__fail(r, LT_ENOMEM, "out of memory");
     rc = lt__pread_all(r->fd, c, cs, 8);
