@@ -136,19 +136,6 @@ static const char *state_text(const lt_file_info *fi, const counts *c, char *buf
     return buf;
 }
 
-/* Text from the trace (written by clients) as one printable line: control
- * characters become '?', so a name cannot break or forge output lines or
- * carry terminal escapes. Long texts are cut to n - 1 bytes. */
-static const char *shown(const char *s, char *buf, size_t n) {
-    size_t i = 0;
-    for (; s && s[i] && i < n - 1; i++) {
-        unsigned char ch = (unsigned char)s[i];
-        buf[i] = ch < 0x20 || ch == 0x7f ? '?' : (char)ch;
-    }
-    buf[i] = '\0';
-    return buf;
-}
-
 static void print_human(lt_reader *r, const char *path, const counts *c, cv_out *o) {
     const lt_file_info *fi = lt_reader_info(r);
     char buf[640];
@@ -159,7 +146,7 @@ static void print_human(lt_reader *r, const char *path, const counts *c, cv_out 
     cv_out_printf(o, "file:             %s\n", path);
     cv_out_printf(o, "format:           %u.%u\n", fi->major, fi->minor);
     char t1[1024], t2[1024];
-    cv_out_printf(o, "creator:          %s\n", shown(fi->creator, t1, sizeof t1));
+    cv_out_printf(o, "creator:          %s\n", cv_shown(fi->creator, t1, sizeof t1));
     cv_out_printf(o, "created:          %s\n", buf);
     cv_out_printf(o, "state:            %s\n", state_text(fi, c, buf, sizeof buf));
     cv_out_printf(o, "file size:        %llu bytes\n", (unsigned long long)fi->file_size);
@@ -191,12 +178,12 @@ static void print_human(lt_reader *r, const char *path, const counts *c, cv_out 
         }
         cv_out_printf(o, "  %u: pid %llu", p, (unsigned long long)pr->pid);
         if (pr->rank >= 0) cv_out_printf(o, ", rank %lld", (long long)pr->rank);
-        cv_out_printf(o, ", %s on %s, %s", shown(pr->program, t1, sizeof t1),
-                      shown(pr->hostname, t2, sizeof t2), cv_status_name(pr->status));
+        cv_out_printf(o, ", %s on %s, %s", cv_shown(pr->program, t1, sizeof t1),
+                      cv_shown(pr->hostname, t2, sizeof t2), cv_status_name(pr->status));
         if (pr->status != LT_PROC_RUNNING)
             cv_out_printf(o, "%s%s, events received %llu sent %llu lost %llu",
                           pr->end_reason && *pr->end_reason ? ": " : "",
-                          shown(pr->end_reason, t1, sizeof t1),
+                          cv_shown(pr->end_reason, t1, sizeof t1),
                           (unsigned long long)pr->events_received,
                           (unsigned long long)pr->events_sent,
                           (unsigned long long)pr->events_lost);
@@ -208,13 +195,13 @@ static void print_human(lt_reader *r, const char *path, const counts *c, cv_out 
             const lt_thread *th = lt_reader_thread(r, p, t);
             if (th)
                 cv_out_printf(o, "  %u.%u: tid %llu%s%s\n", p, t, (unsigned long long)th->tid,
-                              th->name && *th->name ? " " : "", shown(th->name, t1, sizeof t1));
+                              th->name && *th->name ? " " : "", cv_shown(th->name, t1, sizeof t1));
         }
     if (lt_reader_nstats(r)) {
         cv_out_printf(o, "capture statistics:\n");
         for (size_t i = 0; i < lt_reader_nstats(r); i++) {
             const lt_stat *st = lt_reader_stat(r, i);
-            cv_out_printf(o, "  %s: %llu\n", shown(st->name, t1, sizeof t1),
+            cv_out_printf(o, "  %s: %llu\n", cv_shown(st->name, t1, sizeof t1),
                           (unsigned long long)st->value);
         }
     }
@@ -361,7 +348,7 @@ static int data_lost(lt_reader *r, const counts *c, char *buf, size_t n) {
         if (st->severity != LT_SEV_DATA_LOSS || st->value == 0) continue;
         lost = 1;
         if (len < n)
-            len += (size_t)snprintf(buf + len, n - len, ", %s %llu", shown(st->name, t, sizeof t),
+            len += (size_t)snprintf(buf + len, n - len, ", %s %llu", cv_shown(st->name, t, sizeof t),
                                     (unsigned long long)st->value);
     }
     return lost;

@@ -2,7 +2,9 @@
  * does to the daemon and the readers: thousands of streams at once, zones
  * nested past the shared limits, timestamps and loss counts at the edge of
  * 64 bits, a process missing from a cut file, a forged trailer. */
+#define _GNU_SOURCE 1 /* posix_openpt, ptsname, cfmakeraw */
 #include <sys/resource.h>
+#include <termios.h>
 #include "faults.h"
 #include "internal.h"
 
@@ -322,6 +324,91 @@ START_TEST(a_forged_trailer_fails_verify) {
 }
 END_TEST
 
+/* ---- Names on a terminal --------------------------------------------------- */
+
+/* Runs argv (NULL-terminated) with stdout on a new pseudo-terminal; returns
+ * what it printed (caller frees) and its exit code in *rc. */
+static char *run_on_pty(char *const argv[], const char *err_path, int *rc) {
+    int m = posix_openpt(O_RDWR | O_NOCTTY);
+    ck_assert_int_ge(m, 0);
+    ck_assert_int_eq(grantpt(m), 0);
+    ck_assert_int_eq(unlockpt(m), 0);
+    char *slave = ptsname(m);
+    ck_assert_ptr_nonnull(slave);
+    struct termios tio;
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        int s = open(slave, O_RDWR | O_NOCTTY);
+        int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (s < 0 || tcgetattr(s, &tio) < 0) _exit(126);
+        cfmakeraw(&tio); /* bytes as the program wrote them */
+        tcsetattr(s, TCSANOW, &tio);
+        dup2(s, 1);
+        dup2(e, 2);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    size_t cap = 1 << 16, n = 0;
+    char *out = malloc(cap);
+    for (;;) {
+        struct pollfd p = {m, POLLIN, 0};
+        if (poll(&p, 1, FT_WAIT_MS) <= 0) break;
+        ssize_t k = read(m, out + n, cap - n - 1);
+        if (k <= 0) break; /* EIO once the child closed the terminal */
+        n += (size_t)k;
+        if (n + 1 == cap) out = realloc(out, cap *= 2);
+    }
+    out[n] = 0;
+    close(m);
+    *rc = ft_wait(pid, FT_WAIT_MS);
+    return out;
+}
+
+START_TEST(names_reach_a_terminal_without_escapes) {
+    ft_dir d;
+    ft_dir_init(&d);
+    lt_builder *b;
+    ck_assert_int_eq(lt_builder_open(&b, d.out, 0, "check"), 0);
+    const char *argv[] = {"prog"};
+    ck_assert_int_eq(lt_builder_process(b, 1, -1, "h", "prog", 1, argv, 0, 0), 1);
+    ck_assert_int_eq(lt_builder_thread(b, 1, 1, "main"), 1);
+    /* ESC [2J clears the screen; U+009B is the one-character CSI. */
+    ck_assert_int_eq(lt_builder_loc(b, 1, LT_LOC_USER, "evil\x1b[2Jname\xc2\x9b" "31m",
+                                    "f\rile.py", 1), 1);
+    ck_assert_int_eq(lt_builder_zone_begin(b, 1, 1, 10, 1), 0);
+    ck_assert_int_eq(lt_builder_zone_end(b, 1, 1, 20), 0);
+    ck_assert_int_eq(lt_builder_close(b, 0), 0);
+    int rc;
+    char *csv_argv[] = {(char *)ft_bin("tracy-csv"), d.out, NULL};
+    char *out = run_on_pty(csv_argv, d.err, &rc);
+    ck_assert_int_eq(rc, 0);
+    ck_assert_msg(!strchr(out, 0x1b) && !strstr(out, "\xc2\x9b") && !strchr(out, '\r'),
+                  "raw control characters reached the terminal: %s", out);
+    ck_assert_msg(strstr(out, "evil?[2Jname?31m,") && strstr(out, "f?ile.py"), "%s", out);
+    free(out);
+    char *sql_argv[] = {(char *)ft_bin("tracy-sql"), d.out, "SELECT name, src_file FROM func",
+                        NULL};
+    for (int fmt = 0; fmt < 2; fmt++) { /* the table (a terminal's default), CSV */
+        char *a[6] = {sql_argv[0], sql_argv[1], sql_argv[2], fmt ? "--csv" : NULL, NULL};
+        out = run_on_pty(a, d.err, &rc);
+        ck_assert_int_eq(rc, 0);
+        ck_assert_msg(!strchr(out, 0x1b) && !strstr(out, "\xc2\x9b") && !strchr(out, '\r'),
+                      "raw control characters reached the terminal: %s", out);
+        ck_assert_msg(strstr(out, "evil?[2Jname?31m"), "%s", out);
+        free(out);
+    }
+    /* Into a file the bytes are the data, unchanged. */
+    char path[160];
+    snprintf(path, sizeof path, "%s/out.csv", d.dir);
+    ck_assert_int_eq(ft_tool(path, d.err, ft_bin("tracy-csv"), d.out, NULL), 0);
+    out = ft_slurp(path);
+    ck_assert_msg(strstr(out, "evil\x1b[2Jname\xc2\x9b" "31m"), "%s", out);
+    free(out);
+    ft_dir_clean(&d);
+}
+END_TEST
+
 Suite *hostile_suite(void) {
     Suite *s = suite_create("hostile");
     TCase *tc = tcase_create("limits");
@@ -335,6 +422,7 @@ Suite *hostile_suite(void) {
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, info_json_lists_a_process_missing_from_a_cut_file);
     tcase_add_test(tc, a_forged_trailer_fails_verify);
+    tcase_add_test(tc, names_reach_a_terminal_without_escapes);
     suite_add_tcase(s, tc);
     return s;
 }
