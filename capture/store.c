@@ -36,6 +36,7 @@ struct cap_proc {
     cap_blk *meta;
     uint64_t received;          /* events stored */
     uint64_t lost;              /* counts of LOST records */
+    uint64_t open_zones;        /* of all its threads (LT_MAX_OPEN_ZONES) */
     int said_bye;
     uint64_t bye_sent, bye_lost;
 };
@@ -218,7 +219,7 @@ static void abort_zones(cap_store *s, cap_proc *p, cap_stream *t) {
     }
     make_room(s, p, t, n);
     lt__stream_state before = t->st;
-    lt__scan_limits lim = {p->max_loc, p->max_plot, p->max_frame, LT_MAX_DEPTH, 1};
+    lt__scan_limits lim = {p->max_loc, p->max_plot, p->max_frame, LT_MAX_DEPTH, 1, 0, 0};
     const char *why;
     size_t off;
     if (lt__scan_events(recs, n, &t->st, &lim, &why, &off) == 0 &&
@@ -391,7 +392,8 @@ int cap_proc_events(cap_store *s, cap_proc *p, const uint8_t *body, size_t n,
     }
     cap_stream *t = p->threads[thread - 1];
     size_t rn = (size_t)(end - q), off;
-    lt__scan_limits lim = {p->max_loc, p->max_plot, p->max_frame, LT_MAX_DEPTH, 0};
+    lt__scan_limits lim = {p->max_loc, p->max_plot, p->max_frame, LT_MAX_DEPTH, 0,
+                           p->open_zones, LT_MAX_OPEN_ZONES};
     make_room(s, p, t, rn);
     lt__stream_state before = t->st;
     const char *reason;
@@ -408,13 +410,14 @@ int cap_proc_events(cap_store *s, cap_proc *p, const uint8_t *body, size_t n,
         why->text = why->buf;
         return -1;
     }
+    p->open_zones = p->open_zones - before.depth + t->st.depth;
     if (rn == 0) return 0;
     if (append_events(s, p, t, &before, q, rn) < 0) return -2;
     uint64_t ev = t->st.events - before.events;
     p->received += ev;
     s->events += ev;
     if (t->st.lost != before.lost) {
-        p->lost += t->st.lost - before.lost;
+        p->lost = lt__sat_add(p->lost, t->st.lost - before.lost);
         cap_store_stat_add(s, CAP_ST_EVENTS_LOST_CLIENT,
                            t->st.lost - before.lost);
     }
@@ -511,7 +514,7 @@ int cap_store_error(const cap_store *s) { return s->err; }
 
 void cap_store_stat_add(cap_store *s, enum cap_stat st, uint64_t n) {
     if (n == 0) return;
-    s->stat[st] += n;
+    s->stat[st] = lt__sat_add(s->stat[st], n); /* counts saturate, never wrap */
     s->stats_dirty = 1;
 }
 
@@ -586,7 +589,7 @@ void cap_store_totals(const cap_store *s, cap_totals *t) {
         t->events += m->events;
         t->zones += m->zones;
         t->messages += m->messages;
-        t->lost += m->lost;
+        t->lost = lt__sat_add(t->lost, m->lost);
         if (m->events == 0) continue;
         if (t->first_ts == 0 || m->first_ts < t->first_ts)
             t->first_ts = m->first_ts;

@@ -270,6 +270,7 @@ int cv_out_open(cv_out *o, const char *path) {
         }
         o->close_fd = 1;
     }
+    o->tty = isatty(o->fd);
     o->cap = OUT_CAP;
     o->buf = malloc(o->cap);
     if (!o->buf) {
@@ -408,7 +409,61 @@ void cv_out_printf(cv_out *o, const char *fmt, ...) {
     free(big);
 }
 
+size_t cv_printable(const char *s, size_t n, char *out) {
+    const unsigned char *u = (const unsigned char *)s;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (u[i] < 0x20 || u[i] == 0x7f) {
+            out[k++] = '?';
+        } else if (u[i] == 0xC2 && i + 1 < n && u[i + 1] >= 0x80 && u[i + 1] <= 0x9F) {
+            out[k++] = '?'; /* a C1 control, U+0080..U+009F */
+            i++;
+        } else {
+            out[k++] = (char)u[i];
+        }
+    }
+    return k;
+}
+
+const char *cv_shown(const char *s, char *buf, size_t n) {
+    size_t len = s ? strlen(s) : 0;
+    if (len > n - 1) len = n - 1;
+    buf[cv_printable(s ? s : "", len, buf)] = '\0';
+    return buf;
+}
+
+void cv_out_text(cv_out *o, const char *s, size_t n) {
+    if (!o->tty) {
+        cv_out_write(o, s, n);
+        return;
+    }
+    char tmp[256];
+    while (n > 0) { /* in pieces; a C1 pair is never split */
+        size_t k = n > sizeof tmp ? sizeof tmp - 1 : n;
+        if (k < n && (unsigned char)s[k - 1] == 0xC2) k--;
+        cv_out_write(o, tmp, cv_printable(s, k, tmp));
+        s += k;
+        n -= k;
+    }
+}
+
+static void out_csv(cv_out *o, const char *s, size_t n, char sep);
+
 void cv_out_csv(cv_out *o, const char *s, size_t n, char sep) {
+    if (!o->tty) {
+        out_csv(o, s, n, sep);
+        return;
+    }
+    char small[256], *tmp = n <= sizeof small ? small : malloc(n);
+    if (!tmp) {
+        o->err = o->err ? o->err : ENOMEM;
+        return;
+    }
+    out_csv(o, tmp, cv_printable(s, n, tmp), sep);
+    if (tmp != small) free(tmp);
+}
+
+static void out_csv(cv_out *o, const char *s, size_t n, char sep) {
     int quote = n > 0 && (s[0] == ' ' || s[n - 1] == ' ');
     for (size_t i = 0; i < n && !quote; i++) {
         char c = s[i];

@@ -17,7 +17,8 @@ enum cv_exit {
     CV_EXIT_INPUT = 2,     /* cannot read input, not a trace, newer version */
     CV_EXIT_TRUNCATED = 3, /* input cut short: every complete unit converted */
     CV_EXIT_CORRUPT = 4,   /* input corrupt: converted up to the bad unit */
-    CV_EXIT_OUTPUT = 5     /* cannot write the output */
+    CV_EXIT_OUTPUT = 5,    /* cannot write the output */
+    CV_EXIT_LOST = 6       /* tracy-info: intact, but events were lost */
 };
 
 /* ---- Messages ----------------------------------------------------------- */
@@ -112,6 +113,7 @@ typedef struct cv_out {
     int (*sink_close)(void *sink);
     int err;           /* errno of the first failure, 0 when none */
     int close_fd;
+    int tty;           /* fd is a terminal: trace text made printable */
     uint64_t total;    /* bytes handed to the sink */
 } cv_out;
 
@@ -153,8 +155,20 @@ void cv_out_double(cv_out *o, double v);
 void cv_out_printf(cv_out *o, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* Text from a trace (written by the profiled programs) for a terminal:
+ * copies s[0..n) into out (room for n bytes) with every control character
+ * (C0, DEL, and C1 U+0080..U+009F) replaced by '?', so that a name cannot
+ * carry terminal escapes or forge lines. Returns the length written. */
+size_t cv_printable(const char *s, size_t n, char *out);
+/* The same for a NUL-terminated string, cut to n - 1 bytes; returns buf. */
+const char *cv_shown(const char *s, char *buf, size_t n);
+/* Writes trace text: as it is, or through cv_printable() when the output
+ * is a terminal (o->tty). */
+void cv_out_text(cv_out *o, const char *s, size_t n);
+
 /* RFC 4180 field: quoted (with doubled quotes) when it contains `sep`, a
- * quote, CR or LF, or begins or ends with a space. */
+ * quote, CR or LF, or begins or ends with a space. On a terminal (o->tty)
+ * the text goes through cv_printable() first. */
 void cv_out_csv(cv_out *o, const char *s, size_t n, char sep);
 /* JSON string with its quotes: control characters escaped, invalid UTF-8
  * replaced with U+FFFD. */

@@ -15,7 +15,7 @@ typedef struct info_opts {
 typedef struct counts {
     int scanned;             /* counted by decoding every event */
     int corrupt;
-    const char *error;       /* reader error when corrupt */
+    char error[256];         /* reader error when corrupt */
     uint64_t events, zones, plots, frames, lost;
     uint64_t messages;       /* messages and signposts, as the trailer counts */
     uint64_t signposts;
@@ -27,16 +27,19 @@ static const char usage_text[] =
     "Prints a summary of a .tracy file: format version, whether it is complete,\n"
     "processes, threads, event counts, lost and rejected events, time range and\n"
     "compression ratio. The counts come from the trailer of a complete file;\n"
-    "a file without one is scanned.\n"
+    "a file without one is scanned. Every block is decompressed and its\n"
+    "checksum checked, and the trailer is compared with the block descriptors.\n"
     "\n"
     "      --json     print the summary as JSON\n"
-    "      --verify   decode every event even when the trailer is present,\n"
-    "                 checking every checksum and record\n"
+    "      --verify   also decode every event even when the trailer is present,\n"
+    "                 checking every record and the trailer's counts\n"
     "  -h, --help     print this help and exit\n"
     "  -V, --version  print the version and exit\n"
     "\n"
-    "Exit status: 0 complete and intact, 1 usage, 2 unreadable or not a trace,\n"
-    "3 truncated (no trailer), 4 corrupt, 5 cannot write output.\n";
+    "Exit status: 0 complete and intact, nothing lost; 1 usage; 2 unreadable or\n"
+    "not a trace; 3 truncated (no trailer); 4 corrupt; 5 cannot write output;\n"
+    "6 complete and intact, but the file records lost data (lost events or a\n"
+    "data_loss statistic: the counts are printed).\n";
 
 /* ---- Counting ----------------------------------------------------------- */
 
@@ -50,6 +53,11 @@ static int from_trailer(lt_reader *r, counts *c) {
     c->lost = l;
     c->events = lt_reader_info(r)->n_events;
     return 0;
+}
+
+static void set_corrupt(counts *c, const char *why) {
+    c->corrupt = 1;
+    snprintf(c->error, sizeof c->error, "%s", why);
 }
 
 static void scan(lt_reader *r, counts *c) {
@@ -70,13 +78,32 @@ static void scan(lt_reader *r, counts *c) {
         case LT_EV_SIGNPOST: c->signposts++, c->messages++; break; /* as the trailer */
         case LT_EV_PLOT: c->plots++; break;
         case LT_EV_FRAME: c->frames++; break;
-        case LT_EV_LOST: c->lost += ev.count; break;
+        case LT_EV_LOST: c->lost = c->lost + ev.count < c->lost ? UINT64_MAX : c->lost + ev.count; break;
         default: break;
         }
     }
-    if (rc < 0) {
-        c->corrupt = 1;
-        c->error = lt_reader_error(r);
+    if (rc < 0) set_corrupt(c, lt_reader_error(r));
+}
+
+/* After a scan of a complete file: the trailer's totals must be what the
+ * records hold (a forged or damaged trailer is corruption). */
+static void check_totals(lt_reader *r, counts *c) {
+    const struct {
+        const char *name;
+        uint64_t have;
+    } v[] = {{"events", c->events}, {"zones", c->zones},     {"messages", c->messages},
+             {"plots", c->plots},   {"frames", c->frames},   {"lost_events", c->lost}};
+    if (c->corrupt || !lt_reader_info(r)->complete) return;
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+        uint64_t t;
+        if (lt_reader_total(r, v[i].name, &t) && t != v[i].have) {
+            char why[160];
+            snprintf(why, sizeof why,
+                     "trailer does not match the file: %s %llu in the trailer, %llu in the file",
+                     v[i].name, (unsigned long long)t, (unsigned long long)v[i].have);
+            set_corrupt(c, why);
+            return;
+        }
     }
 }
 
@@ -109,19 +136,6 @@ static const char *state_text(const lt_file_info *fi, const counts *c, char *buf
     return buf;
 }
 
-/* Text from the trace (written by clients) as one printable line: control
- * characters become '?', so a name cannot break or forge output lines or
- * carry terminal escapes. Long texts are cut to n - 1 bytes. */
-static const char *shown(const char *s, char *buf, size_t n) {
-    size_t i = 0;
-    for (; s && s[i] && i < n - 1; i++) {
-        unsigned char ch = (unsigned char)s[i];
-        buf[i] = ch < 0x20 || ch == 0x7f ? '?' : (char)ch;
-    }
-    buf[i] = '\0';
-    return buf;
-}
-
 static void print_human(lt_reader *r, const char *path, const counts *c, cv_out *o) {
     const lt_file_info *fi = lt_reader_info(r);
     char buf[640];
@@ -132,7 +146,7 @@ static void print_human(lt_reader *r, const char *path, const counts *c, cv_out 
     cv_out_printf(o, "file:             %s\n", path);
     cv_out_printf(o, "format:           %u.%u\n", fi->major, fi->minor);
     char t1[1024], t2[1024];
-    cv_out_printf(o, "creator:          %s\n", shown(fi->creator, t1, sizeof t1));
+    cv_out_printf(o, "creator:          %s\n", cv_shown(fi->creator, t1, sizeof t1));
     cv_out_printf(o, "created:          %s\n", buf);
     cv_out_printf(o, "state:            %s\n", state_text(fi, c, buf, sizeof buf));
     cv_out_printf(o, "file size:        %llu bytes\n", (unsigned long long)fi->file_size);
@@ -158,15 +172,18 @@ static void print_human(lt_reader *r, const char *path, const counts *c, cv_out 
     cv_out_printf(o, "processes:        %u\n", lt_reader_nprocesses(r));
     for (uint32_t p = 1; p <= lt_reader_nprocesses(r); p++) {
         const lt_process *pr = lt_reader_process(r, p);
-        if (!pr) continue;
+        if (!pr || !pr->has_info) {
+            cv_out_printf(o, "  %u: no metadata (the file ends before it)\n", p);
+            continue;
+        }
         cv_out_printf(o, "  %u: pid %llu", p, (unsigned long long)pr->pid);
         if (pr->rank >= 0) cv_out_printf(o, ", rank %lld", (long long)pr->rank);
-        cv_out_printf(o, ", %s on %s, %s", shown(pr->program, t1, sizeof t1),
-                      shown(pr->hostname, t2, sizeof t2), cv_status_name(pr->status));
+        cv_out_printf(o, ", %s on %s, %s", cv_shown(pr->program, t1, sizeof t1),
+                      cv_shown(pr->hostname, t2, sizeof t2), cv_status_name(pr->status));
         if (pr->status != LT_PROC_RUNNING)
             cv_out_printf(o, "%s%s, events received %llu sent %llu lost %llu",
                           pr->end_reason && *pr->end_reason ? ": " : "",
-                          shown(pr->end_reason, t1, sizeof t1),
+                          cv_shown(pr->end_reason, t1, sizeof t1),
                           (unsigned long long)pr->events_received,
                           (unsigned long long)pr->events_sent,
                           (unsigned long long)pr->events_lost);
@@ -178,13 +195,13 @@ static void print_human(lt_reader *r, const char *path, const counts *c, cv_out 
             const lt_thread *th = lt_reader_thread(r, p, t);
             if (th)
                 cv_out_printf(o, "  %u.%u: tid %llu%s%s\n", p, t, (unsigned long long)th->tid,
-                              th->name && *th->name ? " " : "", shown(th->name, t1, sizeof t1));
+                              th->name && *th->name ? " " : "", cv_shown(th->name, t1, sizeof t1));
         }
     if (lt_reader_nstats(r)) {
         cv_out_printf(o, "capture statistics:\n");
         for (size_t i = 0; i < lt_reader_nstats(r); i++) {
             const lt_stat *st = lt_reader_stat(r, i);
-            cv_out_printf(o, "  %s: %llu\n", shown(st->name, t1, sizeof t1),
+            cv_out_printf(o, "  %s: %llu\n", cv_shown(st->name, t1, sizeof t1),
                           (unsigned long long)st->value);
         }
     }
@@ -214,6 +231,12 @@ static void json_process(lt_reader *r, uint32_t p, cv_out *o) {
     const lt_process *pr = lt_reader_process(r, p);
     cv_out_ch(o, '{');
     jnum(o, "index", p);
+    jkey(o, "metadata");
+    if (!pr || !pr->has_info) { /* a cut file: only the index is known */
+        cv_out_str(o, "false,\"threads\":[]}");
+        return;
+    }
+    cv_out_str(o, "true,");
     jnum(o, "pid", pr->pid);
     jkey(o, "rank");
     if (pr->rank >= 0) cv_out_i64(o, pr->rank);
@@ -313,30 +336,74 @@ static void print_json(lt_reader *r, const char *path, const counts *c, cv_out *
 
 /* ---- Main --------------------------------------------------------------- */
 
+/* Events the file records as lost: LOST records (or the trailer's count)
+ * and every capture statistic of severity data_loss. Writes a one-line
+ * account into buf; returns 1 when anything was lost. */
+static int data_lost(lt_reader *r, const counts *c, char *buf, size_t n) {
+    size_t len = (size_t)snprintf(buf, n, "%llu lost events", (unsigned long long)c->lost);
+    int lost = c->lost > 0;
+    for (size_t i = 0; i < lt_reader_nstats(r); i++) {
+        const lt_stat *st = lt_reader_stat(r, i);
+        char t[64];
+        if (st->severity != LT_SEV_DATA_LOSS || st->value == 0) continue;
+        lost = 1;
+        if (len < n)
+            len += (size_t)snprintf(buf + len, n - len, ", %s %llu", cv_shown(st->name, t, sizeof t),
+                                    (unsigned long long)st->value);
+    }
+    return lost;
+}
+
+/* Counts from the trailer, or from a scan of every event (--verify, or no
+ * trailer); the cheap checks of lt_reader_check() always. */
+static void count(lt_reader *r, const info_opts *opt, counts *c) {
+    char bad[256] = "";
+    if (lt_reader_check(r) < 0) snprintf(bad, sizeof bad, "%s", lt_reader_error(r));
+    memset(c, 0, sizeof *c);
+    if (opt->verify || from_trailer(r, c)) {
+        memset(c, 0, sizeof *c);
+        scan(r, c);
+        check_totals(r, c);
+    }
+    if (bad[0] && !c->corrupt) set_corrupt(c, bad);
+}
+
+/* The exit code, with its one line on stderr: corrupt 4, truncated 3,
+ * data lost 6, else 0. */
+static int verdict(lt_reader *r, const info_opts *opt, const counts *c) {
+    char lost[512];
+    if (c->corrupt) {
+        cv_err("%s: %s", opt->path, c->error);
+        return CV_EXIT_CORRUPT;
+    }
+    if (!lt_reader_info(r)->complete) {
+        cv_warn("%s: truncated: %llu bytes ignored after the last complete unit", opt->path,
+                (unsigned long long)lt_reader_info(r)->bytes_ignored);
+        return CV_EXIT_TRUNCATED;
+    }
+    if (data_lost(r, c, lost, sizeof lost)) {
+        cv_warn("%s: data lost while capturing: %s", opt->path, lost);
+        return CV_EXIT_LOST;
+    }
+    return CV_EXIT_OK;
+}
+
 static int run(const info_opts *opt) {
     lt_reader *r;
     counts c;
     cv_out o;
-    memset(&c, 0, sizeof c);
     int code = cv_open(opt->path, &r);
     if (code) return code;
-    if (opt->verify || from_trailer(r, &c)) {
-        memset(&c, 0, sizeof c);
-        scan(r, &c);
-    }
+    count(r, opt, &c);
     if (cv_out_open(&o, NULL)) {
         lt_reader_free(r);
         return CV_EXIT_OUTPUT;
     }
     if (opt->json) print_json(r, opt->path, &c, &o);
     else print_human(r, opt->path, &c, &o);
-    if (c.corrupt) code = CV_EXIT_CORRUPT;
-    else if (!lt_reader_info(r)->complete) code = CV_EXIT_TRUNCATED;
-    if (cv_out_close(&o, NULL)) code = CV_EXIT_OUTPUT;
-    if (c.corrupt) cv_err("%s: %s", opt->path, c.error ? c.error : "corrupt data");
-    else if (code == CV_EXIT_TRUNCATED)
-        cv_warn("%s: truncated: %llu bytes ignored after the last complete unit", opt->path,
-                (unsigned long long)lt_reader_info(r)->bytes_ignored);
+    int out_failed = cv_out_close(&o, NULL) != 0;
+    code = verdict(r, opt, &c);
+    if (out_failed) code = CV_EXIT_OUTPUT;
     lt_reader_free(r);
     return code;
 }

@@ -140,7 +140,7 @@ static void table_print(table *t, cv_out *o) {
         int last = c + 1 == (size_t)t->ncols;
         if (t->right[i])
             for (size_t k = 0; k < pad; k++) cv_out_ch(o, ' ');
-        cv_out_str(o, t->cells[i]);
+        cv_out_text(o, t->cells[i], strlen(t->cells[i]));
         if (!t->right[i] && !last)
             for (size_t k = 0; k < pad; k++) cv_out_ch(o, ' ');
         cv_out_str(o, last ? "\n" : "  ");

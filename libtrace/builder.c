@@ -146,7 +146,8 @@ int lt_builder_process(lt_builder *b, uint64_t pid, int64_t rank,
     if (b->err) return b->err;
     size_t hl, pl, need = 64 + 10 * (size_t)argc, al;
     const char *client = "libtrace " LT_VERSION_STRING;
-    if (lt__arg_str(&hostname, &hl) < 0 || lt__arg_str(&program, &pl) < 0)
+    if (lt__arg_str(&hostname, &hl) < 0 || lt__arg_str(&program, &pl) < 0 ||
+        anchor_mono_ns > LT_MAX_TS || anchor_wall_ns > LT_MAX_TS)
         return LT_EINVAL;
     need += hl + pl + strlen(client);
     for (uint32_t i = 0; i < argc; i++) {
@@ -277,7 +278,7 @@ static uint8_t *lt__rec(lt_builder *b, uint32_t process, uint32_t thread,
     *rc = b->err;
     if (*rc) return NULL;
     *rc = LT_EINVAL;
-    if (!s || (timed && ts < s->last_ts)) return NULL;
+    if (!s || (timed && (ts < s->last_ts || ts > LT_MAX_TS))) return NULL;
     *rc = lt__set_err(b, lt__buf_room(&s->rec, more + 11));
     if (*rc < 0) return NULL;
     if (s->rec.len == LT__HDR_ROOM) /* a new block */
@@ -420,7 +421,7 @@ int lt_builder_lost(lt_builder *b, uint32_t process, uint32_t thread,
     uint8_t *w = lt__rec(b, process, thread, 24, 1, ts, LT_TAG_LOST, &s, &rc);
     if (!w) return rc;
     w = lt__put_varint_(w, count);
-    s->sum.lost += count;
+    s->sum.lost = lt__sat_add(s->sum.lost, count);
     return lt__rec_done(b, process, thread, s, w);
 }
 
@@ -430,12 +431,12 @@ int lt_builder_process_end(lt_builder *b, uint32_t process, uint64_t ts,
     lt__bproc *p = lt__proc(b, process);
     size_t rl;
     if (!p || p->ended || status < LT_PROC_CLEAN || status > LT_PROC_STOPPED ||
-        lt__arg_str(&reason, &rl) < 0)
+        lt__arg_str(&reason, &rl) < 0 || ts > LT_MAX_TS)
         return LT_EINVAL;
     uint64_t events = 0, lost = 0;
     for (uint32_t i = 0; i < p->nthreads; i++) {
         events += p->threads[i]->sum.events;
-        lost += p->threads[i]->sum.lost;
+        lost = lt__sat_add(lost, p->threads[i]->sum.lost);
     }
     int rc = lt__meta_room(b, process, 64 + rl);
     if (rc < 0) return rc;
@@ -469,7 +470,7 @@ static int lt__trailer(lt_builder *b) {
             msgs += s->sum.messages;
             plots += s->plots;
             frames += s->frames;
-            lost += s->sum.lost;
+            lost = lt__sat_add(lost, s->sum.lost);
             if (s->sum.events) {
                 if (!any || s->sum.first_ts < first) first = s->sum.first_ts;
                 if (!any || s->sum.last_ts > last) last = s->sum.last_ts;

@@ -10,7 +10,7 @@
 /* ---- Cursor ------------------------------------------------------------ */
 
 static void lt__cursor_free(lt_reader *r, lt__rstream *s) {
-    r->raw_held -= s->raw_cap;
+    r->raw_held -= s->raw_cap + (uint64_t)s->stack_cap * sizeof *s->stack;
     for (uint32_t i = 0; i < s->stack_cap; i++) {
         r->raw_held -= (uint64_t)s->stack[i].name_cap + s->stack[i].text_cap;
         free(s->stack[i].name);
@@ -67,8 +67,16 @@ static int lt__push(lt_reader *r, lt__rstream *s, uint32_t loc) {
         if (s->depth >= LT_MAX_DEPTH)
             return lt__corrupt(r, r->blks[s->blk].off, "zones nested too deeply");
         uint32_t cap = s->stack_cap ? s->stack_cap * 2 : 64;
+        uint64_t more = (uint64_t)(cap - s->stack_cap) * sizeof *s->stack;
+        /* Open zones count in the budget: 500 threads 65536 zones deep fit
+         * in a file of 100 KB (see LT_MAX_OPEN_ZONES). */
+        if (r->raw_held + more > lt__zone_budget(r))
+            return lt__corrupt(r, r->blks[s->blk].off,
+                               "more zones open at once than a file of this size "
+                               "can hold");
         lt__zframe *st = realloc(s->stack, cap * sizeof *st);
         if (!st) return LT_ENOMEM;
+        r->raw_held += more;
         memset(st + s->stack_cap, 0, (cap - s->stack_cap) * sizeof *st);
         s->stack = st;
         s->stack_cap = cap;
@@ -169,8 +177,8 @@ static void lt__simple(lt__rstream *s, uint8_t type) {
     do {                                                       \
         uint64_t dt_;                                          \
         READ_VARINT(dt_);                                      \
-        if (__builtin_expect(s->ts + dt_ < s->ts, 0))          \
-            CORRUPT("timestamp overflow");                     \
+        if (__builtin_expect(dt_ > LT_MAX_TS - s->ts, 0))      \
+            CORRUPT("timestamp out of range");                 \
         s->ts += dt_;                                          \
         if (s->blk_events++ == 0) s->blk_first = s->ts;        \
     } while (0)

@@ -146,22 +146,44 @@ static lt__rstream *lt__get_stream(lt_reader *r, lt__rproc *p, uint32_t t) {
 
 /* ---- Header ----------------------------------------------------------- */
 
+/* A file cut inside its header (the part present agrees with a header) is
+ * a trace with no complete unit, like any cut file. Returns 1 for such a
+ * file (the version read when present), else 0. */
+static int lt__header_cut(lt_reader *r, const uint8_t *h, size_t have, uint64_t *body_off) {
+    static const uint8_t magic[4] = {0x50, 0x2A, 0x4D, 0x18};
+    size_t n = have < 4 ? have : 4;
+    if (memcmp(h, magic, n) != 0) return 0;
+    if (have > 8 && memcmp(h + 8, LT__FILE_MAGIC, have - 8 < 8 ? have - 8 : 8) != 0)
+        return 0;
+    if (have >= 20) {
+        r->info.major = lt__rd16(h + 16);
+        r->info.minor = lt__rd16(h + 18);
+    }
+    r->info.creator = "";
+    *body_off = 0; /* the scan meets the cut header: every byte ignored */
+    return 1;
+}
+
 static int lt__read_header(lt_reader *r, uint64_t *body_off) {
-    uint8_t h[8];
+    uint8_t h[20];
     uint64_t size = r->info.file_size;
-    if (size < 8) return lt__fail(r, LT_EFORMAT, "not a .tracy file (too short)");
-    int rc = lt__pread_all(r->fd, h, 8, 0);
+    if (size == 0) return lt__fail(r, LT_EFORMAT, "not a .tracy file (empty)");
+    size_t have = size < sizeof h ? (size_t)size : sizeof h;
+    int rc = lt__pread_all(r->fd, h, have, 0);
     if (rc < 0) return lt__fail(r, rc, "read error: %s", lt_strerror(rc));
+    uint32_t cs = have >= 8 ? lt__rd32(h + 4) : 0;
+    if (have < 8 || (cs >= 8 + 24 && cs <= (1u << 20) && 8 + (uint64_t)cs > size)) {
+        if (lt__header_cut(r, h, have, body_off)) return 0;
+        if (have < 8) return lt__fail(r, LT_EFORMAT, "not a .tracy file (too short)");
+    }
     if (lt__rd32(h) != LT__MAGIC_HEADER)
         return lt__fail(r, LT_EFORMAT, "not a .tracy file (bad magic)");
-    uint32_t cs = lt__rd32(h + 4);
     if (cs < 8 + 24)
         return lt__fail(r, LT_EFORMAT, "not a .tracy file (header too short)");
     if (cs > (1u << 20))
         return lt__fail(r, LT_ECORRUPT, "file header size %u out of range", cs);
     if (8 + (uint64_t)cs > size)
-        return lt__fail(r, LT_EFORMAT, "file header is truncated (%" PRIu64
-                        " of %u bytes)", size - 8, cs);
+        return lt__fail(r, LT_EFORMAT, "not a .tracy file (bad header magic)");
     uint8_t *c = malloc(cs);
     if (!c) return lt__fail(r, LT_ENOMEM, "out of memory");
     rc = lt__pread_all(r->fd, c, cs, 8);
@@ -213,6 +235,7 @@ static int lt__check_desc(lt_reader *r, lt__blk *b) {
             return lt__corrupt(r, off, "n_events out of range");
         if (b->first_ts > b->last_ts)
             return lt__corrupt(r, off, "first_ts after last_ts");
+        if (b->last_ts > LT_MAX_TS) return lt__corrupt(r, off, "timestamp out of range");
     } else {
         if (b->thread || b->n_events || b->first_ts || b->last_ts ||
             (b->kind == LT_BLOCK_STATS && b->process))
@@ -238,6 +261,8 @@ static int lt__add_block(lt_reader *r, const lt__blk *b) {
         lt__rproc *p = lt__get_proc(r, b->process);
         lt__rstream *s = p ? lt__get_stream(r, p, b->thread) : NULL;
         if (!s) return LT_ENOMEM;
+        if (!p->has_events) r->zone_procs++;
+        p->has_events = 1;
         if (s->last_blk == LT__NONE) s->first_blk = i;
         else r->blks[s->last_blk].next = i;
         s->last_blk = i;
@@ -261,9 +286,19 @@ static int lt__parse_trailer(lt_reader *r, const uint8_t *c, uint32_t cs,
         return lt__corrupt(r, off, "malformed trailer");
     if (lt__get_varint(&q, end, &n) < 0 || n > (uint64_t)(end - q) / 11)
         return lt__corrupt(r, off, "malformed trailer");
-    for (uint64_t i = 0; i < n * 11; i++)
-        if (lt__get_varint(&q, end, &v) < 0)
+    r->sums = calloc(n ? n : 1, sizeof *r->sums);
+    if (!r->sums) return LT_ENOMEM;
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t f[11];
+        for (int k = 0; k < 11; k++)
+            if (lt__get_varint(&q, end, &f[k]) < 0)
+                return lt__corrupt(r, off, "malformed trailer");
+        if (f[0] > UINT32_MAX || f[1] > UINT32_MAX)
             return lt__corrupt(r, off, "malformed trailer");
+        r->sums[i] = (lt_stream_summary){(uint32_t)f[0], (uint32_t)f[1], f[2], f[3],
+                                         f[4], f[5], f[6], f[7], f[8], f[9], f[10]};
+    }
+    r->nsums = (size_t)n;
     if (lt__get_varint(&q, end, &n) < 0 || n > (uint64_t)(end - q) / 2)
         return lt__corrupt(r, off, "malformed trailer");
     r->totals = calloc(n ? n : 1, sizeof *r->totals);
@@ -357,7 +392,7 @@ static int lt__proc_info(lt_reader *r, lt__rproc *p, const lt__meta_rec *m) {
         if (!(argv[i] = lt__arena_str(a, s, len))) return LT_ENOMEM;
     }
     argv[m->argc] = NULL;
-    p->present = 1;
+    p->info.has_info = 1;
     p->info.pid = m->pid;
     p->info.rank = m->rank;
     p->info.argc = m->argc;
@@ -483,10 +518,12 @@ int lt__load_block(lt_reader *r, const lt__blk *b, uint8_t **buf, size_t *cap,
         r->cbuf_cap = b->comp;
     }
     if (b->raw > *cap || !*buf) {
-        size_t n = b->raw > LT_BLOCK_TARGET ? b->raw : LT_BLOCK_TARGET;
-        /* One block per stream is held while merging: a small file of many
-         * streams declaring huge, highly compressible blocks must not make
-         * the reader allocate without bound. */
+        /* Sized to the block, not to a guess: a file of thousands of streams
+         * with small blocks holds little. One block per stream is held while
+         * merging: a small file of many streams declaring huge, highly
+         * compressible blocks must not make the reader allocate without
+         * bound. */
+        size_t n = b->raw ? b->raw : 1;
         if (r->raw_held - *cap + n > lt__raw_budget(r))
             return lt__corrupt(r, b->off, "blocks declare more data than a file of "
                                           "this size can hold at once");
@@ -517,6 +554,7 @@ int lt__load_block(lt_reader *r, const lt__blk *b, uint8_t **buf, size_t *cap,
         lt__get_varint(&p, end, &thr) < 0 || lt__get_varint(&p, end, &base) < 0 ||
         proc != b->process || thr != b->thread)
         return lt__corrupt(r, b->off, "block header does not match its descriptor");
+    if (base > LT_MAX_TS) return lt__corrupt(r, b->off, "timestamp out of range");
     *rec = p;
     *base_ts = base;
     return 0;
@@ -585,6 +623,7 @@ void lt_reader_free(lt_reader *r) {
     free(r->blks);
     free(r->stats);
     free(r->totals);
+    free(r->sums);
     free(r->cbuf);
     free(r->heap);
     ZSTD_freeDCtx(r->dctx);

@@ -59,7 +59,6 @@ typedef struct lt__hent {
 
 typedef struct lt__rproc {
     lt_process info;
-    int present;               /* PROC_INFO seen */
     uint64_t meta_bytes;       /* raw bytes of its metadata blocks: bounds ids */
     lt_loc **locs;
     uint32_t nlocs;
@@ -67,6 +66,7 @@ typedef struct lt__rproc {
     uint32_t nplots, nframes;
     lt__rstream **threads;
     uint32_t nthreads;
+    int has_events;            /* an event block seen */
 } lt__rproc;
 
 typedef struct lt__arena {
@@ -96,10 +96,14 @@ struct lt_reader {
     size_t nstats;
     lt__named *totals;
     size_t ntotals;
+    lt_stream_summary *sums;   /* the trailer's stream summaries */
+    size_t nsums;
     ZSTD_DCtx *dctx;
     uint8_t *cbuf;
     size_t cbuf_cap;
-    uint64_t raw_held;         /* bytes of block buffers and zone strings held */
+    uint64_t raw_held;         /* bytes of block buffers, open zones and their
+                                  strings held */
+    uint64_t zone_procs;       /* processes with event blocks */
     /* merge */
     uint32_t sel_process, sel_thread;
     lt__hent *heap;           /* merge heap, keyed by the streams' next event */
@@ -109,11 +113,19 @@ struct lt_reader {
     char errmsg[256];
 };
 
-/* The most bytes of block buffers and zone strings the reader holds at
- * once: 64 times the file size, at least LT__RAW_BUDGET_MIN. */
+/* The most bytes of block buffers, open zones and their strings the
+ * reader holds at once: 64 times the file size, at least
+ * LT__RAW_BUDGET_MIN. */
 static inline uint64_t lt__raw_budget(const lt_reader *r) {
     uint64_t b = r->info.file_size * 64;
     return b < LT__RAW_BUDGET_MIN ? LT__RAW_BUDGET_MIN : b;
+}
+
+/* Open zones may take, on top of that, LT_MAX_OPEN_ZONES per process with
+ * events: what the capture daemon lets each process hold open. */
+static inline uint64_t lt__zone_budget(const lt_reader *r) {
+    return lt__raw_budget(r) +
+           r->zone_procs * (uint64_t)LT_MAX_OPEN_ZONES * sizeof(lt__zframe);
 }
 
 /* Reads and decompresses block `b` into *buf (grown as needed); checks the

@@ -98,7 +98,7 @@ int lt__utf8_valid(const char *str, size_t len) {
     do {                                                          \
         uint64_t dt_;                                             \
         if (lt__varint(&p, end, &dt_) < 0) FAIL("truncated record"); \
-        if (ts + dt_ < ts) FAIL("timestamp overflow");            \
+        if (dt_ > LT_MAX_TS - ts) FAIL("timestamp out of range"); \
         ts += dt_;                                                \
         if (__builtin_expect(!s.have_ts, 0)) {                    \
             s.have_ts = 1;                                        \
@@ -106,6 +106,11 @@ int lt__utf8_valid(const char *str, size_t len) {
         }                                                         \
         s.events++;                                               \
     } while (0)
+
+static const char *lt__depth_why(uint32_t depth, uint32_t max_depth) {
+    return depth >= max_depth ? "zones nested too deeply"
+                              : "more than LT_MAX_OPEN_ZONES zones open in the process";
+}
 
 static int lt__scan_text(const uint8_t **p, const uint8_t *end) {
     const char *t;
@@ -121,8 +126,19 @@ int lt__scan_events(const uint8_t *p, size_t n, lt__stream_state *st,
     lt__stream_state s = *st;
     uint64_t ts = s.last_ts, v;
     uint32_t max_depth = lim->max_depth ? lim->max_depth : LT_MAX_DEPTH;
+    /* One compare per zone begin: the deepest this stream may go, by its
+     * own limit and by the zones the process's other threads hold open. */
+    uint64_t others = lim->proc_open > s.depth ? lim->proc_open - s.depth : 0;
+    uint32_t depth_cap = max_depth;
+    if (lim->max_proc_open && lim->max_proc_open - others < depth_cap)
+        depth_cap = lim->max_proc_open > others
+                        ? (uint32_t)(lim->max_proc_open - others) : 0;
     const char *why;
     int rc;
+    if (ts > LT_MAX_TS) {
+        why = "timestamp out of range";
+        goto fail;
+    }
 
     while (p < end) {
         rec = p;
@@ -131,7 +147,7 @@ int lt__scan_events(const uint8_t *p, size_t n, lt__stream_state *st,
             TIMED();
             if ((uint32_t)(tag - LT_TAG_ZONE_BEGIN_SHORT) > lim->max_loc)
                 FAIL("undefined location");
-            if (s.depth >= max_depth) FAIL("zones nested too deeply");
+            if (s.depth >= depth_cap) FAIL(lt__depth_why(s.depth, max_depth));
             s.depth++;
             s.zones++;
             continue;
@@ -146,7 +162,7 @@ int lt__scan_events(const uint8_t *p, size_t n, lt__stream_state *st,
             TIMED();
             if (lt__varint(&p, end, &v) < 0) FAIL("truncated record");
             if (v == 0 || v > lim->max_loc) FAIL("undefined location");
-            if (s.depth >= max_depth) FAIL("zones nested too deeply");
+            if (s.depth >= depth_cap) FAIL(lt__depth_why(s.depth, max_depth));
             s.depth++;
             s.zones++;
             break;
@@ -190,7 +206,7 @@ int lt__scan_events(const uint8_t *p, size_t n, lt__stream_state *st,
         case LT_TAG_LOST:
             TIMED();
             if (lt__varint(&p, end, &v) < 0) FAIL("truncated record");
-            s.lost = s.lost + v < s.lost ? UINT64_MAX : s.lost + v;
+            s.lost = lt__sat_add(s.lost, v);
             break;
         case LT_TAG_ZONE_BEGIN_SHORT:
             FAIL("invalid record tag 0x80");
@@ -256,6 +272,8 @@ int lt__next_meta(const uint8_t **p, const uint8_t *end, uint32_t allowed,
         GETV(m->anchor_mono_ns);
         GETV(m->anchor_wall_ns);
         GETS(m->client);
+        if (m->anchor_mono_ns > LT_MAX_TS || m->anchor_wall_ns > LT_MAX_TS)
+            FAIL("timestamp out of range");
         break;
     case LT_TAG_THREAD_INFO:
         GETV(m->id);
@@ -284,6 +302,7 @@ int lt__next_meta(const uint8_t **p, const uint8_t *end, uint32_t allowed,
         GETV(m->v[1]);
         GETV(m->v[2]);
         if (m->kind > LT_PROC_STOPPED) FAIL("invalid process end status");
+        if (m->ts > LT_MAX_TS) FAIL("timestamp out of range");
         break;
     case LT_TAG_STAT:
         GETS(m->name);

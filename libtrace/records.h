@@ -25,6 +25,11 @@ LT_API int lt__get_str(const uint8_t **p, const uint8_t *end, const char **s,
 LT_API uint8_t *lt__put_varint_(uint8_t *p, uint64_t v);
 LT_API uint8_t *lt__put_str(uint8_t *p, const char *s, size_t len);
 
+/* a + b, or UINT64_MAX when that overflows: counts of lost events saturate. */
+static inline uint64_t lt__sat_add(uint64_t a, uint64_t b) {
+    return a + b < a ? UINT64_MAX : a + b;
+}
+
 /* 1 when s[0..len) is valid UTF-8, else 0. */
 LT_API int lt__utf8_valid(const char *s, size_t len);
 
@@ -44,10 +49,13 @@ typedef struct lt__scan_limits {
     uint32_t max_frame;
     uint32_t max_depth;   /* deepest nesting allowed (LT_MAX_DEPTH) */
     int allow_aborted;    /* accept ZONE_END_ABORTED (files: yes, wire: no) */
+    /* Zones open in the whole process before these records (this stream's
+     * included) and the most allowed (LT_MAX_OPEN_ZONES); 0: unchecked. */
+    uint64_t proc_open, max_proc_open;
 } lt__scan_limits;
 
 /* Validates the event records p[0..n), which continue the stream described
- * by *st. On success updates *st (counts, last_ts, depth) and returns 0. On
+ * by *st. Timestamps must stay at or below LT_MAX_TS. On success updates *st (counts, last_ts, depth) and returns 0. On
  * failure leaves *st untouched, returns LT_ECORRUPT, sets *reason to a static
  * one-line message ("zone end without open zone", "undefined location 7",
  * "truncated record", ...) and *err_off to the offset of the bad record. */

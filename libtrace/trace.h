@@ -106,6 +106,12 @@ enum lt_severity { LT_SEV_INFO = 0, LT_SEV_DATA_LOSS = 1, LT_SEV_ERROR = 2 };
 #define LT_MAX_BLOCK_RAW (16u << 20)
 #define LT_BLOCK_TARGET (128u << 10)
 #define LT_MAX_DEPTH 65536u
+/* Limits shared by the capture daemon (which rejects a client that passes
+ * them) and the reader (which holds what they allow): see FORMAT.md,
+ * "Limits". Zones open at once in one process, all threads summed. */
+#define LT_MAX_OPEN_ZONES (1u << 20)
+/* Timestamps are below 2^63, so that they fit a signed 64-bit integer. */
+#define LT_MAX_TS ((uint64_t)INT64_MAX)
 
 /* ---- Metadata as the reader presents it -------------------------------- */
 
@@ -124,6 +130,8 @@ typedef struct lt_process {
     const char *end_reason;
     uint64_t end_ts;
     uint64_t events_received, events_sent, events_lost;
+    int has_info;          /* PROC_INFO seen: 0 for a process whose metadata
+                              a cut file does not hold (fields above empty) */
 } lt_process;
 
 typedef struct lt_thread {
@@ -239,6 +247,16 @@ LT_API int lt_reader_rewind(lt_reader *r);
  * zone stacks and the metadata, whatever the file's length. */
 LT_API int lt_reader_next(lt_reader *r, lt_event *ev);
 
+/* Checks what lt_reader_open() does not, without decoding records:
+ * decompresses every event block (zstd checksum, content size, block header
+ * against its descriptor) and, when the file has a trailer, compares each
+ * stream summary (events, blocks, raw and compressed bytes, first and last
+ * timestamps) and the totals `events`, `threads`, `raw_bytes`,
+ * `body_bytes`, `first_ts`, `last_ts` with what the descriptors say.
+ * Returns 0, or LT_ECORRUPT (lt_reader_error() names the unit or the
+ * mismatch), LT_EIO, LT_ENOMEM. Does not move the event iterator. */
+LT_API int lt_reader_check(lt_reader *r);
+
 /* A one-line description of the last error of lt_reader_next (with the file
  * offset of a corrupt unit). Never NULL. */
 LT_API const char *lt_reader_error(const lt_reader *r);
@@ -346,7 +364,8 @@ LT_API int lt_builder_loc(lt_builder *b, uint32_t process, uint8_t kind,
 LT_API int lt_builder_plot(lt_builder *b, uint32_t process, const char *name);
 LT_API int lt_builder_frame_name(lt_builder *b, uint32_t process,
                                  const char *name);
-/* Events. Timestamps of one thread must not decrease (LT_EINVAL). */
+/* Events. Timestamps of one thread must not decrease and stay at or below
+ * LT_MAX_TS (else LT_EINVAL; anchors of lt_builder_process too). */
 LT_API int lt_builder_zone_begin(lt_builder *b, uint32_t process,
                                  uint32_t thread, uint64_t ts, uint32_t loc);
 LT_API int lt_builder_zone_end(lt_builder *b, uint32_t process, uint32_t thread,

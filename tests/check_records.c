@@ -153,7 +153,10 @@ START_TEST(scan_rejects_bad_sequences) {
         {{0x0B, 0}, 2, 0, "unknown record tag"},
         {{0x20, 0}, 2, 0, "unknown record tag"},
         {{0x81, 0, LT_TAG_ZONE_END, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-          0xff, 0xff, 0x01}, 13, 2, "timestamp overflow"},
+          0xff, 0xff, 0x01}, 13, 2, "timestamp out of range"},
+        /* ts 5 + dt (2^63 - 5) = 2^63: one past what fits an int64. */
+        {{0x81, 0xfb, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f}, 10, 0,
+         "timestamp out of range"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         lt__stream_state st = {.last_ts = 5}, before;

@@ -65,7 +65,7 @@ static inline void fz_write_blocks(const char *path, const uint8_t *q, const uin
             if (k == ndepth && ndepth < 64) depth[ndepth++] = (__typeof__(depth[0])){proc, thr, 0};
             /* Descriptor values that agree with the records when they scan. */
             lt__stream_state st = {.last_ts = base, .depth = k < 64 ? depth[k].depth : 0};
-            lt__scan_limits lim = {UINT32_MAX, UINT32_MAX, UINT32_MAX, LT_MAX_DEPTH, 1};
+            lt__scan_limits lim = {UINT32_MAX, UINT32_MAX, UINT32_MAX, LT_MAX_DEPTH, 1, 0, 0};
             const char *why;
             size_t off;
             if (lt__scan_events(raw + h, len, &st, &lim, &why, &off) == 0 && st.events) {

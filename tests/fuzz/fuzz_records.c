@@ -13,7 +13,7 @@
 
 static void fz_scan(const uint8_t *p, size_t n, const uint8_t *cfg) {
     lt__scan_limits lim = {cfg[0] & 0x3f, cfg[1] & 7, cfg[2] & 7,
-                           (cfg[3] & 0x1f) + 1, cfg[0] >> 7};
+                           (cfg[3] & 0x1f) + 1, cfg[0] >> 7, 0, 0};
     lt__stream_state st = {0}, st0;
     const char *why = NULL;
     size_t off = 0;

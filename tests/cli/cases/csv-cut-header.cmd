@@ -1,0 +1,2 @@
+head -c 30 small.tracy > cut-header.tracy
+tracy-csv cut-header.tracy
