@@ -1,7 +1,12 @@
 /* hook.c -- turns Python execution into libtrace zones: a PEP 523
- * frame-evaluation hook for function zones (CPython 3.11 and 3.12), and
- * PyEval_SetProfile / PyEval_SetTrace callbacks for C calls, line zones and
- * interpreters whose internals are unknown.
+ * frame-evaluation hook for function zones (CPython 3.8 to 3.13, see
+ * pycompat.h), and PyEval_SetProfile / PyEval_SetTrace callbacks for C
+ * calls, line zones and an evaluator replaced by someone else.
+ *
+ * A generator or coroutine zone is one run of its body: from a resumption
+ * (next, send, throw, await) to the following yield, return or exception,
+ * in every mode -- as cProfile counts its calls. The call that only creates
+ * the object runs none of its body and gets no zone.
  *
  * Hot path (frame hook): one load of the code object's extra slot gives the
  * location id, decided once per code object (filters included); the zone is
@@ -17,14 +22,7 @@
 #include "client_fast.h"
 #include "trace_client.h"
 
-#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030D0000
-#define PY_HAVE_EVAL_HOOK 1
-#define Py_BUILD_CORE 1
-#include "internal/pycore_frame.h"
-#undef Py_BUILD_CORE
-#else
-#define PY_HAVE_EVAL_HOOK 0
-#endif
+#include "pycompat.h"
 
 #define LIKELY(x) __builtin_expect(!!(x), 1)
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
@@ -38,7 +36,15 @@ typedef struct py_code_extra {
 } py_code_extra;
 
 static Py_ssize_t g_extra_idx = -1;
-/* Cached locations are (epoch << 32 | loc); a new epoch forgets them all. */
+/* Cached locations are (tag << 32 | loc), tag = the epoch, with PY_GEN_BIT
+ * for the code of a generator or coroutine (whose frames are evaluated once
+ * more, to create the object), PY_MON_BIT for code recorded through
+ * sys.monitoring instead of the hook (3.13, see mon_watch); a new epoch
+ * forgets them all. */
+#define PY_GEN_BIT 0x80000000u
+#define PY_MON_BIT 0x40000000u
+#define PY_TAG_BITS (PY_GEN_BIT | PY_MON_BIT)
+#define PY_GEN_FLAGS (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR)
 static uint32_t g_epoch = 1;
 /* (g_epoch << 32) + 1: a cached value v minus this is below UINT32_MAX
  * exactly when v is of this epoch and its location is not 0 */
@@ -48,13 +54,11 @@ static int g_live = 1;   /* the client may be written to */
 /* max_depth while live, 0 once the client stopped: one test for both */
 static uint32_t g_depth_limit = UINT32_MAX;
 static int g_mode;       /* enum py_mode while enabled */
-#if PY_HAVE_EVAL_HOOK
-static _PyFrameEvalFunction g_prev_eval;
-#endif
+static py_eval_fn g_prev_eval;
 
 /* ---- Per-thread state of the slow modes ---------------------------------- */
 
-enum { ENT_FRAME = 1, ENT_C = 2 };
+enum { ENT_FRAME = 1, ENT_C = 2, ENT_MON = 3 };
 
 typedef struct py_ent {
     const void *key; /* the PyFrameObject, or the called C function */
@@ -242,13 +246,98 @@ static int under_skip_prefix(PyObject *file) {
     return r > 0;
 }
 
-static PyObject *code_qualname(PyCodeObject *co) {
 #if PY_VERSION_HEX >= 0x030B0000
+static PyObject *code_qualname(PyCodeObject *co) {
     return co->co_qualname;
-#else
-    return co->co_name;
-#endif
 }
+
+static void qual_learn(PyCodeObject *co, PyObject *globals) {
+}
+
+static void qual_learn_heap(void) {
+}
+#else
+/* 3.8-3.10: code objects have no co_qualname. A code object's qualified
+ * name is set (in a code-extra slot of its own) when the code that defines
+ * it -- module, class body or function, whose co_consts hold it -- is first
+ * seen, or from the functions alive when recording begins; else co_name. */
+static Py_ssize_t g_qual_idx = -1;
+
+static void qual_free(void *p) {
+    Py_XDECREF((PyObject *)p);
+}
+
+static PyObject *qual_get(PyCodeObject *co) {
+    void *p = NULL;
+    if (g_qual_idx < 0 || _PyCode_GetExtra((PyObject *)co, g_qual_idx, &p) < 0) {
+        PyErr_Clear();
+        return NULL;
+    }
+    return p;
+}
+
+/* Takes the reference to q. */
+static void qual_set(PyCodeObject *co, PyObject *q) {
+    if (!q) {
+        PyErr_Clear();
+    } else if (_PyCode_SetExtra((PyObject *)co, g_qual_idx, q) < 0) {
+        PyErr_Clear();
+        Py_DECREF(q);
+    }
+}
+
+static PyObject *code_qualname(PyCodeObject *co) {
+    PyObject *q = qual_get(co);
+    return q ? q : co->co_name;
+}
+
+/* Every function alive now names its code: those defined before recording
+ * began, whose defining code ran unseen. Once per enable. */
+static void qual_learn_heap(void) {
+    if (g_qual_idx < 0) return;
+    PyObject *gc = PyImport_ImportModule("gc");
+    PyObject *all = gc ? PyObject_CallMethod(gc, "get_objects", NULL) : NULL;
+    Py_XDECREF(gc);
+    if (!all || !PyList_Check(all)) {
+        Py_XDECREF(all);
+        PyErr_Clear();
+        return;
+    }
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(all); i++) {
+        PyObject *f = PyList_GET_ITEM(all, i);
+        if (!PyFunction_Check(f)) continue;
+        PyObject *co = PyFunction_GET_CODE(f), *q = ((PyFunctionObject *)f)->func_qualname;
+        if (!PyCode_Check(co) || !q || qual_get((PyCodeObject *)co)) continue;
+        Py_INCREF(q);
+        qual_set((PyCodeObject *)co, q);
+    }
+    Py_DECREF(all);
+}
+
+/* First sight of co: its own name if still unknown, then its children's. */
+static void qual_learn(PyCodeObject *co, PyObject *globals) {
+    if (g_qual_idx < 0) return;
+    PyObject *q = qual_get(co);
+    if (!q) q = co->co_name;
+    int top = PyUnicode_Check(co->co_name) &&
+              PyUnicode_CompareWithASCIIString(co->co_name, "<module>") == 0;
+    const char *sep = (co->co_flags & CO_OPTIMIZED) ? ".<locals>." : ".";
+    PyObject *consts = co->co_consts;
+    for (Py_ssize_t i = 0; consts && i < PyTuple_GET_SIZE(consts); i++) {
+        PyObject *c = PyTuple_GET_ITEM(consts, i);
+        if (!PyCode_Check(c) || qual_get((PyCodeObject *)c)) continue;
+        PyObject *name = ((PyCodeObject *)c)->co_name;
+        if (top) {
+            Py_INCREF(name);
+            qual_set((PyCodeObject *)c, name);
+        } else {
+            qual_set((PyCodeObject *)c, PyUnicode_FromFormat("%U%s%U", q, sep, name));
+        }
+    }
+}
+#endif
+
+static int mon_watch(PyCodeObject *co);
 
 /* First sight of a code object in this epoch: decides whether it is
  * recorded and registers its location. Never raises. */
@@ -261,6 +350,7 @@ static __attribute__((noinline)) uint32_t code_loc_slow(PyCodeObject *co,
     PyErr_Fetch(&type, &value, &tbk);
     uint32_t loc = 0;
     PyObject *file = co->co_filename;
+    qual_learn(co, globals);
     if (!under_skip_prefix(file)) {
         PyObject *module = NULL;
         if (globals && PyDict_Check(globals)) {
@@ -272,8 +362,10 @@ static __attribute__((noinline)) uint32_t code_loc_slow(PyCodeObject *co,
                                utf8_or(file, ""), (uint32_t)co->co_firstlineno);
         Py_XDECREF(module);
     }
-    uintptr_t v = ((uintptr_t)g_epoch << 32) | loc;
-    if (_PyCode_SetExtra((PyObject *)co, g_extra_idx, (void *)v) < 0)
+    uint32_t tag = g_epoch | ((co->co_flags & PY_GEN_FLAGS) ? PY_GEN_BIT : 0);
+    if (loc && mon_watch(co)) tag |= PY_MON_BIT;
+    uintptr_t v = ((uintptr_t)tag << 32) | loc;
+    if (py_code_set_extra((PyObject *)co, g_extra_idx, (void *)v) < 0)
         PyErr_Clear();
     PyErr_Restore(type, value, tbk);
     s->in_slow = 0;
@@ -284,9 +376,17 @@ static inline uint32_t code_loc(PyCodeObject *co, PyObject *globals) {
     py_code_extra *ex = (py_code_extra *)co->co_extra;
     if (LIKELY(ex != NULL && g_extra_idx < ex->ce_size)) {
         uintptr_t v = (uintptr_t)ex->ce_extras[g_extra_idx];
-        if (LIKELY((uint32_t)(v >> 32) == g_epoch)) return (uint32_t)v;
+        if (LIKELY(((uint32_t)(v >> 32) & ~PY_TAG_BITS) == g_epoch)) return (uint32_t)v;
     }
     return code_loc_slow(co, globals);
+}
+
+/* Code of this epoch recorded through sys.monitoring (after code_loc). */
+static int code_monitored(PyCodeObject *co) {
+    py_code_extra *ex = (py_code_extra *)co->co_extra;
+    if (ex == NULL || g_extra_idx >= ex->ce_size) return 0;
+    uint32_t tag = (uint32_t)((uintptr_t)ex->ce_extras[g_extra_idx] >> 32);
+    return (tag & PY_MON_BIT) && (tag & ~PY_TAG_BITS) == g_epoch;
 }
 
 /* A small open-addressing map (k1, k2) -> location, for C functions and
@@ -425,7 +525,6 @@ static uint32_t line_loc(PyCodeObject *co, int line) {
 
 /* ---- --label args -------------------------------------------------------- */
 
-#if PY_VERSION_HEX >= 0x030B0000
 /* Attaches "a=1, b='x'" (reprs truncated) to the zone just begun. */
 static void zone_args_text(PyCodeObject *co, PyObject **locals) {
     int n = co->co_argcount + co->co_kwonlyargcount;
@@ -442,7 +541,7 @@ static void zone_args_text(PyCodeObject *co, PyObject **locals) {
     for (int i = 0; i < n && len < sizeof buf - 8; i++) {
         PyObject *v = locals[i];
         if (v && PyCell_Check(v)) v = PyCell_GET(v);
-        const char *nm = utf8_or(PyTuple_GET_ITEM(co->co_localsplusnames, i), "?");
+        const char *nm = utf8_or(PyTuple_GET_ITEM(PY_LOCAL_NAMES(co), i), "?");
         PyObject *r = v ? PyObject_Repr(v) : NULL;
         const char *rs = r ? utf8_or(r, "?") : "?";
         if (!r) PyErr_Clear();
@@ -457,24 +556,32 @@ static void zone_args_text(PyCodeObject *co, PyObject **locals) {
     s->in_slow = 0;
     if (py__opts.min_duration == 0 && lt__tls && g_live) lt_zone_text(buf, len);
 }
-#endif
 
 /* ---- The frame-evaluation hook ------------------------------------------------- */
 
 #if PY_HAVE_EVAL_HOOK
-/* Frames whose code is new in this epoch, or threads without a buffer. */
-static __attribute__((noinline)) PyObject *eval_hook_cold(PyThreadState *ts,
-                                                          _PyInterpreterFrame *f,
-                                                          int exc) {
-    uint32_t loc = code_loc(f->f_code, f->f_globals);
+/* The call that creates a generator or coroutine: not one of its runs. */
+static inline int creates_generator(py_frame *f) {
+    return (PYF_CODE(f)->co_flags & PY_GEN_FLAGS) && !PYF_IS_RESUME(f);
+}
+
+/* A recorded frame (location loc), outside the inline path. */
+static PyObject *eval_hook_loc(EVAL_PARAMS, uint32_t loc) {
     lt__tbuf *t = loc ? tb() : NULL;
     if (t == NULL || t->depth >= g_depth_limit)
-        return _PyEval_EvalFrameDefault(ts, f, exc);
+        return EVAL_DEFAULT();
     lt__put_begin(t, loc, lt__now());
-    PyObject *r = _PyEval_EvalFrameDefault(ts, f, exc);
+    PyObject *r = EVAL_DEFAULT();
     t = lt__tls;
     if (t != NULL && g_live) lt__put_end(t, lt__now());
     return r;
+}
+
+/* Frames whose code is new in this epoch, or threads without a buffer. */
+static __attribute__((noinline)) PyObject *eval_hook_cold(EVAL_PARAMS) {
+    uint32_t loc = code_loc(PYF_CODE(f), f->f_globals);
+    if (creates_generator(f) || code_monitored(PYF_CODE(f))) return EVAL_DEFAULT();
+    return eval_hook_loc(EVAL_ARGS, loc);
 }
 
 /* The end of a recorded frame, when it is not written inline. Returns r. */
@@ -490,12 +597,10 @@ static __attribute__((noinline)) PyObject *eval_hook_end(lt__tbuf *t, PyObject *
 
 /* A recorded frame whose begin cannot be written inline: the chunk is full,
  * or there is no TSC map (clock_gettime). */
-static __attribute__((noinline)) PyObject *eval_hook_rec(PyThreadState *ts,
-                                                         _PyInterpreterFrame *f,
-                                                         int exc, lt__tbuf *t,
+static __attribute__((noinline)) PyObject *eval_hook_rec(EVAL_PARAMS, lt__tbuf *t,
                                                          uint32_t loc) {
     lt__put_begin(t, loc, lt__now());
-    return eval_hook_end(t, _PyEval_EvalFrameDefault(ts, f, exc));
+    return eval_hook_end(t, EVAL_DEFAULT());
 }
 
 #if defined(__x86_64__)
@@ -509,12 +614,17 @@ static __attribute__((noinline)) PyObject *eval_hook_after(lt__tbuf *t, PyObject
 }
 #endif
 
-/* Code of this epoch that is not recorded, or code new in this epoch. */
-static __attribute__((noinline)) PyObject *eval_hook_other(PyThreadState *ts,
-                                                           _PyInterpreterFrame *f,
-                                                           int exc, uintptr_t v) {
-    if ((uint32_t)(v >> 32) == g_epoch) return _PyEval_EvalFrameDefault(ts, f, exc);
-    return eval_hook_cold(ts, f, exc);
+/* Code of this epoch that is not recorded, generators and coroutines, or
+ * code new in this epoch. */
+static __attribute__((noinline)) PyObject *eval_hook_other(EVAL_PARAMS, uintptr_t v) {
+    uint32_t tag = (uint32_t)(v >> 32);
+    if (tag == g_epoch) return EVAL_DEFAULT();
+    if (tag == (g_epoch | PY_GEN_BIT)) {
+        if ((uint32_t)v == 0 || !PYF_IS_RESUME(f)) return EVAL_DEFAULT();
+        return eval_hook_loc(EVAL_ARGS, (uint32_t)v);
+    }
+    if ((tag & ~PY_TAG_BITS) == g_epoch) return EVAL_DEFAULT(); /* sys.monitoring's */
+    return eval_hook_cold(EVAL_ARGS);
 }
 
 /* The hot path: the cached location and two records written inline. Every
@@ -522,52 +632,51 @@ static __attribute__((noinline)) PyObject *eval_hook_other(PyThreadState *ts,
  * the buffer is kept across that one (a short prologue). `depth_check`:
  * honour g_depth_limit (--max-depth, or 0 once the client stopped). */
 static inline __attribute__((always_inline)) PyObject *
-eval_hook_body(PyThreadState *ts, _PyInterpreterFrame *f, int exc, int depth_check) {
-    py_code_extra *ex = (py_code_extra *)f->f_code->co_extra;
+eval_hook_body(EVAL_PARAMS, int depth_check) {
+    py_code_extra *ex = (py_code_extra *)PYF_CODE(f)->co_extra;
     lt__tbuf *t = lt__tls;
     if (UNLIKELY(ex == NULL || g_extra_idx >= ex->ce_size || t == NULL))
-        return eval_hook_cold(ts, f, exc);
+        return eval_hook_cold(EVAL_ARGS);
     /* One test for "this epoch" and "recorded" (loc != 0): see g_epoch_base. */
     uintptr_t v = (uintptr_t)ex->ce_extras[g_extra_idx];
     uint64_t x = (uint64_t)v - g_epoch_base;
-    if (UNLIKELY(x >= UINT32_MAX)) return eval_hook_other(ts, f, exc, v);
-    if (depth_check && t->depth >= g_depth_limit) return _PyEval_EvalFrameDefault(ts, f, exc);
+    if (UNLIKELY(x >= UINT32_MAX)) return eval_hook_other(EVAL_ARGS, v);
+    if (depth_check && t->depth >= g_depth_limit) return EVAL_DEFAULT();
     uint32_t loc = (uint32_t)x + 1;
 #if defined(__x86_64__)
     const lt__clock_map *c = lt__clock();
-    if (UNLIKELY(c == NULL || t->wp > t->limit)) return eval_hook_rec(ts, f, exc, t, loc);
+    if (UNLIKELY(c == NULL || t->wp > t->limit)) return eval_hook_rec(EVAL_ARGS, t, loc);
     uint64_t now = lt__tsc_ns(c);
     /* the buffer is read after the clock: GCC would otherwise load it
      * first, and keep more values than there are scratch registers */
     __asm__ volatile("" ::: "memory");
     lt__write_begin(t, loc, now);
-    return eval_hook_after(t, _PyEval_EvalFrameDefault(ts, f, exc));
+    return eval_hook_after(t, EVAL_DEFAULT());
 #else
-    return eval_hook_rec(ts, f, exc, t, loc);
+    return eval_hook_rec(EVAL_ARGS, t, loc);
 #endif
 }
 
 /* The hook while there is no depth limit and the client records. */
-static PyObject *eval_hook(PyThreadState *ts, _PyInterpreterFrame *f, int exc) {
-    return eval_hook_body(ts, f, exc, 0);
+static PyObject *eval_hook(EVAL_PARAMS) {
+    return eval_hook_body(EVAL_ARGS, 0);
 }
 
 /* The hook under --max-depth, or once the client stopped. */
-static PyObject *eval_hook_depth(PyThreadState *ts, _PyInterpreterFrame *f, int exc) {
-    return eval_hook_body(ts, f, exc, 1);
+static PyObject *eval_hook_depth(EVAL_PARAMS) {
+    return eval_hook_body(EVAL_ARGS, 1);
 }
 
 /* The same with --min-duration or --label args. */
-static PyObject *eval_hook_slow(PyThreadState *ts, _PyInterpreterFrame *f,
-                                int exc) {
-    uint32_t loc = code_loc(f->f_code, f->f_globals);
-    if (loc != 0 && zbegin(loc)) {
-        if (py__opts.label_args) zone_args_text(f->f_code, f->localsplus);
-        PyObject *r = _PyEval_EvalFrameDefault(ts, f, exc);
+static PyObject *eval_hook_slow(EVAL_PARAMS) {
+    uint32_t loc = code_loc(PYF_CODE(f), f->f_globals);
+    if (loc != 0 && !creates_generator(f) && !code_monitored(PYF_CODE(f)) && zbegin(loc)) {
+        if (py__opts.label_args) zone_args_text(PYF_CODE(f), PYF_LOCALS(f));
+        PyObject *r = EVAL_DEFAULT();
         zend();
         return r;
     }
-    return _PyEval_EvalFrameDefault(ts, f, exc);
+    return EVAL_DEFAULT();
 }
 #endif
 
@@ -598,10 +707,7 @@ static void frame_enter(PyFrameObject *frame) {
         uint32_t loc = code_loc(co, globals);
         if (loc && zbegin(loc)) {
             rec = 1;
-#if PY_HAVE_EVAL_HOOK
-            if (py__opts.label_args)
-                zone_args_text(co, frame->f_frame->localsplus);
-#endif
+            if (py__opts.label_args) zone_args_text(co, PYFO_LOCALS(frame));
         }
         Py_XDECREF(globals);
         Py_DECREF(co);
@@ -621,6 +727,110 @@ static void frame_exit(PyFrameObject *frame) {
 }
 
 static void uninstall_current(void);
+
+/* ---- sys.monitoring, for what the hook cannot see (3.13) -------------------- */
+
+#if PY_VERSION_HEX >= 0x030D0000
+/* CPython 3.13 specializes the call of a class whose __init__ is a simple
+ * Python function (CALL_ALLOC_AND_ENTER_INIT): the __init__ frame is pushed
+ * inline, past the frame-evaluation hook. Such __init__ code objects are
+ * recorded by local PY_START/PY_RETURN events instead (the hook skips them),
+ * and the global PY_UNWIND closes a zone an exception ends. */
+static int g_mon_tool = -1; /* -2: none could be had */
+static PyObject *g_mon_set_local;
+static long g_mon_events;
+
+static PyObject *mon_start(PyObject *self, PyObject *const *a, Py_ssize_t n) {
+    if (n >= 1 && PyCode_Check(a[0])) {
+        uint8_t rec = 0;
+        if (g_enabled && g_mode == PY_MODE_EVAL) {
+            uint32_t loc = code_loc((PyCodeObject *)a[0], NULL);
+            rec = loc && zbegin(loc);
+        }
+        if (!push(a[0], ENT_MON, rec) && rec) zend();
+    }
+    Py_RETURN_NONE;
+}
+
+/* PY_RETURN of a watched code, or PY_UNWIND of any. */
+static PyObject *mon_end(PyObject *self, PyObject *const *a, Py_ssize_t n) {
+    py_tstate *s = &tls;
+    if (n >= 1 && s->n && s->st[s->n - 1].kind == ENT_MON && s->st[s->n - 1].key == a[0])
+        pop_ends(&s->st[--s->n]);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef g_mon_defs[] = {
+    {"_mon_start", (PyCFunction)(void (*)(void))mon_start, METH_FASTCALL, NULL},
+    {"_mon_end", (PyCFunction)(void (*)(void))mon_end, METH_FASTCALL, NULL}};
+
+static long mon_event(PyObject *events, const char *name) {
+    PyObject *v = PyObject_GetAttrString(events, name);
+    long e = v ? PyLong_AsLong(v) : -1;
+    Py_XDECREF(v);
+    return e;
+}
+
+/* Takes a free tool id, registers the callbacks. 0 or -1. */
+static int mon_setup(void) {
+    PyObject *mon = PySys_GetObject("monitoring"); /* borrowed */
+    PyObject *events = mon ? PyObject_GetAttrString(mon, "events") : NULL;
+    if (!events) return -1;
+    long start = mon_event(events, "PY_START"), ret = mon_event(events, "PY_RETURN"),
+         unwind = mon_event(events, "PY_UNWIND");
+    Py_DECREF(events);
+    if (start < 0 || ret < 0 || unwind < 0) return -1;
+    static const int ids[] = {2, 3, 4, 5, 1, 0};
+    for (size_t i = 0; i < sizeof ids / sizeof *ids && g_mon_tool < 0; i++) {
+        PyObject *r = PyObject_CallMethod(mon, "use_tool_id", "is", ids[i], "tracy");
+        if (r) g_mon_tool = ids[i];
+        else PyErr_Clear();
+        Py_XDECREF(r);
+    }
+    if (g_mon_tool < 0) return -1;
+    PyObject *fs = PyCFunction_New(&g_mon_defs[0], NULL), *fe = PyCFunction_New(&g_mon_defs[1], NULL);
+    PyObject *r1 = fs ? PyObject_CallMethod(mon, "register_callback", "ilO", g_mon_tool, start, fs) : NULL;
+    PyObject *r2 = fe ? PyObject_CallMethod(mon, "register_callback", "ilO", g_mon_tool, ret, fe) : NULL;
+    PyObject *r3 = fe ? PyObject_CallMethod(mon, "register_callback", "ilO", g_mon_tool, unwind, fe) : NULL;
+    PyObject *r4 = PyObject_CallMethod(mon, "set_events", "il", g_mon_tool, unwind);
+    g_mon_set_local = PyObject_GetAttrString(mon, "set_local_events");
+    int ok = r1 && r2 && r3 && r4 && g_mon_set_local;
+    Py_XDECREF(fs); Py_XDECREF(fe); Py_XDECREF(r1); Py_XDECREF(r2); Py_XDECREF(r3); Py_XDECREF(r4);
+    g_mon_events = start | ret;
+    return ok ? 0 : -1;
+}
+
+/* An __init__ the specializer may push inline: no *args, **kwargs or
+ * keyword-only parameters. */
+static int simple_init(PyCodeObject *co) {
+    return (co->co_flags & CO_OPTIMIZED) && !(co->co_flags & (CO_VARARGS | CO_VARKEYWORDS | PY_GEN_FLAGS)) &&
+           co->co_kwonlyargcount == 0 && PyUnicode_Check(co->co_name) &&
+           PyUnicode_CompareWithASCIIString(co->co_name, "__init__") == 0;
+}
+
+/* Under the hook: records co through sys.monitoring when the hook may miss
+ * its frames. 1 when it does. */
+static int mon_watch(PyCodeObject *co) {
+    if (g_mode != PY_MODE_EVAL || !simple_init(co) || g_mon_tool == -2) return 0;
+    if (g_mon_tool < 0 && mon_setup() < 0) {
+        PyErr_Clear();
+        g_mon_tool = -2;
+        return 0;
+    }
+    PyObject *r = PyObject_CallFunction(g_mon_set_local, "iOl", g_mon_tool, (PyObject *)co,
+                                        g_mon_events);
+    if (!r) {
+        PyErr_Clear();
+        return 0;
+    }
+    Py_DECREF(r);
+    return 1;
+}
+#else
+static int mon_watch(PyCodeObject *co) {
+    return 0;
+}
+#endif
 
 /* C calls made by the profiler's own package are not the program's. */
 static int caller_is_ours(PyFrameObject *frame) {
@@ -694,22 +904,28 @@ static int trace_cb(PyObject *obj, PyFrameObject *frame, int what,
 }
 
 static void uninstall_current(void) {
-    PyThreadState *ts = PyThreadState_Get();
-    (void)ts;
     if (g_mode == PY_MODE_PROFILE || py__opts.trace_c) PyEval_SetProfile(NULL, NULL);
     if (py__opts.lines) PyEval_SetTrace(NULL, NULL);
 }
 
+/* The callbacks of the mode in thread ts (see py_set_profile). */
 static void install_thread(PyThreadState *ts) {
-#if PY_VERSION_HEX >= 0x03090000
+    if (g_mode == PY_MODE_PROFILE || py__opts.trace_c) py_set_profile(ts, profile_cb);
+    if (g_mode == PY_MODE_TRACE) py_set_trace(ts, trace_cb);
+}
+
+/* The callbacks in every thread of the interpreter; threads started later
+ * install them through py__thread_hook. */
+static void install_all(void) {
+#if PY_VERSION_HEX >= 0x030C0000
     if (g_mode == PY_MODE_PROFILE || py__opts.trace_c)
-        _PyEval_SetProfile(ts, profile_cb, NULL);
-    if (g_mode == PY_MODE_TRACE) _PyEval_SetTrace(ts, trace_cb, NULL);
+        PyEval_SetProfileAllThreads(profile_cb, NULL);
+    if (g_mode == PY_MODE_TRACE) PyEval_SetTraceAllThreads(trace_cb, NULL);
 #else
-    if (ts != PyThreadState_Get()) return;
-    if (g_mode == PY_MODE_PROFILE || py__opts.trace_c)
-        PyEval_SetProfile(profile_cb, NULL);
-    if (g_mode == PY_MODE_TRACE) PyEval_SetTrace(trace_cb, NULL);
+    PyInterpreterState *interp = PyInterpreterState_Get();
+    for (PyThreadState *ts = PyInterpreterState_ThreadHead(interp); ts;
+         ts = PyThreadState_Next(ts))
+        install_thread(ts);
 #endif
 }
 
@@ -728,6 +944,7 @@ PyObject *py__thread_hook(PyObject *self, PyObject *args) {
 /* ---- Enable / disable ------------------------------------------------------ */
 
 static void set_epoch(uint32_t e) {
+    e &= ~PY_TAG_BITS;
     g_epoch = e ? e : 1;
     g_epoch_base = ((uint64_t)g_epoch << 32) + 1;
 }
@@ -738,11 +955,14 @@ static void child_after_fork(void) {
 
 int py__hook_init(void) {
     if (g_extra_idx >= 0) return 0;
-    g_extra_idx = _PyEval_RequestCodeExtraIndex(NULL);
+    g_extra_idx = py_request_extra_index(NULL);
     if (g_extra_idx < 0) {
         PyErr_SetString(PyExc_RuntimeError, "no code-extra slot left");
         return -1;
     }
+#if PY_VERSION_HEX < 0x030B0000
+    g_qual_idx = py_request_extra_index(qual_free);
+#endif
     pthread_key_create(&g_tls_key, tstate_free);
     pthread_atfork(NULL, NULL, child_after_fork);
     return 0;
@@ -757,14 +977,14 @@ static int choose_mode(void) {
     if (py__opts.trace_c || py__opts.force_profile) return PY_MODE_PROFILE;
 #if PY_HAVE_EVAL_HOOK
     PyInterpreterState *interp = PyInterpreterState_Get();
-    _PyFrameEvalFunction cur = _PyInterpreterState_GetEvalFrameFunc(interp);
+    py_eval_fn cur = py_get_eval(interp);
     if (cur == _PyEval_EvalFrameDefault) return PY_MODE_EVAL;
 #endif
     return PY_MODE_PROFILE;
 }
 
 #if PY_HAVE_EVAL_HOOK
-static _PyFrameEvalFunction eval_func(void) {
+static py_eval_fn eval_func(void) {
     if (py__opts.min_duration || py__opts.label_args) return eval_hook_slow;
     return g_depth_limit == UINT32_MAX ? eval_hook : eval_hook_depth;
 }
@@ -776,18 +996,16 @@ int py__enable(void) {
     if (g_enabled) return g_mode;
     g_mode = choose_mode();
     g_enabled = 1;
+    qual_learn_heap();
 #if PY_HAVE_EVAL_HOOK
     if (g_mode == PY_MODE_EVAL) {
         PyInterpreterState *interp = PyInterpreterState_Get();
-        g_prev_eval = _PyInterpreterState_GetEvalFrameFunc(interp);
-        _PyInterpreterState_SetEvalFrameFunc(interp, eval_func());
+        g_prev_eval = py_get_eval(interp);
+        py_set_eval(interp, eval_func());
         return g_mode;
     }
 #endif
-    PyInterpreterState *interp = PyInterpreterState_Get();
-    for (PyThreadState *ts = PyInterpreterState_ThreadHead(interp); ts;
-         ts = PyThreadState_Next(ts))
-        install_thread(ts);
+    install_all();
     return g_mode;
 }
 
@@ -797,7 +1015,7 @@ void py__disable(void) {
 #if PY_HAVE_EVAL_HOOK
     if (g_mode == PY_MODE_EVAL) {
         PyInterpreterState *interp = PyInterpreterState_Get();
-        _PyInterpreterState_SetEvalFrameFunc(interp, g_prev_eval);
+        py_set_eval(interp, g_prev_eval);
         return;
     }
 #endif
@@ -821,8 +1039,8 @@ void py__client_stopped(void) {
     /* eval_hook itself does not look at the limit */
     if (g_enabled && g_mode == PY_MODE_EVAL) {
         PyInterpreterState *interp = PyInterpreterState_Get();
-        if (_PyInterpreterState_GetEvalFrameFunc(interp) == eval_hook)
-            _PyInterpreterState_SetEvalFrameFunc(interp, eval_func());
+        if (py_get_eval(interp) == eval_hook)
+            py_set_eval(interp, eval_func());
     }
 #endif
 }

@@ -472,6 +472,10 @@ static struct PyModuleDef tracy_module = {
     PyModuleDef_HEAD_INIT, "tracy._tracy", module_doc, 0, tracy_methods,
     tracy_slots, NULL, NULL, NULL};
 
+#if PY_VERSION_HEX < 0x03090000
+/* 3.8's PyMODINIT_FUNC leaves it to -fvisibility=hidden */
+__attribute__((visibility("default")))
+#endif
 PyMODINIT_FUNC PyInit__tracy(void) {
     return PyModuleDef_Init(&tracy_module);
 }

@@ -8,6 +8,7 @@ import sys
 
 import tracy
 from tracy import _tracy
+from tracy._compat import exit_code as _exit_code
 
 USAGE = """\
 usage: python -m tracy [options] (script.py | -m module) [args...]
@@ -209,7 +210,7 @@ def start_daemon(out, cli):
     if not line.isdigit():
         _, status = os.waitpid(pid, 0)
         raise OSError("capture-release did not start (exit status %d)"
-                      % os.waitstatus_to_exitcode(status))
+                      % _exit_code(status))
     _say(cli, "started %s (pid %d) on port %s" % (exe, pid, line.decode()))
     return pid, int(line)
 
@@ -308,7 +309,7 @@ def write_report(trace, cli):
         pid = os.posix_spawn(csv, [csv, trace], os.environ,
                              file_actions=[(os.POSIX_SPAWN_DUP2, f.fileno(), 1)])
         _, status = os.waitpid(pid, 0)
-    if os.waitstatus_to_exitcode(status) != 0:
+    if _exit_code(status) != 0:
         sys.stderr.write("tracy: tracy-csv failed on %s\n" % trace)
         return None
     return report
@@ -356,7 +357,7 @@ def main(argv):
     sent, lost = _tracy.counts()
     if daemon is not None:
         _, st = os.waitpid(daemon, 0)
-        code = os.waitstatus_to_exitcode(st)
+        code = _exit_code(st)
         if code != 0:
             sys.stderr.write("tracy: capture-release exited with status %d\n" % code)
         sys.stderr.write("tracy: trace written to %s (%d events%s)\n"

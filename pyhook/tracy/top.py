@@ -37,7 +37,7 @@ def run_sql(path, n):
         return False
     pid = os.posix_spawn(sql, [sql, "--table", path, QUERY % n], os.environ)
     _, status = os.waitpid(pid, 0)
-    return os.waitstatus_to_exitcode(status) == 0
+    return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
 
 
 def main(argv):

@@ -9,19 +9,28 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.environ.get("LT_BUILD", os.path.join(ROOT, "build"))
-PYDIR = os.path.join(BUILD, "python")
 BIN = os.path.join(BUILD, "bin")
-PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
+# The interpreter that runs the traced programs (in subprocesses) and the
+# directory holding the tracy package built for it: `make check` runs this
+# suite once per interpreter found (tests/pymatrix.sh). pytest itself runs
+# under /usr/bin/python3 and reads traces with the build in build/python.
+PYTHON = os.environ.get("TRACY_TEST_PYTHON") or (
+    "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable)
+PYDIR = os.environ.get("TRACY_TEST_PYDIR") or os.path.join(BUILD, "python")
+READER_DIR = os.path.join(BUILD, "python")
 
-if PYDIR not in sys.path:
-    sys.path.insert(0, PYDIR)
+if READER_DIR not in sys.path:
+    sys.path.insert(0, READER_DIR)
 
 from tracy import _tracy  # noqa: E402
 
 
 def env_for_tests(**extra):
     env = dict(os.environ)
-    env["PYTHONPATH"] = PYDIR
+    # TRACY_TEST_PYTHONPATH: more for the programs (Debian's pytest, for an
+    # interpreter that has none of its own)
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (PYDIR, os.environ.get("TRACY_TEST_PYTHONPATH")) if p)
     env["PATH"] = BIN + os.pathsep + env.get("PATH", "")
     env.pop("TRACY_PY_OPTS", None)
     env.pop("TRACY_ADDR", None)

@@ -1,0 +1,164 @@
+/* pycompat.h -- what hook.c needs from CPython, spelled once for every
+ * version it supports (3.8 to 3.13). Included by hook.c only, after hook.h
+ * (Python.h). Each private API used here is checked against that version's
+ * headers; a call the compiler does not know fails the build
+ * (-Werror=implicit-function-declaration), it never reaches import time.
+ *
+ * The frame-evaluation hook (PEP 523) receives:
+ *   3.8        (PyFrameObject *, int)                   interp->eval_frame
+ *   3.9, 3.10  (PyThreadState *, PyFrameObject *, int)  _PyInterpreterState_*EvalFrameFunc
+ *   3.11-3.13  (PyThreadState *, _PyInterpreterFrame *, int)
+ * and finds the code object in f_code, except 3.13: f_executable. */
+#ifndef PYHOOK_PYCOMPAT_H
+#define PYHOOK_PYCOMPAT_H
+
+#if PY_VERSION_HEX < 0x03080000 || PY_VERSION_HEX >= 0x030E0000
+#error "tracy supports CPython 3.8 to 3.13"
+#endif
+
+#include <frameobject.h>
+
+#define PY_HAVE_EVAL_HOOK 1
+
+#if PY_VERSION_HEX >= 0x030B0000
+/* _PyInterpreterFrame and struct _frame's f_frame */
+#define Py_BUILD_CORE 1
+#include "internal/pycore_frame.h"
+#undef Py_BUILD_CORE
+typedef _PyInterpreterFrame py_frame;
+#define PYF_LOCALS(f) ((f)->localsplus)
+#define PYFO_LOCALS(fo) ((fo)->f_frame->localsplus)
+#define PY_LOCAL_NAMES(co) ((co)->co_localsplusnames)
+/* The call that creates a generator or coroutine object runs its frame up
+ * to RETURN_GENERATOR, and a resumption runs the frame the object owns. */
+#define PYF_IS_RESUME(f) ((f)->owner == FRAME_OWNED_BY_GENERATOR)
+#else
+/* 3.8-3.10: the creating call does not evaluate the frame */
+typedef PyFrameObject py_frame;
+#define PYF_LOCALS(f) ((f)->f_localsplus)
+#define PYFO_LOCALS(fo) ((fo)->f_localsplus)
+#define PY_LOCAL_NAMES(co) ((co)->co_varnames)
+#define PYF_IS_RESUME(f) 1
+#endif
+
+#if PY_VERSION_HEX >= 0x030D0000
+#define PYF_CODE(f) ((PyCodeObject *)(f)->f_executable)
+#else
+#define PYF_CODE(f) ((f)->f_code)
+#endif
+
+/* The hook's parameters, the call of the default evaluator with them, and
+ * the arguments that pass them on. */
+#if PY_VERSION_HEX >= 0x03090000
+#define EVAL_PARAMS PyThreadState *ts, py_frame *f, int exc
+#define EVAL_ARGS ts, f, exc
+#else
+#define EVAL_PARAMS py_frame *f, int exc
+#define EVAL_ARGS f, exc
+#endif
+#define EVAL_DEFAULT() _PyEval_EvalFrameDefault(EVAL_ARGS)
+
+#if PY_VERSION_HEX >= 0x03090000
+typedef _PyFrameEvalFunction py_eval_fn;
+static inline py_eval_fn py_get_eval(PyInterpreterState *i) {
+    return _PyInterpreterState_GetEvalFrameFunc(i);
+}
+static inline void py_set_eval(PyInterpreterState *i, py_eval_fn fn) {
+    _PyInterpreterState_SetEvalFrameFunc(i, fn);
+}
+#else
+/* 3.8 keeps the function in the interpreter state, an internal struct. */
+#define Py_BUILD_CORE 1
+#include "internal/pycore_pystate.h"
+#undef Py_BUILD_CORE
+typedef PyObject *(*py_eval_fn)(PyFrameObject *, int);
+static inline py_eval_fn py_get_eval(PyInterpreterState *i) {
+    return i->eval_frame;
+}
+static inline void py_set_eval(PyInterpreterState *i, py_eval_fn fn) {
+    i->eval_frame = fn;
+}
+#endif
+
+/* The code-extra slot: PyUnstable_* from 3.12 (the old names warn). */
+#if PY_VERSION_HEX >= 0x030C0000
+#define py_request_extra_index PyUnstable_Eval_RequestCodeExtraIndex
+#define py_code_set_extra PyUnstable_Code_SetExtra
+#else
+#define py_request_extra_index _PyEval_RequestCodeExtraIndex
+#define py_code_set_extra _PyCode_SetExtra
+#endif
+
+/* Public calls that came after 3.8. */
+#if PY_VERSION_HEX < 0x03090000
+static inline PyObject *PyObject_CallNoArgs(PyObject *f) {
+    return PyObject_CallObject(f, NULL);
+}
+static inline PyInterpreterState *PyInterpreterState_Get(void) {
+    return PyThreadState_Get()->interp;
+}
+static inline PyCodeObject *PyFrame_GetCode(PyFrameObject *fo) {
+    Py_INCREF(fo->f_code);
+    return fo->f_code;
+}
+#endif
+#if PY_VERSION_HEX < 0x030B0000
+static inline PyObject *PyFrame_GetGlobals(PyFrameObject *fo) {
+    Py_XINCREF(fo->f_globals);
+    return fo->f_globals;
+}
+#endif
+
+/* Profile and trace functions of any thread of the interpreter:
+ * 3.9-3.12 _PyEval_SetProfile/_PyEval_SetTrace; 3.8 sets the thread's fields
+ * as PyEval_SetProfile/SetTrace do. 3.13 exports neither: hook.c uses
+ * PyEval_Set*AllThreads (3.12+) there, and this only sets the calling
+ * thread. Returns 0 when the thread could not be set. */
+#if PY_VERSION_HEX < 0x03090000
+static inline void py38_set(PyThreadState *ts, Py_tracefunc fn, int trace) {
+    Py_tracefunc *slot = trace ? &ts->c_tracefunc : &ts->c_profilefunc;
+    PyObject **obj = trace ? &ts->c_traceobj : &ts->c_profileobj;
+    if (trace) _PyRuntime.ceval.tracing_possible += (fn != NULL) - (*slot != NULL);
+    PyObject *old = *obj;
+    *slot = fn;
+    *obj = NULL;
+    Py_XDECREF(old);
+    ts->use_tracing = ts->c_tracefunc != NULL || ts->c_profilefunc != NULL;
+}
+#endif
+
+static inline int py_set_profile(PyThreadState *ts, Py_tracefunc fn) {
+#if PY_VERSION_HEX < 0x03090000
+    py38_set(ts, fn, 0);
+    return 1;
+#else
+    if (ts == PyThreadState_Get()) {
+        PyEval_SetProfile(fn, NULL);
+        return 1;
+    }
+#if PY_VERSION_HEX < 0x030D0000
+    return _PyEval_SetProfile(ts, fn, NULL) == 0;
+#else
+    return 0;
+#endif
+#endif
+}
+
+static inline int py_set_trace(PyThreadState *ts, Py_tracefunc fn) {
+#if PY_VERSION_HEX < 0x03090000
+    py38_set(ts, fn, 1);
+    return 1;
+#else
+    if (ts == PyThreadState_Get()) {
+        PyEval_SetTrace(fn, NULL);
+        return 1;
+    }
+#if PY_VERSION_HEX < 0x030D0000
+    return _PyEval_SetTrace(ts, fn, NULL) == 0;
+#else
+    return 0;
+#endif
+#endif
+}
+
+#endif /* PYHOOK_PYCOMPAT_H */
