@@ -1000,6 +1000,9 @@ SECTIONS = {"1": section_hook, "2": section_client, "3": section_ingest,
             "4": section_size, "5": section_convert, "6": section_reader}
 # Ingest runs before the client section, whose table shows a figure of it.
 ORDER = ["1", "3", "2", "4", "5", "6"]
+import sec_diff  # noqa: E402 (bench/sec_diff.py: section 9, tracy-diff)
+SECTIONS["9"] = sec_diff.section_diff
+ORDER.append("9")
 
 
 def main():
@@ -1007,7 +1010,7 @@ def main():
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--out", default=os.path.join(ROOT, "BENCHMARKS.md"))
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--sections", default="1,2,3,4,5,6")
+    ap.add_argument("--sections", default=",".join(ORDER))
     ap.add_argument("--workloads", default="fib,mixed,stdlib",
                     help="section 1 workloads to run (section 4 uses their traces)")
     args = ap.parse_args()

@@ -52,6 +52,9 @@ static const char usage_text[] =
     "      --test TEST        auto (default), calls (Mann-Whitney on per-call\n"
     "                         durations) or runs (Welch's t on per-run medians)\n"
     "  -e, --self             compare self time (less the children's) per call\n"
+    "      --no-normalize     compare raw times: no correction for the drift (the\n"
+    "                         whole run faster or slower, measured on the\n"
+    "                         median function's self time)\n"
     "      --by-thread        one row per thread name, not per program\n"
     "  -a, --all              list unchanged rows too (table, markdown)\n"
     "      --allow-truncated  accept inputs cut short (still warns)\n"
@@ -106,7 +109,7 @@ static int add_file(const char ***list, uint32_t *n, const char *path) {
     return 0;
 }
 
-enum { OPT_ALPHA = 256, OPT_MIN_CALLS, OPT_TEST, OPT_BY_THREAD, OPT_ALLOW };
+enum { OPT_ALPHA = 256, OPT_MIN_CALLS, OPT_TEST, OPT_BY_THREAD, OPT_ALLOW, OPT_NO_NORM };
 
 static int parse_opt(int c, diff_opts *o, int *done) {
     static const char *const formats[] = {"table", "markdown", "json", "csv"};
@@ -145,6 +148,7 @@ static int parse_opt(int c, diff_opts *o, int *done) {
         return 0;
     case 'e': o->prof.self = o->rep.self = 1; return 0;
     case OPT_BY_THREAD: o->prof.by_thread = 1; return 0;
+    case OPT_NO_NORM: o->rep.no_normalize = 1; return 0;
     case 'a': o->rep.all = 1; return 0;
     case OPT_ALLOW: o->allow_truncated = 1; return 0;
     case 'h': fputs(usage_text, stdout); *done = 1; return 0;
@@ -162,6 +166,7 @@ static int parse_args(int argc, char **argv, diff_opts *o, int *done) {
         {"test", required_argument, 0, OPT_TEST},   {"self", no_argument, 0, 'e'},
         {"by-thread", no_argument, 0, OPT_BY_THREAD}, {"all", no_argument, 0, 'a'},
         {"allow-truncated", no_argument, 0, OPT_ALLOW}, {"help", no_argument, 0, 'h'},
+        {"no-normalize", no_argument, 0, OPT_NO_NORM},
         {"version", no_argument, 0, 'V'},           {0, 0, 0, 0}};
     int c;
     *done = 0;

@@ -90,10 +90,13 @@ dp_profile *dp_profile_new(const dp_opts *o, dp_input *inputs, uint32_t nruns) {
 static void row_free(dp_row *w) {
     ds_hist_free(&w->hist);
     ds_hist_free(&w->cur);
+    ds_hist_free(&w->shist);
+    ds_hist_free(&w->scur);
     free(w->calls);
     free(w->total);
     free(w->self);
     free(w->p50);
+    free(w->s50);
 }
 
 void dp_profile_free(dp_profile *p) {
@@ -119,7 +122,8 @@ dp_row *dp_row_at(dp_profile *p, size_t i) { return &p->rows[i]; }
 size_t dp_hist_bytes(const dp_profile *p) {
     size_t n = 0;
     for (size_t i = 0; i < p->nrows; i++)
-        n += ds_hist_bytes(&p->rows[i].hist) + ds_hist_bytes(&p->rows[i].cur);
+        n += ds_hist_bytes(&p->rows[i].hist) + ds_hist_bytes(&p->rows[i].cur) +
+             ds_hist_bytes(&p->rows[i].shist) + ds_hist_bytes(&p->rows[i].scur);
     return n;
 }
 
@@ -170,7 +174,8 @@ static long row_new(dp_profile *p, long idx, uint32_t line) {
     w->total = calloc(p->nruns, sizeof *w->total);
     w->self = calloc(p->nruns, sizeof *w->self);
     w->p50 = calloc(p->nruns, sizeof *w->p50);
-    if (!w->calls || !w->total || !w->self || !w->p50) return -1;
+    w->s50 = calloc(p->nruns, sizeof *w->s50);
+    if (!w->calls || !w->total || !w->self || !w->p50 || !w->s50) return -1;
     w->key = cv_map_key(p->keys, (size_t)idx, &w->keylen);
     row_fields(w, w->key);
     w->line = line;
@@ -188,7 +193,7 @@ static long row_get(dp_profile *p, uint8_t kind, const char *program, const char
 }
 
 static int row_add(dp_row *w, uint64_t v, uint64_t total, uint64_t self, uint32_t run) {
-    if (ds_hist_add(&w->cur, v, 1)) return -1;
+    if (ds_hist_add(&w->cur, v, 1) || ds_hist_add(&w->scur, self, 1)) return -1;
     w->calls[run]++;
     w->total[run] += total;
     w->self[run] += self;
@@ -439,8 +444,10 @@ static int end_run(dp_profile *p) {
         dp_row *w = &p->rows[i];
         if (!w->cur.count) continue;
         w->p50[p->run] = ds_hist_quantile(&w->cur, 0.5);
-        if (ds_hist_merge(&w->hist, &w->cur)) return -1;
+        w->s50[p->run] = ds_hist_quantile(&w->scur, 0.5);
+        if (ds_hist_merge(&w->hist, &w->cur) || ds_hist_merge(&w->shist, &w->scur)) return -1;
         ds_hist_clear(&w->cur);
+        ds_hist_clear(&w->scur);
     }
     return 0;
 }

@@ -29,8 +29,10 @@ typedef struct dp_row {
     uint32_t line;       /* first line seen (renames are matched by it) */
     ds_hist hist;        /* per-call durations of every run */
     ds_hist cur;         /* the run being read */
+    ds_hist shist, scur; /* the same for self time (the drift estimate) */
     uint64_t *calls, *total, *self; /* per run */
-    double *p50;         /* per run: median per-call duration, 0 if absent */
+    double *p50, *s50;   /* per run: median per-call duration and self time,
+                            0 when absent */
 } dp_row;
 
 /* What one trace file held. */

@@ -14,6 +14,9 @@ struct dr_report {
     size_t n, cap;
     unsigned char *used_a, *used_b;
     char *keybuf;
+    double drift;    /* NEW's speed over BASE's (1: none measured) */
+    size_t drift_n;  /* functions it was measured on */
+    double *factor;  /* runs mode: per run of BASE then NEW */
 };
 
 #define KEYBUF (6 * (LT_MAX_STRING + 1) + 32)
@@ -38,55 +41,179 @@ static void side_of(dp_profile *p, const dp_row *w, dr_side *s) {
     s->p95 = ds_hist_quantile(&w->hist, 0.95);
 }
 
-/* Per-run medians of the runs where the row had calls. */
-static size_t run_medians(dp_profile *p, const dp_row *w, double *out) {
-    size_t n = 0;
-    for (uint32_t i = 0; i < dp_runs(p); i++)
-        if (w->calls[i]) out[n++] = w->p50[i];
-    return n;
-}
-
 static int use_runs(const dr_report *r) {
     if (r->o.test != DR_TEST_AUTO) return r->o.test == DR_TEST_RUNS;
     return dp_runs(r->pa) >= 3 && dp_runs(r->pb) >= 3;
 }
 
-static void test_item(dr_report *r, dr_item *it) {
-    it->p = 1;
-    if (use_runs(r)) {
-        double *va = malloc(dp_runs(r->pa) * sizeof *va), *vb = malloc(dp_runs(r->pb) * sizeof *vb);
-        size_t na = va ? run_medians(r->pa, it->a, va) : 0;
-        size_t nb = vb ? run_medians(r->pb, it->b, vb) : 0;
-        if (na >= 2 && nb >= 2) {
-            it->test = "welch";
-            it->p = ds_welch(va, na, vb, nb);
-        }
-        free(va);
-        free(vb);
-        if (!it->test) it->why = "too few runs";
-        return;
-    }
-    if (it->sa.n < r->o.min_calls || it->sb.n < r->o.min_calls) {
-        it->why = "too few calls";
-        return;
-    }
-    it->test = "mann-whitney";
-    it->p = ds_mann_whitney(&it->a->hist, &it->b->hist, NULL);
+/* ---- Drift ----------------------------------------------------------------
+ * A shared machine runs a whole process faster or slower (other load, CPU
+ * frequency, neighbours on the host): every function moves together. The
+ * drift is the median over the functions with enough calls on both sides of
+ * the ratio of their median self time per call (self time, so that a slower
+ * function does not move its callers' figures); changes are measured
+ * against it. With fewer than DRIFT_MIN such functions it is taken as 1. */
+
+#define DRIFT_MIN 10
+
+static int drift_usable(const dr_report *r, const dr_item *it) {
+    return it->a && it->b && it->status != DR_RENAMED && it->a->kind == DP_FUNC &&
+           it->a->shist.count >= r->o.min_calls && it->b->shist.count >= r->o.min_calls;
 }
 
-static void judge(dr_report *r, dr_item *it) {
-    double d = it->sb.p50 - it->sa.p50;
-    it->rel = d / (it->sa.p50 > 1 ? it->sa.p50 : 1);
-    it->cost = d * it->sb.calls;
-    it->calls_changed = fabs(it->sb.calls - it->sa.calls) >= 0.5;
+/* Calls mode: one factor, NEW over BASE. */
+static int drift_calls(dr_report *r) {
+    double *v = malloc((r->n + 1) * sizeof *v);
+    size_t n = 0;
+    if (!v) return -1;
+    for (size_t i = 0; i < r->n; i++) {
+        const dr_item *it = &r->items[i];
+        if (!drift_usable(r, it)) continue;
+        double a = ds_hist_quantile(&it->a->shist, 0.5), b = ds_hist_quantile(&it->b->shist, 0.5);
+        if (a > 0 && b > 0) v[n++] = b / a;
+    }
+    r->drift_n = n;
+    r->drift = n >= DRIFT_MIN ? ds_median(v, n) : 1;
+    free(v);
+    return 0;
+}
+
+/* Runs mode: a factor per run against each function's median over every
+ * run of both sides, using the functions with enough calls in every run. */
+static int drift_runs(dr_report *r) {
+    uint32_t na = dp_runs(r->pa), nb = dp_runs(r->pb), nr = na + nb;
+    double *ref = malloc((r->n + 1) * sizeof *ref), *tmp = malloc(nr * sizeof *tmp);
+    double *col = malloc((r->n + 1) * sizeof *col);
+    size_t *use = malloc((r->n + 1) * sizeof *use), n = 0;
+    int rc = -1;
+    if (!ref || !tmp || !col || !use) goto out;
+    for (size_t i = 0; i < r->n; i++) {
+        const dr_item *it = &r->items[i];
+        int ok = drift_usable(r, it);
+        for (uint32_t k = 0; ok && k < nr; k++) {
+            const dp_row *w = k < na ? it->a : it->b;
+            uint32_t run = k < na ? k : k - na;
+            ok = w->calls[run] >= r->o.min_calls && w->s50[run] > 0;
+            tmp[k] = w->s50[run];
+        }
+        if (!ok) continue;
+        ref[n] = ds_median(tmp, nr);
+        use[n++] = i;
+    }
+    r->drift_n = n;
+    for (uint32_t k = 0; k < nr; k++) {
+        size_t m = 0;
+        for (size_t j = 0; j < n; j++) {
+            const dr_item *it = &r->items[use[j]];
+            const dp_row *w = k < na ? it->a : it->b;
+            col[m++] = w->s50[k < na ? k : k - na] / ref[j];
+        }
+        r->factor[k] = n >= DRIFT_MIN ? ds_median(col, m) : 1;
+    }
+    memcpy(tmp, r->factor, na * sizeof *tmp);
+    double fa = ds_median(tmp, na);
+    memcpy(tmp, r->factor + na, nb * sizeof *tmp);
+    r->drift = ds_median(tmp, nb) / fa;
+    rc = 0;
+out:
+    free(ref);
+    free(tmp);
+    free(col);
+    free(use);
+    return rc;
+}
+
+/* ---- Verdicts ------------------------------------------------------------ */
+
+/* Per-run medians of the runs where the row had calls, divided by their
+ * run's drift factor. */
+static size_t run_values(const dr_report *r, const dp_row *w, int side, double *out) {
+    dp_profile *p = side ? r->pb : r->pa;
+    const double *f = r->factor + (side ? dp_runs(r->pa) : 0);
+    size_t n = 0;
+    for (uint32_t i = 0; i < dp_runs(p); i++)
+        if (w->calls[i]) out[n++] = w->p50[i] / f[i];
+    return n;
+}
+
+/* Welch's t on the logarithms of the normalised per-run medians; the change
+ * is that of their medians. */
+static int test_runs(dr_report *r, dr_item *it, double *base, double *next) {
+    double *va = malloc(dp_runs(r->pa) * sizeof *va), *vb = malloc(dp_runs(r->pb) * sizeof *vb);
+    if (!va || !vb) {
+        free(va);
+        free(vb);
+        return -1;
+    }
+    size_t na = run_values(r, it->a, 0, va), nb = run_values(r, it->b, 1, vb);
+    if (na >= 2 && nb >= 2) {
+        double la[na], lb[nb];
+        for (size_t i = 0; i < na; i++) la[i] = log(va[i] > 1 ? va[i] : 1);
+        for (size_t i = 0; i < nb; i++) lb[i] = log(vb[i] > 1 ? vb[i] : 1);
+        it->test = "welch";
+        it->p = ds_welch(la, na, lb, nb);
+        *base = ds_median(va, na);
+        *next = ds_median(vb, nb);
+    } else {
+        it->why = "too few runs";
+    }
+    free(va);
+    free(vb);
+    return 0;
+}
+
+/* Mann-Whitney on the per-call durations, NEW's divided by the drift. */
+static int test_calls(dr_report *r, dr_item *it, double *base, double *next) {
+    *base = it->sa.p50;
+    *next = it->sb.p50 / r->drift;
+    if (it->sa.n < r->o.min_calls || it->sb.n < r->o.min_calls) {
+        it->why = "too few calls";
+        return 0;
+    }
+    ds_hist scaled = {0};
+    const ds_hist *hb = &it->b->hist;
+    if (r->drift != 1) {
+        if (ds_hist_add_scaled(&scaled, hb, 1 / r->drift)) return -1;
+        hb = &scaled;
+    }
+    it->test = "mann-whitney";
+    it->p = ds_mann_whitney(&it->a->hist, hb, NULL);
+    ds_hist_free(&scaled);
+    return 0;
+}
+
+static int judge(dr_report *r, dr_item *it) {
+    double base = 0, next = 0;
+    it->p = 1;
     it->status = DR_UNCHANGED;
-    test_item(r, it);
-    if (it->why) return;
-    int slower = it->rel > 0;
+    it->calls_changed = fabs(it->sb.calls - it->sa.calls) >= 0.5;
+    it->raw_rel = (it->sb.p50 - it->sa.p50) / (it->sa.p50 > 1 ? it->sa.p50 : 1);
+    if ((use_runs(r) ? test_runs : test_calls)(r, it, &base, &next)) return -1;
+    it->rel = (next - base) / (base > 1 ? base : 1);
+    it->cost = (next - base) * it->sb.calls;
+    if (it->why) return 0;
     if (it->p >= r->o.alpha) it->why = "not significant";
     else if (fabs(it->rel) < r->o.threshold) it->why = "below --threshold";
     else if (fabs(it->cost) < r->o.min_time) it->why = "below --min-time";
-    else it->status = slower ? DR_REGRESSION : DR_IMPROVEMENT;
+    else it->status = it->rel > 0 ? DR_REGRESSION : DR_IMPROVEMENT;
+    return 0;
+}
+
+static int judge_all(dr_report *r) {
+    uint32_t nr = dp_runs(r->pa) + dp_runs(r->pb);
+    r->factor = malloc(nr * sizeof *r->factor);
+    if (!r->factor) return -1;
+    for (uint32_t k = 0; k < nr; k++) r->factor[k] = 1;
+    r->drift = 1;
+    if (!r->o.no_normalize && (use_runs(r) ? drift_runs(r) : drift_calls(r))) return -1;
+    for (size_t i = 0; i < r->n; i++) {
+        dr_item *it = &r->items[i];
+        if (!it->a || !it->b) continue;
+        int renamed = it->status == DR_RENAMED;
+        if (judge(r, it)) return -1;
+        if (renamed) it->status = DR_RENAMED;
+    }
+    return 0;
 }
 
 static int add_item(dr_report *r, long ia, long ib, int renamed) {
@@ -106,12 +233,7 @@ static int add_item(dr_report *r, long ia, long ib, int renamed) {
     it->p = 1;
     if (ia >= 0) r->used_a[ia] = 1;
     if (ib >= 0) r->used_b[ib] = 1;
-    if (!it->a) it->status = DR_ADDED;
-    else if (!it->b) it->status = DR_REMOVED;
-    else {
-        judge(r, it);
-        if (renamed) it->status = DR_RENAMED;
-    }
+    it->status = !it->a ? DR_ADDED : !it->b ? DR_REMOVED : renamed ? DR_RENAMED : DR_UNCHANGED;
     return 0;
 }
 
@@ -217,7 +339,7 @@ dr_report *dr_compare(dp_profile *base, dp_profile *next, const dr_opts *o) {
     r->keybuf = malloc(KEYBUF);
     if (!r->used_a || !r->used_b || !r->keybuf || match_pass(r, PASS_EXACT) ||
         match_pass(r, PASS_BASENAME) || match_pass(r, PASS_NAME) ||
-        match_pass(r, PASS_LINE) || match_rest(r)) {
+        match_pass(r, PASS_LINE) || match_rest(r) || judge_all(r)) {
         dr_report_free(r);
         return NULL;
     }
@@ -231,6 +353,7 @@ void dr_report_free(dr_report *r) {
     free(r->used_a);
     free(r->used_b);
     free(r->keybuf);
+    free(r->factor);
     free(r);
 }
 
@@ -238,6 +361,11 @@ size_t dr_count(const dr_report *r, int status) {
     size_t n = 0;
     for (size_t i = 0; i < r->n; i++) n += r->items[i].status == status;
     return n;
+}
+
+double dr_drift(const dr_report *r, size_t *nfuncs) {
+    if (nfuncs) *nfuncs = r->drift_n;
+    return r->drift;
 }
 
 size_t dr_calls_changed(const dr_report *r) {
@@ -488,6 +616,20 @@ static void rule_line(const dr_report *r, cv_out *out) {
                   r->o.threshold * 100, t);
 }
 
+static void drift_line(const dr_report *r, cv_out *out) {
+    if (r->o.no_normalize) {
+        cv_out_str(out, "drift: not applied (--no-normalize)\n");
+    } else if (r->drift_n < DRIFT_MIN) {
+        cv_out_printf(out, "drift: not measured (%zu functions with %llu calls or more, %d needed)\n",
+                      r->drift_n, (unsigned long long)r->o.min_calls, DRIFT_MIN);
+    } else {
+        char pct[32];
+        fmt_pct(pct, sizeof pct, r->drift - 1);
+        cv_out_printf(out, "drift: new runs %s overall (median over %zu functions of the self "
+                      "time per call); changes are relative to it\n", pct, r->drift_n);
+    }
+}
+
 static void write_tables(const dr_report *r, cv_out *out) {
     int md = r->o.format == DR_MARKDOWN;
     cv_out_str(out, md ? "### tracy-diff: " : "tracy-diff: ");
@@ -497,6 +639,8 @@ static void write_tables(const dr_report *r, cv_out *out) {
     side_line(r->pb, md ? "- new" : "new", out);
     if (md) cv_out_str(out, "- ");
     rule_line(r, out);
+    if (md) cv_out_str(out, "- ");
+    drift_line(r, out);
     int rc = section(r, out, "Regressions", keep_status, DR_REGRESSION) ||
              section(r, out, "Improvements", keep_status, DR_IMPROVEMENT) ||
              section(r, out, "Call counts changed", keep_calls, 0) ||
@@ -561,6 +705,7 @@ static void json_item(cv_out *o, const dr_item *it) {
     if (it->a && it->b) {
         jnum(o, "p50_change_ns", it->sb.p50 - it->sa.p50);
         jnum(o, "p50_change_rel", it->rel);
+        jnum(o, "p50_change_rel_raw", it->raw_rel);
         jnum(o, "cost_ns_per_run", it->cost);
         jnum(o, "total_change_ns", it->sb.total - it->sa.total);
         jnum(o, "calls_change_per_run", it->sb.calls - it->sa.calls);
@@ -592,7 +737,11 @@ static void write_json(const dr_report *r, cv_out *o) {
     jnum(o, "threshold", r->o.threshold);
     jnum(o, "min_time_ns", r->o.min_time);
     jnum(o, "alpha", r->o.alpha);
-    cv_out_printf(o, ",\"min_calls\":%llu},", (unsigned long long)r->o.min_calls);
+    cv_out_printf(o, ",\"min_calls\":%llu,\"normalize\":%s},", (unsigned long long)r->o.min_calls,
+                  r->o.no_normalize ? "false" : "true");
+    cv_out_str(o, "\"drift\":");
+    cv_out_double(o, r->drift);
+    cv_out_printf(o, ",\"drift_functions\":%zu,", r->drift_n);
     json_inputs(o, "base", r->pa);
     json_inputs(o, "new", r->pb);
     cv_out_printf(o, "\"summary\":{\"regressions\":%zu,\"improvements\":%zu,\"unchanged\":%zu,"
@@ -636,7 +785,7 @@ static void write_csv(const dr_report *r, cv_out *o) {
                   "base_calls,base_calls_per_run,base_total_ns,base_self_ns,base_mean_ns,"
                   "base_p50_ns,base_p95_ns,new_calls,new_calls_per_run,new_total_ns,"
                   "new_self_ns,new_mean_ns,new_p50_ns,new_p95_ns,p50_change_rel,"
-                  "cost_ns_per_run,calls_changed,test,p_value\n");
+                  "p50_change_rel_raw,cost_ns_per_run,calls_changed,test,p_value\n");
     for (size_t i = 0; i < r->n; i++) {
         const dr_item *it = &r->items[i];
         const dp_row *w = row_of(it);
@@ -654,6 +803,7 @@ static void write_csv(const dr_report *r, cv_out *o) {
         csv_side(o, it->a, &it->sa);
         csv_side(o, it->b, &it->sb);
         csv_num(o, it->rel, both);
+        csv_num(o, it->raw_rel, both);
         csv_num(o, it->cost, both);
         csv_text(o, both ? (it->calls_changed ? "1" : "0") : NULL);
         csv_text(o, it->test);

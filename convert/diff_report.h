@@ -19,6 +19,7 @@ typedef struct dr_opts {
     int format;          /* enum dr_format */
     int all;             /* list unchanged rows too (table, Markdown) */
     int self;            /* distributions are self times (for the headings) */
+    int no_normalize;    /* compare raw times, not relative to the drift */
 } dr_opts;
 
 enum dr_status {
@@ -38,7 +39,9 @@ typedef struct dr_item {
     const char *why;     /* why a compared row is not a regression */
     const char *test;    /* "mann-whitney", "welch" or NULL */
     double p;            /* p-value, 1 when untested */
-    double rel;          /* relative change of the median per call */
+    double rel;          /* relative change of the median per call, against
+                            the drift */
+    double raw_rel;      /* the same without the drift */
     double cost;         /* change of the median x new calls per run, ns */
     int calls_changed;
 } dr_item;
@@ -52,6 +55,9 @@ void dr_report_free(dr_report *r);
 
 size_t dr_count(const dr_report *r, int status);
 size_t dr_calls_changed(const dr_report *r);
+/* NEW's overall speed over BASE's (> 1: slower) and the number of
+ * functions it was measured on (1 when too few). */
+double dr_drift(const dr_report *r, size_t *nfuncs);
 
 /* Writes the report in o->format. Output errors are left in out->err. */
 void dr_write(const dr_report *r, cv_out *out);

@@ -70,6 +70,17 @@ int ds_hist_merge(ds_hist *dst, const ds_hist *src) {
     return 0;
 }
 
+int ds_hist_add_scaled(ds_hist *dst, const ds_hist *src, double factor) {
+    for (uint32_t i = 0; i < src->n; i++) {
+        if (!src->c[i]) continue;
+        uint64_t lo, hi;
+        ds_bucket_range(src->lo + i, &lo, &hi);
+        double v = ((double)lo + (double)(hi - lo) / 2) * factor;
+        if (ds_hist_add(dst, v >= 1.8e19 ? UINT64_MAX : (uint64_t)v, src->c[i])) return -1;
+    }
+    return 0;
+}
+
 void ds_hist_clear(ds_hist *h) {
     if (h->n) memset(h->c, 0, h->n * sizeof *h->c);
     h->count = h->sum = 0;
@@ -130,6 +141,17 @@ double ds_mann_whitney(const ds_hist *a, const ds_hist *b, double *effect) {
     double dev = fabs(u - mean) - 0.5;
     if (dev <= 0) return 1;
     return erfc(dev / sqrt(var) / sqrt(2.0));
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double ds_median(double *v, size_t n) {
+    if (!n) return 0;
+    qsort(v, n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 /* ---- Welch's t ----------------------------------------------------------- */

@@ -39,6 +39,9 @@ int ds_hist_merge(ds_hist *dst, const ds_hist *src);
 void ds_hist_clear(ds_hist *h);
 /* Frees the storage; h becomes empty. Accepts an empty histogram. */
 void ds_hist_free(ds_hist *h);
+/* Adds every value of src multiplied by factor (> 0) to dst, each bucket
+ * moved whole by its middle value. Returns 0 or -1 on out-of-memory. */
+int ds_hist_add_scaled(ds_hist *dst, const ds_hist *src, double factor);
 /* Quantile q in [0, 1] (0.5: median), interpolated inside its bucket;
  * 0 for an empty histogram. */
 double ds_hist_quantile(const ds_hist *h, double q);
@@ -58,6 +61,9 @@ double ds_mann_whitney(const ds_hist *a, const ds_hist *b, double *effect);
  * side has fewer than 2 values; two samples without variance give 0 when
  * their means differ and 1 when equal. */
 double ds_welch(const double *a, size_t na, const double *b, size_t nb);
+
+/* Median of v[0..n-1] (reorders v); 0 when n is 0. */
+double ds_median(double *v, size_t n);
 
 /* Regularized incomplete beta I_x(a, b), for the t distribution. */
 double ds_inc_beta(double a, double b, double x);
