@@ -620,8 +620,9 @@ static void drift_line(const dr_report *r, cv_out *out) {
     if (r->o.no_normalize) {
         cv_out_str(out, "drift: not applied (--no-normalize)\n");
     } else if (r->drift_n < DRIFT_MIN) {
-        cv_out_printf(out, "drift: not measured (%zu functions with %llu calls or more, %d needed)\n",
-                      r->drift_n, (unsigned long long)r->o.min_calls, DRIFT_MIN);
+        cv_out_printf(out, "drift: not measured (%zu function%s with %llu calls or more, %d "
+                      "needed)\n", r->drift_n, r->drift_n == 1 ? "" : "s",
+                      (unsigned long long)r->o.min_calls, DRIFT_MIN);
     } else {
         char pct[32];
         fmt_pct(pct, sizeof pct, r->drift - 1);
