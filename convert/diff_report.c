@@ -328,6 +328,16 @@ static int by_status_then_size(const void *x, const void *y) {
     return c ? c : (ra->keylen > rb->keylen) - (ra->keylen < rb->keylen);
 }
 
+/* A side whose runs have no signpost has only the phase "(start)": its
+ * phase and op rows would repeat the function rows, so they take no part
+ * (marked as used). */
+static void hide_phases(dp_profile *p, unsigned char *used) {
+    for (uint32_t i = 0; i < dp_runs(p); i++)
+        if (dp_input_at(p, i)->signposts) return;
+    for (size_t i = 0; i < dp_nrows(p); i++)
+        if (dp_row_at(p, i)->kind != DP_FUNC) used[i] = 1;
+}
+
 dr_report *dr_compare(dp_profile *base, dp_profile *next, const dr_opts *o) {
     dr_report *r = calloc(1, sizeof *r);
     if (!r) return NULL;
@@ -337,7 +347,13 @@ dr_report *dr_compare(dp_profile *base, dp_profile *next, const dr_opts *o) {
     r->used_a = calloc(dp_nrows(base) + 1, 1);
     r->used_b = calloc(dp_nrows(next) + 1, 1);
     r->keybuf = malloc(KEYBUF);
-    if (!r->used_a || !r->used_b || !r->keybuf || match_pass(r, PASS_EXACT) ||
+    if (!r->used_a || !r->used_b || !r->keybuf) {
+        dr_report_free(r);
+        return NULL;
+    }
+    hide_phases(base, r->used_a);
+    hide_phases(next, r->used_b);
+    if (match_pass(r, PASS_EXACT) ||
         match_pass(r, PASS_BASENAME) || match_pass(r, PASS_NAME) ||
         match_pass(r, PASS_LINE) || match_rest(r) || judge_all(r)) {
         dr_report_free(r);
