@@ -592,7 +592,10 @@ static int section(const dr_report *r, cv_out *out, const char *title,
 }
 
 static int keep_status(const dr_item *it, int status) { return it->status == status; }
-static int keep_calls(const dr_item *it, int unused) { return it->calls_changed && it->a && it->b; }
+static int keep_calls(const dr_item *it, int unused) {
+    (void)unused;
+    return it->calls_changed && it->a && it->b;
+}
 
 static void plural(cv_out *out, size_t n, const char *one, const char *many) {
     cv_out_printf(out, "%zu %s", n, n == 1 ? one : many);
