@@ -1003,6 +1003,9 @@ ORDER = ["1", "3", "2", "4", "5", "6"]
 # Section 11 (Tracy drop-in headers) lives in bench/sec_drop.py.
 SECTIONS["11"] = lambda ctx, rep: __import__("sec_drop").section(ctx, rep, sys.modules[__name__])
 ORDER.append("11")
+import sec_diff  # noqa: E402 (bench/sec_diff.py: section 9, tracy-diff)
+SECTIONS["9"] = sec_diff.section_diff
+ORDER.append("9")
 
 
 def main():

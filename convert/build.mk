@@ -1,6 +1,7 @@
 # convert/build.mk -- the converters: tracy-csv, tracy-sql, tracy-json and
 # tracy-info, thin programs over libtrace's reader sharing convert/common.c.
 CONVERT_PROGS := tracy-csv tracy-sql tracy-json tracy-info
+CONVERT_PROGS += tracy-diff
 CONVERT_BINS := $(CONVERT_PROGS:%=$(B)/bin/%)
 CONVERT_COMMON_OBJ := $(B)/obj/convert/common.o
 BINS += $(CONVERT_BINS)
@@ -16,3 +17,4 @@ $(B)/gen/schema_sql.h: schema/schema.sql
 $(B)/obj/convert/sql_export.o: $(B)/gen/schema_sql.h
 $(B)/obj/convert/sql_export.o: ALL_CFLAGS += -I$(B)/gen
 $(B)/bin/tracy-sql: $(B)/obj/convert/sql_export.o $(B)/obj/convert/sql_btree.o $(B)/obj/convert/sql_sort.o
+$(B)/bin/tracy-diff: $(B)/obj/convert/diff_profile.o $(B)/obj/convert/diff_report.o $(B)/obj/convert/diff_stats.o

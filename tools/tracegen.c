@@ -13,6 +13,8 @@ typedef struct gen_opts {
     uint64_t zones, messages, signposts, plots, frames, lost;
     uint32_t processes, threads, depth, locations;
     int force, no_trailer;
+    uint32_t slow_loc, slow_pct, drop_loc, rename_loc; /* 0: none */
+    const char *rename_to;
 } gen_opts;
 
 static const char usage_text[] =
@@ -32,6 +34,9 @@ static const char usage_text[] =
     "      --frames N        frame marks in all (default 0)\n"
     "      --lost N          LOST records in all (default 0)\n"
     "      --no-trailer      leave the trailer out (an incomplete file)\n"
+    "      --slow LOC:PCT    zones of location LOC last PCT%% longer (tracy-diff tests)\n"
+    "      --drop LOC        record no zone of location LOC (its time stays)\n"
+    "      --rename LOC:NAME name location LOC NAME instead of func_LOC\n"
     "      --fixed NAME      write a fixed trace instead: 'small' (two processes,\n"
     "                        every record type, quoting cases, an unclosed zone)\n"
     "                        or 'empty' (one process, one thread, no events)\n"
@@ -188,14 +193,17 @@ static int gen_thread(lt_builder *b, const gen_opts *o, uint32_t p, uint32_t t, 
         uint64_t d = 1 + k % o->depth;
         if (d > q.zones) d = q.zones;
         rc |= extras(b, p, t, &ts, &q, &stride, k, 0);
+        unsigned char kept[1000];
         for (uint64_t i = 0; i < d; i++) {
             uint32_t loc = 1 + (uint32_t)((k * 7 + i) % o->locations);
-            rc |= lt_builder_zone_begin(b, p, t, ts, loc) < 0;
-            if (k % 16 == 0 && i == 0) rc |= lt_builder_zone_text(b, p, t, "args") < 0;
-            ts += 40 + (k * 13 + i * 7) % 200;
+            uint64_t own = 40 + (k * 13 + i * 7) % 200;
+            kept[i] = loc != o->drop_loc;
+            if (kept[i]) rc |= lt_builder_zone_begin(b, p, t, ts, loc) < 0;
+            if (kept[i] && k % 16 == 0 && i == 0) rc |= lt_builder_zone_text(b, p, t, "args") < 0;
+            ts += own + (loc == o->slow_loc ? own * o->slow_pct / 100 : 0);
         }
         for (uint64_t i = 0; i < d; i++) {
-            rc |= lt_builder_zone_end(b, p, t, ts) < 0;
+            if (kept[d - 1 - i]) rc |= lt_builder_zone_end(b, p, t, ts) < 0;
             ts += 10 + i;
         }
         q.zones -= d;
@@ -221,8 +229,9 @@ static int gen_sized(lt_builder *b, const gen_opts *o) {
                 return -1;
         }
         for (uint32_t l = 1; l <= o->locations; l++) {
-            char name[32], file[32];
+            char name[256], file[32];
             snprintf(name, sizeof name, "func_%u", l);
+            if (l == o->rename_loc) snprintf(name, sizeof name, "%s", o->rename_to);
             snprintf(file, sizeof file, "src/mod_%u.py", l % 5);
             if (check(lt_builder_loc(b, p, (uint8_t)(1 + l % 4), name, file, 10 * l), "location"))
                 return -1;
@@ -256,7 +265,21 @@ static int parse_count(const char *s, uint64_t *v, uint64_t min, const char *opt
     return 0;
 }
 
-enum { OPT_MSG = 256, OPT_SIGN, OPT_PLOTS, OPT_FRAMES, OPT_LOST, OPT_NOTRAILER, OPT_FIXED };
+enum { OPT_MSG = 256, OPT_SIGN, OPT_PLOTS, OPT_FRAMES, OPT_LOST, OPT_NOTRAILER, OPT_FIXED,
+       OPT_SLOW, OPT_DROP, OPT_RENAME };
+
+/* "LOC:REST": the location number, and REST in *rest. */
+static int parse_loc_arg(const char *s, uint32_t *loc, const char **rest, const char *opt) {
+    char *end;
+    unsigned long v = strtoul(s, &end, 10);
+    if (end == s || v == 0 || v > 1000000 || (rest ? *end != ':' : *end != '\0')) {
+        fprintf(stderr, "tracegen: %s: not valid: '%s'\n", opt, s);
+        return -1;
+    }
+    *loc = (uint32_t)v;
+    if (rest) *rest = end + 1;
+    return 0;
+}
 
 static int parse_args(int argc, char **argv, gen_opts *o) {
     static const struct option longs[] = {
@@ -267,6 +290,8 @@ static int parse_args(int argc, char **argv, gen_opts *o) {
         {"signposts", required_argument, 0, OPT_SIGN}, {"plots", required_argument, 0, OPT_PLOTS},
         {"frames", required_argument, 0, OPT_FRAMES}, {"lost", required_argument, 0, OPT_LOST},
         {"no-trailer", no_argument, 0, OPT_NOTRAILER}, {"fixed", required_argument, 0, OPT_FIXED},
+        {"slow", required_argument, 0, OPT_SLOW}, {"drop", required_argument, 0, OPT_DROP},
+        {"rename", required_argument, 0, OPT_RENAME},
         {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     int c;
     uint64_t v;
@@ -290,6 +315,18 @@ static int parse_args(int argc, char **argv, gen_opts *o) {
         case OPT_LOST: if (parse_count(optarg, &o->lost, 0, "--lost")) return 1; break;
         case OPT_NOTRAILER: o->no_trailer = 1; break;
         case OPT_FIXED: o->fixed = optarg; break;
+        case OPT_SLOW: {
+            const char *pct;
+            if (parse_loc_arg(optarg, &o->slow_loc, &pct, "--slow") ||
+                parse_count(pct, &v, 0, "--slow") || v > 100000) return 1;
+            o->slow_pct = (uint32_t)v;
+            break;
+        }
+        case OPT_DROP: if (parse_loc_arg(optarg, &o->drop_loc, NULL, "--drop")) return 1; break;
+        case OPT_RENAME:
+            if (parse_loc_arg(optarg, &o->rename_loc, &o->rename_to, "--rename") ||
+                !*o->rename_to || strlen(o->rename_to) > 200) return 1;
+            break;
         case 'h': fputs(usage_text, stdout); exit(0);
         default: fputs("Try 'tracegen --help'.\n", stderr); return 1;
         }

@@ -1,0 +1,213 @@
+/* diff_stats.c -- tracy-diff's duration histograms and significance tests. */
+#include "diff_stats.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- Histogram ----------------------------------------------------------- */
+
+#define SUB (1u << DS_SUB_BITS)
+
+uint32_t ds_bucket(uint64_t v) {
+    if (v < 2 * SUB) return (uint32_t)v;
+    uint32_t e = 63u - (uint32_t)__builtin_clzll(v);
+    uint32_t sub = (uint32_t)(v >> (e - DS_SUB_BITS)) & (SUB - 1);
+    return (e - DS_SUB_BITS + 1) * SUB + sub;
+}
+
+void ds_bucket_range(uint32_t idx, uint64_t *lo, uint64_t *hi) {
+    if (idx < 2 * SUB) {
+        *lo = idx;
+        *hi = (uint64_t)idx + 1;
+        return;
+    }
+    uint32_t e = idx / SUB + DS_SUB_BITS - 1, sub = idx % SUB;
+    uint64_t width = 1ull << (e - DS_SUB_BITS);
+    *lo = (uint64_t)(SUB + sub) << (e - DS_SUB_BITS);
+    *hi = *lo > UINT64_MAX - width ? UINT64_MAX : *lo + width;
+}
+
+/* Makes bucket idx part of the stored range, growing it with some slack
+ * (so that a spreading distribution does not reallocate at every value). */
+static int cover(ds_hist *h, uint32_t idx) {
+    if (h->n && idx >= h->lo && idx < h->lo + h->n) return 0;
+    uint32_t lo = h->n ? (idx < h->lo ? idx : h->lo) : idx;
+    uint32_t hi = h->n ? (idx >= h->lo + h->n ? idx + 1 : h->lo + h->n) : idx + 1;
+    uint32_t slack = (hi - lo) / 4 + 8;
+    lo = lo > slack ? lo - slack : 0;
+    hi = hi + slack < DS_BUCKETS ? hi + slack : DS_BUCKETS;
+    uint32_t *c = calloc(hi - lo, sizeof *c);
+    if (!c) return -1;
+    if (h->n) memcpy(c + (h->lo - lo), h->c, h->n * sizeof *c);
+    free(h->c);
+    h->c = c;
+    h->lo = lo;
+    h->n = hi - lo;
+    return 0;
+}
+
+int ds_hist_add(ds_hist *h, uint64_t v, uint64_t times) {
+    uint32_t idx = ds_bucket(v);
+    if (cover(h, idx)) return -1;
+    uint32_t *c = &h->c[idx - h->lo];
+    *c = times > (uint64_t)(UINT32_MAX - *c) ? UINT32_MAX : *c + (uint32_t)times;
+    h->count += times;
+    uint64_t add = times && v > UINT64_MAX / times ? UINT64_MAX : v * times;
+    h->sum = add > UINT64_MAX - h->sum ? UINT64_MAX : h->sum + add;
+    return 0;
+}
+
+int ds_hist_merge(ds_hist *dst, const ds_hist *src) {
+    if (!src->n) return 0;
+    if (cover(dst, src->lo) || cover(dst, src->lo + src->n - 1)) return -1;
+    for (uint32_t i = 0; i < src->n; i++) {
+        uint32_t *c = &dst->c[src->lo + i - dst->lo];
+        *c = src->c[i] > UINT32_MAX - *c ? UINT32_MAX : *c + src->c[i];
+    }
+    dst->count += src->count;
+    dst->sum = src->sum > UINT64_MAX - dst->sum ? UINT64_MAX : dst->sum + src->sum;
+    return 0;
+}
+
+int ds_hist_add_scaled(ds_hist *dst, const ds_hist *src, double factor) {
+    for (uint32_t i = 0; i < src->n; i++) {
+        if (!src->c[i]) continue;
+        uint64_t lo, hi;
+        ds_bucket_range(src->lo + i, &lo, &hi);
+        double v = ((double)lo + (double)(hi - lo) / 2) * factor;
+        if (ds_hist_add(dst, v >= 1.8e19 ? UINT64_MAX : (uint64_t)v, src->c[i])) return -1;
+    }
+    return 0;
+}
+
+void ds_hist_clear(ds_hist *h) {
+    if (h->n) memset(h->c, 0, h->n * sizeof *h->c);
+    h->count = h->sum = 0;
+}
+
+void ds_hist_free(ds_hist *h) {
+    free(h->c);
+    memset(h, 0, sizeof *h);
+}
+
+size_t ds_hist_bytes(const ds_hist *h) { return h->n * sizeof *h->c; }
+
+double ds_hist_quantile(const ds_hist *h, double q) {
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < h->n; i++) total += h->c[i];
+    if (!total) return 0;
+    double rank = q * (double)total, seen = 0;
+    for (uint32_t i = 0; i < h->n; i++) {
+        if (!h->c[i]) continue;
+        if (seen + h->c[i] >= rank) {
+            uint64_t lo, hi;
+            ds_bucket_range(h->lo + i, &lo, &hi);
+            if (hi - lo == 1) return (double)lo;
+            double frac = (rank - seen) / (double)h->c[i];
+            return (double)lo + frac * (double)(hi - lo);
+        }
+        seen += h->c[i];
+    }
+    uint64_t lo, hi;
+    ds_bucket_range(h->lo + h->n - 1, &lo, &hi);
+    return (double)lo;
+}
+
+/* ---- Mann-Whitney -------------------------------------------------------- */
+
+static uint32_t count_at(const ds_hist *h, uint32_t idx) {
+    return idx >= h->lo && idx < h->lo + h->n ? h->c[idx - h->lo] : 0;
+}
+
+double ds_mann_whitney(const ds_hist *a, const ds_hist *b, double *effect) {
+    if (effect) *effect = 0.5;
+    if (!a->n || !b->n) return 1;
+    uint32_t lo = a->lo < b->lo ? a->lo : b->lo;
+    uint32_t ea = a->lo + a->n, eb = b->lo + b->n, hi = ea > eb ? ea : eb;
+    double na = 0, nb = 0, u = 0, ties = 0;
+    for (uint32_t i = lo; i < hi; i++) {
+        double ca = count_at(a, i), cb = count_at(b, i), t = ca + cb;
+        u += cb * (na + ca / 2);
+        ties += t * t * t - t;
+        na += ca;
+        nb += cb;
+    }
+    if (na < 2 || nb < 2) return 1;
+    double n = na + nb, mean = na * nb / 2;
+    double var = na * nb / 12 * ((n + 1) - ties / (n * (n - 1)));
+    if (effect) *effect = u / (na * nb);
+    if (var <= 0) return 1;
+    double dev = fabs(u - mean) - 0.5;
+    if (dev <= 0) return 1;
+    return erfc(dev / sqrt(var) / sqrt(2.0));
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double ds_median(double *v, size_t n) {
+    if (!n) return 0;
+    qsort(v, n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* ---- Welch's t ----------------------------------------------------------- */
+
+/* Continued fraction of the incomplete beta function, evaluated by the
+ * modified Lentz method. */
+static double beta_cf(double a, double b, double x) {
+    const double tiny = 1e-300;
+    double c = 1, d = 1 - (a + b) * x / (a + 1);
+    if (fabs(d) < tiny) d = tiny;
+    d = 1 / d;
+    double f = d;
+    for (int m = 1; m <= 300; m++) {
+        double m2 = 2.0 * m;
+        double num = m * (b - m) * x / ((a + m2 - 1) * (a + m2));
+        d = 1 + num * d;
+        c = 1 + num / c;
+        d = fabs(d) < tiny ? 1 / tiny : 1 / d;
+        c = fabs(c) < tiny ? tiny : c;
+        f *= d * c;
+        num = -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1));
+        d = 1 + num * d;
+        c = 1 + num / c;
+        d = fabs(d) < tiny ? 1 / tiny : 1 / d;
+        c = fabs(c) < tiny ? tiny : c;
+        double step = d * c;
+        f *= step;
+        if (fabs(step - 1) < 1e-15) break;
+    }
+    return f;
+}
+
+double ds_inc_beta(double a, double b, double x) {
+    if (x <= 0) return 0;
+    if (x >= 1) return 1;
+    double front = exp(lgamma(a + b) - lgamma(a) - lgamma(b) + a * log(x) + b * log1p(-x));
+    if (x < (a + 1) / (a + b + 2)) return front * beta_cf(a, b, x) / a;
+    return 1 - front * beta_cf(b, a, 1 - x) / b;
+}
+
+static void mean_var(const double *v, size_t n, double *mean, double *var) {
+    double s = 0, ss = 0;
+    for (size_t i = 0; i < n; i++) s += v[i];
+    *mean = s / (double)n;
+    for (size_t i = 0; i < n; i++) ss += (v[i] - *mean) * (v[i] - *mean);
+    *var = ss / (double)(n - 1);
+}
+
+double ds_welch(const double *a, size_t na, const double *b, size_t nb) {
+    if (na < 2 || nb < 2) return 1;
+    double ma, va, mb, vb;
+    mean_var(a, na, &ma, &va);
+    mean_var(b, nb, &mb, &vb);
+    double sa = va / (double)na, sb = vb / (double)nb, se2 = sa + sb;
+    if (se2 <= 0) return ma == mb ? 1 : 0;
+    double t = (ma - mb) / sqrt(se2);
+    double df = se2 * se2 / (sa * sa / (double)(na - 1) + sb * sb / (double)(nb - 1));
+    return ds_inc_beta(df / 2, 0.5, df / (df + t * t));
+}

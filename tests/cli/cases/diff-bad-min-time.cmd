@@ -1,0 +1,1 @@
+tracy-diff --min-time 5parsecs small.tracy small.tracy

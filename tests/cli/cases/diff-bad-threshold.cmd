@@ -1,0 +1,1 @@
+tracy-diff --threshold lots small.tracy small.tracy

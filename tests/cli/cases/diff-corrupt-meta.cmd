@@ -1,0 +1,1 @@
+tracy-diff small.tracy corrupt-meta.tracy

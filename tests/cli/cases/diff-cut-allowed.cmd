@@ -1,0 +1,1 @@
+tracy-diff --allow-truncated cut-trailer.tracy small.tracy

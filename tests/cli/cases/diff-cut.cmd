@@ -1,0 +1,1 @@
+tracy-diff cut-trailer.tracy small.tracy

@@ -1,0 +1,1 @@
+tracy-diff small.tracy missing.tracy

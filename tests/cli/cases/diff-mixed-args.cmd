@@ -1,0 +1,1 @@
+tracy-diff -b small.tracy small.tracy small.tracy
