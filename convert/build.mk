@@ -18,3 +18,34 @@ $(B)/obj/convert/sql_export.o: $(B)/gen/schema_sql.h
 $(B)/obj/convert/sql_export.o: ALL_CFLAGS += -I$(B)/gen
 $(B)/bin/tracy-sql: $(B)/obj/convert/sql_export.o $(B)/obj/convert/sql_btree.o $(B)/obj/convert/sql_sort.o
 $(B)/bin/tracy-diff: $(B)/obj/convert/diff_profile.o $(B)/obj/convert/diff_report.o $(B)/obj/convert/diff_stats.o
+# The per-function totals count outermost zones only (calltree.c).
+CONVERT_CALLTREE_OBJ := $(B)/obj/convert/calltree.o
+$(B)/bin/tracy-csv $(B)/bin/tracy-sql: $(CONVERT_CALLTREE_OBJ)
+
+# tracy-export: pstats, callgrind, folded stacks, speedscope and the HTML
+# report. The report embeds d3 and d3-flame-graph, which npm installs into
+# $(B)/npm from tools/npm (pinned by its package-lock.json); `make deps`
+# installs them too, with speedscope (its schema and viewer are used by the
+# tests).
+EXPORT_OBJS := $(B)/obj/convert/export_prof.o $(B)/obj/convert/export_stacks.o \
+	$(B)/obj/convert/export_html.o $(CONVERT_CALLTREE_OBJ)
+BINS += $(B)/bin/tracy-export
+$(B)/bin/tracy-export: $(EXPORT_OBJS)
+NPM_DIR := $(B)/npm
+NPM_STAMP := $(NPM_DIR)/node_modules/.tracy-stamp
+NPM_MODS := $(NPM_DIR)/node_modules
+$(NPM_STAMP): tools/npm/package.json tools/npm/package-lock.json
+	$(call say,NPM,$(NPM_DIR))mkdir -p $(NPM_DIR) && cp $^ $(NPM_DIR)/ && \
+		cd $(NPM_DIR) && npm ci --no-audit --no-fund --loglevel=error >/dev/null && \
+		touch node_modules/.tracy-stamp
+deps: $(NPM_STAMP)
+REPORT_ASSETS := asset_d3_js=$(NPM_MODS)/d3/dist/d3.min.js \
+	asset_flamegraph_js=$(NPM_MODS)/d3-flame-graph/dist/d3-flamegraph.umd.min.js \
+	asset_flamegraph_css=$(NPM_MODS)/d3-flame-graph/dist/d3-flamegraph.css \
+	asset_report_css=convert/report/report.css asset_report_html=convert/report/report.html \
+	asset_report_js=convert/report/report.js
+$(B)/gen/report_assets.h: $(NPM_STAMP) convert/report/report.css convert/report/report.html \
+		convert/report/report.js tools/embed.sh
+	$(call say,GEN,$@)mkdir -p $(@D) && sh tools/embed.sh $(REPORT_ASSETS) > $@.tmp && mv $@.tmp $@
+$(B)/obj/convert/export_html.o: $(B)/gen/report_assets.h
+$(B)/obj/convert/export_html.o: ALL_CFLAGS += -I$(B)/gen

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <strings.h>
 
+#include "calltree.h"
 #include "common.h"
 
 enum csv_mode { MODE_REPORT, MODE_STATS, MODE_UNWRAP, MODE_MESSAGES };
@@ -23,7 +24,7 @@ typedef struct csv_opts {
 
 typedef struct fstat_ {
     uint64_t count, total, min, max;
-    double sumsq;
+    double sum, sumsq; /* of every zone's time, for std_ns */
 } fstat_;
 
 typedef struct csv_state {
@@ -38,6 +39,7 @@ typedef struct csv_state {
     cv_map *funcs;
     fstat_ *stats;
     size_t nstats;
+    ct_active *active; /* --stats: which zones are outermost */
 } csv_state;
 
 static const char usage_text[] =
@@ -47,6 +49,7 @@ static const char usage_text[] =
     "Outputs (default: the op report, one row per zone, signpost and message):\n"
     "      --stats            per-function statistics: name,src_file,src_line,\n"
     "                         total_ns,total_perc,counts,mean_ns,min_ns,max_ns,std_ns\n"
+    "                         (total_ns counts the outermost call of a recursion)\n"
     "  -u, --unwrap           one row per zone: name,src_file,src_line,\n"
     "                         ns_since_start,exec_time_ns,thread,value\n"
     "  -m, --messages         one row per message: MessageName,total_ns\n"
@@ -212,8 +215,11 @@ static void unwrap_zone(csv_state *s, const lt_event *ev, const lt_loc *loc,
 
 /* ---- Statistics --------------------------------------------------------- */
 
+/* Counts a zone; `outer` is 0 when an enclosing zone of its thread has the
+ * same location: its time is then inside that zone's and does not add to
+ * total_ns (self times never overlap and always add). */
 static int stats_add(csv_state *s, const lt_loc *loc, const char *name, size_t nlen,
-                     uint64_t t) {
+                     uint64_t t, int outer) {
     char key[LT_MAX_STRING * 2 + 32];
     const char *file = loc && loc->file ? loc->file : "";
     size_t flen = strlen(file);
@@ -240,9 +246,10 @@ static int stats_add(csv_state *s, const lt_loc *loc, const char *name, size_t n
         f->min = UINT64_MAX;
     }
     f->count++;
-    f->total += t;
+    if (outer || s->o->self) f->total += t;
     f->min = t < f->min ? t : f->min;
     f->max = t > f->max ? t : f->max;
+    f->sum += (double)t;
     f->sumsq += (double)t * (double)t;
     return 0;
 }
@@ -276,7 +283,7 @@ static int stats_print(csv_state *s) {
         const char *file = key + strlen(key) + 1;
         const char *line = file + strlen(file) + 1;
         const fstat_ *f = &s->stats[i];
-        double mean = (double)f->total / (double)f->count;
+        double mean = f->sum / (double)f->count;
         double var = f->sumsq / (double)f->count - mean * mean;
         put_text(s, key, strlen(key));
         put_text(s, file, strlen(file));
@@ -299,6 +306,7 @@ static int on_zone_end(csv_state *s, const lt_event *ev) {
     uint64_t num, parent;
     if (cv_zones_end(s->zones, ev->process, ev->thread, &num, &parent)) num = 0;
     const csv_opts *o = s->o;
+    int outer = o->mode == MODE_STATS ? ct_active_end(s->active, ev->process, ev->thread) : 1;
     uint64_t dur = ev->ts - ev->begin_ts;
     if (!stream_kept(s, ev->process, ev->thread) || dur < o->min_dur ||
         (o->max_depth >= 0 && ev->depth > (uint64_t)o->max_depth))
@@ -312,7 +320,7 @@ static int on_zone_end(csv_state *s, const lt_event *ev) {
     switch (o->mode) {
     case MODE_REPORT: report_zone(s, ev, loc, name, nlen, num); break;
     case MODE_UNWRAP: unwrap_zone(s, ev, loc, name, nlen, t); break;
-    case MODE_STATS: return stats_add(s, loc, name, nlen, t);
+    case MODE_STATS: return stats_add(s, loc, name, nlen, t, outer != 0);
     }
     return 0;
 }
@@ -342,7 +350,10 @@ static int convert(csv_state *s, int *read_exit) {
     while ((rc = cv_next(s->r, &ev, o->path, &err)) > 0 && !s->out.err) {
         switch (ev.type) {
         case LT_EV_ZONE_BEGIN:
-            if (!cv_zones_begin(s->zones, ev.process, ev.thread)) rc = LT_ENOMEM;
+            if (!cv_zones_begin(s->zones, ev.process, ev.thread) ||
+                (o->mode == MODE_STATS &&
+                 ct_active_begin(s->active, ev.process, ev.thread, ev.loc)))
+                rc = LT_ENOMEM;
             break;
         case LT_EV_ZONE_END: rc = on_zone_end(s, &ev) ? LT_ENOMEM : 1; break;
         case LT_EV_SIGNPOST:
@@ -374,7 +385,8 @@ static int run(const csv_opts *o) {
     s.first_ts = lt_reader_info(s.r)->first_ts;
     s.zones = cv_zones_new();
     s.funcs = cv_map_new();
-    if (!s.zones || !s.funcs || build_keep(&s)) {
+    s.active = ct_active_new();
+    if (!s.zones || !s.funcs || !s.active || build_keep(&s)) {
         cv_err("out of memory");
         code = CV_EXIT_INPUT;
         goto out;
@@ -392,6 +404,7 @@ out:
     free(s.keep);
     free(s.stats);
     cv_map_free(s.funcs);
+    ct_active_free(s.active);
     cv_zones_free(s.zones);
     lt_reader_free(s.r);
     return code;

@@ -1,6 +1,11 @@
-/* json.c -- tracy-json: Chrome trace event JSON ({"traceEvents": [...]}) for
+/* json.c -- tracy-json: Chrome trace event JSON (the array form) for
  * Perfetto's UI, chrome://tracing and speedscope, written by a buffered
- * hand-written emitter; gzip when the output name ends in .gz. */
+ * hand-written emitter; gzip when the output name ends in .gz.
+ *
+ * Zone names are the functions' names alone; file and line go in args as
+ * "url", "line" and "column", the keys speedscope reads a frame's file and
+ * line from (its Hermes form, which it chooses when the first event's args
+ * hold all of HERMES_KEYS). Perfetto shows args as the slice's details. */
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -46,8 +51,9 @@ typedef struct json_state {
 
 static const char usage_text[] =
     "Usage: tracy-json [OPTIONS] TRACE.tracy\n"
-    "Converts a .tracy file to Chrome trace event JSON ({\"traceEvents\": [...]}),\n"
-    "which Perfetto's UI, chrome://tracing and speedscope load.\n"
+    "Converts a .tracy file to Chrome trace event JSON (an array of events),\n"
+    "which Perfetto's UI, chrome://tracing and speedscope load. Zones are named by\n"
+    "their function; file and line are in args (url, line), shown as details.\n"
     "\n"
     "  -o, --output FILE      write to FILE ('-': standard output, the default);\n"
     "                         a name ending in .gz is written gzip-compressed\n"
@@ -95,10 +101,11 @@ static int render_loc(loc_cache *c, const lt_loc *loc) {
     cv_out_ch(&s.o, ',');
     c->head = scratch_take(&s, &c->head_len);
     scratch_init(&s, 6 * strlen(file) + 64);
-    cv_out_str(&s.o, "\"args\":{\"src_file\":");
+    cv_out_str(&s.o, "\"args\":{\"url\":");
     cv_out_json(&s.o, file, strlen(file));
-    cv_out_str(&s.o, ",\"src_line\":");
+    cv_out_str(&s.o, ",\"line\":");
     cv_out_u64(&s.o, loc ? loc->line : 0);
+    cv_out_str(&s.o, ",\"column\":0");
     c->args = scratch_take(&s, &c->args_len);
     return c->head && c->args ? 0 : -1;
 }
@@ -193,6 +200,10 @@ static void who(json_state *s, uint32_t process, uint32_t thread) {
         cv_out_printf(&s->out, "\"pid\":%u,\"tid\":%u,", process, thread);
 }
 
+/* Added to the first process_name event's args (see the top). */
+#define HERMES_KEYS ",\"url\":\"\",\"line\":0,\"column\":0,\"category\":\"\"," \
+    "\"params\":\"\",\"allocatedCategory\":\"\",\"allocatedName\":\"\""
+
 static void metadata(json_state *s) {
     for (uint32_t p = 1; p <= s->nproc; p++) {
         const lt_process *pr = lt_reader_process(s->r, p);
@@ -207,6 +218,7 @@ static void metadata(json_state *s) {
         cv_out_printf(&s->out, "\"pid\":%llu,\"tid\":0,\"args\":{\"name\":",
                       (unsigned long long)s->procs[p].pid);
         cv_out_json(&s->out, name, strlen(name));
+        if (p == 1) cv_out_str(&s->out, HERMES_KEYS);
         cv_out_str(&s->out, "}}");
         for (uint32_t t = 1; t <= s->procs[p].nthreads; t++) {
             const lt_thread *th = lt_reader_thread(s->r, p, t);
@@ -317,7 +329,7 @@ static void frame(json_state *s, const lt_event *ev) {
 static int convert(json_state *s, int *read_exit) {
     lt_event ev;
     int rc, err = 0;
-    cv_out_str(&s->out, "{\"traceEvents\":[\n");
+    cv_out_str(&s->out, "[\n");
     metadata(s);
     while ((rc = cv_next(s->r, &ev, s->o->path, &err)) > 0 && !s->out.err) {
         switch (ev.type) {
@@ -337,8 +349,7 @@ static int convert(json_state *s, int *read_exit) {
         }
     }
     if (rc < 0) *read_exit = cv_exit_for(err) ? cv_exit_for(err) : CV_EXIT_CORRUPT;
-    cv_out_str(&s->out, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"converter\":\"tracy-json "
-               LT_VERSION_STRING "\"}}\n");
+    cv_out_str(&s->out, "\n]\n");
     if (s->nonfinite)
         cv_warn("%llu plot values were NaN or infinite and were left out",
                 (unsigned long long)s->nonfinite);

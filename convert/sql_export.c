@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "calltree.h"
 #include "common.h"
 #include "schema_sql.h"
 #include "sql_btree.h"
@@ -59,6 +60,7 @@ typedef struct sqlx {
     proc_map *procs;
     uint32_t nproc;
     cv_zones *zones;
+    ct_active *active;  /* pass 1: which zones are outermost */
     cv_map *funcs;      /* "kind\0name\0file\0line" -> func id - 1 */
     int64_t next_track;
     int64_t next_arg_set;
@@ -424,8 +426,10 @@ static int window_put(sqlx *x, const int64_t *v) {
     return 0;
 }
 
-/* Counts a zone of function `func` in its totals. */
-static int add_to_totals(sqlx *x, int64_t func, int64_t dur, int64_t self) {
+/* Counts a zone of function `func` in its totals. total_dur takes its dur
+ * only when `outer` (no enclosing zone of its thread has its location), as
+ * cProfile's cumulative time: inner calls of a recursion are inside it. */
+static int add_to_totals(sqlx *x, int64_t func, int64_t dur, int64_t self, int outer) {
     if ((size_t)func >= x->nftot) {
         size_t n = x->nftot ? x->nftot * 2 : 256;
         while (n <= (size_t)func) n *= 2;
@@ -442,7 +446,7 @@ static int add_to_totals(sqlx *x, int64_t func, int64_t dur, int64_t self) {
     if (t[0] == 0 || dur < t[3]) t[3] = dur;
     if (t[0] == 0 || dur > t[4]) t[4] = dur;
     t[0]++;
-    t[1] += dur;
+    t[1] += outer ? dur : 0;
     t[2] += self;
     return 0;
 }
@@ -486,7 +490,9 @@ static int on_zone_end(sqlx *x, const lt_event *ev) {
     if (x->pass == 1) {
         x->aborted += (ev->flags & LT_EVF_ABORTED) != 0;
         x->unclosed += (ev->flags & LT_EVF_UNCLOSED) != 0;
-        return add_to_totals(x, func, (int64_t)dur, (int64_t)self);
+        int outer = ct_active_end(x->active, ev->process, ev->thread);
+        if (outer < 0) return 0;
+        return add_to_totals(x, func, (int64_t)dur, (int64_t)self, outer);
     }
     int64_t v[SLICE_COLS];
     v[0] = (int64_t)id;
@@ -508,6 +514,8 @@ static int on_event(sqlx *x, const lt_event *ev) {
     if (x->pass == 2 && ev->type != LT_EV_ZONE_BEGIN && ev->type != LT_EV_ZONE_END) return 0;
     switch (ev->type) {
     case LT_EV_ZONE_BEGIN:
+        if (x->pass == 1 && ct_active_begin(x->active, ev->process, ev->thread, ev->loc))
+            return -1;
         return cv_zones_begin(x->zones, ev->process, ev->thread) ? 0 : -1;
     case LT_EV_ZONE_END: return on_zone_end(x, ev);
     case LT_EV_SIGNPOST:
@@ -816,8 +824,9 @@ int sqlx_export(lt_reader *r, const char *path, const sqlx_source *src, int *rea
     *read_exit = 0;
     x.zones = cv_zones_new();
     x.funcs = cv_map_new();
+    x.active = ct_active_new();
     int rc = -1;
-    if (!x.zones || !x.funcs) cv_err("out of memory");
+    if (!x.zones || !x.funcs || !x.active) cv_err("out of memory");
     else if (pass_sqlite(&x, path, src, read_exit, roots) == 0 &&
              pass_pages(&x, path, roots, *read_exit) == 0)
         rc = pass_finish(&x, path);
@@ -837,6 +846,7 @@ int sqlx_export(lt_reader *r, const char *path, const sqlx_source *src, int *rea
     sqs_free(x.by_track);
     sqs_free(x.by_func);
     cv_zones_free(x.zones);
+    ct_active_free(x.active);
     cv_map_free(x.funcs);
     return rc;
 }

@@ -10,7 +10,7 @@
 
 /* Version of the schema (metadata `schema_version`): a cached database of
  * another version is made again. */
-#define SQLX_SCHEMA_VERSION 3
+#define SQLX_SCHEMA_VERSION 4
 
 /* Identity of the source file, stored in `metadata` so that a cached
  * database can be matched with its trace, and the new database's page size

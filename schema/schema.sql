@@ -96,6 +96,9 @@ CREATE TABLE func (
     min_dur INTEGER,                    -- them instead of the 10M rows
     max_dur INTEGER                     -- of a large slice_data)
 );
+-- total_dur adds a zone's dur only when no enclosing zone of its thread has
+-- the same location (cProfile's cumulative time): the inner calls of a
+-- recursion are already inside the outermost one. self_dur adds every zone.
 
 -- (tracy) The zones; read them through the slice view.
 CREATE TABLE slice_data (

@@ -276,7 +276,8 @@ class zone:
         self._open = []
 
     def __enter__(self):
-        on = _tracy.zone_begin(self.name)
+        caller = sys._getframe(1)  # the zone's file and line: the with statement's
+        on = _tracy.zone_begin(self.name, caller.f_code.co_filename, caller.f_lineno)
         self._open.append(on)
         if on and self.text is not None:
             _tracy.zone_text(str(self.text))

@@ -10,15 +10,26 @@ KINDS = {1: "python", 2: "c", 3: "line", 4: "user", 5: "internal"}
 
 
 def top_zones(path, n):
-    """[(name, kind, calls, self_ns, total_ns)] sorted by self time."""
+    """[(name, kind, calls, self_ns, total_ns)] sorted by self time. total_ns
+    counts a zone only when no enclosing zone of its thread is the same
+    function (cProfile's cumulative time), as tracy-sql's function_stats."""
     t = _tracy._read_trace(path)
     agg = {}
+    spans = {}
     for z in t["zones"]:
-        name, kind, begin, end, child = z[2], z[3], z[6], z[7], z[11]
-        a = agg.setdefault((name, kind), [0, 0, 0])
+        key = (z[2], z[3], z[4], z[5])
+        begin, end, child = z[6], z[7], z[11]
+        a = agg.setdefault(key, [0, 0, 0])
         a[0] += 1
         a[1] += max(0, end - begin - child)
-        a[2] += end - begin
+        spans.setdefault((z[0], z[1], key), []).append((begin, -end, z[8]))
+    for (_, _, key), zones in spans.items():
+        zones.sort()
+        reach = None
+        for begin, neg_end, _ in zones:
+            if reach is None or -neg_end > reach:
+                agg[key][2] += -neg_end - begin
+                reach = -neg_end
     rows = [(k[0], KINDS.get(k[1], "?"), v[0], v[1], v[2]) for k, v in agg.items()]
     rows.sort(key=lambda r: (-r[3], r[0]))
     return rows[:n]
@@ -45,7 +56,11 @@ def main(argv):
         sys.stdout.write(__doc__.split("\n\n")[0] + "\n")
         return 0 if argv else 2
     path = argv[0]
-    n = int(argv[1]) if len(argv) > 1 else 10
+    try:
+        n = int(argv[1]) if len(argv) > 1 else 10
+    except ValueError:
+        sys.stderr.write("tracy.top: N must be a number, not %r\n" % argv[1])
+        return 2
     sys.stdout.flush()
     if run_sql(path, n):
         return 0

@@ -1,0 +1,84 @@
+"""Cumulative time counts the outermost activation of a function on a
+thread only (cProfile's cumtime): function_stats.total in tracy-sql,
+tracy-csv --stats and python -m tracy.top agree, and a recursive function
+never takes longer than the caller that holds every one of its calls."""
+import csv
+import io
+import os
+import subprocess
+
+from conftest import BIN, PYTHON, env_for_tests
+
+FIB = """
+def fib(n):
+    return n if n < 2 else fib(n - 1) + fib(n - 2)
+
+def main():
+    return fib(20)
+
+def ping(n):
+    return pong(n - 1) if n else 0
+
+def pong(n):
+    return ping(n) if n else 0
+
+main()
+ping(30)
+"""
+
+
+def tool(name, *args):
+    proc = subprocess.run([os.path.join(BIN, name)] + list(args), capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def sql_stats(trace):
+    out = tool("tracy-sql", "--csv", trace,
+               "SELECT name, calls, total, self FROM function_stats")
+    rows = list(csv.reader(io.StringIO(out)))[1:]
+    return {r[0]: (int(r[1]), int(r[2]), int(r[3])) for r in rows}
+
+
+def test_recursive_total_is_the_outermost_call_only(run_tracy):
+    r = run_tracy(FIB)
+    assert r.rc == 0, r.err
+    stats = sql_stats(r.path)
+    calls, total, self_ = stats["fib"]
+    m_calls, m_total, m_self = stats["main"]
+    assert calls == 21891
+    # main's only child is the outermost fib: its time is main's less main's own
+    assert total == m_total - m_self
+    assert total <= m_total
+    # self time adds every call
+    assert self_ == sum(max(0, z[7] - z[6] - z[11]) for z in r.zones if z[2] == "fib")
+    # mutual recursion: ping's total is its first call's duration
+    first_ping = max((z for z in r.zones if z[2] == "ping"), key=lambda z: z[7] - z[6])
+    assert stats["ping"][1] == first_ping[7] - first_ping[6]
+    assert stats["ping"][0] == r.count("ping") == 30
+
+
+def test_csv_stats_and_top_agree_with_function_stats(run_tracy):
+    r = run_tracy(FIB)
+    assert r.rc == 0, r.err
+    stats = sql_stats(r.path)
+    rows = list(csv.DictReader(io.StringIO(tool("tracy-csv", "--stats", r.path))))
+    by_name = {row["name"]: row for row in rows}
+    for name in ("fib", "main", "ping", "pong"):
+        assert int(by_name[name]["total_ns"]) == stats[name][1], name
+        assert int(by_name[name]["counts"]) == stats[name][0], name
+    assert max(float(row["total_perc"]) for row in rows) <= 100.0
+    # python -m tracy.top: through tracy-sql, and its own decoder
+    env = env_for_tests()
+    out = subprocess.run([PYTHON, "-m", "tracy.top", r.path, "50"], capture_output=True,
+                         text=True, env=env, timeout=60)
+    assert out.returncode == 0, out.stderr
+    line = [ln for ln in out.stdout.splitlines() if ln.split()[:1] == ["fib"]][0]
+    assert float(line.split()[-1]) == round(stats["fib"][1] / 1e6, 3)
+    from tracy import top
+    rows = {row[0]: row for row in top.top_zones(r.path, 50)}
+    for name in ("fib", "main", "ping", "pong"):
+        assert rows[name][2] == stats[name][0]
+        assert rows[name][3] == stats[name][2]
+        assert rows[name][4] == stats[name][1], name
