@@ -59,6 +59,7 @@ ALL_OBJS :=
 include libtrace/build.mk
 -include capture/build.mk
 -include convert/build.mk
+-include splice/build.mk
 -include pyhook/build.mk
 -include examples/build.mk
 -include tools/build.mk

@@ -74,4 +74,10 @@ static inline size_t lt__varint_len(uint64_t v) {
 void lt__desc_encode(uint8_t out[LT__DESC_SIZE], const lt_block_desc *d,
                      uint32_t raw_size, uint32_t comp_size);
 
+/* Appends a unit whose data frame is already compressed (a valid zstd frame
+ * with checksum and content size raw_size, block header matching *d):
+ * copied from another trace. Returns 0 or LT_EINVAL, LT_EIO, LT_ENOSPC. */
+int lt__writer_frame(lt_writer *w, const lt_block_desc *d, uint32_t raw_size,
+                     const void *frame, size_t comp);
+
 #endif /* LIBTRACE_INTERNAL_H */

@@ -60,7 +60,8 @@ LT_API int lt_from_errno(int errnum);
 
 /* ---- Format constants ------------------------------------------------- */
 
-enum lt_block_kind { LT_BLOCK_EVENTS = 1, LT_BLOCK_META = 2, LT_BLOCK_STATS = 3 };
+enum lt_block_kind { LT_BLOCK_EVENTS = 1, LT_BLOCK_META = 2, LT_BLOCK_STATS = 3,
+                     LT_BLOCK_CUT = 17 /* format 1.1: zones cut at a window start */ };
 
 enum lt_loc_kind {
     LT_LOC_PYTHON = 1,
@@ -89,7 +90,8 @@ enum lt_tag {
     LT_TAG_PLOT_DEF = 0x23,
     LT_TAG_FRAME_DEF = 0x24,
     LT_TAG_PROC_END = 0x25,
-    LT_TAG_STAT = 0x30
+    LT_TAG_STAT = 0x30,
+    LT_TAG_CUT_OPEN = 0x40 /* format 1.1, in blocks of kind 17 only */
 };
 
 enum lt_proc_status {
@@ -166,6 +168,9 @@ enum lt_event_type {
 
 #define LT_EVF_ABORTED 0x1  /* zone closed by the daemon (ZONE_END_ABORTED) */
 #define LT_EVF_UNCLOSED 0x2 /* zone still open at the end of its stream */
+#define LT_EVF_CUT 0x4      /* zone already open where the recorded window
+                               starts: its begin_ts is the window's start,
+                               its real beginning is not in the file */
 
 typedef struct lt_event {
     uint8_t type;          /* enum lt_event_type */
@@ -269,6 +274,8 @@ LT_API int lt_reader_total(const lt_reader *r, const char *name, uint64_t *value
 typedef struct lt_writer lt_writer;
 
 #define LT_WRITE_FORCE 0x1 /* overwrite an existing file */
+#define LT_WRITE_CUTS 0x2  /* the file may hold cut blocks (kind 17): its
+                              header says format 1.1 */
 
 /* Creates `path` (O_EXCL unless LT_WRITE_FORCE; mode 0644 less the umask)
  * and writes the file header. `creator` names the program (NULL: "libtrace").

@@ -57,14 +57,14 @@ static int lt__reserve(lt_writer *w, size_t need) {
     return 0;
 }
 
-static int lt__write_header(lt_writer *w, const char *creator) {
+static int lt__write_header(lt_writer *w, const char *creator, int minor) {
     size_t clen = strlen(creator);
     if (clen > LT_MAX_STRING || !lt__utf8_valid(creator, clen)) return LT_EINVAL;
     if (lt__reserve(w, 8 + 32 + 10 + clen) < 0) return LT_ENOMEM;
     uint8_t *p = w->buf + 8;
     memcpy(p, LT__FILE_MAGIC, 8);
     lt__le16(p + 8, LT_FORMAT_MAJOR);
-    lt__le16(p + 10, LT_FORMAT_MINOR);
+    lt__le16(p + 10, (uint16_t)minor);
     lt__le32(p + 12, 0);
     lt__le64(p + 16, lt_wall_ns());
     lt__le64(p + 24, lt_now_ns());
@@ -98,7 +98,8 @@ int lt_writer_open(lt_writer **out, const char *path, int flags,
         if (rc != LT_EEXIST && rc != LT_ENOSPC && rc != LT_ENOMEM) rc = LT_EOPEN;
         goto err;
     }
-    rc = lt__write_header(w, creator ? creator : "libtrace");
+    rc = lt__write_header(w, creator ? creator : "libtrace",
+                          (flags & LT_WRITE_CUTS) ? 1 : LT_FORMAT_MINOR);
     if (rc < 0) goto err;
     *out = w;
     return 0;
@@ -148,6 +149,25 @@ int lt_writer_block(lt_writer *w, const lt_block_desc *d, const void *raw,
     lt__le32(w->buf + 4, LT__DESC_SIZE);
     lt__desc_encode(w->buf + 8, d, (uint32_t)raw_len, (uint32_t)comp);
     return lt__append(w, w->buf, LT__UNIT_OVERHEAD + comp);
+}
+
+int lt__writer_frame(lt_writer *w, const lt_block_desc *d, uint32_t raw_size,
+                     const void *frame, size_t comp) {
+    if (w->err) return w->err;
+    if (comp > lt__comp_limit(raw_size)) return LT_EINVAL;
+    uint8_t u[LT__UNIT_OVERHEAD];
+    lt__le32(u, LT__MAGIC_DESC);
+    lt__le32(u + 4, LT__DESC_SIZE);
+    lt__desc_encode(u + 8, d, raw_size, (uint32_t)comp);
+    int rc = lt__append(w, u, sizeof u);
+    if (rc < 0) return rc;
+    rc = lt__append(w, frame, comp);
+    if (rc < 0) { /* no half unit: cut back to before its descriptor */
+        w->bytes -= sizeof u;
+        if (ftruncate(w->fd, (off_t)w->bytes) == 0)
+            (void)lseek(w->fd, (off_t)w->bytes, SEEK_SET);
+    }
+    return rc;
 }
 
 static int lt__write_trailer(lt_writer *w, const lt_stream_summary *s,
