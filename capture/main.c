@@ -31,6 +31,7 @@ static int capture(cap_server *srv, uv_loop_t *loop, const cap_opts *o,
     cap_worker *wk = NULL;
     int rc = cap_worker_start(&wk, loop, w, cap_server_done, srv);
     cap_store *st = rc == 0 ? cap_store_new(wk, o->max_names) : NULL;
+    if (st) cap_store_set_max_size(st, o->max_size);
     if (!st) {
         cap_log("cannot start the writer thread: %s", lt_strerror(LT_ENOMEM));
         if (wk) {

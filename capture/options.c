@@ -37,6 +37,9 @@ static const char usage_text[] =
     "  --handshake-timeout MS  drop a client that has not said HELLO by then,\n"
     "                        default 5000\n"
     "  --level N             zstd compression level 1..19, default 3\n"
+    "  --max-size MIB        stop recording events once the file has MIB MiB;\n"
+    "                        later events are counted (events_dropped_size_limit)\n"
+    "                        and dropped, the file stays complete\n"
     "  -h, --help            print this help and exit\n"
     "  --version             print the version and exit\n"
     "\n"
@@ -55,7 +58,8 @@ enum {
     OPT_MAX_NAMES,
     OPT_HANDSHAKE,
     OPT_LEVEL,
-    OPT_VERSION
+    OPT_VERSION,
+    OPT_MAX_SIZE
 };
 
 static const struct option long_opts[] = {
@@ -68,6 +72,7 @@ static const struct option long_opts[] = {
     {"max-names", required_argument, NULL, OPT_MAX_NAMES},
     {"handshake-timeout", required_argument, NULL, OPT_HANDSHAKE},
     {"level", required_argument, NULL, OPT_LEVEL},
+    {"max-size", required_argument, NULL, OPT_MAX_SIZE},
     {NULL, 0, NULL, 0}};
 
 static int bad(const char *fmt, const char *a, const char *b) {
@@ -198,6 +203,10 @@ static int one_opt(cap_opts *o, int c, const char *arg) {
         return parse_u32("--max-names", arg, 1, 1u << 24, &o->max_names);
     case OPT_HANDSHAKE:
         return parse_u32("--handshake-timeout", arg, 1, 3600000, &o->handshake_ms);
+    case OPT_MAX_SIZE:
+        if (parse_u64("--max-size (MiB)", arg, 1, 1ull << 30, &mib) < 0) return -1;
+        o->max_size = mib << 20;
+        return 0;
     case OPT_LEVEL:
         if (parse_u32("--level", arg, 1, 19, &v) < 0) return -1;
         o->level = (int)v;

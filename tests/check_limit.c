@@ -1,0 +1,144 @@
+/* check_limit.c -- capture-release --max-size: recording stops at the
+ * limit, the file stays complete, and what was dropped is counted. */
+#include <check.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "trace.h"
+#include "trace_client.h"
+
+/* Starts capture-release -p 0 with extra arguments; returns its pid and
+ * fills *port from its first stdout line. */
+static pid_t spawn_daemon(const char *out, const char *errpath, const char *const *extra,
+                          int *port) {
+    const char *b = getenv("LT_BUILD");
+    ck_assert_msg(b != NULL, "LT_BUILD is not set (run through make check-c)");
+    char bin[512];
+    snprintf(bin, sizeof bin, "%s/bin/capture-release", b);
+    char *argv[32] = {bin, "-o", (char *)out, "-p", "0"};
+    int n = 5;
+    for (; *extra; extra++) argv[n++] = (char *)*extra;
+    int pfd[2];
+    ck_assert_int_eq(pipe(pfd), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        FILE *e = freopen(errpath, "w", stderr);
+        (void)e;
+        dup2(pfd[1], 1);
+        close(pfd[0]);
+        close(pfd[1]);
+        execv(bin, argv);
+        _exit(127);
+    }
+    close(pfd[1]);
+    char line[32] = "";
+    size_t k = 0;
+    struct pollfd p = {pfd[0], POLLIN, 0};
+    while (k < sizeof line - 1 && poll(&p, 1, 10000) > 0 && read(pfd[0], line + k, 1) == 1 &&
+           line[k] != '\n')
+        k++;
+    close(pfd[0]);
+    *port = atoi(line);
+    ck_assert_msg(*port > 0, "the daemon did not print its port");
+    return pid;
+}
+
+static int wait_exit(pid_t pid) {
+    int st;
+    for (int i = 0; i < 3000; i++) {
+        if (waitpid(pid, &st, WNOHANG) == pid) return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+        usleep(10000);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, &st, 0);
+    ck_abort_msg("the daemon did not exit");
+    return -1;
+}
+
+/* A client process recording `pairs` zones, each with a plot sample of a
+ * value that does not compress; exits 0 when every event was sent. */
+static pid_t spawn_client(int port, unsigned pairs) {
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid) return pid;
+    char p[16];
+    snprintf(p, sizeof p, "%d", port);
+    setenv("TRACY_PORT", p, 1);
+    setenv("TRACY_ADDR", "127.0.0.1", 1);
+    if (lt_client_start() != 0) _exit(3);
+    uint32_t loc = lt_loc_register(LT_LOC_USER, "work", __FILE__, __LINE__);
+    uint32_t plot = lt_plot_register("noise");
+    uint64_t x = 88172645463325252ull;
+    for (unsigned i = 0; i < pairs; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        lt_zone_begin(loc);
+        lt_plot(plot, (double)x);
+        lt_zone_end();
+    }
+    uint64_t sent, lost;
+    lt_client_stop();
+    lt_client_counts(&sent, &lost);
+    _exit(lost == 0 && sent == 3ull * pairs ? 0 : 4);
+}
+
+START_TEST(max_size_stops_recording_and_counts_the_rest) {
+    char dir[] = "/tmp/check_limit.XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char out[128], err[128];
+    snprintf(out, sizeof out, "%s/run.tracy", dir);
+    snprintf(err, sizeof err, "%s/stderr.txt", dir);
+    int port;
+    pid_t d = spawn_daemon(out, err, (const char *[]){"--max-size", "1", "-n", "1", NULL},
+                           &port);
+    enum { PAIRS = 600000 }; /* 1.8M events, about 9 MB compressed */
+    pid_t c = spawn_client(port, PAIRS);
+    int st;
+    ck_assert_int_eq(waitpid(c, &st, 0), c);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "client status %d", st);
+    ck_assert_int_eq(wait_exit(d), 0);
+
+    lt_reader *r;
+    char detail[256];
+    ck_assert_msg(lt_reader_open(&r, out, detail, sizeof detail) == 0, "%s", detail);
+    ck_assert(lt_reader_info(r)->complete);
+    uint64_t limit = 0, dropped = 0, events = 0;
+    ck_assert(lt_reader_total(r, "size_limit_bytes", &limit));
+    ck_assert(lt_reader_total(r, "events_dropped_size_limit", &dropped));
+    ck_assert(lt_reader_total(r, "events", &events));
+    ck_assert_uint_eq(limit, 1u << 20);
+    ck_assert_msg(dropped > 0, "nothing dropped: %llu events, file %llu bytes", (unsigned long long)events, (unsigned long long)lt_reader_info(r)->file_size);
+    ck_assert_uint_eq(events + dropped, 3ull * PAIRS); /* nothing lost unseen */
+    /* the file stopped near the limit: past it only what was in flight */
+    ck_assert_uint_ge(lt_reader_info(r)->file_size, 1u << 20);
+    ck_assert_uint_lt(lt_reader_info(r)->file_size, (1u << 20) + (3u << 20));
+    /* every stored event decodes; the process is recorded as ended */
+    lt_event ev;
+    uint64_t n = 0;
+    int rc;
+    while ((rc = lt_reader_next(r, &ev)) > 0) n += !(ev.flags & LT_EVF_UNCLOSED);
+    ck_assert_int_eq(rc, 0);
+    ck_assert_uint_eq(n, events);
+    ck_assert_int_eq(lt_reader_process(r, 1)->status, LT_PROC_CLEAN);
+    lt_reader_free(r);
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "grep -q 'reached --max-size' '%s'", err);
+    ck_assert_int_eq(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+Suite *limit_suite(void) {
+    Suite *s = suite_create("limit");
+    TCase *c = tcase_create("max_size");
+    tcase_set_timeout(c, 60);
+    tcase_add_test(c, max_size_stops_recording_and_counts_the_rest);
+    suite_add_tcase(s, c);
+    return s;
+}
