@@ -9,13 +9,7 @@
 #include <string.h>
 #include "reader_int.h"
 #include "splice.h"
-
-/* A zone open before the window's start. */
-typedef struct sp_zone {
-    uint32_t loc;
-    char *name, *text;       /* malloc'd copies, NULL when never set */
-    size_t name_len, text_len;
-} sp_zone;
+#include "zstack.h"
 
 typedef struct sp_ostream {
     uint32_t proc, thread;    /* output indices */
@@ -23,8 +17,7 @@ typedef struct sp_ostream {
     lt__stream_state st;      /* what was written, in the input's time */
     uint64_t blocks, raw, comp;
     int started, done;        /* window reached / passed */
-    sp_zone *stack;           /* open zones before the window starts */
-    uint32_t depth, cap;
+    lt__zstack open;          /* open zones before the window starts */
 } sp_ostream;
 
 typedef struct sp_input {
@@ -183,63 +176,38 @@ static int sp_prefix(lt_splice *s, sp_ostream *o, uint64_t from) {
     uint8_t *p = s->out + lt_block_header(s->out, LT_BLOCK_CUT, o->proc, o->thread, 0);
     *p++ = LT_TAG_CUT_OPEN;
     p = lt__put_varint_(p, ts);
-    p = lt__put_varint_(p, o->depth);
+    p = lt__put_varint_(p, o->open.depth);
     lt_block_desc d = {.kind = LT_BLOCK_CUT, .process = o->proc, .thread = o->thread};
     int rc = sp_write(s, NULL, &d, s->out, (size_t)(p - s->out));
     s->out_len = 0;
     if (rc == 0 && sp_room(s, 32) < 0) rc = sp_fail(s, LT_ENOMEM, "out of memory");
     if (rc < 0) return rc;
-    s->out_len = lt_block_header(s->out, LT_BLOCK_EVENTS, o->proc, o->thread, ts);
-    for (uint32_t i = 0; i < o->depth; i++) {
-        const sp_zone *z = &o->stack[i];
-        if (sp_room(s, 32 + z->name_len + z->text_len) < 0)
-            return sp_fail(s, LT_ENOMEM, "out of memory");
-        p = s->out + s->out_len;
-        *p++ = LT_TAG_ZONE_BEGIN;
-        *p++ = 0; /* dt */
-        p = lt__put_varint_(p, z->loc);
-        if (z->name) {
-            *p++ = LT_TAG_ZONE_NAME;
-            p = lt__put_str(p, z->name, z->name_len);
-        }
-        if (z->text) {
-            *p++ = LT_TAG_ZONE_TEXT;
-            p = lt__put_str(p, z->text, z->text_len);
-        }
-        s->out_len = (size_t)(p - s->out);
-    }
+    if (sp_room(s, 32 + lt__zstack_size(&o->open)) < 0)
+        return sp_fail(s, LT_ENOMEM, "out of memory");
+    p = s->out + lt_block_header(s->out, LT_BLOCK_EVENTS, o->proc, o->thread, ts);
+    s->out_len = (size_t)(lt__zstack_records(&o->open, p) - s->out);
     d = (lt_block_desc){.kind = LT_BLOCK_EVENTS, .process = o->proc,
-                        .thread = o->thread, .n_events = o->depth,
+                        .thread = o->thread, .n_events = o->open.depth,
                         .first_ts = ts, .last_ts = ts};
     return sp_write(s, o, &d, s->out, s->out_len);
 }
 
-static void sp_stack_clear(sp_ostream *o) {
-    for (uint32_t i = 0; i < o->cap; i++) {
-        free(o->stack[i].name);
-        free(o->stack[i].text);
-    }
-    free(o->stack);
-    o->stack = NULL;
-    o->cap = 0;
-}
-
 /* The stream reaches its window: zones still open become cut zones. */
 static int sp_start(lt_splice *s, sp_ostream *o, uint64_t from) {
+    uint32_t depth = o->open.depth;
     o->started = 1;
-    if (o->depth == 0) return 0;
+    if (depth == 0) return 0;
     int rc = sp_prefix(s, o, from);
     if (rc < 0) return rc;
-    o->st.events += o->depth;
-    o->st.zones += o->depth;
-    o->st.depth = o->depth;
+    o->st.events += depth;
+    o->st.zones += depth;
+    o->st.depth = depth;
     if (!o->st.have_ts) o->st.first_ts = from;
     o->st.have_ts = 1;
     o->st.last_ts = from;
-    s->written += o->depth;
-    s->synthetic += o->depth;
-    o->depth = 0;
-    sp_stack_clear(o);
+    s->written += depth;
+    s->synthetic += depth;
+    lt__zstack_free(&o->open);
     return 0;
 }
 
@@ -308,84 +276,6 @@ static int sp_emit(lt_splice *s, sp_input *x, const lt__blk *b, sp_ostream *o,
     return sp_write(s, o, &d, s->out, hl + (size_t)(end - p));
 }
 
-static int sp_zone_str(sp_zone *z, int is_name, const char *str, size_t len) {
-    char **dst = is_name ? &z->name : &z->text;
-    char *c = realloc(*dst, len ? len : 1);
-    if (!c) return LT_ENOMEM;
-    if (len) memcpy(c, str, len);
-    *dst = c;
-    *(is_name ? &z->name_len : &z->text_len) = len;
-    return 0;
-}
-
-/* Applies one record before the window to the stream's open zones. */
-static int sp_track(sp_ostream *o, uint8_t tag, uint64_t loc, const char *str,
-                    size_t len, const char **why) {
-    if (tag >= LT_TAG_ZONE_BEGIN_SHORT || tag == LT_TAG_ZONE_BEGIN) {
-        if (o->depth >= LT_MAX_DEPTH) return *why = "zones nested too deeply", -1;
-        if (o->depth == o->cap) {
-            uint32_t cap = o->cap ? o->cap * 2 : 16;
-            sp_zone *st = realloc(o->stack, cap * sizeof *st);
-            if (!st) return *why = "out of memory", LT_ENOMEM;
-            memset(st + o->cap, 0, (cap - o->cap) * sizeof *st);
-            o->stack = st;
-            o->cap = cap;
-        }
-        sp_zone *z = &o->stack[o->depth++];
-        free(z->name);
-        free(z->text);
-        memset(z, 0, sizeof *z);
-        z->loc = (uint32_t)loc;
-    } else if (tag == LT_TAG_ZONE_END || tag == LT_TAG_ZONE_END_ABORTED) {
-        if (o->depth == 0) return *why = "zone end without open zone", -1;
-        o->depth--;
-    } else if (tag == LT_TAG_ZONE_TEXT || tag == LT_TAG_ZONE_NAME) {
-        if (o->depth == 0) return *why = "zone text or name without open zone", -1;
-        if (sp_zone_str(&o->stack[o->depth - 1], tag == LT_TAG_ZONE_NAME, str, len) < 0)
-            return *why = "out of memory", LT_ENOMEM;
-    }
-    return 0;
-}
-
-/* Reads one event record's extent: its tag, whether it is timed (then *ts
- * advances), a location and a string (ZONE_TEXT/NAME). Returns 0 or -1. */
-static int sp_record(const uint8_t **pp, const uint8_t *end, uint8_t *tag,
-                     uint64_t *ts, uint64_t *loc, const char **str, size_t *len) {
-    const uint8_t *p = *pp;
-    uint64_t v;
-    *tag = *p++;
-    *loc = 0;
-    if (*tag == LT_TAG_ZONE_TEXT || *tag == LT_TAG_ZONE_NAME) {
-        if (lt__get_str(&p, end, str, len) < 0) return -1;
-        *pp = p;
-        return 0;
-    }
-    if (*tag == LT_TAG_ZONE_BEGIN_SHORT || (*tag > LT_TAG_LOST && *tag < LT_TAG_ZONE_BEGIN_SHORT) ||
-        *tag == 0 || lt__get_varint(&p, end, &v) < 0)
-        return -1;
-    *ts += v;
-    if (*tag > LT_TAG_ZONE_BEGIN_SHORT) *loc = *tag - LT_TAG_ZONE_BEGIN_SHORT;
-    int nstr = 0;
-    switch (*tag) {
-    case LT_TAG_ZONE_BEGIN: if (lt__get_varint(&p, end, loc) < 0) return -1; break;
-    case LT_TAG_MESSAGE: nstr = 1; break;
-    case LT_TAG_SIGNPOST: nstr = 2; break;
-    case LT_TAG_PLOT:
-        if (lt__get_varint(&p, end, &v) < 0 || end - p < 8) return -1;
-        p += 8;
-        break;
-    case LT_TAG_FRAME:
-    case LT_TAG_LOST:
-        if (lt__get_varint(&p, end, &v) < 0) return -1;
-        break;
-    default: break;
-    }
-    for (int i = 0; i < nstr; i++)
-        if (lt__get_str(&p, end, str, len) < 0) return -1;
-    *pp = p;
-    return 0;
-}
-
 /* A block that crosses the window's start or end: records before `from`
  * update the open zones, the ones within are copied, the first one after
  * `to` ends the stream. */
@@ -399,12 +289,11 @@ static int sp_window_block(lt_splice *s, sp_input *x, const lt__blk *b,
         uint64_t prev = ts, loc;
         const char *str = NULL, *why = "truncated or malformed record";
         size_t len = 0;
-        if (sp_record((const uint8_t **)&p, end, &tag, &ts, &loc, &str, &len) < 0)
-            return sp_corrupt(s, x, b, why);
-        int timed = tag != LT_TAG_ZONE_TEXT && tag != LT_TAG_ZONE_NAME;
+        int timed = lt__rec_next((const uint8_t **)&p, end, &tag, &ts, &loc, &str, &len);
+        if (timed < 0) return sp_corrupt(s, x, b, why);
         if (!o->started) {
             if (!timed || ts < from) {
-                int rc = sp_track(o, tag, loc, str, len, &why);
+                int rc = lt__zstack_apply(&o->open, tag, loc, str, len, &why);
                 if (rc == LT_ENOMEM) return sp_fail(s, rc, "out of memory");
                 if (rc < 0) return sp_corrupt(s, x, b, why);
                 continue;
@@ -753,7 +642,7 @@ void lt_splice_free(lt_splice *s) {
     }
     free(s->inputs);
     for (size_t i = 0; i < s->nstreams; i++) {
-        sp_stack_clear(s->streams[i]);
+        lt__zstack_free(&s->streams[i]->open);
         free(s->streams[i]);
     }
     free(s->streams);
