@@ -48,6 +48,7 @@ typedef struct cap_opts {
     uint32_t handshake_ms;
     int level;              /* zstd level */
     uint64_t max_size;      /* --max-size, bytes; 0 = no limit */
+    int rotate;             /* --rotate: numbered files instead of stopping */
 } cap_opts;
 
 /* Parses argv into *o. Returns 0 to run, 1 when --help or --version was
@@ -118,10 +119,12 @@ typedef struct cap_why {
 } cap_why;
 
 cap_store *cap_store_new(cap_worker *wk, uint32_t max_names);
-/* Stops storing events once `bytes` of the output have been written (0: no
- * limit); the events that arrive later are validated, counted in the
- * statistics (events_dropped_size_limit) and dropped. */
-void cap_store_set_max_size(cap_store *s, uint64_t bytes);
+/* Records the size limit in the statistics (size_limit_bytes). Unless
+ * `rotating` (the writer then starts new files itself), stops storing events
+ * once `bytes` of the output have been written (0: no limit): the events
+ * that arrive later are validated, counted (events_dropped_size_limit) and
+ * dropped. */
+void cap_store_set_max_size(cap_store *s, uint64_t bytes, int rotating);
 /* Frees the store (all processes must have ended). Accepts NULL. */
 void cap_store_free(cap_store *s);
 

@@ -383,8 +383,8 @@ int cap_proc_meta(cap_store *s, cap_proc *p, const uint8_t *body, size_t n,
 
 /* ---- Size limit ---------------------------------------------------------- */
 
-void cap_store_set_max_size(cap_store *s, uint64_t bytes) {
-    s->max_size = bytes;
+void cap_store_set_max_size(cap_store *s, uint64_t bytes, int rotating) {
+    s->max_size = rotating ? 0 : bytes;
     s->stat[CAP_ST_SIZE_LIMIT] = bytes;
     s->stats_dirty = bytes != 0;
 }

@@ -80,4 +80,15 @@ void lt__desc_encode(uint8_t out[LT__DESC_SIZE], const lt_block_desc *d,
 int lt__writer_frame(lt_writer *w, const lt_block_desc *d, uint32_t raw_size,
                      const void *frame, size_t comp);
 
+/* For the rotation (rotate.c): compress and append a unit through a buffer
+ * of the caller's (the pending unit stays in the writer's own), write a
+ * trailer and sync, switch to a new file (O_EXCL; header of format 1.1),
+ * the current file's size. */
+int lt__writer_replay(lt_writer *w, const lt_block_desc *d, const void *raw,
+                      size_t raw_len, uint8_t **buf, size_t *cap, size_t *len);
+int lt__writer_trailer(lt_writer *w, const lt_stream_summary *s, size_t ns,
+                       const lt_total *t, size_t nt);
+int lt__writer_reopen(lt_writer *w, const char *path);
+uint64_t lt__writer_bytes(const lt_writer *w);
+
 #endif /* LIBTRACE_INTERNAL_H */

@@ -324,8 +324,21 @@ LT_API int lt_writer_close(lt_writer *w, const lt_stream_summary *streams,
                            size_t n_streams, const lt_total *totals,
                            size_t n_totals);
 
-/* Bytes written so far (header and units). */
+/* Bytes written so far (header and units) into the current file. */
 LT_API uint64_t lt_writer_bytes(const lt_writer *w);
+
+/* Rotation: before a unit would take the current file past max_bytes (and
+ * once it holds events), the writer ends it with a trailer of its own and
+ * goes on in a new file, a complete trace of its own: `path` (the first
+ * file's name) with ".1", ".2", ... inserted before a final ".tracy"
+ * (run.tracy, run.1.tracy, run.2.tracy; else appended). A new file starts
+ * with the metadata of every process that has not ended, the last
+ * statistics block, and the zones open at that moment as cut zones (format
+ * 1.1); new files are never put over existing ones (LT_EEXIST). Their
+ * trailers carry the totals rotation_index (1, 2, ...) and the caller's
+ * statistics totals. Returns 0, LT_EINVAL (already set, no path or size) or
+ * LT_ENOMEM. */
+LT_API int lt_writer_set_rotation(lt_writer *w, const char *path, uint64_t max_bytes);
 /* Flushes written units to the kernel (they are written with write(2) as
  * they come, so this is only fdatasync). */
 LT_API int lt_writer_sync(lt_writer *w);

@@ -34,8 +34,10 @@ int lt__rec_next(const uint8_t **pp, const uint8_t *end, uint8_t *tag, uint64_t 
         p += 8;
         break;
     case LT_TAG_FRAME:
-    case LT_TAG_LOST:
         if (lt__get_varint(&p, end, &v) < 0) return -1;
+        break;
+    case LT_TAG_LOST:
+        if (lt__get_varint(&p, end, loc) < 0) return -1;
         break;
     default: break;
     }

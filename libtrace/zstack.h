@@ -20,8 +20,8 @@ typedef struct lt__zstack {
 } lt__zstack;
 
 /* Reads one event record at *p: its tag, whether it is timed (then *ts
- * advances by its delta and 1 is returned), its location (zone begins) and
- * its string (ZONE_TEXT / ZONE_NAME). Returns 1 (timed), 0 (untimed) or -1
+ * advances by its delta and 1 is returned), its location (zone begins) or
+ * count (LOST) in *loc, and its string (ZONE_TEXT / ZONE_NAME). Returns 1 (timed), 0 (untimed) or -1
  * for a truncated or unknown record. */
 int lt__rec_next(const uint8_t **p, const uint8_t *end, uint8_t *tag, uint64_t *ts,
                  uint64_t *loc, const char **str, size_t *len);

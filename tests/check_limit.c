@@ -134,11 +134,77 @@ START_TEST(max_size_stops_recording_and_counts_the_rest) {
 }
 END_TEST
 
+/* The files of a rotation, each a complete trace: every plot value the
+ * client sent is found once, in order, across them; zones open at a
+ * rotation continue in the next file as cut zones. */
+START_TEST(rotation_writes_complete_numbered_files) {
+    char dir[] = "/tmp/check_limit.XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char out[128], err[128], path[160];
+    snprintf(out, sizeof out, "%s/run.tracy", dir);
+    snprintf(err, sizeof err, "%s/stderr.txt", dir);
+    int port;
+    pid_t d = spawn_daemon(out, err,
+                           (const char *[]){"--max-size", "1", "--rotate", "-n", "1", NULL}, &port);
+    enum { PAIRS = 500000 }; /* about 7 MB compressed: 5 files or more */
+    pid_t c = spawn_client(port, PAIRS);
+    int st;
+    ck_assert_int_eq(waitpid(c, &st, 0), c);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "client status %d", st);
+    ck_assert_int_eq(wait_exit(d), 0);
+
+    uint64_t x = 88172645463325252ull, seen = 0, events = 0, cut_begins = 0;
+    int files = 0;
+    for (int k = 0;; k++) {
+        if (k == 0) snprintf(path, sizeof path, "%s", out);
+        else snprintf(path, sizeof path, "%s/run.%d.tracy", dir, k);
+        if (access(path, F_OK) != 0) break;
+        files++;
+        lt_reader *r;
+        char detail[256];
+        ck_assert_msg(lt_reader_open(&r, path, detail, sizeof detail) == 0, "%s: %s", path, detail);
+        ck_assert_msg(lt_reader_info(r)->complete, "%s has no trailer", path);
+        uint64_t idx = 0, limit = 0, n = 0;
+        ck_assert(lt_reader_total(r, "rotation_index", &idx) || k == 0);
+        ck_assert_uint_eq(idx, k ? (uint64_t)k + 1 : idx);
+        ck_assert(lt_reader_total(r, "size_limit_bytes", &limit));
+        ck_assert_uint_eq(limit, 1u << 20);
+        int named = 0; /* metadata repeated in every file */
+        for (uint32_t l = 1; lt_reader_loc(r, 1, l); l++) named |= !strcmp(lt_reader_loc(r, 1, l)->name, "work");
+        ck_assert_msg(named, "%s: location 'work' not defined", path);
+        ck_assert_uint_le(lt_reader_info(r)->file_size, (1u << 20) + (256u << 10));
+        lt_event ev;
+        int rc;
+        while ((rc = lt_reader_next(r, &ev)) > 0) {
+            if (ev.type == LT_EV_PLOT) {
+                x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                ck_assert_msg(ev.value == (double)x, "plot %llu out of order in %s",
+                              (unsigned long long)seen, path);
+                seen++;
+            }
+            if (ev.type == LT_EV_ZONE_BEGIN && (ev.flags & LT_EVF_CUT)) cut_begins++;
+            if (ev.type == LT_EV_ZONE_BEGIN && !(ev.flags & LT_EVF_CUT)) n++;
+        }
+        ck_assert_int_eq(rc, 0);
+        events += n;
+        lt_reader_free(r);
+    }
+    ck_assert_msg(files >= 3, "only %d files", files);
+    ck_assert_uint_eq(seen, PAIRS);
+    ck_assert_uint_eq(events, PAIRS); /* every zone begun once (cut ones repeat) */
+    ck_assert_uint_le(cut_begins, (uint64_t)files - 1);
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 Suite *limit_suite(void) {
     Suite *s = suite_create("limit");
     TCase *c = tcase_create("max_size");
     tcase_set_timeout(c, 60);
     tcase_add_test(c, max_size_stops_recording_and_counts_the_rest);
+    tcase_add_test(c, rotation_writes_complete_numbered_files);
     suite_add_tcase(s, c);
     return s;
 }
