@@ -1,5 +1,6 @@
-/* check_limit.c -- capture-release --max-size: recording stops at the
- * limit, the file stays complete, and what was dropped is counted. */
+/* check_limit.c -- long runs and many hosts with real daemons and clients:
+ * capture-release --max-size (stop, rotation), and two simulated hosts
+ * (one daemon each, TRACY_HOST and a clock offset) merged by tracy-merge. */
 #include <check.h>
 #include <poll.h>
 #include <signal.h>
@@ -199,12 +200,116 @@ START_TEST(rotation_writes_complete_numbered_files) {
 }
 END_TEST
 
+/* One "host": a client of the daemon on `port` calling itself `host`, its
+ * clock `offset` ns away from the real one. It plays ROUNDS turns of a
+ * ping-pong with the other host: waits for the token on `in` (except host
+ * a's first turn), records a message, sleeps 1 ms, passes the token on. */
+enum { ROUNDS = 20 };
+static pid_t spawn_host(int port, const char *host, const char *offset, int in, int out,
+                        int first) {
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid) return pid;
+    char p[16], msg[32], c = 1;
+    snprintf(p, sizeof p, "%d", port);
+    setenv("TRACY_PORT", p, 1);
+    setenv("TRACY_ADDR", "127.0.0.1", 1);
+    setenv("TRACY_HOST", host, 1);
+    setenv("TRACY_TEST_CLOCK_OFFSET_NS", offset, 1);
+    if (lt_client_start() != 0) _exit(3);
+    for (int i = 0; i < ROUNDS; i++) {
+        if ((i > 0 || !first) && read(in, &c, 1) != 1) _exit(5);
+        snprintf(msg, sizeof msg, "%s %d", host, i);
+        lt_message_str(msg);
+        usleep(1000);
+        if (write(out, &c, 1) != 1) _exit(6);
+    }
+    lt_client_stop();
+    _exit(0);
+}
+
+static void run_merge(const char *dir, const char *a, const char *b, const char *out) {
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "%s/bin/tracy-merge -q -o '%s/%s' '%s' '%s'", getenv("LT_BUILD"),
+             dir, out, a, b);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+/* Host b's monotonic clock reads 5000 s more than host a's (it booted
+ * earlier). Merged, the messages of the two must alternate in time as they
+ * were recorded, and the shift found must be the offset within the stated
+ * error. */
+START_TEST(two_hosts_merge_onto_one_timeline) {
+    const int64_t OFFSET = 5000000000000ll;
+    char dir[] = "/tmp/check_limit.XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char out[2][128], err[2][128];
+    int port[2], ab[2], ba[2];
+    pid_t d[2], c[2];
+    for (int i = 0; i < 2; i++) {
+        snprintf(out[i], sizeof out[i], "%s/node-%c.tracy", dir, 'a' + i);
+        snprintf(err[i], sizeof err[i], "%s/stderr-%d.txt", dir, i);
+        d[i] = spawn_daemon(out[i], err[i], (const char *[]){"-n", "1", NULL}, &port[i]);
+    }
+    ck_assert_int_eq(pipe(ab), 0);
+    ck_assert_int_eq(pipe(ba), 0);
+    c[0] = spawn_host(port[0], "node-a", "0", ba[0], ab[1], 1);
+    c[1] = spawn_host(port[1], "node-b", "5000000000000", ab[0], ba[1], 0);
+    for (int i = 0; i < 2; i++) {
+        int st;
+        ck_assert_int_eq(waitpid(c[i], &st, 0), c[i]);
+        ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "host %d: status %d", i, st);
+        ck_assert_int_eq(wait_exit(d[i]), 0);
+    }
+    run_merge(dir, out[0], out[1], "all.tracy");
+    char path[160];
+    snprintf(path, sizeof path, "%s/all.tracy", dir);
+    lt_reader *r;
+    ck_assert_int_eq(lt_reader_open(&r, path, NULL, 0), 0);
+    uint64_t error = 0, shift = 1;
+    ck_assert(lt_reader_total(r, "clock_align_error_ns", &error));
+    ck_assert(lt_reader_total(r, "clock_shift_ns:node-a", &shift));
+    ck_assert_uint_gt(error, 0);
+    ck_assert_uint_le(error, 10000);
+    ck_assert_msg(llabs((long long)shift - OFFSET) <= (long long)error,
+                  "shift %llu, offset %lld, error %llu", (unsigned long long)shift,
+                  (long long)OFFSET, (unsigned long long)error);
+    ck_assert_str_eq(lt_reader_process(r, 1)->hostname, "node-a");
+    ck_assert_str_eq(lt_reader_process(r, 2)->hostname, "node-b");
+    /* in time order: node-a 0, node-b 0, node-a 1, node-b 1, ... */
+    lt_event ev;
+    int n = 0, rc;
+    uint64_t prev = 0;
+    while ((rc = lt_reader_next(r, &ev)) > 0) {
+        if (ev.type != LT_EV_MESSAGE) continue;
+        char want[32];
+        snprintf(want, sizeof want, "node-%c %d", n % 2 ? 'b' : 'a', n / 2);
+        ck_assert_msg(ev.text_len == strlen(want) && !memcmp(ev.text, want, ev.text_len),
+                      "message %d is '%.*s', want '%s'", n, (int)ev.text_len, ev.text, want);
+        /* 1 ms apart in reality: apart by at least that, less the error */
+        if (n) ck_assert_uint_ge(ev.ts - prev + error, 1000000);
+        prev = ev.ts;
+        n++;
+    }
+    ck_assert_int_eq(rc, 0);
+    ck_assert_int_eq(n, 2 * ROUNDS);
+    lt_reader_free(r);
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 Suite *limit_suite(void) {
     Suite *s = suite_create("limit");
     TCase *c = tcase_create("max_size");
     tcase_set_timeout(c, 60);
     tcase_add_test(c, max_size_stops_recording_and_counts_the_rest);
     tcase_add_test(c, rotation_writes_complete_numbered_files);
+    suite_add_tcase(s, c);
+    c = tcase_create("multihost");
+    tcase_set_timeout(c, 60);
+    tcase_add_test(c, two_hosts_merge_onto_one_timeline);
     suite_add_tcase(s, c);
     return s;
 }
