@@ -1000,6 +1000,9 @@ SECTIONS = {"1": section_hook, "2": section_client, "3": section_ingest,
             "4": section_size, "5": section_convert, "6": section_reader}
 # Ingest runs before the client section, whose table shows a figure of it.
 ORDER = ["1", "3", "2", "4", "5", "6"]
+# Section 10 (long runs: tracy-cut, tracy-merge, flight recorder): bench/sec_long.py.
+SECTIONS["10"] = lambda ctx, rep: __import__("sec_long").section(ctx, rep, sys.modules[__name__])
+ORDER.append("10")
 
 
 def main():
