@@ -60,6 +60,7 @@ include libtrace/build.mk
 -include libtrace/compat/build.mk
 -include capture/build.mk
 -include convert/build.mk
+-include splice/build.mk
 -include pyhook/build.mk
 -include examples/build.mk
 -include tools/build.mk

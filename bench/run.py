@@ -1009,6 +1009,9 @@ ORDER.append("11")
 import sec_diff  # noqa: E402 (bench/sec_diff.py: section 9, tracy-diff)
 SECTIONS["9"] = sec_diff.section_diff
 ORDER.append("9")
+# Section 10 (long runs: tracy-cut, tracy-merge, flight recorder): bench/sec_long.py.
+SECTIONS["10"] = lambda ctx, rep: __import__("sec_long").section(ctx, rep, sys.modules[__name__])
+ORDER.append("10")
 
 
 def main():

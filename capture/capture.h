@@ -47,6 +47,8 @@ typedef struct cap_opts {
     uint32_t max_names;
     uint32_t handshake_ms;
     int level;              /* zstd level */
+    uint64_t max_size;      /* --max-size, bytes; 0 = no limit */
+    int rotate;             /* --rotate: numbered files instead of stopping */
 } cap_opts;
 
 /* Parses argv into *o. Returns 0 to run, 1 when --help or --version was
@@ -78,6 +80,9 @@ typedef void (*cap_done_fn)(void *arg, cap_blk *done);
  * negative code. */
 int cap_worker_start(cap_worker **out, uv_loop_t *loop, lt_writer *w,
                      cap_done_fn done, void *arg);
+/* Bytes of the output written so far (any thread; a block's bytes count as
+ * soon as it is appended, before it comes back through `done`). */
+uint64_t cap_worker_bytes(const cap_worker *wk);
 /* Queues a block; the worker owns it until it comes back through `done`. */
 void cap_worker_push(cap_worker *wk, cap_blk *b);
 /* Closes the async handle (loop thread); later results wait for finish. */
@@ -97,6 +102,8 @@ enum cap_stat {
     CAP_ST_EVENTS_REJECTED,
     CAP_ST_BYTES_REJECTED,
     CAP_ST_ZONES_ABORTED,
+    CAP_ST_SIZE_LIMIT,
+    CAP_ST_EVENTS_DROPPED_SIZE,
     CAP_NSTATS
 };
 
@@ -112,6 +119,12 @@ typedef struct cap_why {
 } cap_why;
 
 cap_store *cap_store_new(cap_worker *wk, uint32_t max_names);
+/* Records the size limit in the statistics (size_limit_bytes). Unless
+ * `rotating` (the writer then starts new files itself), stops storing events
+ * once `bytes` of the output have been written (0: no limit): the events
+ * that arrive later are validated, counted (events_dropped_size_limit) and
+ * dropped. */
+void cap_store_set_max_size(cap_store *s, uint64_t bytes, int rotating);
 /* Frees the store (all processes must have ended). Accepts NULL. */
 void cap_store_free(cap_store *s);
 

@@ -29,8 +29,13 @@ static int write_exit(int err) {
 static int capture(cap_server *srv, uv_loop_t *loop, const cap_opts *o,
                    lt_writer *w) {
     cap_worker *wk = NULL;
-    int rc = cap_worker_start(&wk, loop, w, cap_server_done, srv);
+    int rc = o->rotate ? lt_writer_set_rotation(w, o->output, o->max_size) : 0;
+    if (rc == 0) rc = cap_worker_start(&wk, loop, w, cap_server_done, srv);
     cap_store *st = rc == 0 ? cap_store_new(wk, o->max_names) : NULL;
+    if (st && o->max_size) {
+        cap_store_set_max_size(st, o->max_size, o->rotate);
+        cap_store_stats_block(st); /* the limit is in the file from its start */
+    }
     if (!st) {
         cap_log("cannot start the writer thread: %s", lt_strerror(LT_ENOMEM));
         if (wk) {

@@ -37,6 +37,12 @@ static const char usage_text[] =
     "  --handshake-timeout MS  drop a client that has not said HELLO by then,\n"
     "                        default 5000\n"
     "  --level N             zstd compression level 1..19, default 3\n"
+    "  --max-size MIB        stop recording events once the file has MIB MiB;\n"
+    "                        later events are counted (events_dropped_size_limit)\n"
+    "                        and dropped, the file stays complete\n"
+    "  --rotate              with --max-size: go on in a new file instead, each a\n"
+    "                        complete trace: FILE, then FILE.1, FILE.2, ... (the\n"
+    "                        number before a final .tracy: run.1.tracy)\n"
     "  -h, --help            print this help and exit\n"
     "  --version             print the version and exit\n"
     "\n"
@@ -55,7 +61,9 @@ enum {
     OPT_MAX_NAMES,
     OPT_HANDSHAKE,
     OPT_LEVEL,
-    OPT_VERSION
+    OPT_VERSION,
+    OPT_MAX_SIZE,
+    OPT_ROTATE
 };
 
 static const struct option long_opts[] = {
@@ -68,6 +76,8 @@ static const struct option long_opts[] = {
     {"max-names", required_argument, NULL, OPT_MAX_NAMES},
     {"handshake-timeout", required_argument, NULL, OPT_HANDSHAKE},
     {"level", required_argument, NULL, OPT_LEVEL},
+    {"max-size", required_argument, NULL, OPT_MAX_SIZE},
+    {"rotate", no_argument, NULL, OPT_ROTATE},
     {NULL, 0, NULL, 0}};
 
 static int bad(const char *fmt, const char *a, const char *b) {
@@ -198,6 +208,11 @@ static int one_opt(cap_opts *o, int c, const char *arg) {
         return parse_u32("--max-names", arg, 1, 1u << 24, &o->max_names);
     case OPT_HANDSHAKE:
         return parse_u32("--handshake-timeout", arg, 1, 3600000, &o->handshake_ms);
+    case OPT_MAX_SIZE:
+        if (parse_u64("--max-size (MiB)", arg, 1, 1ull << 30, &mib) < 0) return -1;
+        o->max_size = mib << 20;
+        return 0;
+    case OPT_ROTATE: o->rotate = 1; return 0;
     case OPT_LEVEL:
         if (parse_u32("--level", arg, 1, 19, &v) < 0) return -1;
         o->level = (int)v;
@@ -235,6 +250,8 @@ int cap_opts_parse(cap_opts *o, int argc, char **argv) {
         return bad("unexpected argument '%s'%s", argv[optind], "");
     if (!o->output || !*o->output)
         return bad("an output file is required: -o FILE%s%s", "", "");
+    if (o->rotate && !o->max_size)
+        return bad("--rotate needs --max-size%s%s", "", "");
     return 0;
 }
 

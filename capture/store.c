@@ -52,6 +52,8 @@ struct cap_store {
     uint64_t stat[CAP_NSTATS];
     int stats_dirty;
     uint64_t processes, events, blocks, raw_bytes, body_bytes;
+    uint64_t max_size;          /* --max-size, 0 = none */
+    int full;                   /* the file reached max_size: events dropped */
 };
 
 static const struct {
@@ -73,6 +75,10 @@ static const struct {
     {"bytes_rejected", LT_SEV_DATA_LOSS, "bytes of messages refused as malformed"},
     {"zones_aborted", LT_SEV_DATA_LOSS,
      "zones closed by the daemon because their process ended abnormally"},
+    {"size_limit_bytes", LT_SEV_INFO,
+     "--max-size: events are no longer stored once the file has this size"},
+    {"events_dropped_size_limit", LT_SEV_DATA_LOSS,
+     "events received after the file reached --max-size, not stored"},
 };
 
 /* ---- Blocks ------------------------------------------------------------ */
@@ -376,6 +382,38 @@ int cap_proc_meta(cap_store *s, cap_proc *p, const uint8_t *body, size_t n,
     return 0;
 }
 
+/* ---- Size limit ---------------------------------------------------------- */
+
+void cap_store_set_max_size(cap_store *s, uint64_t bytes, int rotating) {
+    s->max_size = rotating ? 0 : bytes;
+    s->stat[CAP_ST_SIZE_LIMIT] = bytes;
+    s->stats_dirty = bytes != 0;
+}
+
+/* 1 once the written file (data whose writing is confirmed) reached the
+ * limit; says so once. */
+static int size_reached(cap_store *s) {
+    if (s->full || !s->max_size || cap_worker_bytes(s->wk) < s->max_size) return s->full;
+    s->full = 1;
+    cap_log("the output reached --max-size (%llu bytes): recording stopped; events "
+            "that arrive from now on are counted as dropped",
+            (unsigned long long)s->max_size);
+    return 1;
+}
+
+/* Validates an EVENTS body after the limit and counts its events as dropped;
+ * the stream's state stays as stored, so the file remains consistent. */
+static int drop_events(cap_store *s, cap_stream *t, const uint8_t *q, size_t rn,
+                       const lt__scan_limits *lim, cap_why *why) {
+    lt__stream_state tmp = t->st;
+    const char *reason;
+    size_t off;
+    tmp.depth = LT_MAX_DEPTH / 2; /* dropped ends may close dropped begins */
+    if (lt__scan_events(q, rn, &tmp, lim, &reason, &off) < 0) return fail(why, reason);
+    cap_store_stat_add(s, CAP_ST_EVENTS_DROPPED_SIZE, tmp.events - t->st.events);
+    return 0;
+}
+
 int cap_proc_events(cap_store *s, cap_proc *p, const uint8_t *body, size_t n,
                     cap_why *why) {
     const uint8_t *q = body, *end = body + n;
@@ -394,6 +432,7 @@ int cap_proc_events(cap_store *s, cap_proc *p, const uint8_t *body, size_t n,
     size_t rn = (size_t)(end - q), off;
     lt__scan_limits lim = {p->max_loc, p->max_plot, p->max_frame, LT_MAX_DEPTH, 0,
                            p->open_zones, LT_MAX_OPEN_ZONES};
+    if (size_reached(s)) return drop_events(s, t, q, rn, &lim, why);
     make_room(s, p, t, rn);
     lt__stream_state before = t->st;
     const char *reason;

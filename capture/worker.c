@@ -21,6 +21,7 @@ struct cap_worker {
     lt_writer *w;
     cap_done_fn on_done;
     void *arg;
+    uint64_t written;           /* file bytes, read by the loop (atomic) */
 };
 
 static void on_async(uv_async_t *a) {
@@ -36,6 +37,11 @@ static void write_one(cap_worker *wk, cap_blk *b) {
     uint64_t before = lt_writer_bytes(wk->w);
     b->rc = lt_writer_block(wk->w, &b->desc, b->data, b->len);
     b->unit_bytes = lt_writer_bytes(wk->w) - before;
+    __atomic_store_n(&wk->written, before + b->unit_bytes, __ATOMIC_RELAXED);
+}
+
+uint64_t cap_worker_bytes(const cap_worker *wk) {
+    return __atomic_load_n(&wk->written, __ATOMIC_RELAXED);
 }
 
 static void *worker_main(void *arg) {

@@ -359,8 +359,8 @@ static int64_t mpi_rank(void) {
 
 /* Encodes HELLO (header included) into *out. */
 static int hello_encode(lt__bytes *out, const char *token) {
-    char host[256] = "";
-    gethostname(host, sizeof host - 1);
+    char host[256];
+    lt__host_name(host, sizeof host);
     size_t need = 128 + strlen(host) + (token ? strlen(token) : 0) +
                   strlen(info.program ? info.program : "");
     for (int i = 0; i < info.argc; i++) need += 10 + strlen(info.argv[i]);
@@ -389,7 +389,8 @@ static int hello_encode(lt__bytes *out, const char *token) {
     struct timespec m, w;
     clock_gettime(CLOCK_MONOTONIC, &m);
     clock_gettime(CLOCK_REALTIME, &w);
-    p = lt__put_varint(p, (uint64_t)m.tv_sec * 1000000000u + (uint64_t)m.tv_nsec);
+    p = lt__put_varint(p, (uint64_t)m.tv_sec * 1000000000u + (uint64_t)m.tv_nsec +
+                              (uint64_t)lt__mono_bias);
     p = lt__put_varint(p, (uint64_t)w.tv_sec * 1000000000u + (uint64_t)w.tv_nsec);
     p = lt__put_text(p, LT__CLIENT_NAME, strlen(LT__CLIENT_NAME), 64);
     p = lt__put_text(p, token, token ? strlen(token) : 0, LT__MAX_NAME);
@@ -619,6 +620,7 @@ static int start_locked(void) {
     if (configure(addr, sizeof addr, port, sizeof port, &wait_s) < 0)
         return LT_EINVAL;
     info_default();
+    lt__host_init();
     lt__clock_start();
     int fd = connect_daemon(addr, port, wait_s, why, sizeof why);
     if (fd < 0) {

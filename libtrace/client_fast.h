@@ -79,6 +79,9 @@ typedef struct lt__clock_map {
     uint64_t off;  /* ns0 - tsc0 * mult: the time is off + tsc * mult */
 } lt__clock_map;
 extern LT_API const lt__clock_map *lt__clk;
+/* Added to every timestamp (0 unless TRACY_TEST_CLOCK_OFFSET_NS is set; the
+ * TSC map carries it in `off`). */
+extern LT_API int64_t lt__mono_bias;
 
 /* The current TSC map, or NULL (then lt__now reads clock_gettime). */
 static inline __attribute__((always_inline)) const lt__clock_map *lt__clock(void) {
@@ -101,7 +104,7 @@ static inline __attribute__((always_inline)) uint64_t lt__now(void) {
 #endif
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec + (uint64_t)lt__mono_bias;
 }
 
 static inline __attribute__((always_inline)) uint8_t *lt__put_varint(uint8_t *p, uint64_t v) {

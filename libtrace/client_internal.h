@@ -113,6 +113,11 @@ void lt__clock_tick(void);
  * (a forked child keeps its parent's) or the TSC is not used. */
 void lt__clock_start(void);
 void lt__clock_first(void);
+/* client_host.c: reads TRACY_TEST_CLOCK_OFFSET_NS into lt__mono_bias (before
+ * the first timestamp), and the host name HELLO reports (TRACY_HOST, else
+ * gethostname), NUL-terminated in buf[n]. */
+void lt__host_init(void);
+void lt__host_name(char *buf, size_t n);
 
 /* ---- client_buf.c --------------------------------------------------- */
 /* After fork() in the child: forget the parent's threads and buffers. */

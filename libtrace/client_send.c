@@ -370,7 +370,8 @@ static int tsc_usable(void) {
 static void clock_publish(const lt__clock_map *m) {
     lt__clock_map *slot = &ck.ring[++ck.idx % LT__CLOCK_RING];
     *slot = *m;
-    slot->off = m->ns0 - (uint64_t)(((unsigned __int128)m->tsc0 * m->mult) >> 32);
+    slot->off = m->ns0 - (uint64_t)(((unsigned __int128)m->tsc0 * m->mult) >> 32) +
+                (uint64_t)lt__mono_bias;
     __atomic_store_n(&lt__clk, slot, __ATOMIC_RELEASE);
 }
 

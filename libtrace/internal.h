@@ -74,4 +74,21 @@ static inline size_t lt__varint_len(uint64_t v) {
 void lt__desc_encode(uint8_t out[LT__DESC_SIZE], const lt_block_desc *d,
                      uint32_t raw_size, uint32_t comp_size);
 
+/* Appends a unit whose data frame is already compressed (a valid zstd frame
+ * with checksum and content size raw_size, block header matching *d):
+ * copied from another trace. Returns 0 or LT_EINVAL, LT_EIO, LT_ENOSPC. */
+int lt__writer_frame(lt_writer *w, const lt_block_desc *d, uint32_t raw_size,
+                     const void *frame, size_t comp);
+
+/* For the rotation (rotate.c): compress and append a unit through a buffer
+ * of the caller's (the pending unit stays in the writer's own), write a
+ * trailer and sync, switch to a new file (O_EXCL; header of format 1.1),
+ * the current file's size. */
+int lt__writer_replay(lt_writer *w, const lt_block_desc *d, const void *raw,
+                      size_t raw_len, uint8_t **buf, size_t *cap, size_t *len);
+int lt__writer_trailer(lt_writer *w, const lt_stream_summary *s, size_t ns,
+                       const lt_total *t, size_t nt);
+int lt__writer_reopen(lt_writer *w, const char *path);
+uint64_t lt__writer_bytes(const lt_writer *w);
+
 #endif /* LIBTRACE_INTERNAL_H */

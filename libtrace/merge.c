@@ -32,6 +32,7 @@ static void lt__cursor_start(lt_reader *r, lt__rstream *s) {
     s->p = s->end = NULL;
     s->ts = 0;
     s->depth = 0;
+    s->cut_left = s->cut_depth;
     s->max_loc = p->nlocs;
     s->max_plot = p->nplots;
     s->max_frame = p->nframes;
@@ -86,9 +87,11 @@ static int lt__push(lt_reader *r, lt__rstream *s, uint32_t loc) {
     f->child_ns = 0;
     f->loc = loc;
     f->has_name = f->has_text = 0;
+    f->cut = s->cut_left > 0;
+    s->cut_left -= f->cut;
     lt_event *ev = &s->ev;
     ev->type = LT_EV_ZONE_BEGIN;
-    ev->flags = 0;
+    ev->flags = f->cut ? LT_EVF_CUT : 0;
     ev->ts = s->ts;
     ev->loc = loc;
     ev->depth = s->depth++; /* lt_reader_next copies no further for a begin */
@@ -99,7 +102,7 @@ static void lt__pop(lt__rstream *s, uint8_t flags) {
     lt__zframe *f = &s->stack[--s->depth];
     lt_event *ev = &s->ev;
     ev->type = LT_EV_ZONE_END;
-    ev->flags = flags;
+    ev->flags = flags | (f->cut ? LT_EVF_CUT : 0);
     ev->ts = s->ts;
     ev->loc = f->loc;
     ev->depth = s->depth;

@@ -226,6 +226,12 @@ static int lt__check_desc(lt_reader *r, lt__blk *b) {
     if (b->raw > LT_MAX_BLOCK_RAW) return lt__corrupt(r, off, "raw_size out of range");
     if (b->comp > lt__comp_limit(b->raw))
         return lt__corrupt(r, off, "comp_size out of range");
+    if (b->kind == LT_BLOCK_CUT) {
+        if (b->process == 0 || b->process > r->max_index || b->thread == 0 ||
+            b->thread > r->max_index || b->n_events || b->first_ts || b->last_ts)
+            return lt__corrupt(r, off, "descriptor fields out of range");
+        return 0;
+    }
     if (b->kind > LT_BLOCK_STATS) return 0; /* skipped: no more checks */
     if (b->process > r->max_index || b->thread > r->max_index)
         return lt__corrupt(r, off, "process or thread index out of range");
@@ -349,7 +355,8 @@ static int lt__scan(lt_reader *r, uint64_t off) {
                          .first_ts = lt__rd64(d + 32), .last_ts = lt__rd64(d + 40)};
             if ((rc = lt__check_desc(r, &b)) < 0) return rc;
             if (left - LT__UNIT_OVERHEAD < b.comp) break;
-            if (b.kind <= LT_BLOCK_STATS && (rc = lt__add_block(r, &b)) < 0)
+            if ((b.kind <= LT_BLOCK_STATS || b.kind == LT_BLOCK_CUT) &&
+                (rc = lt__add_block(r, &b)) < 0)
                 return rc == LT_ENOMEM ? lt__fail(r, rc, "out of memory") : rc;
             off += LT__UNIT_OVERHEAD + b.comp;
             r->info.body_bytes += LT__UNIT_OVERHEAD + b.comp;
@@ -470,17 +477,39 @@ static int lt__stat_record(lt_reader *r, const lt__meta_rec *m) {
     return r->stats[i].description ? 0 : LT_ENOMEM;
 }
 
+/* A cut block (format 1.1): how many of the stream's first zones were
+ * already open where the recorded window starts. */
+static int lt__cut_block(lt_reader *r, const lt__blk *b, const uint8_t *p,
+                         const uint8_t *end) {
+    uint64_t ts, depth;
+    if (p >= end || *p++ != LT_TAG_CUT_OPEN || lt__get_varint(&p, end, &ts) < 0 ||
+        lt__get_varint(&p, end, &depth) < 0 || p != end || depth > LT_MAX_DEPTH)
+        return lt__corrupt(r, b->off, "malformed cut block");
+    lt__rproc *proc = lt__get_proc(r, b->process);
+    lt__rstream *s = proc ? lt__get_stream(r, proc, b->thread) : NULL;
+    if (!s) return LT_ENOMEM;
+    s->cut_depth = (uint32_t)depth;
+    return 0;
+}
+
 static int lt__decode_meta(lt_reader *r) {
     uint8_t *buf = NULL;
     size_t cap = 0;
     int rc = 0;
     for (uint32_t i = 0; i < r->nblks && rc == 0; i++) {
         const lt__blk *b = &r->blks[i];
-        if (b->kind != LT_BLOCK_META && b->kind != LT_BLOCK_STATS) continue;
+        if (b->kind != LT_BLOCK_META && b->kind != LT_BLOCK_STATS &&
+            b->kind != LT_BLOCK_CUT)
+            continue;
         const uint8_t *p, *end;
         uint64_t base;
         if ((rc = lt__load_block(r, b, &buf, &cap, &p, &base)) < 0) break;
         end = buf + b->raw;
+        if (b->kind == LT_BLOCK_CUT) {
+            rc = base ? lt__corrupt(r, b->off, "base_ts of a cut block")
+                      : lt__cut_block(r, b, p, end);
+            continue;
+        }
         if (base != 0) rc = lt__corrupt(r, b->off, "base_ts of a metadata block");
         uint32_t allowed = b->kind == LT_BLOCK_STATS
                                ? LT__META_BIT(LT_TAG_STAT)

@@ -26,6 +26,7 @@ typedef struct lt__zframe {
     uint64_t begin_ts, child_ns;
     uint32_t loc;
     uint8_t has_name, has_text;
+    uint8_t cut;               /* open at the recorded window's start */
     uint32_t name_len, text_len, name_cap, text_cap;
     char *name, *text;
 } lt__zframe;
@@ -46,6 +47,8 @@ typedef struct lt__rstream {
     uint32_t max_loc, max_plot, max_frame;
     lt__zframe *stack;
     uint32_t depth, stack_cap;
+    uint32_t cut_depth;        /* zones open at the window's start (kind 17) */
+    uint32_t cut_left;         /* of those, begins not yet delivered */
     lt_event ev;               /* the event the cursor stands on */
 } lt__rstream;
 

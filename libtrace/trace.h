@@ -60,7 +60,8 @@ LT_API int lt_from_errno(int errnum);
 
 /* ---- Format constants ------------------------------------------------- */
 
-enum lt_block_kind { LT_BLOCK_EVENTS = 1, LT_BLOCK_META = 2, LT_BLOCK_STATS = 3 };
+enum lt_block_kind { LT_BLOCK_EVENTS = 1, LT_BLOCK_META = 2, LT_BLOCK_STATS = 3,
+                     LT_BLOCK_CUT = 17 /* format 1.1: zones cut at a window start */ };
 
 enum lt_loc_kind {
     LT_LOC_PYTHON = 1,
@@ -89,7 +90,8 @@ enum lt_tag {
     LT_TAG_PLOT_DEF = 0x23,
     LT_TAG_FRAME_DEF = 0x24,
     LT_TAG_PROC_END = 0x25,
-    LT_TAG_STAT = 0x30
+    LT_TAG_STAT = 0x30,
+    LT_TAG_CUT_OPEN = 0x40 /* format 1.1, in blocks of kind 17 only */
 };
 
 enum lt_proc_status {
@@ -174,6 +176,9 @@ enum lt_event_type {
 
 #define LT_EVF_ABORTED 0x1  /* zone closed by the daemon (ZONE_END_ABORTED) */
 #define LT_EVF_UNCLOSED 0x2 /* zone still open at the end of its stream */
+#define LT_EVF_CUT 0x4      /* zone already open where the recorded window
+                               starts: its begin_ts is the window's start,
+                               its real beginning is not in the file */
 
 typedef struct lt_event {
     uint8_t type;          /* enum lt_event_type */
@@ -287,6 +292,8 @@ LT_API int lt_reader_total(const lt_reader *r, const char *name, uint64_t *value
 typedef struct lt_writer lt_writer;
 
 #define LT_WRITE_FORCE 0x1 /* overwrite an existing file */
+#define LT_WRITE_CUTS 0x2  /* the file may hold cut blocks (kind 17): its
+                              header says format 1.1 */
 
 /* Creates `path` (O_EXCL unless LT_WRITE_FORCE; mode 0644 less the umask)
  * and writes the file header. `creator` names the program (NULL: "libtrace").
@@ -335,8 +342,21 @@ LT_API int lt_writer_close(lt_writer *w, const lt_stream_summary *streams,
                            size_t n_streams, const lt_total *totals,
                            size_t n_totals);
 
-/* Bytes written so far (header and units). */
+/* Bytes written so far (header and units) into the current file. */
 LT_API uint64_t lt_writer_bytes(const lt_writer *w);
+
+/* Rotation: before a unit would take the current file past max_bytes (and
+ * once it holds events), the writer ends it with a trailer of its own and
+ * goes on in a new file, a complete trace of its own: `path` (the first
+ * file's name) with ".1", ".2", ... inserted before a final ".tracy"
+ * (run.tracy, run.1.tracy, run.2.tracy; else appended). A new file starts
+ * with the metadata of every process that has not ended, the last
+ * statistics block, and the zones open at that moment as cut zones (format
+ * 1.1); new files are never put over existing ones (LT_EEXIST). Their
+ * trailers carry the totals rotation_index (1, 2, ...) and the caller's
+ * statistics totals. Returns 0, LT_EINVAL (already set, no path or size) or
+ * LT_ENOMEM. */
+LT_API int lt_writer_set_rotation(lt_writer *w, const char *path, uint64_t max_bytes);
 /* Flushes written units to the kernel (they are written with write(2) as
  * they come, so this is only fdatasync). */
 LT_API int lt_writer_sync(lt_writer *w);

@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <zstd.h>
 #include "internal.h"
+#include "rotate.h"
 
 struct lt_writer {
     int fd;
@@ -14,6 +15,8 @@ struct lt_writer {
     ZSTD_CCtx *cctx;
     uint8_t *buf;     /* descriptor + compressed frame of one unit */
     size_t cap;
+    char *creator;    /* for the headers of rotated files */
+    lt__rot *rot;     /* rotation to numbered files, or NULL */
 };
 
 /* Writes all of buf; converts errno once, here. */
@@ -46,6 +49,10 @@ static int lt__append(lt_writer *w, const uint8_t *buf, size_t len) {
     return 0;
 }
 
+static int lt__write_trailer(lt_writer *w, const lt_stream_summary *s,
+                             size_t ns, const lt_total *t, size_t nt);
+static int lt__sync(int fd);
+
 static int lt__reserve(lt_writer *w, size_t need) {
     if (need <= w->cap) return 0;
     size_t cap = w->cap ? w->cap : 4096;
@@ -57,21 +64,25 @@ static int lt__reserve(lt_writer *w, size_t need) {
     return 0;
 }
 
-static int lt__write_header(lt_writer *w, const char *creator) {
+static int lt__write_header(lt_writer *w, const char *creator, int minor) {
     size_t clen = strlen(creator);
     if (clen > LT_MAX_STRING || !lt__utf8_valid(creator, clen)) return LT_EINVAL;
-    if (lt__reserve(w, 8 + 32 + 10 + clen) < 0) return LT_ENOMEM;
-    uint8_t *p = w->buf + 8;
+    /* its own buffer: a rotation writes a header while a unit waits in buf */
+    uint8_t *h = malloc(8 + 32 + 10 + clen);
+    if (!h) return LT_ENOMEM;
+    uint8_t *p = h + 8;
     memcpy(p, LT__FILE_MAGIC, 8);
     lt__le16(p + 8, LT_FORMAT_MAJOR);
-    lt__le16(p + 10, LT_FORMAT_MINOR);
+    lt__le16(p + 10, (uint16_t)minor);
     lt__le32(p + 12, 0);
     lt__le64(p + 16, lt_wall_ns());
     lt__le64(p + 24, lt_now_ns());
     uint8_t *e = lt__put_str(p + 32, creator, clen);
-    lt__le32(w->buf, LT__MAGIC_HEADER);
-    lt__le32(w->buf + 4, (uint32_t)(e - p));
-    return lt__append(w, w->buf, (size_t)(e - w->buf));
+    lt__le32(h, LT__MAGIC_HEADER);
+    lt__le32(h + 4, (uint32_t)(e - p));
+    int rc = lt__append(w, h, (size_t)(e - h));
+    free(h);
+    return rc;
 }
 
 int lt_writer_open(lt_writer **out, const char *path, int flags,
@@ -98,13 +109,21 @@ int lt_writer_open(lt_writer **out, const char *path, int flags,
         if (rc != LT_EEXIST && rc != LT_ENOSPC && rc != LT_ENOMEM) rc = LT_EOPEN;
         goto err;
     }
-    rc = lt__write_header(w, creator ? creator : "libtrace");
+    rc = lt__write_header(w, creator ? creator : "libtrace",
+                          (flags & LT_WRITE_CUTS) ? 1 : LT_FORMAT_MINOR);
     if (rc < 0) goto err;
+    if (!(w->creator = strdup(creator ? creator : "libtrace"))) {
+        rc = LT_ENOMEM;
+        goto err;
+    }
     *out = w;
     return 0;
 err:
     if (w->fd >= 0) close(w->fd);
+    free(w->creator);
     ZSTD_freeCCtx(w->cctx);
+    lt__rot_free(w->rot);
+    free(w->creator);
     free(w->buf);
     free(w);
     return rc;
@@ -133,21 +152,98 @@ void lt__desc_encode(uint8_t out[LT__DESC_SIZE], const lt_block_desc *d,
     lt__le64(out + 32, d->last_ts);
 }
 
-int lt_writer_block(lt_writer *w, const lt_block_desc *d, const void *raw,
-                    size_t raw_len) {
-    if (w->err) return w->err;
+/* Compresses one unit into *buf (grown as needed); returns its size in
+ * *len. */
+static int lt__compress_unit(lt_writer *w, uint8_t **buf, size_t *cap,
+                             const lt_block_desc *d, const void *raw,
+                             size_t raw_len, size_t *len) {
     if (d->kind == 0) return LT_EINVAL;
     if (raw_len > LT_MAX_BLOCK_RAW) return LT_ELIMIT;
     size_t bound = ZSTD_compressBound(raw_len);
-    if (lt__reserve(w, LT__UNIT_OVERHEAD + bound) < 0) return LT_ENOMEM;
-    size_t comp = ZSTD_compress2(w->cctx, w->buf + LT__UNIT_OVERHEAD, bound,
+    if (LT__UNIT_OVERHEAD + bound > *cap) {
+        size_t c = *cap ? *cap : 4096;
+        while (c < LT__UNIT_OVERHEAD + bound) c *= 2;
+        uint8_t *b = realloc(*buf, c);
+        if (!b) return LT_ENOMEM;
+        *buf = b;
+        *cap = c;
+    }
+    size_t comp = ZSTD_compress2(w->cctx, *buf + LT__UNIT_OVERHEAD, bound,
                                  raw, raw_len);
     if (ZSTD_isError(comp) || comp > lt__comp_limit(raw_len))
         return LT_ECOMPRESS;
-    lt__le32(w->buf, LT__MAGIC_DESC);
-    lt__le32(w->buf + 4, LT__DESC_SIZE);
-    lt__desc_encode(w->buf + 8, d, (uint32_t)raw_len, (uint32_t)comp);
-    return lt__append(w, w->buf, LT__UNIT_OVERHEAD + comp);
+    lt__le32(*buf, LT__MAGIC_DESC);
+    lt__le32(*buf + 4, LT__DESC_SIZE);
+    lt__desc_encode(*buf + 8, d, (uint32_t)raw_len, (uint32_t)comp);
+    *len = LT__UNIT_OVERHEAD + comp;
+    return 0;
+}
+
+int lt_writer_block(lt_writer *w, const lt_block_desc *d, const void *raw,
+                    size_t raw_len) {
+    if (w->err) return w->err;
+    size_t len, *cap = &w->cap;
+    uint8_t **buf = &w->buf;
+    if (w->rot) lt__rot_pending(w->rot, &buf, &cap); /* buf stays free for a trailer */
+    int rc = lt__compress_unit(w, buf, cap, d, raw, raw_len, &len);
+    if (rc < 0) return rc;
+    if (w->rot && (rc = lt__rot_before(w, w->rot, len)) < 0) {
+        if (!w->err) w->err = rc;
+        return rc;
+    }
+    rc = lt__append(w, *buf, len);
+    if (rc == 0 && w->rot) rc = lt__rot_after(w->rot, d, raw, raw_len, len);
+    if (rc < 0 && !w->err) w->err = rc;
+    return rc;
+}
+
+int lt__writer_replay(lt_writer *w, const lt_block_desc *d, const void *raw,
+                      size_t raw_len, uint8_t **buf, size_t *cap, size_t *len) {
+    int rc = lt__compress_unit(w, buf, cap, d, raw, raw_len, len);
+    return rc < 0 ? rc : lt__append(w, *buf, *len);
+}
+
+int lt__writer_trailer(lt_writer *w, const lt_stream_summary *s, size_t ns,
+                       const lt_total *t, size_t nt) {
+    int rc = w->err ? w->err : lt__write_trailer(w, s, ns, t, nt);
+    if (rc == 0) rc = lt__sync(w->fd);
+    if (rc < 0 && !w->err) w->err = rc;
+    return rc;
+}
+
+int lt__writer_reopen(lt_writer *w, const char *path) {
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) return errno == EEXIST ? LT_EEXIST : lt_from_errno(errno);
+    close(w->fd);
+    w->fd = fd;
+    w->bytes = 0;
+    return lt__write_header(w, w->creator, 1);
+}
+
+uint64_t lt__writer_bytes(const lt_writer *w) { return w->bytes; }
+
+int lt_writer_set_rotation(lt_writer *w, const char *path, uint64_t max_bytes) {
+    if (w->rot || !path || max_bytes == 0) return LT_EINVAL;
+    return lt__rot_new(&w->rot, path, max_bytes, w->bytes);
+}
+
+int lt__writer_frame(lt_writer *w, const lt_block_desc *d, uint32_t raw_size,
+                     const void *frame, size_t comp) {
+    if (w->err) return w->err;
+    if (comp > lt__comp_limit(raw_size)) return LT_EINVAL;
+    uint8_t u[LT__UNIT_OVERHEAD];
+    lt__le32(u, LT__MAGIC_DESC);
+    lt__le32(u + 4, LT__DESC_SIZE);
+    lt__desc_encode(u + 8, d, raw_size, (uint32_t)comp);
+    int rc = lt__append(w, u, sizeof u);
+    if (rc < 0) return rc;
+    rc = lt__append(w, frame, comp);
+    if (rc < 0) { /* no half unit: cut back to before its descriptor */
+        w->bytes -= sizeof u;
+        if (ftruncate(w->fd, (off_t)w->bytes) == 0)
+            (void)lseek(w->fd, (off_t)w->bytes, SEEK_SET);
+    }
+    return rc;
 }
 
 static int lt__write_trailer(lt_writer *w, const lt_stream_summary *s,
@@ -196,8 +292,12 @@ int lt_writer_close(lt_writer *w, const lt_stream_summary *streams,
                     size_t n_streams, const lt_total *totals, size_t n_totals) {
     if (!w) return 0;
     int rc = w->err;
-    if (rc == 0 && (streams || totals || n_streams || n_totals))
-        rc = lt__write_trailer(w, streams, n_streams, totals, n_totals);
+    if (rc == 0 && (streams || totals || n_streams || n_totals)) {
+        if (w->rot && lt__rot_index(w->rot) > 1) /* this file's own summary */
+            rc = lt__rot_trailer(w, w->rot, totals, n_totals);
+        else
+            rc = lt__write_trailer(w, streams, n_streams, totals, n_totals);
+    }
     if (rc == 0) rc = lt__sync(w->fd);
     if (close(w->fd) < 0 && rc == 0) rc = lt_from_errno(errno);
     ZSTD_freeCCtx(w->cctx);

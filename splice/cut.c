@@ -1,0 +1,229 @@
+/* cut.c -- tracy-cut: a time range, processes or threads of a trace into a
+ * new, valid trace. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char usage_text[] =
+    "Usage: tracy-cut [OPTIONS] -o OUT.tracy IN.tracy\n"
+    "Writes a part of a trace as a new trace: a time window, some processes,\n"
+    "some threads. Zones already open where the window starts are kept, marked\n"
+    "as cut (their beginning is the window's start); zones still open where it\n"
+    "ends are left open-ended. Memory stays flat whatever the input's size.\n"
+    "\n"
+    "  -o, --output FILE    the new trace (required; never the input)\n"
+    "  -f, --force          replace FILE when it exists\n"
+    "      --from TIME      start of the window (default: the trace's start)\n"
+    "      --to TIME        end of the window, included (default: its end)\n"
+    "                       TIME is a number with a unit (ns, us, ms, s), counted\n"
+    "                       from the trace's first event, e.g. 1.5s or 200ms; with\n"
+    "                       --absolute, a timestamp in ns as the file holds it\n"
+    "      --absolute       TIME values are timestamps, not offsets\n"
+    "  -p, --process LIST   keep these processes only (indices, comma-separated)\n"
+    "  -t, --thread LIST    keep these threads only: P:T (process and thread index)\n"
+    "                       or a thread name, comma-separated\n"
+    "      --level N        zstd level of rewritten blocks, 1..19 (default 3)\n"
+    "  -q, --quiet          no summary line on standard error\n"
+    "  -h, --help           print this help and exit\n"
+    "  -V, --version        print the version and exit\n"
+    "\n"
+    "Exit status: 0 written, 1 usage, 2 input unreadable or not a trace,\n"
+    "3 written, but the input was truncated, 4 the input is corrupt,\n"
+    "5 cannot write the output (it is removed).\n";
+
+typedef struct ct_opts {
+    const char *out, *in;
+    const char *from_s, *to_s, *procs, *threads;
+    int force, quiet, absolute, level;
+} ct_opts;
+
+/* The threads to keep, resolved against the reader. */
+typedef struct ct_sel {
+    lt_reader *r;
+    const char *procs, *threads;
+} ct_sel;
+
+/* 1 when `item` (of a comma-separated list) equals [s, s+n). */
+static int ct_in_list(const char *list, const char *s, size_t n) {
+    while (*list) {
+        const char *e = strchr(list, ',');
+        size_t len = e ? (size_t)(e - list) : strlen(list);
+        if (len == n && memcmp(list, s, n) == 0) return 1;
+        if (!e) break;
+        list = e + 1;
+    }
+    return 0;
+}
+
+static int ct_keep_proc(const ct_sel *x, uint32_t p) {
+    char b[16];
+    if (!x->procs) return 1;
+    int n = snprintf(b, sizeof b, "%" PRIu32, p);
+    return ct_in_list(x->procs, b, (size_t)n);
+}
+
+static int ct_keep_thread(void *ctx, uint32_t p, uint32_t t) {
+    const ct_sel *x = ctx;
+    char b[32];
+    if (!x->threads) return 1;
+    int n = snprintf(b, sizeof b, "%" PRIu32 ":%" PRIu32, p, t);
+    if (ct_in_list(x->threads, b, (size_t)n)) return 1;
+    const lt_thread *th = lt_reader_thread(x->r, p, t);
+    return th && th->name[0] && ct_in_list(x->threads, th->name, strlen(th->name));
+}
+
+/* Checks that every item of the lists names something in the trace. */
+static int ct_check_lists(const ct_sel *x) {
+    uint32_t np = lt_reader_nprocesses(x->r);
+    for (const char *l = x->procs; l && *l;) {
+        const char *e = strchr(l, ',');
+        size_t len = e ? (size_t)(e - l) : strlen(l);
+        char b[24] = "";
+        uint64_t v;
+        memcpy(b, l, len < sizeof b - 1 ? len : sizeof b - 1);
+        if (cv_parse_u64(b, &v) < 0 || v == 0 || v > np)
+            return cv_usage_error("--process: '%.*s' is not a process of the trace (1..%" PRIu32 ")",
+                                  (int)len, l, np);
+        l = e ? e + 1 : l + len;
+    }
+    for (const char *l = x->threads; l && *l;) {
+        const char *e = strchr(l, ',');
+        size_t len = e ? (size_t)(e - l) : strlen(l);
+        int found = 0;
+        for (uint32_t p = 1; p <= np && !found; p++)
+            for (uint32_t t = 1; t <= lt_reader_nthreads(x->r, p) && !found; t++) {
+                char b[32];
+                int n = snprintf(b, sizeof b, "%" PRIu32 ":%" PRIu32, p, t);
+                const lt_thread *th = lt_reader_thread(x->r, p, t);
+                found = ((size_t)n == len && memcmp(b, l, len) == 0) ||
+                        (th && strlen(th->name) == len && memcmp(th->name, l, len) == 0);
+            }
+        if (!found)
+            return cv_usage_error("--thread: no thread '%.*s' in the trace", (int)len, l);
+        l = e ? e + 1 : l + len;
+    }
+    return 0;
+}
+
+/* "1.5s", "200ms", "30us", "1000ns" (or a bare number of ns with
+ * --absolute). Returns 0 or -1. */
+static int ct_parse_time(const char *s, int absolute, uint64_t *ns) {
+    if (absolute) return cv_parse_u64(s, ns);
+    char *end;
+    double v = strtod(s, &end);
+    double mult = strcmp(end, "s") == 0    ? 1e9
+                  : strcmp(end, "ms") == 0 ? 1e6
+                  : strcmp(end, "us") == 0 ? 1e3
+                  : strcmp(end, "ns") == 0 ? 1
+                                           : -1;
+    if (end == s || mult < 0 || !(v >= 0) || v * mult > 1.8e19) return -1;
+    *ns = (uint64_t)(v * mult + 0.5);
+    return 0;
+}
+
+static int ct_window(const ct_opts *o, lt_reader *r, uint64_t *from, uint64_t *to) {
+    uint64_t base = o->absolute ? 0 : lt_reader_info(r)->first_ts, v;
+    *from = 0;
+    *to = UINT64_MAX;
+    if (o->from_s) {
+        if (ct_parse_time(o->from_s, o->absolute, &v) < 0)
+            return cv_usage_error("--from: '%s' is not a time (e.g. 1.5s, 200ms)", o->from_s);
+        *from = base + v;
+    }
+    if (o->to_s) {
+        if (ct_parse_time(o->to_s, o->absolute, &v) < 0)
+            return cv_usage_error("--to: '%s' is not a time (e.g. 1.5s, 200ms)", o->to_s);
+        *to = base + v < base ? UINT64_MAX : base + v;
+    }
+    if (*from > *to) return cv_usage_error("the window ends (--to) before it starts (--from)");
+    return 0;
+}
+
+static int ct_run(const ct_opts *o) {
+    lt_reader *r = NULL;
+    lt_splice *s = NULL;
+    uint32_t *out = NULL;
+    int64_t *shift = NULL;
+    char *inputs[1] = {(char *)o->in};
+    int code = sc_check_output(o->out, inputs, 1);
+    if (code || (code = cv_open(o->in, &r))) return code;
+    int trunc = cv_check_complete(r, o->in, 1) == 0 && !lt_reader_info(r)->complete;
+    ct_sel sel = {r, o->procs, o->threads};
+    lt_splice_input in = {.r = r, .name = o->in, .keep_thread = ct_keep_thread, .ctx = &sel};
+    if ((code = ct_check_lists(&sel)) || (code = ct_window(o, r, &in.from, &in.to))) goto out;
+    uint32_t n = lt_reader_nprocesses(r), next = 0;
+    out = calloc((size_t)n + 1, sizeof *out);
+    shift = calloc((size_t)n + 1, sizeof *shift);
+    if (!out || !shift) {
+        cv_err("out of memory");
+        code = CV_EXIT_INPUT;
+        goto out;
+    }
+    for (uint32_t p = 1; p <= n; p++) {
+        int any = 0; /* a process whose threads are all left out goes too */
+        for (uint32_t t = 1; t <= lt_reader_nthreads(r, p) && !any; t++)
+            any = ct_keep_thread(&sel, p, t);
+        if (ct_keep_proc(&sel, p) && (any || !o->threads)) out[p] = ++next;
+    }
+    in.proc_out = out;
+    in.proc_shift = shift;
+    if ((code = sc_open(&s, o->out, o->force, o->level))) goto out;
+    if (lt_splice_add(s, &in) < 0) {
+        cv_err("out of memory");
+        lt_splice_free(s);
+        (void)remove(o->out);
+        code = CV_EXIT_OUTPUT;
+        goto out;
+    }
+    code = sc_finish(s, o->out, o->quiet, trunc ? CV_EXIT_TRUNCATED : CV_EXIT_OK);
+out:
+    free(out);
+    free(shift);
+    lt_reader_free(r);
+    return code;
+}
+
+enum { OPT_FROM = 256, OPT_TO, OPT_ABS, OPT_LEVEL };
+
+int main(int argc, char **argv) {
+    static const struct option longs[] = {
+        {"output", required_argument, 0, 'o'}, {"force", no_argument, 0, 'f'},
+        {"from", required_argument, 0, OPT_FROM}, {"to", required_argument, 0, OPT_TO},
+        {"absolute", no_argument, 0, OPT_ABS}, {"process", required_argument, 0, 'p'},
+        {"thread", required_argument, 0, 't'}, {"level", required_argument, 0, OPT_LEVEL},
+        {"quiet", no_argument, 0, 'q'}, {"help", no_argument, 0, 'h'},
+        {"version", no_argument, 0, 'V'}, {0, 0, 0, 0}};
+    ct_opts o = {.level = 3};
+    int c;
+    cv_prog = "tracy-cut";
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":o:fp:t:qhV", longs, NULL)) != -1) {
+        switch (c) {
+        case 'o': o.out = optarg; break;
+        case 'f': o.force = 1; break;
+        case 'p': o.procs = optarg; break;
+        case 't': o.threads = optarg; break;
+        case 'q': o.quiet = 1; break;
+        case OPT_FROM: o.from_s = optarg; break;
+        case OPT_TO: o.to_s = optarg; break;
+        case OPT_ABS: o.absolute = 1; break;
+        case OPT_LEVEL:
+            if (sc_parse_level(optarg, &o.level) < 0)
+                return cv_usage_error("--level: '%s' is not a level from 1 to 19", optarg);
+            break;
+        case 'h': fputs(usage_text, stdout); return CV_EXIT_OK;
+        case 'V': return cv_print_version();
+        case ':': return cv_usage_error("option '%s' needs a value", argv[optind - 1]);
+        default: return cv_usage_error("unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (!o.out) return cv_usage_error("no output given (-o FILE)");
+    if (optind >= argc) return cv_usage_error("no input trace given");
+    if (argc - optind > 1) return cv_usage_error("one input trace only (tracy-merge joins several)");
+    o.in = argv[optind];
+    return ct_run(&o);
+}

@@ -1,0 +1,315 @@
+/* check_limit.c -- long runs and many hosts with real daemons and clients:
+ * capture-release --max-size (stop, rotation), and two simulated hosts
+ * (one daemon each, TRACY_HOST and a clock offset) merged by tracy-merge. */
+#include <check.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "trace.h"
+#include "trace_client.h"
+
+/* Starts capture-release -p 0 with extra arguments; returns its pid and
+ * fills *port from its first stdout line. */
+static pid_t spawn_daemon(const char *out, const char *errpath, const char *const *extra,
+                          int *port) {
+    const char *b = getenv("LT_BUILD");
+    ck_assert_msg(b != NULL, "LT_BUILD is not set (run through make check-c)");
+    char bin[512];
+    snprintf(bin, sizeof bin, "%s/bin/capture-release", b);
+    char *argv[32] = {bin, "-o", (char *)out, "-p", "0"};
+    int n = 5;
+    for (; *extra; extra++) argv[n++] = (char *)*extra;
+    int pfd[2];
+    ck_assert_int_eq(pipe(pfd), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        FILE *e = freopen(errpath, "w", stderr);
+        (void)e;
+        dup2(pfd[1], 1);
+        close(pfd[0]);
+        close(pfd[1]);
+        execv(bin, argv);
+        _exit(127);
+    }
+    close(pfd[1]);
+    char line[32] = "";
+    size_t k = 0;
+    struct pollfd p = {pfd[0], POLLIN, 0};
+    while (k < sizeof line - 1 && poll(&p, 1, 10000) > 0 && read(pfd[0], line + k, 1) == 1 &&
+           line[k] != '\n')
+        k++;
+    close(pfd[0]);
+    *port = atoi(line);
+    ck_assert_msg(*port > 0, "the daemon did not print its port");
+    return pid;
+}
+
+static int wait_exit(pid_t pid) {
+    int st;
+    for (int i = 0; i < 3000; i++) {
+        if (waitpid(pid, &st, WNOHANG) == pid) return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+        usleep(10000);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, &st, 0);
+    ck_abort_msg("the daemon did not exit");
+    return -1;
+}
+
+/* A client process recording `pairs` zones, each with a plot sample of a
+ * value that does not compress; exits 0 when every event was sent. */
+static pid_t spawn_client(int port, unsigned pairs) {
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid) return pid;
+    char p[16];
+    snprintf(p, sizeof p, "%d", port);
+    setenv("TRACY_PORT", p, 1);
+    setenv("TRACY_ADDR", "127.0.0.1", 1);
+    if (lt_client_start() != 0) _exit(3);
+    uint32_t loc = lt_loc_register(LT_LOC_USER, "work", __FILE__, __LINE__);
+    uint32_t plot = lt_plot_register("noise");
+    uint64_t x = 88172645463325252ull;
+    for (unsigned i = 0; i < pairs; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        lt_zone_begin(loc);
+        lt_plot(plot, (double)x);
+        lt_zone_end();
+    }
+    uint64_t sent, lost;
+    lt_client_stop();
+    lt_client_counts(&sent, &lost);
+    _exit(lost == 0 && sent == 3ull * pairs ? 0 : 4);
+}
+
+START_TEST(max_size_stops_recording_and_counts_the_rest) {
+    char dir[] = "/tmp/check_limit.XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char out[128], err[128];
+    snprintf(out, sizeof out, "%s/run.tracy", dir);
+    snprintf(err, sizeof err, "%s/stderr.txt", dir);
+    int port;
+    pid_t d = spawn_daemon(out, err, (const char *[]){"--max-size", "1", "-n", "1", NULL},
+                           &port);
+    enum { PAIRS = 600000 }; /* 1.8M events, about 9 MB compressed */
+    pid_t c = spawn_client(port, PAIRS);
+    int st;
+    ck_assert_int_eq(waitpid(c, &st, 0), c);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "client status %d", st);
+    ck_assert_int_eq(wait_exit(d), 0);
+
+    lt_reader *r;
+    char detail[256];
+    ck_assert_msg(lt_reader_open(&r, out, detail, sizeof detail) == 0, "%s", detail);
+    ck_assert(lt_reader_info(r)->complete);
+    uint64_t limit = 0, dropped = 0, events = 0;
+    ck_assert(lt_reader_total(r, "size_limit_bytes", &limit));
+    ck_assert(lt_reader_total(r, "events_dropped_size_limit", &dropped));
+    ck_assert(lt_reader_total(r, "events", &events));
+    ck_assert_uint_eq(limit, 1u << 20);
+    ck_assert_msg(dropped > 0, "nothing dropped: %llu events, file %llu bytes", (unsigned long long)events, (unsigned long long)lt_reader_info(r)->file_size);
+    ck_assert_uint_eq(events + dropped, 3ull * PAIRS); /* nothing lost unseen */
+    /* the file stopped near the limit: past it only what was in flight */
+    ck_assert_uint_ge(lt_reader_info(r)->file_size, 1u << 20);
+    ck_assert_uint_lt(lt_reader_info(r)->file_size, (1u << 20) + (3u << 20));
+    /* every stored event decodes; the process is recorded as ended */
+    lt_event ev;
+    uint64_t n = 0;
+    int rc;
+    while ((rc = lt_reader_next(r, &ev)) > 0) n += !(ev.flags & LT_EVF_UNCLOSED);
+    ck_assert_int_eq(rc, 0);
+    ck_assert_uint_eq(n, events);
+    ck_assert_int_eq(lt_reader_process(r, 1)->status, LT_PROC_CLEAN);
+    lt_reader_free(r);
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "grep -q 'reached --max-size' '%s'", err);
+    ck_assert_int_eq(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+/* The files of a rotation, each a complete trace: every plot value the
+ * client sent is found once, in order, across them; zones open at a
+ * rotation continue in the next file as cut zones. */
+START_TEST(rotation_writes_complete_numbered_files) {
+    char dir[] = "/tmp/check_limit.XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char out[128], err[128], path[160];
+    snprintf(out, sizeof out, "%s/run.tracy", dir);
+    snprintf(err, sizeof err, "%s/stderr.txt", dir);
+    int port;
+    pid_t d = spawn_daemon(out, err,
+                           (const char *[]){"--max-size", "1", "--rotate", "-n", "1", NULL}, &port);
+    enum { PAIRS = 500000 }; /* about 7 MB compressed: 5 files or more */
+    pid_t c = spawn_client(port, PAIRS);
+    int st;
+    ck_assert_int_eq(waitpid(c, &st, 0), c);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "client status %d", st);
+    ck_assert_int_eq(wait_exit(d), 0);
+
+    uint64_t x = 88172645463325252ull, seen = 0, events = 0, cut_begins = 0;
+    int files = 0;
+    for (int k = 0;; k++) {
+        if (k == 0) snprintf(path, sizeof path, "%s", out);
+        else snprintf(path, sizeof path, "%s/run.%d.tracy", dir, k);
+        if (access(path, F_OK) != 0) break;
+        files++;
+        lt_reader *r;
+        char detail[256];
+        ck_assert_msg(lt_reader_open(&r, path, detail, sizeof detail) == 0, "%s: %s", path, detail);
+        ck_assert_msg(lt_reader_info(r)->complete, "%s has no trailer", path);
+        uint64_t idx = 0, limit = 0, n = 0;
+        ck_assert(lt_reader_total(r, "rotation_index", &idx) || k == 0);
+        ck_assert_uint_eq(idx, k ? (uint64_t)k + 1 : idx);
+        ck_assert(lt_reader_total(r, "size_limit_bytes", &limit));
+        ck_assert_uint_eq(limit, 1u << 20);
+        int named = 0; /* metadata repeated in every file */
+        for (uint32_t l = 1; lt_reader_loc(r, 1, l); l++) named |= !strcmp(lt_reader_loc(r, 1, l)->name, "work");
+        ck_assert_msg(named, "%s: location 'work' not defined", path);
+        ck_assert_uint_le(lt_reader_info(r)->file_size, (1u << 20) + (256u << 10));
+        lt_event ev;
+        int rc;
+        while ((rc = lt_reader_next(r, &ev)) > 0) {
+            if (ev.type == LT_EV_PLOT) {
+                x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                ck_assert_msg(ev.value == (double)x, "plot %llu out of order in %s",
+                              (unsigned long long)seen, path);
+                seen++;
+            }
+            if (ev.type == LT_EV_ZONE_BEGIN && (ev.flags & LT_EVF_CUT)) cut_begins++;
+            if (ev.type == LT_EV_ZONE_BEGIN && !(ev.flags & LT_EVF_CUT)) n++;
+        }
+        ck_assert_int_eq(rc, 0);
+        events += n;
+        lt_reader_free(r);
+    }
+    ck_assert_msg(files >= 3, "only %d files", files);
+    ck_assert_uint_eq(seen, PAIRS);
+    ck_assert_uint_eq(events, PAIRS); /* every zone begun once (cut ones repeat) */
+    ck_assert_uint_le(cut_begins, (uint64_t)files - 1);
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+/* One "host": a client of the daemon on `port` calling itself `host`, its
+ * clock `offset` ns away from the real one. It plays ROUNDS turns of a
+ * ping-pong with the other host: waits for the token on `in` (except host
+ * a's first turn), records a message, sleeps 1 ms, passes the token on. */
+enum { ROUNDS = 20 };
+static pid_t spawn_host(int port, const char *host, const char *offset, int in, int out,
+                        int first) {
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid) return pid;
+    char p[16], msg[32], c = 1;
+    snprintf(p, sizeof p, "%d", port);
+    setenv("TRACY_PORT", p, 1);
+    setenv("TRACY_ADDR", "127.0.0.1", 1);
+    setenv("TRACY_HOST", host, 1);
+    setenv("TRACY_TEST_CLOCK_OFFSET_NS", offset, 1);
+    if (lt_client_start() != 0) _exit(3);
+    for (int i = 0; i < ROUNDS; i++) {
+        if ((i > 0 || !first) && read(in, &c, 1) != 1) _exit(5);
+        snprintf(msg, sizeof msg, "%s %d", host, i);
+        lt_message_str(msg);
+        usleep(1000);
+        if (write(out, &c, 1) != 1) _exit(6);
+    }
+    lt_client_stop();
+    _exit(0);
+}
+
+static void run_merge(const char *dir, const char *a, const char *b, const char *out) {
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "%s/bin/tracy-merge -q -o '%s/%s' '%s' '%s'", getenv("LT_BUILD"),
+             dir, out, a, b);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+/* Host b's monotonic clock reads 5000 s more than host a's (it booted
+ * earlier). Merged, the messages of the two must alternate in time as they
+ * were recorded, and the shift found must be the offset within the stated
+ * error. */
+START_TEST(two_hosts_merge_onto_one_timeline) {
+    const int64_t OFFSET = 5000000000000ll;
+    char dir[] = "/tmp/check_limit.XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char out[2][128], err[2][128];
+    int port[2], ab[2], ba[2];
+    pid_t d[2], c[2];
+    for (int i = 0; i < 2; i++) {
+        snprintf(out[i], sizeof out[i], "%s/node-%c.tracy", dir, 'a' + i);
+        snprintf(err[i], sizeof err[i], "%s/stderr-%d.txt", dir, i);
+        d[i] = spawn_daemon(out[i], err[i], (const char *[]){"-n", "1", NULL}, &port[i]);
+    }
+    ck_assert_int_eq(pipe(ab), 0);
+    ck_assert_int_eq(pipe(ba), 0);
+    c[0] = spawn_host(port[0], "node-a", "0", ba[0], ab[1], 1);
+    c[1] = spawn_host(port[1], "node-b", "5000000000000", ab[0], ba[1], 0);
+    for (int i = 0; i < 2; i++) {
+        int st;
+        ck_assert_int_eq(waitpid(c[i], &st, 0), c[i]);
+        ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "host %d: status %d", i, st);
+        ck_assert_int_eq(wait_exit(d[i]), 0);
+    }
+    run_merge(dir, out[0], out[1], "all.tracy");
+    char path[160];
+    snprintf(path, sizeof path, "%s/all.tracy", dir);
+    lt_reader *r;
+    ck_assert_int_eq(lt_reader_open(&r, path, NULL, 0), 0);
+    uint64_t error = 0, shift = 1;
+    ck_assert(lt_reader_total(r, "clock_align_error_ns", &error));
+    ck_assert(lt_reader_total(r, "clock_shift_ns:node-a", &shift));
+    ck_assert_uint_gt(error, 0);
+    ck_assert_uint_le(error, 10000);
+    ck_assert_msg(llabs((long long)shift - OFFSET) <= (long long)error,
+                  "shift %llu, offset %lld, error %llu", (unsigned long long)shift,
+                  (long long)OFFSET, (unsigned long long)error);
+    ck_assert_str_eq(lt_reader_process(r, 1)->hostname, "node-a");
+    ck_assert_str_eq(lt_reader_process(r, 2)->hostname, "node-b");
+    /* in time order: node-a 0, node-b 0, node-a 1, node-b 1, ... */
+    lt_event ev;
+    int n = 0, rc;
+    uint64_t prev = 0;
+    while ((rc = lt_reader_next(r, &ev)) > 0) {
+        if (ev.type != LT_EV_MESSAGE) continue;
+        char want[32];
+        snprintf(want, sizeof want, "node-%c %d", n % 2 ? 'b' : 'a', n / 2);
+        ck_assert_msg(ev.text_len == strlen(want) && !memcmp(ev.text, want, ev.text_len),
+                      "message %d is '%.*s', want '%s'", n, (int)ev.text_len, ev.text, want);
+        /* 1 ms apart in reality: apart by at least that, less the error */
+        if (n) ck_assert_uint_ge(ev.ts - prev + error, 1000000);
+        prev = ev.ts;
+        n++;
+    }
+    ck_assert_int_eq(rc, 0);
+    ck_assert_int_eq(n, 2 * ROUNDS);
+    lt_reader_free(r);
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+Suite *limit_suite(void) {
+    Suite *s = suite_create("limit");
+    TCase *c = tcase_create("max_size");
+    tcase_set_timeout(c, 60);
+    tcase_add_test(c, max_size_stops_recording_and_counts_the_rest);
+    tcase_add_test(c, rotation_writes_complete_numbered_files);
+    suite_add_tcase(s, c);
+    c = tcase_create("multihost");
+    tcase_set_timeout(c, 60);
+    tcase_add_test(c, two_hosts_merge_onto_one_timeline);
+    suite_add_tcase(s, c);
+    return s;
+}
