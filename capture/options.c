@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "capture.h"
 #include "wire.h"
 
@@ -16,7 +17,8 @@ static const char usage_text[] =
     ".tracy file.\n"
     "\n"
     "  -o FILE               output file (required)\n"
-    "  -f                    overwrite FILE if it exists\n"
+    "  -f                    replace FILE if it exists (a new file renamed\n"
+    "                        over it; a link is replaced, not followed)\n"
     "  -a ADDR               bind address (numeric IPv4/IPv6), default 127.0.0.1\n"
     "  -p PORT               port, default $TRACY_PORT or 8086; 0 picks a free\n"
     "                        port and prints it alone on the first stdout line\n"
@@ -28,7 +30,8 @@ static const char usage_text[] =
     "  -v                    log connections and disconnections\n"
     "  -q                    quiet: no status line, summary or client warnings\n"
     "  --token-file FILE     require the secret in FILE from every client\n"
-    "                        (clients send TRACY_TOKEN)\n"
+    "                        (clients send TRACY_TOKEN); refused when other\n"
+    "                        users can read it or group/others can write it\n"
     "  --insecure            allow a non-loopback -a without a token\n"
     "  --max-clients N       simultaneous connections, default 4096\n"
     "  --max-message BYTES   largest message accepted, default 1048576\n"
@@ -115,12 +118,29 @@ static int parse_seconds(const char *s, double *out) {
     return 0;
 }
 
+/* A secret others can read is no secret, and one others can write lets them
+ * choose it: refused, as ssh refuses such a private key. Group read is
+ * allowed for a secret shared by a cluster's group. */
+static int token_private(FILE *f, const char *path) {
+    struct stat st;
+    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) return 1;
+    if (!(st.st_mode & (S_IROTH | S_IWOTH | S_IWGRP))) return 1;
+    fprintf(stderr, CAP_NAME ": token file '%s' can be %s by other users "
+            "(mode %04o): make it private with chmod 600\n", path,
+            st.st_mode & S_IROTH ? "read" : "written", (unsigned)(st.st_mode & 07777));
+    return 0;
+}
+
 /* Reads the shared secret: the file's content without trailing newlines. */
 static int read_token(cap_opts *o, const char *path) {
     FILE *f = fopen(path, "rb");
     if (!f) {
         fprintf(stderr, CAP_NAME ": cannot read token file '%s': %s\n", path,
                 strerror(errno));
+        return -1;
+    }
+    if (!token_private(f, path)) {
+        fclose(f);
         return -1;
     }
     char *buf = malloc(MAX_TOKEN + 1);

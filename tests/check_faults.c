@@ -328,6 +328,90 @@ START_TEST(unusable_options_one_line_documented_exit) {
 }
 END_TEST
 
+/* ---- The output file: links and a full disk ------------------------------ */
+
+/* capture-release -o OUT -p 0 -q -s 0.2 EXTRA (no client): its exit code. */
+static int short_capture(const ft_dir *d, const char *out, const char *extra) {
+    char *argv[] = {(char *)ft_bin("capture-release"), "-o", (char *)out, "-p", "0",
+                    "-q", "-s", "0.2", (char *)extra, NULL};
+    ft_daemon dm;
+    ft_spawn(&dm, argv, d->err, 0);
+    return ft_daemon_wait(&dm);
+}
+
+START_TEST(force_replaces_a_link_never_its_target) {
+    ft_dir d;
+    ft_dir_init(&d);
+    char target[160];
+    snprintf(target, sizeof target, "%s/precious.txt", d.dir);
+    FILE *f = fopen(target, "w");
+    fputs("precious", f);
+    fclose(f);
+    ck_assert_int_eq(symlink(target, d.out), 0);
+    /* Without -f a link is an existing name, even a dangling one. */
+    ck_assert_int_eq(short_capture(&d, d.out, NULL), 2);
+    char *s = ft_slurp(d.err);
+    ck_assert_msg(strstr(s, "file exists"), "%s", s);
+    free(s);
+    /* With -f the link is replaced by the capture; its target is kept. */
+    ck_assert_int_eq(short_capture(&d, d.out, "-f"), 0);
+    s = ft_slurp(target);
+    ck_assert_str_eq(s, "precious");
+    free(s);
+    struct stat st;
+    ck_assert_int_eq(lstat(d.out, &st), 0);
+    ck_assert_msg(S_ISREG(st.st_mode), "the output is still a link");
+    lt_reader *r = ft_open(d.out);
+    ck_assert_int_eq(lt_reader_info(r)->complete, 1);
+    lt_reader_free(r);
+    /* No temporary file is left in the directory. */
+    char cmd[200];
+    snprintf(cmd, sizeof cmd, "test $(ls -A '%s' | wc -l) -eq 3", d.dir);
+    ck_assert_int_eq(system(cmd), 0);
+    ft_dir_clean(&d);
+}
+END_TEST
+
+START_TEST(full_disk_at_open_leaves_no_file) {
+    ft_dir d;
+    ft_dir_init(&d);
+    char mnt[128], out[160], cmd[600];
+    snprintf(mnt, sizeof mnt, "%s/small", d.dir);
+    ck_assert_int_eq(mkdir(mnt, 0755), 0);
+    /* A 64 KiB tmpfs filled up when we may mount one, else a file size
+     * limit of 0: either way the header cannot be written. */
+    snprintf(cmd, sizeof cmd, "mount -t tmpfs -o size=64k tmpfs '%s' 2>/dev/null", mnt);
+    int mounted = geteuid() == 0 && system(cmd) == 0;
+    if (mounted) {
+        snprintf(cmd, sizeof cmd, "dd if=/dev/zero of='%s/fill' bs=4k 2>/dev/null", mnt);
+        (void)system(cmd);
+    }
+    snprintf(out, sizeof out, "%s/run.tracy", mnt);
+    char *argv[] = {"/bin/sh", "-c", "ulimit -f 0; exec \"$0\" \"$@\"",
+                    (char *)ft_bin("capture-release"), "-o", out, "-p", "0", "-q",
+                    "-s", "0.2", NULL};
+    ft_daemon dm;
+    ft_spawn(&dm, mounted ? argv + 3 : argv, d.err, 0);
+    int rc = ft_daemon_wait(&dm);
+    int left = access(out, F_OK) == 0;
+    if (mounted) {
+        snprintf(cmd, sizeof cmd, "umount '%s'", mnt);
+        ck_assert_int_eq(system(cmd), 0);
+    }
+    char *s = ft_slurp(d.err);
+    ck_assert_msg(rc == 2, "exit %d: %s", rc, s);
+    ck_assert_msg(strstr(s, mounted ? "no space left" : "file too large"), "%s", s);
+    free(s);
+    ck_assert_msg(!left, "a file was left at %s", out);
+    /* The next run, without -f, creates it. */
+    ck_assert_int_eq(short_capture(&d, out, NULL), 0);
+    lt_reader *r = ft_open(out);
+    ck_assert_int_eq(lt_reader_info(r)->complete, 1);
+    lt_reader_free(r);
+    ft_dir_clean(&d);
+}
+END_TEST
+
 /* ---- Client started before the daemon ----------------------------------- */
 
 typedef struct work_args {
@@ -794,6 +878,8 @@ Suite *faults_suite(void) {
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, disk_full_stops_with_exit_4_and_a_readable_file);
     tcase_add_test(tc, unusable_options_one_line_documented_exit);
+    tcase_add_test(tc, force_replaces_a_link_never_its_target);
+    tcase_add_test(tc, full_disk_at_open_leaves_no_file);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("late_daemon");
