@@ -6,16 +6,21 @@
  * partial message is moved to the front. Nothing is allocated per event.
  */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include "capture.h"
 #include "wire.h"
 
 #define RBUF_DEFAULT (64u << 10)
 #define FLUSH_MS 1000
 #define STATUS_MS 500
+#define FD_SPARE 8          /* descriptors kept free so a refusal can accept */
+#define LIMIT_LOG_MS 1000   /* at most one limit refusal logged per second */
 
 enum { CL_HANDSHAKE, CL_ACTIVE, CL_CLOSING };
 
@@ -46,6 +51,11 @@ struct cap_server {
     cap_worker *wk;
     cap_client *clients;
     uint32_t n_conns, n_active;
+    uint32_t fd_cap;            /* connections the open-file limit allows */
+    uint64_t fd_limit;          /* RLIMIT_NOFILE when the capture started */
+    uint64_t limit_log_ms;      /* when a limit refusal was last logged */
+    uint64_t limit_quiet;       /* limit refusals since then, not logged */
+    const char *limit_why;      /* reason of the last of those */
     uint64_t n_welcomed;
     uint32_t stop_after;        /* clients to wait for; 0: time or signal */
     int port;
@@ -181,13 +191,54 @@ static void end_client(cap_client *c, int status, const char *reason) {
     check_stop(srv);
 }
 
-/* Closes a connection that has not completed the handshake. */
-static void refuse(cap_client *c, const char *reason) {
-    cap_server *srv = c->srv;
-    cap_store_stat_add(srv->store, CAP_ST_CLIENTS_REFUSED, 1);
-    cap_logn("refused connection from %s: %s", c->peer, reason);
+/* Reads and drops what the peer already sent (its HELLO), so that closing
+ * sends a FIN after the REFUSE rather than a reset that could discard it. */
+static void discard_input(cap_client *c) {
+    uv_os_fd_t fd;
+    char scratch[4096];
+    if (uv_fileno((uv_handle_t *)&c->tcp, &fd) != 0) return;
+    for (int i = 0; i < 16; i++)
+        if (recv(fd, scratch, sizeof scratch, MSG_DONTWAIT) <= 0) return;
+}
+
+/* Tells a connection that has not completed the handshake why, and closes
+ * it; counted in clients_refused. */
+static void refuse_quiet(cap_client *c, const char *reason) {
+    cap_store_stat_add(c->srv->store, CAP_ST_CLIENTS_REFUSED, 1);
     send_refuse(c, reason);
+    discard_input(c);
     client_close(c);
+}
+
+static void refuse(cap_client *c, const char *reason) {
+    cap_logn("refused connection from %s: %s", c->peer, reason);
+    refuse_quiet(c, reason);
+}
+
+/* Logs the limit refusals not logged yet, in one line. */
+static void log_limit_quiet(cap_server *srv) {
+    if (srv->limit_quiet == 0) return;
+    cap_logn("refused %llu more connection%s: %s",
+             (unsigned long long)srv->limit_quiet, srv->limit_quiet == 1 ? "" : "s",
+             srv->limit_why);
+    srv->limit_quiet = 0;
+}
+
+/* A refusal because a limit is reached: a flood of them logs one line a
+ * second, with their number. `reason` must be static. */
+static void refuse_limit(cap_client *c, const char *reason) {
+    cap_server *srv = c->srv;
+    uint64_t now = uv_now(srv->loop);
+    if (srv->limit_log_ms && now - srv->limit_log_ms < LIMIT_LOG_MS) {
+        if (srv->limit_quiet && srv->limit_why != reason) log_limit_quiet(srv);
+        srv->limit_quiet++;
+        srv->limit_why = reason;
+        refuse_quiet(c, reason);
+        return;
+    }
+    log_limit_quiet(srv);
+    srv->limit_log_ms = now;
+    refuse(c, reason);
 }
 
 /* Closes a client that broke the protocol; `bytes` were refused. */
@@ -523,7 +574,16 @@ static void peer_name(cap_client *c) {
 
 static void on_connection(uv_stream_t *l, int status) {
     cap_server *srv = l->data;
-    if (status < 0 || srv->stopping) return;
+    if (srv->stopping) return;
+    if (status < 0) {
+        /* libuv closed what it could not accept; at least say so. */
+        uint64_t now = uv_now(srv->loop);
+        if (!srv->limit_log_ms || now - srv->limit_log_ms >= LIMIT_LOG_MS) {
+            srv->limit_log_ms = now;
+            cap_logn("cannot accept connections: %s", uv_strerror(status));
+        }
+        return;
+    }
     cap_client *c = calloc(1, sizeof *c);
     if (!c) return;
     c->srv = srv;
@@ -542,7 +602,11 @@ static void on_connection(uv_stream_t *l, int status) {
     }
     peer_name(c);
     if (srv->n_conns > srv->o->max_clients) {
-        refuse(c, "too many clients (--max-clients)");
+        refuse_limit(c, "too many clients (--max-clients)");
+        return;
+    }
+    if (srv->n_conns > srv->fd_cap) {
+        refuse_limit(c, "too many clients for the open-file limit (ulimit -n)");
         return;
     }
     uv_timer_start(&c->timer, on_handshake_timeout, srv->o->handshake_ms, 0);
@@ -553,6 +617,7 @@ static void on_connection(uv_stream_t *l, int status) {
 
 static void on_tick(uv_timer_t *t) {
     cap_server *srv = t->data;
+    log_limit_quiet(srv);
     for (cap_client *c = srv->clients; c; c = c->next)
         if (c->proc) cap_store_flush_proc(srv->store, c->proc);
     cap_store_stats_block(srv->store);
@@ -611,8 +676,9 @@ static void do_stop(uv_timer_t *t) {
     while (srv->clients) {
         cap_client *c = srv->clients;
         if (c->proc) end_client(c, LT_PROC_STOPPED, "capture stopped");
-        else client_close(c);
+        else refuse_quiet(c, "capture stopped");
     }
+    log_limit_quiet(srv);
     cap_store_stats_block(srv->store);
     cap_worker_detach(srv->wk);
     cap_status_clear();
@@ -679,6 +745,34 @@ int cap_server_bind(cap_server **out, uv_loop_t *loop, const cap_opts *o) {
 
 int cap_server_port(const cap_server *srv) { return srv->port; }
 
+/* Descriptors open now (32 when /proc cannot tell). */
+static uint64_t open_fds(void) {
+    DIR *d = opendir("/proc/self/fd");
+    if (!d) return 32;
+    uint64_t n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (e->d_name[0] != '.') n++;
+    closedir(d);
+    return n > 0 ? n - 1 : 0; /* the directory's own */
+}
+
+/* How many connections the open-file limit leaves room for, keeping
+ * FD_SPARE free: past it a connection is still accepted, told why and
+ * closed, instead of being dropped unseen when accept(2) fails. */
+static void compute_fd_cap(cap_server *srv) {
+    struct rlimit rl;
+    uint64_t used = open_fds() + FD_SPARE;
+    srv->fd_cap = UINT32_MAX;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return;
+    srv->fd_limit = rl.rlim_cur;
+    uint64_t cap = rl.rlim_cur > used ? rl.rlim_cur - used : 0;
+    srv->fd_cap = cap < UINT32_MAX ? (uint32_t)cap : UINT32_MAX;
+    if (srv->fd_cap < srv->o->max_clients)
+        cap_logv("the open-file limit (%llu) allows %u simultaneous clients",
+                 (unsigned long long)rl.rlim_cur, srv->fd_cap);
+}
+
 int cap_server_run(cap_server *srv, cap_store *store, cap_worker *wk) {
     const cap_opts *o = srv->o;
     srv->store = store;
@@ -705,6 +799,7 @@ int cap_server_run(cap_server *srv, cap_store *store, cap_worker *wk) {
         srv->have_status = 1;
         uv_timer_start(&srv->status, on_status, STATUS_MS, STATUS_MS);
     }
+    compute_fd_cap(srv);
     if (o->port == 0) { /* only now: a script may signal us right away */
         printf("%d\n", srv->port);
         fflush(stdout);

@@ -537,6 +537,71 @@ START_TEST(client_against_a_wrong_daemon_warns_once_and_runs) {
 }
 END_TEST
 
+/* ---- The open-file limit ------------------------------------------------- */
+
+enum { FD_FLOOD = 1000 };
+
+START_TEST(fd_limit_refusals_are_told_counted_and_logged) {
+    ft_dir d;
+    ft_dir_init(&d);
+    /* This process holds FD_FLOOD sockets: lift its own soft limit. */
+    struct rlimit rl;
+    ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
+    if (rl.rlim_cur < FD_FLOOD + 64 && rl.rlim_max >= FD_FLOOD + 64) {
+        rl.rlim_cur = FD_FLOOD + 64;
+        ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+    }
+    ck_assert_uint_ge(rl.rlim_cur, FD_FLOOD + 64);
+    ft_daemon dm;
+    char *argv[] = {"/bin/sh", "-c", "ulimit -n 256; exec \"$0\" \"$@\"",
+                    (char *)ft_bin("capture-release"), "-o", d.out, "-p", "0", "-s", "600",
+                    "--handshake-timeout", "600000", NULL};
+    ft_spawn(&dm, argv, d.err, 1);
+    /* Silent connections: the first ones hold the daemon's descriptors. */
+    int fds[FD_FLOOD];
+    for (int i = 0; i < FD_FLOOD; i++) fds[i] = ft_connect(dm.port, FT_WAIT_MS);
+    /* A real client past the limit is told why and runs unprofiled. */
+    char cerr[160];
+    snprintf(cerr, sizeof cerr, "%s/client.err", d.dir);
+    work_args w = {.units = 20000, .expect_active = 0};
+    pid_t c = ft_client(dm.port, NULL, cerr, plain_work, &w);
+    ck_assert_int_eq(ft_wait(c, FT_WAIT_MS), 0);
+    char *s = ft_slurp(cerr);
+    ck_assert_msg(ft_count_lines(s) == 1 && strstr(s, "refused the connection (too many "
+                                                      "clients for the open-file limit"),
+                  "client stderr: %s", s);
+    ck_assert_msg(strstr(s, "running unprofiled"), "%s", s);
+    free(s);
+    /* Those refused were told so too. */
+    int told = 0;
+    for (int i = 0; i < FD_FLOOD; i++) {
+        struct pollfd p = {fds[i], POLLIN, 0};
+        uint8_t h[5];
+        if (poll(&p, 1, 0) == 1 && recv(fds[i], h, 5, MSG_DONTWAIT) == 5 && h[4] == 0x82)
+            told++;
+        close(fds[i]);
+    }
+    ck_assert_int_gt(told, FD_FLOOD / 2);
+    kill(dm.pid, SIGINT);
+    ck_assert_int_eq(ft_daemon_wait(&dm), 0);
+    /* Every connection is counted: those refused at the limit, those
+     * closed before saying HELLO, the real client. */
+    lt_reader *r = ft_open(d.out);
+    ck_assert_uint_eq(ft_total(r, "clients_refused"), FD_FLOOD + 1);
+    ck_assert_uint_eq(ft_total(r, "clients_connected"), 0);
+    lt_reader_free(r);
+    /* Logged, one line a second at most for the flood. */
+    s = ft_slurp(d.err);
+    int lines = 0;
+    for (char *q = s; (q = strstr(q, "open-file limit")); q++) lines++;
+    ck_assert_msg(lines >= 1 && lines < 50, "%d lines: %s", lines, s);
+    ck_assert_msg(strstr(s, "more connections: too many clients for the open-file limit"),
+                  "%s", s);
+    free(s);
+    ft_dir_clean(&d);
+}
+END_TEST
+
 /* ---- Accounting: drop mode ----------------------------------------------- */
 
 typedef struct drop_args {
@@ -892,6 +957,11 @@ Suite *faults_suite(void) {
     tc = tcase_create("bad_input");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, bad_input_flood_counted_and_others_unharmed);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("limits");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, fd_limit_refusals_are_told_counted_and_logged);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("accounting");
