@@ -31,6 +31,9 @@ static int capture(cap_server *srv, uv_loop_t *loop, const cap_opts *o,
     cap_worker *wk = NULL;
     int rc = cap_worker_start(&wk, loop, w, cap_server_done, srv);
     cap_store *st = rc == 0 ? cap_store_new(wk, o->max_names) : NULL;
+    /* Tables are freed only when their process ends: half of -m at most,
+     * so that blocks and read buffers always have room to drain. */
+    if (st) cap_store_set_table_limit(st, o->mem_limit / 2);
     if (!st) {
         cap_log("cannot start the writer thread: %s", lt_strerror(LT_ENOMEM));
         if (wk) {

@@ -25,8 +25,9 @@ static const char usage_text[] =
     "  -s SECONDS            stop after SECONDS\n"
     "  -n CLIENTS            stop once CLIENTS clients have connected and all\n"
     "                        have disconnected (default 1, unless -s is given)\n"
-    "  -m MIB                memory for buffered data, default 256; above it\n"
-    "                        the daemon stops reading (nothing is dropped)\n"
+    "  -m MIB                memory for client data (blocks, partial messages,\n"
+    "                        thread tables), default 256; at the limit the\n"
+    "                        daemon stops reading (nothing is dropped)\n"
     "  -v                    log connections and disconnections\n"
     "  -q                    quiet: no status line, summary or client warnings\n"
     "  --token-file FILE     require the secret in FILE from every client\n"
@@ -34,7 +35,8 @@ static const char usage_text[] =
     "                        users can read it or group/others can write it\n"
     "  --insecure            allow a non-loopback -a without a token\n"
     "  --max-clients N       simultaneous connections, default 4096\n"
-    "  --max-message BYTES   largest message accepted, default 1048576\n"
+    "  --max-message BYTES   largest message accepted, default 1048576 (at\n"
+    "                        most a quarter of -m)\n"
     "  --max-names N         threads+locations+plots+frames per client,\n"
     "                        default 262144\n"
     "  --handshake-timeout MS  drop a client that has not said HELLO by then,\n"
@@ -212,6 +214,7 @@ static int one_opt(cap_opts *o, int c, const char *arg) {
     case OPT_MAX_CLIENTS:
         return parse_u32("--max-clients", arg, 1, 1u << 20, &o->max_clients);
     case OPT_MAX_MESSAGE:
+        o->max_message_set = 1;
         return parse_u32("--max-message", arg, 64, LT_MAX_BLOCK_RAW / 2,
                          &o->max_message);
     case OPT_MAX_NAMES:
@@ -224,6 +227,21 @@ static int one_opt(cap_opts *o, int c, const char *arg) {
         return 0;
     default: return bad("unknown option%s%s", "", "");
     }
+}
+
+/* A message is read whole before it is checked: the longest must fit four
+ * times in -m, or a few clients in the middle of one would hold all of it. */
+static int check_message_limit(cap_opts *o) {
+    uint64_t most = o->mem_limit / 4;
+    if (o->max_message <= most) return 0;
+    if (!o->max_message_set) {
+        o->max_message = (uint32_t)most;
+        return 0;
+    }
+    char m[32], q[32];
+    snprintf(m, sizeof m, "%u", o->max_message);
+    snprintf(q, sizeof q, "%llu", (unsigned long long)most);
+    return bad("--max-message %s is more than a quarter of -m (%s bytes)", m, q);
 }
 
 int cap_opts_parse(cap_opts *o, int argc, char **argv) {
@@ -255,7 +273,7 @@ int cap_opts_parse(cap_opts *o, int argc, char **argv) {
         return bad("unexpected argument '%s'%s", argv[optind], "");
     if (!o->output || !*o->output)
         return bad("an output file is required: -o FILE%s%s", "", "");
-    return 0;
+    return check_message_limit(o);
 }
 
 void cap_opts_free(cap_opts *o) {

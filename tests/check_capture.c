@@ -1154,6 +1154,7 @@ START_TEST(help_and_bad_usage) {
         {"--bogus", NULL},
         {"extra", NULL},
         {"-s", "-1", NULL},
+        {"-m", "1", "--max-message", "300000", NULL}, /* over a quarter of -m */
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char *argv[12] = {(char *)bin_path(), "-o", d.out};
