@@ -68,9 +68,24 @@ include tests/build.mk
 
 all: deps $(BINS) $(B)/lib/libtrace.a $(B)/lib/libtrace.so $(B)/lib/pkgconfig/libtrace.pc $(PYHOOK_TARGETS) $(EXAMPLE_BINS)
 
-# Installs missing Debian packages; silent and quick when all are present.
+# `make deps` and `make demo` install the missing Debian packages, `make
+# check` with the test-only ones (Open MPI, mpi4py, Check, pytest); any other
+# build changes nothing on the system: it asks pkg-config (tools/deps.sh
+# --missing) and stops with one line naming what is missing.
+DEPS_GOALS := deps demo check clean uninstall bench% fuzz%
+ifeq ($(filter $(DEPS_GOALS),$(MAKECMDGOALS)),)
+DEPS_MISSING := $(shell PYTHON=$(PYTHON) sh tools/deps.sh \
+	$(if $(filter check-%,$(MAKECMDGOALS)),--missing-test,--missing))
+ifneq ($(DEPS_MISSING),)
+$(error missing Debian packages: $(DEPS_MISSING); `make deps` installs them)
+endif
+endif
+DEPS_INSTALL := $(if $(filter check,$(MAKECMDGOALS)),--test,$(if $(filter deps demo,$(MAKECMDGOALS)),--build))
+
 deps:
-	$(Q)sh tools/deps.sh
+ifneq ($(DEPS_INSTALL),)
+	$(Q)sh tools/deps.sh $(DEPS_INSTALL)
+endif
 
 $(B)/obj/%.o: %.c | deps
 	$(call say,CC,$@)mkdir -p $(@D) && $(CC) $(ALL_CFLAGS) -c $< -o $@
