@@ -46,7 +46,9 @@ ALL_LDFLAGS = $(LDFLAGS)
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
 .DEFAULT_GOAL := all
-# Objects are never deleted as intermediates of chained rules.
+# Objects are never deleted as intermediates of chained rules (`make demo`
+# must leave what the next `make` would rebuild). A `.SECONDARY:` with a list
+# anywhere would cancel this one: name the files .PRECIOUS instead.
 .SECONDARY:
 .PHONY: all deps check check-c check-asan check-python check-cli bench demo \
 	install uninstall clean fuzz check-valgrind
@@ -70,9 +72,24 @@ include tests/build.mk
 
 all: deps $(BINS) $(B)/lib/libtrace.a $(B)/lib/libtrace.so $(B)/lib/pkgconfig/libtrace.pc $(PYHOOK_TARGETS) $(EXAMPLE_BINS)
 
-# Installs missing Debian packages; silent and quick when all are present.
+# `make deps` and `make demo` install the missing Debian packages, `make
+# check` with the test-only ones (Open MPI, mpi4py, Check, pytest); any other
+# build changes nothing on the system: it asks pkg-config (tools/deps.sh
+# --missing) and stops with one line naming what is missing.
+DEPS_GOALS := deps demo check clean uninstall bench% fuzz%
+ifeq ($(filter $(DEPS_GOALS),$(MAKECMDGOALS)),)
+DEPS_MISSING := $(shell PYTHON=$(PYTHON) sh tools/deps.sh \
+	$(if $(filter check-%,$(MAKECMDGOALS)),--missing-test,--missing))
+ifneq ($(DEPS_MISSING),)
+$(error missing Debian packages: $(DEPS_MISSING); `make deps` installs them)
+endif
+endif
+DEPS_INSTALL := $(if $(filter check,$(MAKECMDGOALS)),--test,$(if $(filter deps demo,$(MAKECMDGOALS)),--build))
+
 deps:
-	$(Q)sh tools/deps.sh
+ifneq ($(DEPS_INSTALL),)
+	$(Q)sh tools/deps.sh $(DEPS_INSTALL)
+endif
 
 $(B)/obj/%.o: %.c | deps
 	$(call say,CC,$@)mkdir -p $(@D) && $(CC) $(ALL_CFLAGS) -c $< -o $@
@@ -89,13 +106,14 @@ install: all
 	install -m 755 $(BINS) $(DESTDIR)$(bindir)/
 	install -m 644 $(B)/lib/libtrace.a $(DESTDIR)$(libdir)/
 	install -m 755 $(B)/lib/libtrace.so $(DESTDIR)$(libdir)/libtrace.so.$(LT_VERSION)
-	ln -sf libtrace.so.$(LT_VERSION) $(DESTDIR)$(libdir)/libtrace.so.0
-	ln -sf libtrace.so.0 $(DESTDIR)$(libdir)/libtrace.so
-	install -m 644 libtrace/trace.h libtrace/trace_client.h $(DESTDIR)$(includedir)/libtrace/
+	ln -sf libtrace.so.$(LT_VERSION) $(DESTDIR)$(libdir)/$(LT_SONAME)
+	ln -sf $(LT_SONAME) $(DESTDIR)$(libdir)/libtrace.so
+	install -m 644 $(LT_HEADERS) $(DESTDIR)$(includedir)/libtrace/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@libdir@|$(libdir)|' -e 's|@includedir@|$(includedir)|' \
-		-e 's|@VERSION@|$(LT_VERSION)|' libtrace/libtrace.pc.in > $(DESTDIR)$(libdir)/pkgconfig/libtrace.pc
-	install -m 644 man/*.1 $(DESTDIR)$(mandir)/man1/
-	install -m 644 man/*.3 $(DESTDIR)$(mandir)/man3/
+		-e 's|@VERSION@|$(LT_VERSION)|' -e 's|@RPATH@||' libtrace/libtrace.pc.in > $(DESTDIR)$(libdir)/pkgconfig/libtrace.pc
+	for f in man/*.1 man/*.3; do \
+		sed -e '1,3s/"\(libtrace\|tracy toolkit\)"/"\1 $(LT_VERSION)"/' $$f > \
+			$(DESTDIR)$(mandir)/man$${f##*.}/$${f##*/} && chmod 644 $(DESTDIR)$(mandir)/man$${f##*.}/$${f##*/}; done
 	if [ -d $(B)/python/tracy ]; then cp -r $(B)/python/tracy $(DESTDIR)$(pythondir)/; fi
 
 uninstall:

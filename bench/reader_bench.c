@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "trace.h"
+#include "trace_builder.h"
 
 typedef struct gen {
     lt_builder *b;

@@ -44,6 +44,7 @@ typedef struct cap_opts {
     int insecure;
     uint32_t max_clients;
     uint32_t max_message;
+    int max_message_set;    /* given on the command line */
     uint32_t max_names;
     uint32_t handshake_ms;
     int level;              /* zstd level */
@@ -128,8 +129,12 @@ void cap_store_set_max_size(cap_store *s, uint64_t bytes, int rotating);
 /* Frees the store (all processes must have ended). Accepts NULL. */
 void cap_store_free(cap_store *s);
 
-/* Bytes held in blocks being built or queued. */
+/* Bytes held in blocks being built or queued, plus the stream tables of
+ * the processes still connected. */
 uint64_t cap_store_mem(const cap_store *s);
+/* A META message announcing threads that would take the stream tables past
+ * `bytes` is refused (the client is rejected). Default: no limit. */
+void cap_store_set_table_limit(cap_store *s, uint64_t bytes);
 void cap_store_stat_add(cap_store *s, enum cap_stat st, uint64_t n);
 uint64_t cap_store_stat(const cap_store *s, enum cap_stat st);
 

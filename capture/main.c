@@ -36,6 +36,9 @@ static int capture(cap_server *srv, uv_loop_t *loop, const cap_opts *o,
         cap_store_set_max_size(st, o->max_size, o->rotate);
         cap_store_stats_block(st); /* the limit is in the file from its start */
     }
+    /* Tables are freed only when their process ends: half of -m at most,
+     * so that blocks and read buffers always have room to drain. */
+    if (st) cap_store_set_table_limit(st, o->mem_limit / 2);
     if (!st) {
         cap_log("cannot start the writer thread: %s", lt_strerror(LT_ENOMEM));
         if (wk) {

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "capture.h"
 #include "wire.h"
 
@@ -16,22 +17,26 @@ static const char usage_text[] =
     ".tracy file.\n"
     "\n"
     "  -o FILE               output file (required)\n"
-    "  -f                    overwrite FILE if it exists\n"
+    "  -f                    replace FILE if it exists (a new file renamed\n"
+    "                        over it; a link is replaced, not followed)\n"
     "  -a ADDR               bind address (numeric IPv4/IPv6), default 127.0.0.1\n"
     "  -p PORT               port, default $TRACY_PORT or 8086; 0 picks a free\n"
     "                        port and prints it alone on the first stdout line\n"
     "  -s SECONDS            stop after SECONDS\n"
     "  -n CLIENTS            stop once CLIENTS clients have connected and all\n"
     "                        have disconnected (default 1, unless -s is given)\n"
-    "  -m MIB                memory for buffered data, default 256; above it\n"
-    "                        the daemon stops reading (nothing is dropped)\n"
+    "  -m MIB                memory for client data (blocks, partial messages,\n"
+    "                        thread tables), default 256; at the limit the\n"
+    "                        daemon stops reading (nothing is dropped)\n"
     "  -v                    log connections and disconnections\n"
     "  -q                    quiet: no status line, summary or client warnings\n"
     "  --token-file FILE     require the secret in FILE from every client\n"
-    "                        (clients send TRACY_TOKEN)\n"
+    "                        (clients send TRACY_TOKEN); refused when other\n"
+    "                        users can read it or group/others can write it\n"
     "  --insecure            allow a non-loopback -a without a token\n"
     "  --max-clients N       simultaneous connections, default 4096\n"
-    "  --max-message BYTES   largest message accepted, default 1048576\n"
+    "  --max-message BYTES   largest message accepted, default 1048576 (at\n"
+    "                        most a quarter of -m)\n"
     "  --max-names N         threads+locations+plots+frames per client,\n"
     "                        default 262144\n"
     "  --handshake-timeout MS  drop a client that has not said HELLO by then,\n"
@@ -125,12 +130,29 @@ static int parse_seconds(const char *s, double *out) {
     return 0;
 }
 
+/* A secret others can read is no secret, and one others can write lets them
+ * choose it: refused, as ssh refuses such a private key. Group read is
+ * allowed for a secret shared by a cluster's group. */
+static int token_private(FILE *f, const char *path) {
+    struct stat st;
+    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) return 1;
+    if (!(st.st_mode & (S_IROTH | S_IWOTH | S_IWGRP))) return 1;
+    fprintf(stderr, CAP_NAME ": token file '%s' can be %s by other users "
+            "(mode %04o): make it private with chmod 600\n", path,
+            st.st_mode & S_IROTH ? "read" : "written", (unsigned)(st.st_mode & 07777));
+    return 0;
+}
+
 /* Reads the shared secret: the file's content without trailing newlines. */
 static int read_token(cap_opts *o, const char *path) {
     FILE *f = fopen(path, "rb");
     if (!f) {
         fprintf(stderr, CAP_NAME ": cannot read token file '%s': %s\n", path,
                 strerror(errno));
+        return -1;
+    }
+    if (!token_private(f, path)) {
+        fclose(f);
         return -1;
     }
     char *buf = malloc(MAX_TOKEN + 1);
@@ -202,6 +224,7 @@ static int one_opt(cap_opts *o, int c, const char *arg) {
     case OPT_MAX_CLIENTS:
         return parse_u32("--max-clients", arg, 1, 1u << 20, &o->max_clients);
     case OPT_MAX_MESSAGE:
+        o->max_message_set = 1;
         return parse_u32("--max-message", arg, 64, LT_MAX_BLOCK_RAW / 2,
                          &o->max_message);
     case OPT_MAX_NAMES:
@@ -219,6 +242,21 @@ static int one_opt(cap_opts *o, int c, const char *arg) {
         return 0;
     default: return bad("unknown option%s%s", "", "");
     }
+}
+
+/* A message is read whole before it is checked: the longest must fit four
+ * times in -m, or a few clients in the middle of one would hold all of it. */
+static int check_message_limit(cap_opts *o) {
+    uint64_t most = o->mem_limit / 4;
+    if (o->max_message <= most) return 0;
+    if (!o->max_message_set) {
+        o->max_message = (uint32_t)most;
+        return 0;
+    }
+    char m[32], q[32];
+    snprintf(m, sizeof m, "%u", o->max_message);
+    snprintf(q, sizeof q, "%llu", (unsigned long long)most);
+    return bad("--max-message %s is more than a quarter of -m (%s bytes)", m, q);
 }
 
 int cap_opts_parse(cap_opts *o, int argc, char **argv) {
@@ -252,7 +290,7 @@ int cap_opts_parse(cap_opts *o, int argc, char **argv) {
         return bad("an output file is required: -o FILE%s%s", "", "");
     if (o->rotate && !o->max_size)
         return bad("--rotate needs --max-size%s%s", "", "");
-    return 0;
+    return check_message_limit(o);
 }
 
 void cap_opts_free(cap_opts *o) {

@@ -4,18 +4,25 @@
  * Each client has one read buffer; complete messages are handled in place
  * (validated and copied into stream blocks by store.c) and only a trailing
  * partial message is moved to the front. Nothing is allocated per event.
+ * Read buffers count against -m with the store's blocks and tables: a
+ * client whose buffer does not fit waits, not reading, until memory frees.
  */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include "capture.h"
 #include "wire.h"
 
 #define RBUF_DEFAULT (64u << 10)
 #define FLUSH_MS 1000
 #define STATUS_MS 500
+#define FD_SPARE 8          /* descriptors kept free so a refusal can accept */
+#define LIMIT_LOG_MS 1000   /* at most one limit refusal logged per second */
 
 enum { CL_HANDSHAKE, CL_ACTIVE, CL_CLOSING };
 
@@ -29,6 +36,8 @@ typedef struct cap_client {
     cap_proc *proc;             /* after WELCOME */
     int state;
     int reading;
+    int want_mem;               /* on_alloc found no room under -m */
+    int waiting;                /* not reading until memory frees */
     int handles;                /* handles not yet closed */
     uint64_t pid;
     char peer[64];
@@ -46,6 +55,13 @@ struct cap_server {
     cap_worker *wk;
     cap_client *clients;
     uint32_t n_conns, n_active;
+    uint64_t rmem;              /* bytes of all read buffers */
+    uint32_t n_waiting;         /* clients waiting for memory */
+    uint32_t fd_cap;            /* connections the open-file limit allows */
+    uint64_t fd_limit;          /* RLIMIT_NOFILE when the capture started */
+    uint64_t limit_log_ms;      /* when a limit refusal was last logged */
+    uint64_t limit_quiet;       /* limit refusals since then, not logged */
+    const char *limit_why;      /* reason of the last of those */
     uint64_t n_welcomed;
     uint32_t stop_after;        /* clients to wait for; 0: time or signal */
     int port;
@@ -147,14 +163,19 @@ static void send_welcome(cap_client *c, uint32_t index) {
 static void on_client_closed(uv_handle_t *h) {
     cap_client *c = h->data;
     if (--c->handles > 0) return;
-    free(c->rbuf);
     free(c);
 }
+
+static int rbuf_resize(cap_client *c, size_t cap);
 
 static void client_close(cap_client *c) {
     cap_server *srv = c->srv;
     if (c->state == CL_CLOSING) return;
     c->state = CL_CLOSING;
+    c->rlen = 0;
+    rbuf_resize(c, 0);
+    if (c->waiting) srv->n_waiting--;
+    c->waiting = 0;
     if (c->prev) c->prev->next = c->next;
     else srv->clients = c->next;
     if (c->next) c->next->prev = c->prev;
@@ -181,13 +202,54 @@ static void end_client(cap_client *c, int status, const char *reason) {
     check_stop(srv);
 }
 
-/* Closes a connection that has not completed the handshake. */
-static void refuse(cap_client *c, const char *reason) {
-    cap_server *srv = c->srv;
-    cap_store_stat_add(srv->store, CAP_ST_CLIENTS_REFUSED, 1);
-    cap_logn("refused connection from %s: %s", c->peer, reason);
+/* Reads and drops what the peer already sent (its HELLO), so that closing
+ * sends a FIN after the REFUSE rather than a reset that could discard it. */
+static void discard_input(cap_client *c) {
+    uv_os_fd_t fd;
+    char scratch[4096];
+    if (uv_fileno((uv_handle_t *)&c->tcp, &fd) != 0) return;
+    for (int i = 0; i < 16; i++)
+        if (recv(fd, scratch, sizeof scratch, MSG_DONTWAIT) <= 0) return;
+}
+
+/* Tells a connection that has not completed the handshake why, and closes
+ * it; counted in clients_refused. */
+static void refuse_quiet(cap_client *c, const char *reason) {
+    cap_store_stat_add(c->srv->store, CAP_ST_CLIENTS_REFUSED, 1);
     send_refuse(c, reason);
+    discard_input(c);
     client_close(c);
+}
+
+static void refuse(cap_client *c, const char *reason) {
+    cap_logn("refused connection from %s: %s", c->peer, reason);
+    refuse_quiet(c, reason);
+}
+
+/* Logs the limit refusals not logged yet, in one line. */
+static void log_limit_quiet(cap_server *srv) {
+    if (srv->limit_quiet == 0) return;
+    cap_logn("refused %llu more connection%s: %s",
+             (unsigned long long)srv->limit_quiet, srv->limit_quiet == 1 ? "" : "s",
+             srv->limit_why);
+    srv->limit_quiet = 0;
+}
+
+/* A refusal because a limit is reached: a flood of them logs one line a
+ * second, with their number. `reason` must be static. */
+static void refuse_limit(cap_client *c, const char *reason) {
+    cap_server *srv = c->srv;
+    uint64_t now = uv_now(srv->loop);
+    if (srv->limit_log_ms && now - srv->limit_log_ms < LIMIT_LOG_MS) {
+        if (srv->limit_quiet && srv->limit_why != reason) log_limit_quiet(srv);
+        srv->limit_quiet++;
+        srv->limit_why = reason;
+        refuse_quiet(c, reason);
+        return;
+    }
+    log_limit_quiet(srv);
+    srv->limit_log_ms = now;
+    refuse(c, reason);
 }
 
 /* Closes a client that broke the protocol; `bytes` were refused. */
@@ -214,15 +276,70 @@ static void set_reading(cap_client *c, int on);
 
 static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf);
 
+/* ---- Read buffers and the memory limit ---------------------------------- */
+
+/* Everything held for clients: the store's blocks and tables, and the read
+ * buffers. -m bounds it. */
+static uint64_t mem_used(const cap_server *srv) {
+    return cap_store_mem(srv->store) + srv->rmem;
+}
+
+/* Bytes of the message at the front of the read buffer (0: header not
+ * complete yet). */
+static size_t msg_size(const cap_client *c) {
+    return c->rlen >= LT_WIRE_HEADER ? 4 + (size_t)rd32(c->rbuf) : 0;
+}
+
+/* The read buffer a client needs: the default, or a longer message whole. */
+static size_t rbuf_want(const cap_client *c) {
+    size_t m = msg_size(c);
+    return m > RBUF_DEFAULT ? m : RBUF_DEFAULT;
+}
+
+/* Resizes the client's read buffer to `cap` bytes (0 frees it), holding
+ * what it buffered. Growing is refused (-1, nothing changed) when it would
+ * take the daemon past -m, except while the capture stops (what the kernel
+ * holds is read then). Returns 0, -1, or -2 when out of memory. */
+static int rbuf_resize(cap_client *c, size_t cap) {
+    cap_server *srv = c->srv;
+    if (cap == c->rcap) return 0;
+    if (cap > c->rcap && !srv->stop_requested &&
+        mem_used(srv) + (cap - c->rcap) > srv->o->mem_limit)
+        return -1;
+    if (cap == 0) {
+        free(c->rbuf);
+        c->rbuf = NULL;
+    } else {
+        uint8_t *nb = realloc(c->rbuf, cap);
+        if (!nb) return -2;
+        c->rbuf = nb;
+    }
+    srv->rmem = srv->rmem + cap - c->rcap;
+    c->rcap = cap;
+    return 0;
+}
+
 static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf) {
     cap_client *c = h->data;
+    cap_server *srv = c->srv;
     (void)hint;
-    if (!c->rbuf) {
-        c->rbuf = malloc(RBUF_DEFAULT);
-        c->rcap = c->rbuf ? RBUF_DEFAULT : 0;
+    buf->base = NULL;
+    buf->len = 0;
+    size_t want = rbuf_want(c);
+    if (c->rcap < want) {
+        int rc = rbuf_resize(c, want);
+        if (rc < 0) {
+            c->want_mem = rc == -1; /* -2: ENOBUFS means out of memory */
+            return;
+        }
     }
     buf->base = (char *)c->rbuf + c->rlen;
     buf->len = c->rcap - c->rlen;
+    /* Paused: finish the message under way, then stop at its end. */
+    if (srv->paused && c->rlen > 0) {
+        size_t m = msg_size(c), end = m ? m : LT_WIRE_HEADER;
+        if (end - c->rlen < buf->len) buf->len = end - c->rlen;
+    }
 }
 
 static void set_reading(cap_client *c, int on) {
@@ -232,23 +349,43 @@ static void set_reading(cap_client *c, int on) {
     c->reading = on;
 }
 
-/* ---- Memory limit ------------------------------------------------------ */
+/* The client's buffer does not fit under -m: it stops reading (its data
+ * waits in the kernel and in the client) until wake_waiting(). */
+static void wait_for_memory(cap_client *c) {
+    set_reading(c, 0);
+    if (!c->waiting) c->srv->n_waiting++;
+    c->waiting = 1;
+}
+
+/* Gives waiting clients their buffer while it fits, then lets them read. */
+static void wake_waiting(cap_server *srv) {
+    for (cap_client *c = srv->clients; c && srv->n_waiting; c = c->next) {
+        if (!c->waiting) continue;
+        if (rbuf_resize(c, rbuf_want(c)) != 0) return;
+        c->waiting = 0;
+        srv->n_waiting--;
+        set_reading(c, 1);
+    }
+}
 
 static void check_mem(cap_server *srv) {
-    uint64_t mem = cap_store_mem(srv->store), lim = srv->o->mem_limit;
+    uint64_t mem = mem_used(srv), lim = srv->o->mem_limit;
     if (srv->stopping) return;
     if (!srv->paused && mem > lim) {
         srv->paused = 1;
         cap_logv("memory limit reached (%llu MiB buffered): pausing reads",
                  (unsigned long long)(mem >> 20));
+        /* Clients in the middle of a message finish it (on_alloc reads no
+         * further): their buffer then goes back. */
+        for (cap_client *c = srv->clients; c; c = c->next)
+            if (c->state == CL_ACTIVE && c->rlen == 0) set_reading(c, 0);
     } else if (srv->paused && mem <= lim - lim / 4) {
         srv->paused = 0;
         cap_logv("buffered data below the limit: resuming reads");
-    } else {
-        return;
+        for (cap_client *c = srv->clients; c; c = c->next)
+            if (c->state == CL_ACTIVE && !c->waiting) set_reading(c, 1);
     }
-    for (cap_client *c = srv->clients; c; c = c->next)
-        if (c->state == CL_ACTIVE) set_reading(c, !srv->paused);
+    if (!srv->paused && srv->n_waiting) wake_waiting(srv);
 }
 
 /* Stops the capture on a write or memory error of the store. */
@@ -347,7 +484,6 @@ static int hello(cap_client *c, const uint8_t *body, size_t n) {
     cap_store_stat_add(srv->store, CAP_ST_CLIENTS_CONNECTED, 1);
     char w[128];
     cap_logv("%s connected from %s", who(c, w, sizeof w), c->peer);
-    if (srv->paused) set_reading(c, 0);
     return 0;
 refused:
     free(info);
@@ -442,6 +578,11 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf) {
     cap_server *srv = c->srv;
     (void)buf;
     if (nread == 0) return;
+    if (nread == UV_ENOBUFS && c->want_mem) {
+        c->want_mem = 0;
+        wait_for_memory(c);
+        return;
+    }
     if (nread < 0) {
         lost(c, nread == UV_ENOBUFS ? UV_ENOMEM : nread);
         return;
@@ -472,26 +613,16 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf) {
         off += 4 + (size_t)len;
     }
     c->rlen -= off;
-    if (c->rlen == 0) {
-        /* Idle clients hold no read buffer. */
-        free(c->rbuf);
-        c->rbuf = NULL;
-        c->rcap = 0;
-    } else {
-        if (off) memmove(c->rbuf, c->rbuf + off, c->rlen);
-        size_t need = c->rlen >= LT_WIRE_HEADER
-                          ? 4 + (size_t)rd32(c->rbuf)
-                          : LT_WIRE_HEADER;
-        if (need > c->rcap) {
-            uint8_t *nb = realloc(c->rbuf, need);
-            if (!nb) {
-                lost(c, UV_ENOMEM);
-                return;
-            }
-            c->rbuf = nb;
-            c->rcap = need;
-        }
+    if (off && c->rlen) memmove(c->rbuf, c->rbuf + off, c->rlen);
+    /* Idle clients hold no read buffer; one that read a long message gets
+     * back to the default; one starting a long message needs it whole. */
+    int rc = rbuf_resize(c, c->rlen ? rbuf_want(c) : 0);
+    if (rc == -2) {
+        lost(c, UV_ENOMEM);
+        return;
     }
+    if (rc == -1) wait_for_memory(c);
+    else if (srv->paused && c->rlen == 0 && c->state == CL_ACTIVE) set_reading(c, 0);
     if (check_store(srv) == 0) check_mem(srv);
 }
 
@@ -523,7 +654,16 @@ static void peer_name(cap_client *c) {
 
 static void on_connection(uv_stream_t *l, int status) {
     cap_server *srv = l->data;
-    if (status < 0 || srv->stopping) return;
+    if (srv->stopping) return;
+    if (status < 0) {
+        /* libuv closed what it could not accept; at least say so. */
+        uint64_t now = uv_now(srv->loop);
+        if (!srv->limit_log_ms || now - srv->limit_log_ms >= LIMIT_LOG_MS) {
+            srv->limit_log_ms = now;
+            cap_logn("cannot accept connections: %s", uv_strerror(status));
+        }
+        return;
+    }
     cap_client *c = calloc(1, sizeof *c);
     if (!c) return;
     c->srv = srv;
@@ -542,7 +682,11 @@ static void on_connection(uv_stream_t *l, int status) {
     }
     peer_name(c);
     if (srv->n_conns > srv->o->max_clients) {
-        refuse(c, "too many clients (--max-clients)");
+        refuse_limit(c, "too many clients (--max-clients)");
+        return;
+    }
+    if (srv->n_conns > srv->fd_cap) {
+        refuse_limit(c, "too many clients for the open-file limit (ulimit -n)");
         return;
     }
     uv_timer_start(&c->timer, on_handshake_timeout, srv->o->handshake_ms, 0);
@@ -553,6 +697,7 @@ static void on_connection(uv_stream_t *l, int status) {
 
 static void on_tick(uv_timer_t *t) {
     cap_server *srv = t->data;
+    log_limit_quiet(srv);
     for (cap_client *c = srv->clients; c; c = c->next)
         if (c->proc) cap_store_flush_proc(srv->store, c->proc);
     cap_store_stats_block(srv->store);
@@ -611,8 +756,9 @@ static void do_stop(uv_timer_t *t) {
     while (srv->clients) {
         cap_client *c = srv->clients;
         if (c->proc) end_client(c, LT_PROC_STOPPED, "capture stopped");
-        else client_close(c);
+        else refuse_quiet(c, "capture stopped");
     }
+    log_limit_quiet(srv);
     cap_store_stats_block(srv->store);
     cap_worker_detach(srv->wk);
     cap_status_clear();
@@ -679,6 +825,34 @@ int cap_server_bind(cap_server **out, uv_loop_t *loop, const cap_opts *o) {
 
 int cap_server_port(const cap_server *srv) { return srv->port; }
 
+/* Descriptors open now (32 when /proc cannot tell). */
+static uint64_t open_fds(void) {
+    DIR *d = opendir("/proc/self/fd");
+    if (!d) return 32;
+    uint64_t n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (e->d_name[0] != '.') n++;
+    closedir(d);
+    return n > 0 ? n - 1 : 0; /* the directory's own */
+}
+
+/* How many connections the open-file limit leaves room for, keeping
+ * FD_SPARE free: past it a connection is still accepted, told why and
+ * closed, instead of being dropped unseen when accept(2) fails. */
+static void compute_fd_cap(cap_server *srv) {
+    struct rlimit rl;
+    uint64_t used = open_fds() + FD_SPARE;
+    srv->fd_cap = UINT32_MAX;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return;
+    srv->fd_limit = rl.rlim_cur;
+    uint64_t cap = rl.rlim_cur > used ? rl.rlim_cur - used : 0;
+    srv->fd_cap = cap < UINT32_MAX ? (uint32_t)cap : UINT32_MAX;
+    if (srv->fd_cap < srv->o->max_clients)
+        cap_logv("the open-file limit (%llu) allows %u simultaneous clients",
+                 (unsigned long long)rl.rlim_cur, srv->fd_cap);
+}
+
 int cap_server_run(cap_server *srv, cap_store *store, cap_worker *wk) {
     const cap_opts *o = srv->o;
     srv->store = store;
@@ -705,6 +879,7 @@ int cap_server_run(cap_server *srv, cap_store *store, cap_worker *wk) {
         srv->have_status = 1;
         uv_timer_start(&srv->status, on_status, STATUS_MS, STATUS_MS);
     }
+    compute_fd_cap(srv);
     if (o->port == 0) { /* only now: a script may signal us right away */
         printf("%d\n", srv->port);
         fflush(stdout);

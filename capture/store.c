@@ -26,6 +26,10 @@ typedef struct cap_stream {
     size_t hint;                /* capacity for the next block */
 } cap_stream;
 
+/* What one announced thread costs while its process is connected: its
+ * state, its slot in the process's table, the allocator's header. */
+#define STREAM_COST (sizeof(cap_stream) + 2 * sizeof(cap_stream *) + 16)
+
 struct cap_proc {
     uint32_t index;
     uint64_t anchor_mono;
@@ -44,7 +48,10 @@ struct cap_proc {
 struct cap_store {
     cap_worker *wk;
     uint32_t max_names;
-    uint64_t mem;
+    uint64_t mem;               /* bytes in blocks being built or queued */
+    uint64_t tables;            /* bytes of the connected processes' streams */
+    uint64_t table_limit;       /* most `tables` may reach */
+    uint64_t threads;           /* threads announced, all processes */
     int err;                    /* first write error, or LT_ENOMEM */
     lt_stream_summary *sum;
     size_t n_sum, cap_sum;
@@ -125,6 +132,26 @@ static void queue(cap_store *s, cap_blk *b) {
 
 /* ---- Streams ----------------------------------------------------------- */
 
+/* Gives the stream its trailer summary, at its first block: a thread that
+ * never sent an event keeps nothing once its process ends. */
+static int add_summary(cap_store *s, cap_proc *p, cap_stream *t) {
+    if (t->summary != CAP_NO_SUMMARY) return 0;
+    if (s->n_sum == s->cap_sum) {
+        size_t nc = s->cap_sum ? s->cap_sum * 2 : 64;
+        lt_stream_summary *ns = realloc(s->sum, nc * sizeof *ns);
+        if (!ns) {
+            if (!s->err) s->err = LT_ENOMEM;
+            return -1;
+        }
+        s->sum = ns;
+        s->cap_sum = nc;
+    }
+    t->summary = s->n_sum++;
+    s->sum[t->summary] = (lt_stream_summary){.process = p->index,
+                                             .thread = t->thread};
+    return 0;
+}
+
 static void flush_meta(cap_store *s, cap_proc *p) {
     cap_blk *b = p->meta;
     if (!b) return;
@@ -144,6 +171,7 @@ static void flush_stream(cap_store *s, cap_proc *p, cap_stream *t, int full) {
     b->desc.n_events = (uint32_t)(t->st.events - t->blk_events0);
     b->desc.last_ts = t->st.last_ts;
     if (!t->blk_have_first) b->desc.first_ts = b->desc.last_ts;
+    (void)add_summary(s, p, t);
     b->summary = t->summary;
     t->hint = full ? BLK_FULL : b->len < BLK_MIN ? BLK_MIN : b->len;
     queue(s, b);
@@ -242,36 +270,33 @@ static int new_stream(cap_store *s, cap_proc *p) {
         p->threads = nt;
         p->cap_threads = nc;
     }
-    if (s->n_sum == s->cap_sum) {
-        size_t nc = s->cap_sum ? s->cap_sum * 2 : 64;
-        lt_stream_summary *ns = realloc(s->sum, nc * sizeof *ns);
-        if (!ns) return -1;
-        s->sum = ns;
-        s->cap_sum = nc;
-    }
     cap_stream *t = calloc(1, sizeof *t);
     if (!t) return -1;
     t->thread = p->n_threads + 1;
     t->hint = BLK_MIN;
-    t->summary = s->n_sum++;
-    s->sum[t->summary] = (lt_stream_summary){.process = p->index,
-                                             .thread = t->thread};
+    t->summary = CAP_NO_SUMMARY;
     p->threads[p->n_threads++] = t;
+    s->tables += STREAM_COST;
+    s->threads++;
     return 0;
 }
 
-/* Copies the stream's final counts into its summary and frees it. */
+/* Copies the stream's final counts into its summary (when it has one) and
+ * frees it. */
 static void end_stream(cap_store *s, cap_stream *t) {
-    lt_stream_summary *m = &s->sum[t->summary];
-    m->events = t->st.events;
-    m->zones = t->st.zones;
-    m->messages = t->st.messages;
-    m->lost = t->st.lost;
-    m->first_ts = t->st.have_ts ? t->st.first_ts : 0;
-    m->last_ts = t->st.have_ts ? t->st.last_ts : 0;
+    if (t->summary != CAP_NO_SUMMARY) {
+        lt_stream_summary *m = &s->sum[t->summary];
+        m->events = t->st.events;
+        m->zones = t->st.zones;
+        m->messages = t->st.messages;
+        m->lost = t->st.lost;
+        m->first_ts = t->st.have_ts ? t->st.first_ts : 0;
+        m->last_ts = t->st.have_ts ? t->st.last_ts : 0;
+    }
     s->plots += t->st.plots;
     s->frames += t->st.frames;
     if (t->blk) blk_free(s, t->blk);
+    s->tables -= STREAM_COST;
     free(t);
 }
 
@@ -357,6 +382,15 @@ int cap_proc_meta(cap_store *s, cap_proc *p, const uint8_t *body, size_t n,
             why->text = why->buf;
             return -1;
         }
+    }
+    uint64_t add = (uint64_t)(thr - p->n_threads) * STREAM_COST;
+    if (add && s->tables + add > s->table_limit) {
+        snprintf(why->buf, sizeof why->buf,
+                 "%u more threads would take the daemon's thread tables past "
+                 "%llu MiB (half of -m)", thr - p->n_threads,
+                 (unsigned long long)(s->table_limit >> 20));
+        why->text = why->buf;
+        return -1;
     }
     while (p->n_threads < thr)
         if (new_stream(s, p) < 0) {
@@ -538,6 +572,7 @@ cap_store *cap_store_new(cap_worker *wk, uint32_t max_names) {
     if (!s) return NULL;
     s->wk = wk;
     s->max_names = max_names;
+    s->table_limit = UINT64_MAX;
     return s;
 }
 
@@ -547,7 +582,11 @@ void cap_store_free(cap_store *s) {
     free(s);
 }
 
-uint64_t cap_store_mem(const cap_store *s) { return s->mem; }
+uint64_t cap_store_mem(const cap_store *s) { return s->mem + s->tables; }
+
+void cap_store_set_table_limit(cap_store *s, uint64_t bytes) {
+    s->table_limit = bytes;
+}
 uint64_t cap_store_events(const cap_store *s) { return s->events; }
 int cap_store_error(const cap_store *s) { return s->err; }
 
@@ -617,7 +656,7 @@ int cap_store_done(cap_store *s, cap_blk *done) {
 void cap_store_totals(const cap_store *s, cap_totals *t) {
     memset(t, 0, sizeof *t);
     t->processes = s->processes;
-    t->threads = s->n_sum;
+    t->threads = s->threads;
     t->plots = s->plots;
     t->frames = s->frames;
     t->raw_bytes = s->raw_bytes;

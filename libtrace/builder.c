@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "internal.h"
+#include "trace_builder.h"
 
 #define LT__HDR_ROOM 32 /* room kept in front of the records for the header */
 

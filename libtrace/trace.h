@@ -20,7 +20,17 @@ extern "C" {
 #define LT_API
 #endif
 
-#define LT_VERSION_STRING "0.1.0"
+/* The toolkit's version: the one place it is written (the Makefile, the
+ * pkg-config file, every program's --version and the library's soname
+ * take it from here). */
+#define LT_VERSION_MAJOR 0
+#define LT_VERSION_MINOR 1
+#define LT_VERSION_PATCH 0
+#define LT__STR_(x) #x
+#define LT__STR(x) LT__STR_(x)
+#define LT_VERSION_STRING                                                   \
+    LT__STR(LT_VERSION_MAJOR) "." LT__STR(LT_VERSION_MINOR) "."             \
+    LT__STR(LT_VERSION_PATCH)
 #define LT_FORMAT_MAJOR 1
 #define LT_FORMAT_MINOR 0
 
@@ -57,6 +67,10 @@ LT_API const char *lt_strerror(int err);
 
 /* Converts an errno value from a failed system call into an LT_E* code. */
 LT_API int lt_from_errno(int errnum);
+
+/* The version of the library in use ("0.1.0"), which may differ from the
+ * LT_VERSION_STRING a program was compiled with. Never NULL. */
+LT_API const char *lt_version(void);
 
 /* ---- Format constants ------------------------------------------------- */
 
@@ -295,8 +309,11 @@ typedef struct lt_writer lt_writer;
 #define LT_WRITE_CUTS 0x2  /* the file may hold cut blocks (kind 17): its
                               header says format 1.1 */
 
-/* Creates `path` (O_EXCL unless LT_WRITE_FORCE; mode 0644 less the umask)
- * and writes the file header. `creator` names the program (NULL: "libtrace").
+/* Creates `path` (mode 0644 less the umask) and writes the file header. An
+ * existing name, a symbolic link included, gives LT_EEXIST unless
+ * LT_WRITE_FORCE; then a device or FIFO is written in place and anything
+ * else is replaced by a new file renamed over it (a link is replaced, never
+ * written through). On failure nothing new is left at `path`. `creator` names the program (NULL: "libtrace").
  * `level` is the zstd level (0: default 3). Returns 0 or LT_EEXIST, LT_EOPEN,
  * LT_EIO, LT_ENOSPC, LT_ENOMEM. */
 LT_API int lt_writer_open(lt_writer **out, const char *path, int flags,
@@ -360,56 +377,6 @@ LT_API int lt_writer_set_rotation(lt_writer *w, const char *path, uint64_t max_b
 /* Flushes written units to the kernel (they are written with write(2) as
  * they come, so this is only fdatasync). */
 LT_API int lt_writer_sync(lt_writer *w);
-
-/* ---- Trace builder: a whole trace without a daemon ------------------------
- * For tests, tools and benchmarks: keeps one record buffer per stream,
- * flushes blocks of LT_BLOCK_TARGET bytes, tracks the summary and writes the
- * trailer at close. Not thread-safe. */
-
-typedef struct lt_builder lt_builder;
-
-LT_API int lt_builder_open(lt_builder **out, const char *path, int flags,
-                           const char *creator);
-/* Adds a process; returns its index (>= 1) or a negative code. */
-LT_API int lt_builder_process(lt_builder *b, uint64_t pid, int64_t rank,
-                              const char *hostname, const char *program,
-                              uint32_t argc, const char *const *argv,
-                              uint64_t anchor_mono_ns, uint64_t anchor_wall_ns);
-/* Adds a thread to a process; returns its index (>= 1) or a negative code. */
-LT_API int lt_builder_thread(lt_builder *b, uint32_t process, uint64_t tid,
-                             const char *name);
-/* Defines a location; returns its id (>= 1) or a negative code. */
-LT_API int lt_builder_loc(lt_builder *b, uint32_t process, uint8_t kind,
-                          const char *name, const char *file, uint32_t line);
-LT_API int lt_builder_plot(lt_builder *b, uint32_t process, const char *name);
-LT_API int lt_builder_frame_name(lt_builder *b, uint32_t process,
-                                 const char *name);
-/* Events. Timestamps of one thread must not decrease and stay at or below
- * LT_MAX_TS (else LT_EINVAL; anchors of lt_builder_process too). */
-LT_API int lt_builder_zone_begin(lt_builder *b, uint32_t process,
-                                 uint32_t thread, uint64_t ts, uint32_t loc);
-LT_API int lt_builder_zone_end(lt_builder *b, uint32_t process, uint32_t thread,
-                               uint64_t ts);
-LT_API int lt_builder_zone_text(lt_builder *b, uint32_t process, uint32_t thread,
-                                const char *text);
-LT_API int lt_builder_zone_name(lt_builder *b, uint32_t process, uint32_t thread,
-                                const char *name);
-LT_API int lt_builder_message(lt_builder *b, uint32_t process, uint32_t thread,
-                              uint64_t ts, const char *text);
-LT_API int lt_builder_signpost(lt_builder *b, uint32_t process, uint32_t thread,
-                               uint64_t ts, const char *header, const char *body);
-LT_API int lt_builder_plot_value(lt_builder *b, uint32_t process, uint32_t thread,
-                                 uint64_t ts, uint32_t plot, double value);
-LT_API int lt_builder_frame(lt_builder *b, uint32_t process, uint32_t thread,
-                            uint64_t ts, uint32_t frame);
-LT_API int lt_builder_lost(lt_builder *b, uint32_t process, uint32_t thread,
-                           uint64_t ts, uint64_t count);
-/* Ends a process with a PROC_END record (status enum lt_proc_status). */
-LT_API int lt_builder_process_end(lt_builder *b, uint32_t process, uint64_t ts,
-                                  int status, const char *reason);
-/* Flushes every stream, writes the trailer (unless `no_trailer`), closes and
- * frees. Accepts NULL. Returns 0 or the first error met. */
-LT_API int lt_builder_close(lt_builder *b, int no_trailer);
 
 /* ---- Clock -------------------------------------------------------------- */
 

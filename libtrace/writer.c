@@ -1,8 +1,10 @@
 /* writer.c -- appends header, units (descriptor + zstd frame) and trailer. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
 #include "internal.h"
@@ -85,9 +87,72 @@ static int lt__write_header(lt_writer *w, const char *creator, int minor) {
     return rc;
 }
 
+/* Creates a file that did not exist (O_EXCL: never through a link). */
+static int lt__create_excl(const char *path) {
+    return open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+}
+
+/* Creates a new file next to `path` for replacing it; its name goes to
+ * `tmp` (at least strlen(path) + 32 bytes). */
+static int lt__create_temp(const char *path, char *tmp, size_t cap) {
+    static unsigned seq;
+    for (int i = 0; i < 100; i++) {
+        snprintf(tmp, cap, "%s.%ld.%u.tmp", path, (long)getpid(),
+                 __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED));
+        int fd = lt__create_excl(tmp);
+        if (fd >= 0 || errno != EEXIST) return fd;
+    }
+    return -1;
+}
+
+/* Opens the output. Without LT_WRITE_FORCE an existing name (a symbolic
+ * link included) is refused. With it, a device or FIFO is written in place
+ * and anything else is replaced by a new file renamed over it once its
+ * header is written: a link is replaced, never written through, and a
+ * failure leaves the old file untouched. *tmp is set when a rename is
+ * pending; *created when the file at `path` was created here. */
+static int lt__open_out(const char *path, int flags, char **tmp, int *created) {
+    struct stat st;
+    *tmp = NULL;
+    *created = 0;
+    if (!(flags & LT_WRITE_FORCE) || lstat(path, &st) != 0) {
+        int fd = lt__create_excl(path);
+        if (fd >= 0) *created = 1;
+        if (fd >= 0 || !(flags & LT_WRITE_FORCE) || errno != EEXIST) return fd;
+        if (lstat(path, &st) != 0) return -1;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        errno = EISDIR;
+        return -1;
+    }
+    if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))
+        return open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+    size_t cap = strlen(path) + 48;
+    *tmp = malloc(cap);
+    if (!*tmp) {
+        errno = ENOMEM;
+        return -1;
+    }
+    int fd = lt__create_temp(path, *tmp, cap);
+    if (fd < 0) {
+        int e = errno;
+        free(*tmp);
+        *tmp = NULL;
+        errno = e;
+    }
+    return fd;
+}
+
+static int lt__open_error(int e) {
+    int rc = e == EEXIST ? LT_EEXIST : lt_from_errno(e);
+    if (rc != LT_EEXIST && rc != LT_ENOSPC && rc != LT_ENOMEM) rc = LT_EOPEN;
+    return rc;
+}
+
 int lt_writer_open(lt_writer **out, const char *path, int flags,
                    const char *creator, int level) {
-    int rc = LT_ENOMEM;
+    int rc = LT_ENOMEM, created = 0, e = 0;
+    char *tmp = NULL;
     lt_writer *w = calloc(1, sizeof *w);
     *out = NULL;
     if (!w) return LT_ENOMEM;
@@ -101,31 +166,42 @@ int lt_writer_open(lt_writer **out, const char *path, int flags,
         rc = LT_EINVAL;
         goto err;
     }
-    int oflags = O_WRONLY | O_CREAT | O_CLOEXEC |
-                 ((flags & LT_WRITE_FORCE) ? O_TRUNC : O_EXCL);
-    w->fd = open(path, oflags, 0644);
+    w->fd = lt__open_out(path, flags, &tmp, &created);
     if (w->fd < 0) {
-        rc = errno == EEXIST ? LT_EEXIST : lt_from_errno(errno);
-        if (rc != LT_EEXIST && rc != LT_ENOSPC && rc != LT_ENOMEM) rc = LT_EOPEN;
+        e = errno;
+        rc = lt__open_error(e);
         goto err;
     }
     rc = lt__write_header(w, creator ? creator : "libtrace",
                           (flags & LT_WRITE_CUTS) ? 1 : LT_FORMAT_MINOR);
-    if (rc < 0) goto err;
+    if (rc < 0) {
+        e = errno;
+        goto err;
+    }
     if (!(w->creator = strdup(creator ? creator : "libtrace"))) {
         rc = LT_ENOMEM;
         goto err;
     }
+    if (tmp && rename(tmp, path) != 0) {
+        e = errno;
+        rc = lt__open_error(e);
+        goto err;
+    }
+    free(tmp);
     *out = w;
     return 0;
 err:
     if (w->fd >= 0) close(w->fd);
-    free(w->creator);
+    /* Nothing half-made stays behind: a run without -f must not find it. */
+    if (tmp) unlink(tmp);
+    else if (created) unlink(path);
+    free(tmp);
     ZSTD_freeCCtx(w->cctx);
     lt__rot_free(w->rot);
     free(w->creator);
     free(w->buf);
     free(w);
+    errno = e;
     return rc;
 }
 

@@ -902,6 +902,19 @@ START_TEST(token_is_checked_in_handshake) {
     ck_assert_ptr_nonnull(f);
     fputs("s3cret\n", f);
     fclose(f);
+    /* Readable or writable by other users: refused with one line, exit 1. */
+    static const mode_t open_modes[] = {0644, 0604, 0620, 0602};
+    for (size_t i = 0; i < sizeof open_modes / sizeof open_modes[0]; i++) {
+        ck_assert_int_eq(chmod(tok, open_modes[i]), 0);
+        d_spawn(&d, (char *[]){(char *)bin_path(), "-o", d.out, "-p", "0",
+                               "--token-file", tok, NULL});
+        ck_assert_int_eq(d.port, -1);
+        ck_assert_int_eq(d_wait(&d), 1);
+        ck_assert(err_contains(&d, "chmod 600"));
+        ck_assert_int_eq(access(d.out, F_OK), -1);
+    }
+    /* Private, or shared with the group read-only: accepted. */
+    ck_assert_int_eq(chmod(tok, 0640), 0);
     d_start(&d, (const char *[]){"--token-file", tok, "-n", "1", NULL});
     char reason[256];
     /* No token, then a wrong one: refused with a reason. */
@@ -1141,6 +1154,7 @@ START_TEST(help_and_bad_usage) {
         {"--bogus", NULL},
         {"extra", NULL},
         {"-s", "-1", NULL},
+        {"-m", "1", "--max-message", "300000", NULL}, /* over a quarter of -m */
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char *argv[12] = {(char *)bin_path(), "-o", d.out};

@@ -14,6 +14,7 @@
 
 /* The module under test is compiled into this suite. */
 #include "../convert/common.c"
+#include "trace_builder.h"
 
 /* ---- Units -------------------------------------------------------------- */
 

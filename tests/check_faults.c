@@ -329,6 +329,90 @@ START_TEST(unusable_options_one_line_documented_exit) {
 }
 END_TEST
 
+/* ---- The output file: links and a full disk ------------------------------ */
+
+/* capture-release -o OUT -p 0 -q -s 0.2 EXTRA (no client): its exit code. */
+static int short_capture(const ft_dir *d, const char *out, const char *extra) {
+    char *argv[] = {(char *)ft_bin("capture-release"), "-o", (char *)out, "-p", "0",
+                    "-q", "-s", "0.2", (char *)extra, NULL};
+    ft_daemon dm;
+    ft_spawn(&dm, argv, d->err, 0);
+    return ft_daemon_wait(&dm);
+}
+
+START_TEST(force_replaces_a_link_never_its_target) {
+    ft_dir d;
+    ft_dir_init(&d);
+    char target[160];
+    snprintf(target, sizeof target, "%s/precious.txt", d.dir);
+    FILE *f = fopen(target, "w");
+    fputs("precious", f);
+    fclose(f);
+    ck_assert_int_eq(symlink(target, d.out), 0);
+    /* Without -f a link is an existing name, even a dangling one. */
+    ck_assert_int_eq(short_capture(&d, d.out, NULL), 2);
+    char *s = ft_slurp(d.err);
+    ck_assert_msg(strstr(s, "file exists"), "%s", s);
+    free(s);
+    /* With -f the link is replaced by the capture; its target is kept. */
+    ck_assert_int_eq(short_capture(&d, d.out, "-f"), 0);
+    s = ft_slurp(target);
+    ck_assert_str_eq(s, "precious");
+    free(s);
+    struct stat st;
+    ck_assert_int_eq(lstat(d.out, &st), 0);
+    ck_assert_msg(S_ISREG(st.st_mode), "the output is still a link");
+    lt_reader *r = ft_open(d.out);
+    ck_assert_int_eq(lt_reader_info(r)->complete, 1);
+    lt_reader_free(r);
+    /* No temporary file is left in the directory. */
+    char cmd[200];
+    snprintf(cmd, sizeof cmd, "test $(ls -A '%s' | wc -l) -eq 3", d.dir);
+    ck_assert_int_eq(system(cmd), 0);
+    ft_dir_clean(&d);
+}
+END_TEST
+
+START_TEST(full_disk_at_open_leaves_no_file) {
+    ft_dir d;
+    ft_dir_init(&d);
+    char mnt[128], out[160], cmd[600];
+    snprintf(mnt, sizeof mnt, "%s/small", d.dir);
+    ck_assert_int_eq(mkdir(mnt, 0755), 0);
+    /* A 64 KiB tmpfs filled up when we may mount one, else a file size
+     * limit of 0: either way the header cannot be written. */
+    snprintf(cmd, sizeof cmd, "mount -t tmpfs -o size=64k tmpfs '%s' 2>/dev/null", mnt);
+    int mounted = geteuid() == 0 && system(cmd) == 0;
+    if (mounted) {
+        snprintf(cmd, sizeof cmd, "dd if=/dev/zero of='%s/fill' bs=4k 2>/dev/null", mnt);
+        (void)system(cmd);
+    }
+    snprintf(out, sizeof out, "%s/run.tracy", mnt);
+    char *argv[] = {"/bin/sh", "-c", "ulimit -f 0; exec \"$0\" \"$@\"",
+                    (char *)ft_bin("capture-release"), "-o", out, "-p", "0", "-q",
+                    "-s", "0.2", NULL};
+    ft_daemon dm;
+    ft_spawn(&dm, mounted ? argv + 3 : argv, d.err, 0);
+    int rc = ft_daemon_wait(&dm);
+    int left = access(out, F_OK) == 0;
+    if (mounted) {
+        snprintf(cmd, sizeof cmd, "umount '%s'", mnt);
+        ck_assert_int_eq(system(cmd), 0);
+    }
+    char *s = ft_slurp(d.err);
+    ck_assert_msg(rc == 2, "exit %d: %s", rc, s);
+    ck_assert_msg(strstr(s, mounted ? "no space left" : "file too large"), "%s", s);
+    free(s);
+    ck_assert_msg(!left, "a file was left at %s", out);
+    /* The next run, without -f, creates it. */
+    ck_assert_int_eq(short_capture(&d, out, NULL), 0);
+    lt_reader *r = ft_open(out);
+    ck_assert_int_eq(lt_reader_info(r)->complete, 1);
+    lt_reader_free(r);
+    ft_dir_clean(&d);
+}
+END_TEST
+
 /* ---- Client started before the daemon ----------------------------------- */
 
 typedef struct work_args {
@@ -450,6 +534,71 @@ START_TEST(client_against_a_wrong_daemon_warns_once_and_runs) {
         ck_assert_msg(strstr(s, "running unprofiled"), "case %zu: %s", k, s);
         free(s);
     }
+    ft_dir_clean(&d);
+}
+END_TEST
+
+/* ---- The open-file limit ------------------------------------------------- */
+
+enum { FD_FLOOD = 1000 };
+
+START_TEST(fd_limit_refusals_are_told_counted_and_logged) {
+    ft_dir d;
+    ft_dir_init(&d);
+    /* This process holds FD_FLOOD sockets: lift its own soft limit. */
+    struct rlimit rl;
+    ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
+    if (rl.rlim_cur < FD_FLOOD + 64 && rl.rlim_max >= FD_FLOOD + 64) {
+        rl.rlim_cur = FD_FLOOD + 64;
+        ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+    }
+    ck_assert_uint_ge(rl.rlim_cur, FD_FLOOD + 64);
+    ft_daemon dm;
+    char *argv[] = {"/bin/sh", "-c", "ulimit -n 256; exec \"$0\" \"$@\"",
+                    (char *)ft_bin("capture-release"), "-o", d.out, "-p", "0", "-s", "600",
+                    "--handshake-timeout", "600000", NULL};
+    ft_spawn(&dm, argv, d.err, 1);
+    /* Silent connections: the first ones hold the daemon's descriptors. */
+    int fds[FD_FLOOD];
+    for (int i = 0; i < FD_FLOOD; i++) fds[i] = ft_connect(dm.port, FT_WAIT_MS);
+    /* A real client past the limit is told why and runs unprofiled. */
+    char cerr[160];
+    snprintf(cerr, sizeof cerr, "%s/client.err", d.dir);
+    work_args w = {.units = 20000, .expect_active = 0};
+    pid_t c = ft_client(dm.port, NULL, cerr, plain_work, &w);
+    ck_assert_int_eq(ft_wait(c, FT_WAIT_MS), 0);
+    char *s = ft_slurp(cerr);
+    ck_assert_msg(ft_count_lines(s) == 1 && strstr(s, "refused the connection (too many "
+                                                      "clients for the open-file limit"),
+                  "client stderr: %s", s);
+    ck_assert_msg(strstr(s, "running unprofiled"), "%s", s);
+    free(s);
+    /* Those refused were told so too. */
+    int told = 0;
+    for (int i = 0; i < FD_FLOOD; i++) {
+        struct pollfd p = {fds[i], POLLIN, 0};
+        uint8_t h[5];
+        if (poll(&p, 1, 0) == 1 && recv(fds[i], h, 5, MSG_DONTWAIT) == 5 && h[4] == 0x82)
+            told++;
+        close(fds[i]);
+    }
+    ck_assert_int_gt(told, FD_FLOOD / 2);
+    kill(dm.pid, SIGINT);
+    ck_assert_int_eq(ft_daemon_wait(&dm), 0);
+    /* Every connection is counted: those refused at the limit, those
+     * closed before saying HELLO, the real client. */
+    lt_reader *r = ft_open(d.out);
+    ck_assert_uint_eq(ft_total(r, "clients_refused"), FD_FLOOD + 1);
+    ck_assert_uint_eq(ft_total(r, "clients_connected"), 0);
+    lt_reader_free(r);
+    /* Logged, one line a second at most for the flood. */
+    s = ft_slurp(d.err);
+    int lines = 0;
+    for (char *q = s; (q = strstr(q, "open-file limit")); q++) lines++;
+    ck_assert_msg(lines >= 1 && lines < 50, "%d lines: %s", lines, s);
+    ck_assert_msg(strstr(s, "more connections: too many clients for the open-file limit"),
+                  "%s", s);
+    free(s);
     ft_dir_clean(&d);
 }
 END_TEST
@@ -705,6 +854,206 @@ START_TEST(bad_input_flood_counted_and_others_unharmed) {
 }
 END_TEST
 
+/* ---- The memory bound ----------------------------------------------------- */
+
+/* An EVENTS message of exactly `len` (type + body) on thread 1: MESSAGE
+ * records of up to 64 KiB of text. Returns the number of events. */
+static uint64_t big_events_msg(uint8_t *m, uint32_t len) {
+    m[0] = (uint8_t)len, m[1] = (uint8_t)(len >> 8), m[2] = (uint8_t)(len >> 16);
+    m[3] = (uint8_t)(len >> 24), m[4] = 0x02, m[5] = 1; /* thread 1 */
+    uint8_t *w = m + 6, *end = m + 4 + len;
+    uint64_t events = 0;
+    while (w < end) {
+        size_t rec = (size_t)(end - w) < 65536 ? (size_t)(end - w) : 65536;
+        size_t n = rec - 5; /* tag, dt, 3-byte length */
+        ck_assert_uint_ge(n, 16384);
+        *w++ = LT_TAG_MESSAGE, *w++ = 1;
+        *w++ = (uint8_t)(n | 0x80), *w++ = (uint8_t)((n >> 7) | 0x80), *w++ = (uint8_t)(n >> 14);
+        memset(w, 'a', n);
+        w += n;
+        events++;
+    }
+    return events;
+}
+
+/* Sends the bytes [sent[i], upto[i]) of `data` on every fd, as the sockets
+ * take them, until all are sent or nothing moved for `idle_ms`. Returns
+ * how many fds still have bytes to send. */
+static int pump(const int *fds, int n, const uint8_t *const *data, size_t *sent,
+                const size_t *upto, int idle_ms) {
+    struct pollfd *p = calloc((size_t)n, sizeof *p);
+    int left = n;
+    while (left > 0) {
+        int k = 0;
+        for (int i = 0; i < n; i++)
+            if (sent[i] < upto[i]) p[k++] = (struct pollfd){fds[i], POLLOUT, 0};
+        left = k;
+        if (k == 0 || poll(p, (nfds_t)k, idle_ms) <= 0) break;
+        for (int j = 0; j < k; j++) {
+            if (!(p[j].revents & POLLOUT)) continue;
+            int i = 0;
+            while (fds[i] != p[j].fd) i++;
+            ssize_t w = send(fds[i], data[i] + sent[i], upto[i] - sent[i],
+                             MSG_DONTWAIT | MSG_NOSIGNAL);
+            ck_assert_msg(w > 0 || errno == EAGAIN, "send: %s", strerror(errno));
+            if (w > 0) sent[i] += (size_t)w;
+        }
+    }
+    free(p);
+    return left;
+}
+
+enum { HOLDERS = 128, BIG = 1 << 20 };
+
+START_TEST(partial_messages_count_against_the_memory_limit) {
+    ft_dir d;
+    ft_dir_init(&d);
+    ft_daemon dm;
+    ft_daemon_start(&dm, &d, "-q", "-s", "600", "-m", "16", NULL);
+    /* Each holder says HELLO, then sends a 1 MiB message but its last byte
+     * and waits: the daemon may hold only what -m allows. */
+    uint8_t *msg = malloc(4 + (size_t)BIG + 8);
+    uint64_t events = big_events_msg(msg, BIG);
+    uint8_t *bye = msg + 4 + BIG; /* BYE: events sent, 0 lost */
+    bye[0] = 3, bye[1] = bye[2] = bye[3] = 0, bye[4] = 0x04, bye[5] = (uint8_t)events,
+    bye[6] = 0;
+    ck_assert_uint_lt(events, 128);
+    int fds[HOLDERS];
+    const uint8_t *data[HOLDERS];
+    size_t sent[HOLDERS], upto[HOLDERS];
+    for (int i = 0; i < HOLDERS; i++) {
+        fds[i] = raw_open(dm.port, 5000 + (uint64_t)i);
+        data[i] = msg;
+        sent[i] = 0;
+        upto[i] = 4 + (size_t)BIG - 1;
+    }
+    (void)pump(fds, HOLDERS, data, sent, upto, 2000);
+    /* Let the daemon take from its sockets all it will (until its size
+     * stays the same for half a second, 20 s at most). */
+    uint64_t rss = 0, prev = 1;
+    for (int i = 0, same = 0; i < 200 && same < 5; i++, prev = rss) {
+        usleep(100000);
+        rss = ft_rss_kib(dm.pid);
+        same = rss == prev ? same + 1 : 0;
+    }
+    /* Then every message ends and every holder says goodbye. */
+    for (int i = 0; i < HOLDERS; i++) upto[i] = 4 + (size_t)BIG + 7;
+    ck_assert_int_eq(pump(fds, HOLDERS, data, sent, upto, FT_WAIT_MS), 0);
+    for (int i = 0; i < HOLDERS; i++) raw_wait_closed(fds[i]);
+    uint64_t peak = ft_status_kib(dm.pid, "VmHWM:"); /* peak resident size */
+    kill(dm.pid, SIGINT);
+    ck_assert_int_eq(ft_daemon_wait(&dm), 0);
+    free(msg);
+    /* The documented bound: -m plus 64 MiB. */
+    ck_assert_msg(peak > 0 && peak < (16 + 64) * 1024, "peak RSS %llu KiB with -m 16",
+                  (unsigned long long)peak);
+    /* Nothing was lost on the way. */
+    lt_reader *r = ft_open(d.out);
+    ck_assert_uint_eq(lt_reader_nprocesses(r), HOLDERS);
+    for (uint32_t p = 1; p <= HOLDERS; p++) {
+        const lt_process *pp = lt_reader_process(r, p);
+        ck_assert_int_eq(pp->status, LT_PROC_CLEAN);
+        ck_assert_uint_eq(pp->events_received, events);
+    }
+    lt_reader_free(r);
+    ft_dir_clean(&d);
+}
+END_TEST
+
+enum { MANY_THREADS = 262143, RECONNECTS = 6 };
+
+/* A client announcing MANY_THREADS threads (with the location raw_open
+ * defines: the default --max-names), one event, goodbye. */
+static void many_threads_client(int port, uint64_t pid) {
+    int fd = raw_open(port, pid);
+    enum { CHUNK = 50000 };
+    uint8_t *m = malloc(5 + (size_t)CHUNK * 16);
+    for (uint32_t first = 2; first <= MANY_THREADS; first += CHUNK) {
+        uint8_t *w = m + 5;
+        for (uint32_t t = first; t < first + CHUNK && t <= MANY_THREADS; t++) {
+            *w++ = LT_TAG_THREAD_INFO;
+            for (uint64_t v = t; ; v >>= 7) {
+                *w++ = (uint8_t)(v < 0x80 ? v : (v & 0x7f) | 0x80);
+                if (v < 0x80) break;
+            }
+            *w++ = 1, *w++ = 1, *w++ = 't'; /* tid 1, name "t" */
+        }
+        uint32_t len = (uint32_t)(w - m - 4);
+        m[0] = (uint8_t)len, m[1] = (uint8_t)(len >> 8), m[2] = (uint8_t)(len >> 16);
+        m[3] = 0, m[4] = 0x03;
+        ck_assert_int_eq(ft_send_all(fd, m, (size_t)(w - m)), 0);
+    }
+    free(m);
+    raw_zones(fd, 1);
+    wbuf b = {.n = 0};
+    w_var(&b, 2), w_var(&b, 0);
+    raw_msg(fd, 0x04, &b);
+    raw_wait_closed(fd);
+}
+
+START_TEST(thread_tables_are_freed_on_disconnect) {
+    ft_dir d;
+    ft_dir_init(&d);
+    ft_daemon dm;
+    ft_daemon_start(&dm, &d, "-s", "600", NULL);
+    uint64_t first = 0, last = 0;
+    for (int i = 0; i < RECONNECTS; i++) {
+        many_threads_client(dm.port, 7000 + (uint64_t)i);
+        last = ft_rss_kib(dm.pid);
+        if (i == 1) first = last; /* the allocator has its working set */
+    }
+    kill(dm.pid, SIGINT);
+    ck_assert_int_eq(ft_daemon_wait(&dm), 0);
+    /* Reconnecting does not grow the daemon: what a process announced goes
+     * with it (about 20 MB per client before). */
+    ck_assert_msg(last < first + 8 * 1024, "RSS %llu KiB after the second client, %llu KiB "
+                  "after %d", (unsigned long long)first, (unsigned long long)last, RECONNECTS);
+    /* Every thread counted (the summary; reading a file of 1.5 million
+     * threads back is the readers' test). */
+    char *s = ft_slurp(d.err), want[96];
+    snprintf(want, sizeof want, ": %d clients, %d events in %d streams,", RECONNECTS,
+             2 * RECONNECTS, RECONNECTS * MANY_THREADS);
+    ck_assert_msg(strstr(s, want), "want '%s' in: %s", want, s);
+    free(s);
+    ft_dir_clean(&d);
+}
+END_TEST
+
+START_TEST(thread_tables_stay_within_half_the_memory_limit) {
+    ft_dir d;
+    ft_dir_init(&d);
+    ft_daemon dm;
+    /* 262143 threads take some 40 MB of tables: more than half of -m 32. */
+    ft_daemon_start(&dm, &d, "-s", "600", "-m", "32", NULL);
+    int fd = raw_open(dm.port, 1);
+    raw_zones(fd, 10);
+    wbuf b = {.n = 0};
+    for (uint32_t t = 2; t < 200; t++) {
+        w_u8(&b, LT_TAG_THREAD_INFO), w_var(&b, t), w_var(&b, 1), w_str(&b, "t");
+    }
+    raw_msg(fd, 0x03, &b);
+    raw_zones(fd, 10);
+    many_threads_client(dm.port, 2); /* rejected, the daemon goes on */
+    w_var(&b, 0);
+    b.n = 0;
+    w_var(&b, 40), w_var(&b, 0);
+    raw_msg(fd, 0x04, &b);
+    raw_wait_closed(fd);
+    kill(dm.pid, SIGINT);
+    ck_assert_int_eq(ft_daemon_wait(&dm), 0);
+    char *s = ft_slurp(d.err);
+    ck_assert_msg(strstr(s, "past 16 MiB (half of -m)"), "%s", s);
+    free(s);
+    lt_reader *r = ft_open(d.out);
+    ck_assert_int_eq(lt_reader_process(r, 1)->status, LT_PROC_CLEAN);
+    ck_assert_uint_eq(lt_reader_process(r, 1)->events_received, 40);
+    ck_assert_int_eq(lt_reader_process(r, 2)->status, LT_PROC_REJECTED);
+    ck_assert_uint_eq(ft_total(r, "clients_rejected"), 1);
+    lt_reader_free(r);
+    ft_dir_clean(&d);
+}
+END_TEST
+
 Suite *faults_suite(void) {
     Suite *s = suite_create("faults");
     TCase *tc = tcase_create("kills");
@@ -717,6 +1066,8 @@ Suite *faults_suite(void) {
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, disk_full_stops_with_exit_4_and_a_readable_file);
     tcase_add_test(tc, unusable_options_one_line_documented_exit);
+    tcase_add_test(tc, force_replaces_a_link_never_its_target);
+    tcase_add_test(tc, full_disk_at_open_leaves_no_file);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("late_daemon");
@@ -729,6 +1080,18 @@ Suite *faults_suite(void) {
     tc = tcase_create("bad_input");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, bad_input_flood_counted_and_others_unharmed);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("limits");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, fd_limit_refusals_are_told_counted_and_logged);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("memory");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, thread_tables_are_freed_on_disconnect);
+    tcase_add_test(tc, thread_tables_stay_within_half_the_memory_limit);
+    tcase_add_test(tc, partial_messages_count_against_the_memory_limit);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("accounting");

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "records.h"
+#include "trace_builder.h"
 
 /* ---- Helpers ----------------------------------------------------------- */
 

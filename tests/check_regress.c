@@ -22,6 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "trace.h"
+#include "trace_builder.h"
 
 /* The fuzz targets' bodies, renamed: the same oracles run here. */
 #define LLVMFuzzerTestOneInput fuzz_reader_one

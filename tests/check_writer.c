@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "records.h"
+#include "trace_builder.h"
 
 static char dir[64];
 

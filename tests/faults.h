@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -286,16 +287,19 @@ static inline int ft_send_all(int fd, const void *p, size_t n) {
     return 0;
 }
 
-/* VmRSS of a process in KiB (0 when unknown). */
-static inline uint64_t ft_rss_kib(pid_t pid) {
+/* A "Vm...:" field of a process's status in KiB (0 when unknown). */
+static inline uint64_t ft_status_kib(pid_t pid, const char *field) {
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
     char *s = ft_slurp(path);
-    char *p = strstr(s, "VmRSS:");
-    uint64_t v = p ? strtoull(p + 6, NULL, 10) : 0;
+    char *p = strstr(s, field);
+    uint64_t v = p ? strtoull(p + strlen(field), NULL, 10) : 0;
     free(s);
     return v;
 }
+
+/* VmRSS of a process in KiB (0 when unknown). */
+static inline uint64_t ft_rss_kib(pid_t pid) { return ft_status_kib(pid, "VmRSS:"); }
 
 /* A TCP port that was free a moment ago. */
 static inline int ft_free_port(void) {

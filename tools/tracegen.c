@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "trace.h"
+#include "trace_builder.h"
 
 typedef struct gen_opts {
     const char *output, *fixed;

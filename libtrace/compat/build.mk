@@ -5,7 +5,7 @@
 # <libtrace/trace_client.h>.
 TRACY_HDR_SRCS := $(wildcard libtrace/compat/tracy/*.h libtrace/compat/tracy/*.hpp)
 TRACY_HDRS := $(TRACY_HDR_SRCS:libtrace/compat/tracy/%=$(B)/include/tracy/%) \
-	$(B)/include/libtrace/trace.h $(B)/include/libtrace/trace_client.h
+	$(LT_HEADERS:libtrace/%=$(B)/include/libtrace/%)
 
 all: $(TRACY_HDRS)
 

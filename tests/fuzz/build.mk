@@ -16,7 +16,6 @@ FUZZ_CFLAGS = -std=gnu11 -O1 -g $(WARN) -DLT_BUILDING -Ilibtrace -Icapture -Ites
 	$(DEP_CFLAGS) $(FUZZ_SAN)
 FUZZ_LIB_OBJS := $(LIBTRACE_SRCS:%.c=$(B)/fuzz/obj/%.o)
 FUZZ_BINS := $(FUZZ_TARGETS:%=$(B)/fuzz/fuzz_%)
-.SECONDARY: $(FUZZ_TARGETS:%=$(B)/fuzz/obj/tests/fuzz/fuzz_%.o)
 # memfd_create; the library's files define _GNU_SOURCE themselves.
 $(B)/fuzz/obj/tests/fuzz/%.o: FUZZ_CFLAGS += -D_GNU_SOURCE
 

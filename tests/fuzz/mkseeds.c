@@ -8,6 +8,7 @@
 #include "records.h"
 #include "trace.h"
 #include "wire.h"
+#include "trace_builder.h"
 
 typedef struct buf {
     uint8_t p[8192];
