@@ -7,6 +7,7 @@
 #include <termios.h>
 #include "faults.h"
 #include "internal.h"
+#include "trace_builder.h"
 
 /* ---- Helpers ------------------------------------------------------------- */
 

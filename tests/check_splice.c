@@ -9,6 +9,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "trace.h"
+#include "trace_builder.h"
+#include "trace_builder.h"
 
 static char dir[64];
 
