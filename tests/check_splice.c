@@ -10,7 +10,6 @@
 #include <unistd.h>
 #include "trace.h"
 #include "trace_builder.h"
-#include "trace_builder.h"
 
 static char dir[64];
 
