@@ -249,3 +249,14 @@ def test_without_tracy_enable_nothing_is_referenced_or_recorded(tmp_path):
         t = _tracy._read_trace(exe + ".tracy")
         assert t["processes"] == [] and t["zones"] == []
 
+
+
+def test_build_tree_pkg_config_points_at_build_include():
+    env = dict(os.environ, PKG_CONFIG_PATH=os.path.join(BUILD, "lib", "pkgconfig"))
+    env.pop("PKG_CONFIG_LIBDIR", None)
+    env.pop("PKG_CONFIG_SYSROOT_DIR", None)
+    inc = sh(["pkg-config", "--variable=includedir", "libtrace"], env=env).strip()
+    assert os.path.realpath(inc) == os.path.realpath(os.path.join(BUILD, "include"))
+    assert "-I" + inc in sh(["pkg-config", "--cflags", "libtrace"], env=env).split()
+    for h in ("tracy/Tracy.hpp", "tracy/TracyC.h", "libtrace/trace_client.h"):
+        assert os.path.exists(os.path.join(inc, h)), h

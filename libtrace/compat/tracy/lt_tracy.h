@@ -1,6 +1,7 @@
 /* lt_tracy.h -- what Tracy.hpp and TracyC.h share: call-site caches of
- * location and plot ids, and the memory pools that turn TracyAlloc/TracyFree
- * into a plot of the bytes in use per pool. Internal to the compatibility
+ * location and plot ids, the location table of source locations passed by
+ * address and of transient zones, and the memory pools that turn
+ * TracyAlloc/TracyFree into a plot of the bytes in use per pool. Internal to the compatibility
  * headers (names lt__tracy_*); include <tracy/Tracy.hpp> or <tracy/TracyC.h>.
  *
  * The location and pool tables are process-wide state in a header-only
