@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "common.h"
+#include "diff_output.h"
 #include "diff_profile.h"
 #include "diff_report.h"
 
