@@ -51,7 +51,7 @@ static const char usage_text[] =
     "  -t, --threshold PCT    smallest relative change of the median (default 5)\n"
     "  -m, --min-time TIME    smallest cost per run of a change (default 100us;\n"
     "                         units ns, us, ms, s; a bare number is ns)\n"
-    "      --alpha P          significance level (default 0.01)\n"
+    "      --alpha P          significance level (default 0.05)\n"
     "      --min-calls N      calls each side needs for the per-call test (default 10)\n"
     "      --test TEST        auto (default), calls (Mann-Whitney on per-call\n"
     "                         durations) or runs (Welch's t on per-run medians)\n"
@@ -289,7 +289,7 @@ out:
 }
 
 int main(int argc, char **argv) {
-    diff_opts o = {.rep = {.threshold = 0.05, .min_time = 100e3, .alpha = 0.01,
+    diff_opts o = {.rep = {.threshold = 0.05, .min_time = 100e3, .alpha = 0.05,
                            .min_calls = 10, .test = DR_TEST_AUTO, .format = DR_TABLE}};
     int done;
     cv_prog = "tracy-diff";
