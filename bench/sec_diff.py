@@ -20,7 +20,7 @@ SLOW = 137          # the function made slower in the new variant
 SLOW_FACTOR = 1.10  # its loop iterations
 REPS = 300          # calls of every function per run
 COMPARISONS = 20
-RUNS_PER_SIDE = 3
+RUNS_PER_SIDE = 5
 
 
 def workload_source(slow):

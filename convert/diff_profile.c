@@ -119,14 +119,6 @@ const dp_input *dp_input_at(const dp_profile *p, uint32_t run) { return &p->in[r
 size_t dp_nrows(const dp_profile *p) { return p->nrows; }
 dp_row *dp_row_at(dp_profile *p, size_t i) { return &p->rows[i]; }
 
-size_t dp_hist_bytes(const dp_profile *p) {
-    size_t n = 0;
-    for (size_t i = 0; i < p->nrows; i++)
-        n += ds_hist_bytes(&p->rows[i].hist) + ds_hist_bytes(&p->rows[i].cur) +
-             ds_hist_bytes(&p->rows[i].shist) + ds_hist_bytes(&p->rows[i].scur);
-    return n;
-}
-
 /* ---- Rows ---------------------------------------------------------------- */
 
 static size_t put(char *buf, size_t at, const char *s, size_t n) {
