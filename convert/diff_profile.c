@@ -383,7 +383,7 @@ static int on_end(dp_profile *p, const lt_event *ev, dp_input *in) {
 
 /* Ends the process's current phase at ts (one occurrence of its row). */
 static int phase_close(dp_profile *p, proc *pr, uint64_t ts) {
-    if (!pr->seen) return 0;
+    if (!pr->seen || ts == pr->phase_start) return 0; /* no time: no occurrence */
     const char *name = cv_map_key(p->phases, pr->phase, NULL);
     long row = row_get(p, DP_PHASE, pr->u.program, "", name, name, strlen(name), "", 0);
     uint64_t dur = ts - pr->phase_start;
