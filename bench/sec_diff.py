@@ -20,7 +20,7 @@ SLOW = 137          # the function made slower in the new variant
 SLOW_FACTOR = 1.10  # its loop iterations
 REPS = 300          # calls of every function per run
 COMPARISONS = 20
-RUNS_PER_SIDE = 3
+RUNS_PER_SIDE = 5
 
 
 def workload_source(slow):
@@ -121,6 +121,10 @@ def detection_table(ctx, rep, w):
         changes = [slow_row(r[k])["p50_change_rel"] for r in ab if slow_row(r[k])]
         raw = [slow_row(r[k])["p50_change_rel_raw"] for r in ab if slow_row(r[k])]
         drift = [r[k]["drift"] for r in aa]
+        pvals = [slow_row(r[k])["p_value"] for r in ab if slow_row(r[k])]
+        closest = max([abs(x["p50_change_rel"]) for r in aa for x in r[k]["rows"]
+                       if x["kind"] == "function" and x.get("test") and x["p_value"] < 0.05
+                       and x["status"] == "unchanged"] or [0])
         target = k == 0
         st_found = rep.status(9, f"slowed function flagged in {found}/{COMPARISONS}",
                               found >= 19) if target else "-"
@@ -131,11 +135,14 @@ def detection_table(ctx, rep, w):
                      f"{statistics.median(changes) * 100:+.1f}% "
                      f"({min(changes) * 100:+.1f}..{max(changes) * 100:+.1f})",
                      f"{statistics.median(raw) * 100:+.1f}%",
+                     f"{statistics.median(pvals):.1g} ({max(pvals):.1g})",
+                     f"{closest * 100:.1f}%",
                      f"{(min(drift) - 1) * 100:+.1f}..{(max(drift) - 1) * 100:+.1f}%"])
     rep.table(["comparison", f"`{name}` flagged (target >= 19/20)", "status",
                "other rows flagged (A/B)", "regressions in 20 A/A (target 0)", "status",
                f"change of `{name}` against drift: median (range)", "raw change (median)",
-               "drift seen in A/A"], rows)
+               f"p-value of `{name}`: median (largest)",
+               "A/A: largest change of a significant row not flagged", "drift seen in A/A"], rows)
 
 
 def speed_table(ctx, rep):
@@ -193,7 +200,7 @@ def section_diff(ctx, rep):
         f"`python -m tracy`; the new variant gives `w{SLOW:03d}` {SLOW_FACTOR - 1:.0%} more "
         f"loop iterations. Each of the {COMPARISONS} A/B and {COMPARISONS} A/A comparisons "
         f"takes {RUNS_PER_SIDE} fresh runs a side (interleaved base/new) and is diffed at "
-        "the default settings (threshold 5%, min-time 100us, alpha 0.01); the second row "
+        "the default settings (threshold 5%, min-time 100us, alpha 0.05); the second row "
         "diffs only the first run of each side, for comparison (a single run cannot tell "
         "a process-wide shift of one function, seen on this machine at up to +20% in about "
         "one function per run, from a change). Drift: the whole run faster or slower, "

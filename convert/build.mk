@@ -17,7 +17,8 @@ $(B)/gen/schema_sql.h: schema/schema.sql
 $(B)/obj/convert/sql_export.o: $(B)/gen/schema_sql.h
 $(B)/obj/convert/sql_export.o: ALL_CFLAGS += -I$(B)/gen
 $(B)/bin/tracy-sql: $(B)/obj/convert/sql_export.o $(B)/obj/convert/sql_btree.o $(B)/obj/convert/sql_sort.o
-$(B)/bin/tracy-diff: $(B)/obj/convert/diff_profile.o $(B)/obj/convert/diff_report.o $(B)/obj/convert/diff_stats.o
+$(B)/bin/tracy-diff: $(B)/obj/convert/diff_profile.o $(B)/obj/convert/diff_report.o \
+	$(B)/obj/convert/diff_output.o $(B)/obj/convert/diff_stats.o
 # The per-function totals count outermost zones only (calltree.c).
 CONVERT_CALLTREE_OBJ := $(B)/obj/convert/calltree.o
 $(B)/bin/tracy-csv $(B)/bin/tracy-sql: $(CONVERT_CALLTREE_OBJ)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "common.h"
+#include "diff_output.h"
 #include "diff_profile.h"
 #include "diff_report.h"
 
@@ -41,7 +42,8 @@ static const char usage_text[] =
     "the median over the functions of their change of self time per call.\n"
     "Functions added, removed or renamed and call counts that changed are listed\n"
     "too. Every input is checked first, as tracy-info --verify does. On a shared\n"
-    "machine, give 3 runs a side or more: one run cannot tell noise from change.\n"
+    "machine give 3 runs a side or more (5 when busy): one run cannot tell noise\n"
+    "from change.\n"
     "\n"
     "  -b, --base FILE        a run of the base side (repeat for several runs)\n"
     "  -n, --new FILE         a run of the new side (repeat for several runs)\n"
@@ -50,7 +52,7 @@ static const char usage_text[] =
     "  -t, --threshold PCT    smallest relative change of the median (default 5)\n"
     "  -m, --min-time TIME    smallest cost per run of a change (default 100us;\n"
     "                         units ns, us, ms, s; a bare number is ns)\n"
-    "      --alpha P          significance level (default 0.01)\n"
+    "      --alpha P          significance level (default 0.05)\n"
     "      --min-calls N      calls each side needs for the per-call test (default 10)\n"
     "      --test TEST        auto (default), calls (Mann-Whitney on per-call\n"
     "                         durations) or runs (Welch's t on per-run medians)\n"
@@ -288,7 +290,7 @@ out:
 }
 
 int main(int argc, char **argv) {
-    diff_opts o = {.rep = {.threshold = 0.05, .min_time = 100e3, .alpha = 0.01,
+    diff_opts o = {.rep = {.threshold = 0.05, .min_time = 100e3, .alpha = 0.05,
                            .min_calls = 10, .test = DR_TEST_AUTO, .format = DR_TABLE}};
     int done;
     cv_prog = "tracy-diff";

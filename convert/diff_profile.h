@@ -66,7 +66,5 @@ uint32_t dp_runs(const dp_profile *p);
 const dp_input *dp_input_at(const dp_profile *p, uint32_t run);
 size_t dp_nrows(const dp_profile *p);
 dp_row *dp_row_at(dp_profile *p, size_t i);
-/* Bytes held by the histograms. */
-size_t dp_hist_bytes(const dp_profile *p);
 
 #endif /* CONVERT_DIFF_PROFILE_H */

@@ -1,6 +1,5 @@
-/* diff_report.h -- tracy-diff's comparison of two sides (rows matched by
- * identity, then by file, then renames), the verdict per row, and the four
- * outputs: terminal table, Markdown, JSON and CSV. */
+/* diff_report.h -- tracy-diff's comparison of two sides: rows matched by
+ * identity, then by file, then renames; the drift; the verdict per row. */
 #ifndef CONVERT_DIFF_REPORT_H
 #define CONVERT_DIFF_REPORT_H
 
@@ -59,7 +58,22 @@ size_t dr_calls_changed(const dr_report *r);
  * functions it was measured on (1 when too few). */
 double dr_drift(const dr_report *r, size_t *nfuncs);
 
-/* Writes the report in o->format. Output errors are left in out->err. */
-void dr_write(const dr_report *r, cv_out *out);
+/* The rows, sorted: regressions, improvements, unchanged, renamed, added,
+ * removed; within each the largest change first. */
+size_t dr_nitems(const dr_report *r);
+const dr_item *dr_item_at(const dr_report *r, size_t i);
+const dr_opts *dr_options(const dr_report *r);
+dp_profile *dr_base(const dr_report *r);
+dp_profile *dr_new(const dr_report *r);
+/* 1 when rows are tested per run (Welch), 0 per call (Mann-Whitney). */
+int dr_per_run(const dr_report *r);
+
+/* Functions needed to measure the drift; with fewer it is 1. */
+#define DR_DRIFT_MIN 10
+
+/* The row that names an item: the new one, or the base one when removed. */
+static inline const dp_row *dr_row_of(const dr_item *it) { return it->b ? it->b : it->a; }
+/* The part of a path after its last '/'. */
+const char *dr_basename(const char *path);
 
 #endif /* CONVERT_DIFF_REPORT_H */

@@ -49,10 +49,15 @@ static int cover(ds_hist *h, uint32_t idx) {
 
 int ds_hist_add(ds_hist *h, uint64_t v, uint64_t times) {
     uint32_t idx = ds_bucket(v);
-    if (cover(h, idx)) return -1;
+    if (idx - h->lo >= h->n && cover(h, idx)) return -1;
     uint32_t *c = &h->c[idx - h->lo];
-    *c = times > (uint64_t)(UINT32_MAX - *c) ? UINT32_MAX : *c + (uint32_t)times;
     h->count += times;
+    if (times == 1) { /* the common case: no multiply, no division */
+        *c += *c != UINT32_MAX;
+        h->sum = v > UINT64_MAX - h->sum ? UINT64_MAX : h->sum + v;
+        return 0;
+    }
+    *c = times > (uint64_t)(UINT32_MAX - *c) ? UINT32_MAX : *c + (uint32_t)times;
     uint64_t add = times && v > UINT64_MAX / times ? UINT64_MAX : v * times;
     h->sum = add > UINT64_MAX - h->sum ? UINT64_MAX : h->sum + add;
     return 0;
