@@ -622,21 +622,31 @@ static int start_locked(void) {
     info_default();
     lt__host_init();
     lt__clock_start();
-    int fd = connect_daemon(addr, port, wait_s, why, sizeof why);
-    if (fd < 0) {
-        warn("no capture daemon at %s (%s)", g->where, why);
-        return LT_ECONNECT;
-    }
-    int rc = handshake(fd, getenv("TRACY_TOKEN"));
-    if (rc < 0) {
-        close(fd);
-        return rc;
+    int fd = -1, rc, flight = lt__ring_config();
+    if (flight < 0) return LT_EINVAL;
+    if (flight) { /* no daemon: the sender keeps the events in memory */
+        lt__bytes h = {0};
+        rc = hello_encode(&h, NULL);
+        if (rc == 0) rc = lt__ring_start(h.p, h.len);
+        lt__bytes_free(&h);
+        if (rc < 0) return rc;
+    } else {
+        fd = connect_daemon(addr, port, wait_s, why, sizeof why);
+        if (fd < 0) {
+            warn("no capture daemon at %s (%s)", g->where, why);
+            return LT_ECONNECT;
+        }
+        rc = handshake(fd, getenv("TRACY_TOKEN"));
+        if (rc < 0) {
+            close(fd);
+            return rc;
+        }
     }
     g->fd = fd;
     lt__clock_first();
     rc = lt__sender_start();
     if (rc < 0) {
-        close(fd);
+        if (fd >= 0) close(fd);
         g->fd = -1;
         return rc;
     }
