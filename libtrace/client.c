@@ -569,9 +569,9 @@ static int handshake(int fd, const char *token) {
 
 /* Reads the environment into lt__g. Returns 0 or -1 after a warning. */
 static int configure(char *addr, size_t addr_len, char *port, size_t port_len,
-                     double *wait_s) {
+                     double *wait_s, int flight) {
     lt__client *g = &lt__g;
-    const char *a = getenv("TRACY_ADDR"), *p = getenv("TRACY_PORT");
+    const char *a = getenv("TRACY_ADDR"), *p = flight ? NULL : getenv("TRACY_PORT");
     g->quiet = env_flag("TRACY_QUIET");
     g->drop = env_flag("TRACY_DROP");
     snprintf(addr, addr_len, "%s", a && *a ? a : LT_DEFAULT_ADDR);
@@ -617,13 +617,12 @@ static int start_locked(void) {
     lt__client *g = &lt__g;
     char addr[256], port[16], why[256];
     double wait_s;
-    if (configure(addr, sizeof addr, port, sizeof port, &wait_s) < 0)
+    int fd = -1, rc, flight = lt__ring_config(); /* no daemon: no address */
+    if (flight < 0 || configure(addr, sizeof addr, port, sizeof port, &wait_s, flight) < 0)
         return LT_EINVAL;
     info_default();
     lt__host_init();
     lt__clock_start();
-    int fd = -1, rc, flight = lt__ring_config();
-    if (flight < 0) return LT_EINVAL;
     if (flight) { /* no daemon: the sender keeps the events in memory */
         lt__bytes h = {0};
         rc = hello_encode(&h, NULL);

@@ -52,7 +52,9 @@ static struct {
                                  snapshot follows the request), 0: none;
                                  under lt__g.mu */
     int dump_rc;
-    uint64_t dumps_done;
+    uint64_t dumped_round;    /* round of the last dump (under lt__g.mu) */
+    int dirty;                /* records kept since the last dump */
+    char last_path[4200];     /* of the last dump (under lt__g.mu) */
 } rg;
 
 static volatile sig_atomic_t rg_signalled;
@@ -187,6 +189,7 @@ int lt__ring_slice(uint32_t thread, const uint8_t *p, uint32_t len, uint64_t now
     else rg.ghead = s;
     rg.gtail = s;
     rg.bytes += sizeof *s + len;
+    rg.dirty = 1;
     return 0;
 }
 
@@ -424,6 +427,12 @@ static int rg_dump(void) {
         fprintf(stderr, "tracy: flight recorder: cannot write %s: %s\n", path, lt_strerror(rc));
     else if (!lt__g.quiet)
         fprintf(stderr, "tracy: flight recorder: wrote %s\n", path);
+    if (rc == 0) {
+        pthread_mutex_lock(&lt__g.mu);
+        snprintf(rg.last_path, sizeof rg.last_path, "%s", path);
+        pthread_mutex_unlock(&lt__g.mu);
+        rg.dirty = 0;
+    }
     free(o.sum);
     free(sts);
     lt__bytes_free(&o.buf);
@@ -444,13 +453,14 @@ void lt__ring_round(int last, uint64_t now, uint64_t round) {
     int want = rg.want_round && round >= rg.want_round;
     if (want) rg.want_round = 0;
     pthread_mutex_unlock(&g->mu);
-    int at_exit = last && !(getenv("TRACY_FLIGHT_NO_EXIT_DUMP") &&
-                            *getenv("TRACY_FLIGHT_NO_EXIT_DUMP"));
+    const char *no = getenv("TRACY_FLIGHT_NO_EXIT_DUMP");
+    /* at exit, unless nothing was recorded since a dump */
+    int at_exit = last && !(no && *no && strcmp(no, "0")) && (rg.dirty || !rg.dumps);
     if (!want && !at_exit) return;
     int rc = rg_dump();
     pthread_mutex_lock(&g->mu);
     rg.dump_rc = rc;
-    rg.dumps_done++;
+    rg.dumped_round = round;
     pthread_cond_broadcast(&g->done_cv);
     pthread_mutex_unlock(&g->mu);
     if (last) {
@@ -464,15 +474,24 @@ int lt_flight_dump(void) {
     if (!rg.on || __atomic_load_n(&g->state, __ATOMIC_ACQUIRE) != LT__ACTIVE)
         return LT_EINVAL;
     pthread_mutex_lock(&g->mu);
-    uint64_t target = rg.dumps_done + 1;
-    if (!rg.want_round) rg.want_round = g->rounds_started + 1;
+    /* a round whose snapshot follows this call (an earlier request waits too) */
+    if (rg.want_round < g->rounds_started + 1) rg.want_round = g->rounds_started + 1;
+    uint64_t target = rg.want_round;
     g->kick = 1;
     pthread_cond_signal(&g->send_cv);
-    while (g->sender_running && !g->stopping && rg.dumps_done < target)
+    while (g->sender_running && !g->stopping && rg.dumped_round < target)
         pthread_cond_wait(&g->done_cv, &g->mu);
-    int rc = rg.dumps_done >= target ? rg.dump_rc : LT_EINVAL;
+    int rc = rg.dumped_round >= target ? rg.dump_rc : LT_EINVAL;
     pthread_mutex_unlock(&g->mu);
     return rc;
 }
 
 uint64_t lt__ring_bytes(void) { return rg.bytes + rg.meta.len; }
+
+int lt_flight_last_path(char *buf, size_t n) {
+    pthread_mutex_lock(&lt__g.mu);
+    int have = rg.last_path[0] != 0;
+    if (n) snprintf(buf, n, "%s", rg.last_path);
+    pthread_mutex_unlock(&lt__g.mu);
+    return have;
+}

@@ -63,6 +63,9 @@ LT_API void lt_client_counts(uint64_t *sent, uint64_t *lost);
  * TRACY_FLIGHT_NO_EXIT_DUMP=1. Blocks until written. Returns 0, LT_EINVAL
  * when not in flight mode, or the writer's error. */
 LT_API int lt_flight_dump(void);
+/* Copies the path of the last dump into buf (NUL-terminated, at most n
+ * bytes). Returns 1, or 0 when there was none. */
+LT_API int lt_flight_last_path(char *buf, size_t n);
 
 /* Registers a source location; returns its id (>= 1), or 0 when out of
  * memory. Locations are kept whether or not the client is connected (ids in
