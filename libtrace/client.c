@@ -569,9 +569,9 @@ static int handshake(int fd, const char *token) {
 
 /* Reads the environment into lt__g. Returns 0 or -1 after a warning. */
 static int configure(char *addr, size_t addr_len, char *port, size_t port_len,
-                     double *wait_s) {
+                     double *wait_s, int flight) {
     lt__client *g = &lt__g;
-    const char *a = getenv("TRACY_ADDR"), *p = getenv("TRACY_PORT");
+    const char *a = getenv("TRACY_ADDR"), *p = flight ? NULL : getenv("TRACY_PORT");
     g->quiet = env_flag("TRACY_QUIET");
     g->drop = env_flag("TRACY_DROP");
     snprintf(addr, addr_len, "%s", a && *a ? a : LT_DEFAULT_ADDR);
@@ -617,26 +617,35 @@ static int start_locked(void) {
     lt__client *g = &lt__g;
     char addr[256], port[16], why[256];
     double wait_s;
-    if (configure(addr, sizeof addr, port, sizeof port, &wait_s) < 0)
+    int fd = -1, rc, flight = lt__ring_config(); /* no daemon: no address */
+    if (flight < 0 || configure(addr, sizeof addr, port, sizeof port, &wait_s, flight) < 0)
         return LT_EINVAL;
     info_default();
     lt__host_init();
     lt__clock_start();
-    int fd = connect_daemon(addr, port, wait_s, why, sizeof why);
-    if (fd < 0) {
-        warn("no capture daemon at %s (%s)", g->where, why);
-        return LT_ECONNECT;
-    }
-    int rc = handshake(fd, getenv("TRACY_TOKEN"));
-    if (rc < 0) {
-        close(fd);
-        return rc;
+    if (flight) { /* no daemon: the sender keeps the events in memory */
+        lt__bytes h = {0};
+        rc = hello_encode(&h, NULL);
+        if (rc == 0) rc = lt__ring_start(h.p, h.len);
+        lt__bytes_free(&h);
+        if (rc < 0) return rc;
+    } else {
+        fd = connect_daemon(addr, port, wait_s, why, sizeof why);
+        if (fd < 0) {
+            warn("no capture daemon at %s (%s)", g->where, why);
+            return LT_ECONNECT;
+        }
+        rc = handshake(fd, getenv("TRACY_TOKEN"));
+        if (rc < 0) {
+            close(fd);
+            return rc;
+        }
     }
     g->fd = fd;
     lt__clock_first();
     rc = lt__sender_start();
     if (rc < 0) {
-        close(fd);
+        if (fd >= 0) close(fd);
         g->fd = -1;
         return rc;
     }

@@ -119,6 +119,22 @@ void lt__clock_first(void);
 void lt__host_init(void);
 void lt__host_name(char *buf, size_t n);
 
+/* ---- client_ring.c: the flight recorder (TRACY_FLIGHT) ---------------- */
+/* Reads TRACY_FLIGHT: 1 flight mode, 0 streaming, -1 invalid (warned). */
+int lt__ring_config(void);
+/* Starts recording into memory, the process described by its HELLO
+ * message (header included). Returns 0 or an LT_E* code. */
+int lt__ring_start(const uint8_t *hello, size_t n);
+int lt__ring_on(void);
+/* The sender's round (no lock held): metadata records and each thread's
+ * new records go to the ring instead of the socket; then the round's end
+ * trims it and dumps when asked or, `last`, at the client's stop. */
+void lt__ring_meta(const uint8_t *p, size_t n);
+int lt__ring_slice(uint32_t thread, const uint8_t *p, uint32_t len, uint64_t now);
+void lt__ring_round(int last, uint64_t now, uint64_t round);
+/* Bytes the ring holds. */
+uint64_t lt__ring_bytes(void);
+
 /* ---- client_buf.c --------------------------------------------------- */
 /* After fork() in the child: forget the parent's threads and buffers. */
 void lt__buf_atfork_child(void);

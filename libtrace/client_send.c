@@ -201,12 +201,35 @@ static void release(sender *s) {
     pthread_cond_broadcast(&lt__g.pool_cv);
 }
 
+/* Flight recorder: the round's data goes to the ring (client_ring.c). */
+static int keep(sender *s) {
+    uint64_t now = lt__now();
+    lt__ring_meta(s->meta.p, s->meta.len);
+    for (size_t i = 0; i < s->n; i++) {
+        work *x = &s->w[i];
+        if (x->to > x->from &&
+            lt__ring_slice(x->t->pub.thread, x->c->data + x->from, x->to - x->from, now) < 0)
+            return -ENOMEM;
+    }
+    return 0;
+}
+
 static void ship(sender *s) {
     lt__client *g = &lt__g;
     uint64_t events = 0;
     for (size_t i = 0; i < s->n; i++)
         events += s->w[i].to_events - s->w[i].c->sent_events;
     if (__atomic_load_n(&g->broken, __ATOMIC_RELAXED)) return;
+    if (lt__ring_on()) {
+        if (keep(s) < 0) {
+            __atomic_store_n(&g->broken, 1, __ATOMIC_RELAXED);
+            if (!g->quiet)
+                fprintf(stderr, "tracy: flight recorder: out of memory; running unprofiled\n");
+            return;
+        }
+        __atomic_fetch_add(&g->events_sent, events, __ATOMIC_RELAXED);
+        return;
+    }
     int rc = send_meta(g->fd, &s->meta);
     if (rc == 0) rc = send_events(g->fd, s->w, s->n);
     if (rc < 0) {
@@ -246,6 +269,7 @@ static void *sender_main(void *arg) {
 
         ship(&s);
         s.meta.len = 0;
+        if (lt__ring_on()) lt__ring_round(last, lt__now(), round);
         lt__clock_tick();
 
         pthread_mutex_lock(&g->mu);
@@ -256,7 +280,7 @@ static void *sender_main(void *arg) {
         wait_kick();
     }
     pthread_mutex_unlock(&g->mu);
-    if (!__atomic_load_n(&g->broken, __ATOMIC_RELAXED)) send_bye(g->fd);
+    if (!__atomic_load_n(&g->broken, __ATOMIC_RELAXED) && g->fd >= 0) send_bye(g->fd);
     free(s.w);
     lt__bytes_free(&s.meta);
     return NULL;

@@ -53,6 +53,20 @@ LT_API int lt_client_active(void);
 /* Counts so far: events handed to the sender and events dropped. */
 LT_API void lt_client_counts(uint64_t *sent, uint64_t *lost);
 
+/* Flight recorder (TRACY_FLIGHT=64M or =30s in the environment when the
+ * client starts): events are kept in memory, the last 64 MiB or 30 s of
+ * them, instead of going to a daemon. Writes them as a complete trace
+ * (TRACY_FLIGHT_OUT, default flight-PID.tracy; numbered .1, .2, ... after
+ * the first dump, never over an existing file); zones open at the window's
+ * start are marked as cut. Also done on SIGUSR1 (when the program has no
+ * handler of its own) and when the client stops (at exit) unless
+ * TRACY_FLIGHT_NO_EXIT_DUMP=1. Blocks until written. Returns 0, LT_EINVAL
+ * when not in flight mode, or the writer's error. */
+LT_API int lt_flight_dump(void);
+/* Copies the path of the last dump into buf (NUL-terminated, at most n
+ * bytes). Returns 1, or 0 when there was none. */
+LT_API int lt_flight_last_path(char *buf, size_t n);
+
 /* Registers a source location; returns its id (>= 1), or 0 when out of
  * memory. Locations are kept whether or not the client is connected (ids in
  * static variables stay valid, also in a fork()ed child). Strings are copied

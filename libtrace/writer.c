@@ -197,8 +197,6 @@ err:
     else if (created) unlink(path);
     free(tmp);
     ZSTD_freeCCtx(w->cctx);
-    lt__rot_free(w->rot);
-    free(w->creator);
     free(w->buf);
     free(w);
     errno = e;
@@ -377,6 +375,8 @@ int lt_writer_close(lt_writer *w, const lt_stream_summary *streams,
     if (rc == 0) rc = lt__sync(w->fd);
     if (close(w->fd) < 0 && rc == 0) rc = lt_from_errno(errno);
     ZSTD_freeCCtx(w->cctx);
+    lt__rot_free(w->rot);
+    free(w->creator);
     free(w->buf);
     free(w);
     return rc;

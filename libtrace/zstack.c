@@ -11,6 +11,13 @@ int lt__rec_next(const uint8_t **pp, const uint8_t *end, uint8_t *tag, uint64_t 
     if (p >= end) return -1;
     *tag = *p++;
     *loc = 0;
+    if (*tag > LT_TAG_ZONE_BEGIN_SHORT || *tag == LT_TAG_ZONE_END) { /* most records */
+        if (lt__varint(&p, end, &v) < 0) return -1;
+        *ts += v;
+        *loc = *tag > LT_TAG_ZONE_BEGIN_SHORT ? (uint64_t)(*tag - LT_TAG_ZONE_BEGIN_SHORT) : 0;
+        *pp = p;
+        return 1;
+    }
     if (*tag == LT_TAG_ZONE_TEXT || *tag == LT_TAG_ZONE_NAME) {
         if (lt__get_str(&p, end, str, len) < 0) return -1;
         *pp = p;
@@ -71,10 +78,12 @@ int lt__zstack_apply(lt__zstack *z, uint8_t tag, uint64_t loc, const char *str,
         }
         lt__zent *e = &z->v[z->depth++];
         e->loc = (uint32_t)loc;
-        e->name_len = e->text_len = 0;
-        free(e->name);
-        free(e->text);
-        e->name = e->text = NULL;
+        if (__builtin_expect(e->name || e->text, 0)) { /* reused slot */
+            free(e->name);
+            free(e->text);
+            e->name = e->text = NULL;
+            e->name_len = e->text_len = 0;
+        }
     } else if (tag == LT_TAG_ZONE_END || tag == LT_TAG_ZONE_END_ABORTED) {
         if (z->depth == 0) return *why = "zone end without open zone", -1;
         z->depth--;

@@ -166,6 +166,29 @@ static PyObject *m_flush(PyObject *self, PyObject *unused) {
     Py_RETURN_NONE;
 }
 
+PyDoc_STRVAR(dump_doc,
+"dump() -> str\n--\n\n"
+"Flight recorder (TRACY_FLIGHT): writes the events kept in memory as a\n"
+"trace and returns its path. RuntimeError when not in flight mode or when\n"
+"the file cannot be written.");
+
+static PyObject *m_dump(PyObject *self, PyObject *unused) {
+    int rc;
+    char path[4200];
+    py__pending_flush();
+    Py_BEGIN_ALLOW_THREADS
+    rc = lt_flight_dump();
+    Py_END_ALLOW_THREADS
+    if (rc == LT_EINVAL) {
+        PyErr_SetString(PyExc_RuntimeError, "tracy.dump(): not recording in flight "
+                        "recorder mode (TRACY_FLIGHT or python -m tracy --flight)");
+        return NULL;
+    }
+    if (rc < 0) return PyErr_Format(PyExc_RuntimeError, "tracy.dump(): %s", lt_strerror(rc));
+    lt_flight_last_path(path, sizeof path);
+    return PyUnicode_DecodeFSDefault(path);
+}
+
 PyDoc_STRVAR(stop_doc,
 "stop()\n--\n\n"
 "Stops recording, flushes every thread and disconnects from the daemon.\n"
@@ -433,6 +456,7 @@ static PyMethodDef tracy_methods[] = {
     {"start", m_start, METH_NOARGS, start_doc},
     {"active", m_active, METH_NOARGS, active_doc},
     {"flush", m_flush, METH_NOARGS, flush_doc},
+    {"dump", m_dump, METH_NOARGS, dump_doc},
     {"stop", m_stop, METH_NOARGS, stop_doc},
     {"counts", m_counts, METH_NOARGS, counts_doc},
     {"zone_begin", m_zone_begin, METH_VARARGS, zone_begin_doc},

@@ -95,7 +95,7 @@ START_TEST(max_size_stops_recording_and_counts_the_rest) {
     snprintf(out, sizeof out, "%s/run.tracy", dir);
     snprintf(err, sizeof err, "%s/stderr.txt", dir);
     int port;
-    pid_t d = spawn_daemon(out, err, (const char *[]){"--max-size", "1", "-n", "1", NULL},
+    pid_t d = spawn_daemon(out, err, (const char *[]){"--max-size", "1", "-m", "1", "-n", "1", NULL},
                            &port);
     enum { PAIRS = 600000 }; /* 1.8M events, about 9 MB compressed */
     pid_t c = spawn_client(port, PAIRS);
@@ -300,6 +300,133 @@ START_TEST(two_hosts_merge_onto_one_timeline) {
 }
 END_TEST
 
+/* ---- Flight recorder ------------------------------------------------------ */
+
+enum { EARLY = 400000, LATE = 2000, AFTER = 500 };
+
+static int wait_file(const char *path, int ms) {
+    for (int i = 0; i < ms / 10; i++) {
+        if (access(path, F_OK) == 0) return 1;
+        usleep(10000);
+    }
+    return 0;
+}
+
+/* The recording process: an outer zone, EARLY zones "early" (far more than
+ * 1 MiB), LATE zones "late"; tells the parent, waits for the dump the
+ * parent's SIGUSR1 asks for, then AFTER zones "after", ends the outer zone
+ * and exits (the exit dump is the second file). */
+static void flight_child(const char *dir, int ready) {
+    char out[160], first[200];
+    snprintf(out, sizeof out, "%s/fl.tracy", dir);
+    snprintf(first, sizeof first, "%s/fl.tracy", dir);
+    setenv("TRACY_FLIGHT", "1M", 1);
+    setenv("TRACY_FLIGHT_OUT", out, 1);
+    setenv("TRACY_QUIET", "1", 1);
+    if (lt_client_start() != 0) _exit(3);
+    uint32_t outer = lt_loc_register(LT_LOC_USER, "outer", __FILE__, __LINE__);
+    uint32_t early = lt_loc_register(LT_LOC_USER, "early", __FILE__, __LINE__);
+    uint32_t late = lt_loc_register(LT_LOC_USER, "late", __FILE__, __LINE__);
+    uint32_t after = lt_loc_register(LT_LOC_USER, "after", __FILE__, __LINE__);
+    lt_zone_begin(outer);
+    for (int i = 0; i < EARLY; i++) {
+        lt_zone_begin(early);
+        lt_zone_text("e", 1);
+        lt_zone_end();
+    }
+    for (int i = 0; i < LATE; i++) {
+        lt_zone_begin(late);
+        lt_zone_end();
+    }
+    char c = 1;
+    if (write(ready, &c, 1) != 1) _exit(4);
+    /* the dump's round took its snapshot before creating the file */
+    if (!wait_file(first, 10000)) _exit(5);
+    for (int i = 0; i < AFTER; i++) {
+        lt_zone_begin(after);
+        lt_zone_end();
+    }
+    lt_zone_end();
+    exit(0); /* the client's atexit handler stops it: the exit dump */
+}
+
+/* Zones of each location name in a file: complete ones, cut ones, unclosed
+ * ones. */
+typedef struct zcount {
+    uint64_t whole[5], cut[5], unclosed[5], dropped;
+} zcount;
+
+static zcount count_zones(const char *path) {
+    static const char *names[5] = {"outer", "early", "late", "after", "?"};
+    zcount z = {0};
+    lt_reader *r;
+    char detail[256];
+    ck_assert_msg(lt_reader_open(&r, path, detail, sizeof detail) == 0, "%s: %s", path, detail);
+    ck_assert_msg(lt_reader_info(r)->complete, "%s: no trailer", path);
+    ck_assert(lt_reader_total(r, "flight_events_dropped", &z.dropped));
+    lt_event ev;
+    int rc;
+    while ((rc = lt_reader_next(r, &ev)) > 0) {
+        if (ev.type != LT_EV_ZONE_END) continue;
+        const lt_loc *l = lt_reader_loc(r, ev.process, ev.loc);
+        int k = 4;
+        for (int i = 0; i < 4; i++)
+            if (l && !strcmp(l->name, names[i])) k = i;
+        if (ev.flags & LT_EVF_UNCLOSED) z.unclosed[k]++;
+        else if (ev.flags & LT_EVF_CUT) z.cut[k]++;
+        else z.whole[k]++;
+    }
+    ck_assert_msg(rc == 0, "%s: %s", path, lt_reader_error(r));
+    lt_reader_free(r);
+    return z;
+}
+
+START_TEST(flight_recorder_dumps_the_window_on_signal_and_at_exit) {
+    char dir[] = "/tmp/check_limit.XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    int pfd[2];
+    ck_assert_int_eq(pipe(pfd), 0);
+    pid_t c = fork();
+    ck_assert_int_ge(c, 0);
+    if (c == 0) {
+        close(pfd[0]);
+        flight_child(dir, pfd[1]);
+    }
+    close(pfd[1]);
+    char b;
+    ck_assert_int_eq(read(pfd[0], &b, 1), 1);
+    ck_assert_int_eq(kill(c, SIGUSR1), 0);
+    int st;
+    ck_assert_int_eq(waitpid(c, &st, 0), c);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %d", st);
+    char p1[160], p2[160];
+    snprintf(p1, sizeof p1, "%s/fl.tracy", dir);
+    snprintf(p2, sizeof p2, "%s/fl.1.tracy", dir);
+    /* dumped by the signal: the window ends after the last "late" zone */
+    zcount a = count_zones(p1);
+    ck_assert_uint_eq(a.whole[2], LATE);       /* every late zone, whole */
+    ck_assert_uint_eq(a.whole[3] + a.cut[3] + a.unclosed[3], 0); /* nothing after */
+    ck_assert_uint_eq(a.cut[0] + a.unclosed[0], 1); /* outer: open at both ends */
+    ck_assert_uint_eq(a.whole[0], 0);
+    ck_assert_uint_le(a.cut[1], 1);            /* an early zone may straddle the start */
+    ck_assert_uint_gt(a.whole[1], 1000);       /* the window holds the latest early ones */
+    ck_assert_uint_lt(a.whole[1], EARLY / 2);  /* and not all: the oldest were dropped */
+    ck_assert_uint_gt(a.dropped, 0);
+    /* events seen = dropped + kept (cut begins are repeats of dropped ones) */
+    uint64_t kept = 2 * (a.whole[1] + a.whole[2]) + a.cut[1] + 1 /* outer begin */;
+    ck_assert_uint_eq(a.dropped + kept - a.cut[0] - a.cut[1], 1 + 2ull * EARLY + 2 * LATE);
+    /* at exit: the after zones too, the outer zone closed (and cut) */
+    zcount e = count_zones(p2);
+    ck_assert_uint_eq(e.whole[3], AFTER);
+    ck_assert_uint_eq(e.whole[2], LATE);
+    ck_assert_uint_eq(e.cut[0], 1);
+    ck_assert_uint_eq(e.unclosed[0], 0);
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 Suite *limit_suite(void) {
     Suite *s = suite_create("limit");
     TCase *c = tcase_create("max_size");
@@ -310,6 +437,10 @@ Suite *limit_suite(void) {
     c = tcase_create("multihost");
     tcase_set_timeout(c, 60);
     tcase_add_test(c, two_hosts_merge_onto_one_timeline);
+    suite_add_tcase(s, c);
+    c = tcase_create("flight");
+    tcase_set_timeout(c, 60);
+    tcase_add_test(c, flight_recorder_dumps_the_window_on_signal_and_at_exit);
     suite_add_tcase(s, c);
     return s;
 }

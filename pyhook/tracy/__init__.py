@@ -23,7 +23,7 @@ except ImportError:
     raise
 
 __all__ = ["Profiler", "profile", "zone", "signpost", "message", "plot",
-           "frame_mark", "thread_name", "flush", "enabled"]
+           "frame_mark", "thread_name", "flush", "enabled", "dump"]
 __version__ = _tracy.VERSION
 
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -170,6 +170,38 @@ def _install_process_hooks():
     os._exit = _exit
     import atexit
     atexit.register(_tracy.stop)
+    if os.environ.get("TRACY_FLIGHT", "0") != "0":
+        _flight_hooks()
+
+
+def _flight_hooks():
+    """Flight recorder: an exception that escapes (the program or a thread)
+    dumps the recording, then goes on to the previous hook."""
+    import threading
+    prev_sys, prev_thread = sys.excepthook, threading.excepthook
+
+    def on_exc(*a):
+        _dump_quietly()
+        prev_sys(*a)
+
+    def on_thread_exc(args):
+        _dump_quietly()
+        prev_thread(args)
+    sys.excepthook, threading.excepthook = on_exc, on_thread_exc
+
+
+def _dump_quietly():
+    try:
+        _tracy.dump()
+    except RuntimeError:
+        pass
+
+
+def dump():
+    """Flight recorder (python -m tracy --flight, or TRACY_FLIGHT set): writes
+    the events kept in memory (the last N MiB or seconds) as a trace file and
+    returns its path. RuntimeError when not in that mode."""
+    return _tracy.dump()
 
 
 # ---- enabling ------------------------------------------------------------------

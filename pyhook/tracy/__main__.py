@@ -40,6 +40,10 @@ options:
   --max-depth N            record zones only down to nesting depth N
   --min-duration NS        keep only zones lasting at least NS nanoseconds (and
                            the zones around them)
+  --flight SIZE            flight recorder, no daemon: keep only the last SIZE of
+                           events in memory (64M: MiB, 30s: seconds) and write them
+                           to the trace on SIGUSR1, tracy.dump(), an escaping
+                           exception and at exit (later dumps: NAME.1.tracy, ...)
   -h, --help               this help
   --version                print the version
 Filters may be repeated. Exit status: the program's; 2 for a usage error;
@@ -52,6 +56,7 @@ _WITH_ARG = {
     "-R": "R", "--function-restrict": "R", "-MI": "MI", "--module-include": "MI",
     "-ME": "ME", "--module-exclude": "ME", "-MR": "MR", "--module-restrict": "MR",
     "--label": "label", "--max-depth": "max_depth", "--min-duration": "min_duration",
+    "--flight": "flight",
 }
 _FLAGS = {
     "-p": "partial", "--partial": "partial", "-l": "lines", "--lines": "lines",
@@ -343,7 +348,11 @@ def main(argv):
         port = _int_opt("TRACY_PORT", os.environ.get("TRACY_PORT", "8086"))
     out = output_path(cli)
     daemon = None
-    if port != 0 and _tracy.probe(addr, port):
+    flight = cli.get("flight")
+    if flight:  # the client keeps the events in memory: no daemon
+        os.environ["TRACY_FLIGHT"] = flight
+        os.environ["TRACY_FLIGHT_OUT"] = out
+    elif port != 0 and _tracy.probe(addr, port):
         _say(cli, "recording to the daemon at %s:%d" % (addr, port))
     else:
         try:
@@ -358,6 +367,9 @@ def main(argv):
     tracy._configure(opts)
     tracy._install_process_hooks()
     if not _tracy.start():
+        if flight:
+            sys.stderr.write("tracy: not recording (invalid --flight %s)\n" % flight)
+            return 2
         sys.stderr.write("tracy: not recording (no capture daemon at %s:%d)\n" % (addr, port))
 
     def start():
@@ -382,7 +394,7 @@ def main(argv):
             html = write_html_report(out)
             if html:
                 sys.stderr.write("tracy: HTML report written to %s\n" % html)
-    else:
+    elif not flight:
         sys.stderr.write("tracy: %d events sent to the daemon at %s:%d\n" % (sent, addr, port))
     return status
 

@@ -1,0 +1,1 @@
+tracy-cut small.tracy

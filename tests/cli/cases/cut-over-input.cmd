@@ -1,0 +1,1 @@
+tracy-cut -q -o small.tracy small.tracy

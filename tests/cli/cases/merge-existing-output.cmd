@@ -1,0 +1,1 @@
+tracy-merge -q -o empty.tracy small.tracy
