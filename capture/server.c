@@ -73,20 +73,6 @@ static void request_stop(cap_server *srv, int code);
 
 /* ---- Small helpers ----------------------------------------------------- */
 
-static uint32_t rd32(const uint8_t *p) {
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-           (uint32_t)p[3] << 24;
-}
-
-static void wr32(uint8_t *p, uint32_t v) {
-    for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void wr16(uint8_t *p, uint16_t v) {
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-}
-
 /* Compares the client's token with the secret in time independent of where
  * they differ. */
 static int token_equal(const char *secret, size_t slen, const char *got,
@@ -119,15 +105,9 @@ static void on_sent(uv_write_t *req, int status) {
     free(req);
 }
 
-/* Sends one message; small handshake replies normally go out at once. */
-static void send_msg(cap_client *c, uint8_t type, const uint8_t *body,
-                     size_t n) {
-    uint8_t msg[1200];
-    if (n + LT_WIRE_HEADER > sizeof msg) return;
-    wr32(msg, (uint32_t)(n + 1)); /* type + body */
-    msg[4] = type;
-    memcpy(msg + LT_WIRE_HEADER, body, n);
-    size_t len = n + LT_WIRE_HEADER;
+/* Sends one encoded message; small handshake replies normally go out at
+ * once. */
+static void send_msg(cap_client *c, const uint8_t *msg, size_t len) {
     uv_buf_t b = uv_buf_init((char *)msg, (unsigned)len);
     int w = uv_try_write((uv_stream_t *)&c->tcp, &b, 1);
     size_t done = w > 0 ? (size_t)w : 0;
@@ -140,22 +120,13 @@ static void send_msg(cap_client *c, uint8_t type, const uint8_t *body,
 }
 
 static void send_refuse(cap_client *c, const char *reason) {
-    uint8_t body[1024], *w = body;
-    size_t rl = strlen(reason);
-    if (rl > 1000) rl = 1000;
-    wr16(w, LT_WIRE_MAJOR);
-    wr16(w + 2, LT_WIRE_MINOR);
-    w = lt__put_str(w + 4, reason, rl);
-    send_msg(c, LT_MSG_REFUSE, body, (size_t)(w - body));
+    uint8_t msg[LT_WIRE_REFUSE_MAX];
+    send_msg(c, msg, lt__wire_refuse(msg, reason, strlen(reason)));
 }
 
 static void send_welcome(cap_client *c, uint32_t index) {
-    uint8_t body[32], *w = body;
-    memcpy(w, LT_WIRE_MAGIC, LT_WIRE_MAGIC_LEN);
-    wr16(w + 8, LT_WIRE_MAJOR);
-    wr16(w + 10, LT_WIRE_MINOR);
-    w = lt__put_varint_(w + 12, index);
-    send_msg(c, LT_MSG_WELCOME, body, (size_t)(w - body));
+    uint8_t msg[LT_WIRE_WELCOME_MAX];
+    send_msg(c, msg, lt__wire_welcome(msg, index));
 }
 
 /* ---- Client life cycle ------------------------------------------------- */
@@ -287,7 +258,7 @@ static uint64_t mem_used(const cap_server *srv) {
 /* Bytes of the message at the front of the read buffer (0: header not
  * complete yet). */
 static size_t msg_size(const cap_client *c) {
-    return c->rlen >= LT_WIRE_HEADER ? 4 + (size_t)rd32(c->rbuf) : 0;
+    return c->rlen >= LT_WIRE_HEADER ? 4 + (size_t)lt__wire_length(c->rbuf) : 0;
 }
 
 /* The read buffer a client needs: the default, or a longer message whole. */
@@ -414,52 +385,33 @@ static int hello(cap_client *c, const uint8_t *body, size_t n) {
     cap_server *srv = c->srv;
     char reason[160];
     const char *why;
-    if (n < LT_WIRE_MAGIC_LEN + 4 || memcmp(body, LT_WIRE_MAGIC, LT_WIRE_MAGIC_LEN)) {
-        refuse(c, "not a libtrace client (bad magic)");
-        return -1;
-    }
-    unsigned major = body[8] | body[9] << 8, minor = body[10] | body[11] << 8;
-    if (major != LT_WIRE_MAJOR) {
-        snprintf(reason, sizeof reason,
-                 "protocol version %u.%u is not supported (this daemon speaks %d.%d)",
-                 major, minor, LT_WIRE_MAJOR, LT_WIRE_MINOR);
-        refuse(c, reason);
-        return -1;
-    }
-    /* PROC_INFO is stored as received: give it its tag and decode it. */
-    size_t fl = n - 12;
-    uint8_t *info = malloc(fl + 1);
+    lt__wire_hello h;
+    /* PROC_INFO is stored as received, with its tag. */
+    uint8_t *info = malloc(n + 1);
     if (!info) {
         refuse(c, "daemon out of memory");
         return -1;
     }
-    info[0] = LT_TAG_PROC_INFO;
-    memcpy(info + 1, body + 12, fl);
-    const uint8_t *q = info, *t, *tend = body + n;
-    lt__meta_rec m;
-    const char *tok;
-    size_t toklen;
-    if (lt__next_meta(&q, info + fl + 1, LT__META_BIT(LT_TAG_PROC_INFO), &m,
-                      &why) < 0) {
-        snprintf(reason, sizeof reason, "malformed HELLO: %s", why);
+    if (lt__wire_hello_decode(body, n, info, &h, &why) < 0) {
+        if (strcmp(why, "bad magic") == 0)
+            snprintf(reason, sizeof reason, "not a libtrace client (bad magic)");
+        else
+            snprintf(reason, sizeof reason, "malformed HELLO: %s", why);
         goto refused;
     }
-    size_t info_len = (size_t)(q - info);
-    t = body + 12 + (info_len - 1);
-    if (lt__get_str(&t, tend, &tok, &toklen) < 0) {
-        snprintf(reason, sizeof reason, "malformed HELLO: missing token");
-        goto refused;
-    }
-    if (t != tend && minor <= LT_WIRE_MINOR) {
-        snprintf(reason, sizeof reason, "malformed HELLO: trailing bytes");
+    if (h.major != LT_WIRE_MAJOR) {
+        snprintf(reason, sizeof reason,
+                 "protocol version %u.%u is not supported (this daemon speaks %d.%d)",
+                 h.major, h.minor, LT_WIRE_MAJOR, LT_WIRE_MINOR);
         goto refused;
     }
     if (srv->o->token &&
-        !token_equal(srv->o->token, srv->o->token_len, tok, toklen)) {
-        snprintf(reason, sizeof reason, toklen ? "wrong token"
+        !token_equal(srv->o->token, srv->o->token_len, h.token, h.token_len)) {
+        snprintf(reason, sizeof reason, h.token_len ? "wrong token"
                  : "this daemon requires a token (set TRACY_TOKEN)");
         goto refused;
     }
+    const lt__meta_rec m = h.info;
     c->pid = m.pid;
     size_t pl = m.program.len < sizeof c->program - 1 ? m.program.len
                                                       : sizeof c->program - 1;
@@ -469,7 +421,7 @@ static int hello(cap_client *c, const uint8_t *body, size_t n) {
     }
     c->program[pl] = 0;
     uint32_t index = (uint32_t)(srv->n_welcomed + 1);
-    c->proc = cap_proc_new(srv->store, index, info, info_len, m.anchor_mono_ns);
+    c->proc = cap_proc_new(srv->store, index, info, h.info_len, m.anchor_mono_ns);
     free(info);
     if (!c->proc) {
         refuse(c, "daemon out of memory");
@@ -591,7 +543,7 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf) {
     size_t off = 0;
     while (c->rlen - off >= LT_WIRE_HEADER) {
         const uint8_t *m = c->rbuf + off;
-        uint32_t len = rd32(m);
+        uint32_t len = lt__wire_length(m);
         /* Until HELLO is accepted a connection may not make the daemon
          * buffer more than a HELLO needs. */
         uint32_t limit = srv->o->max_message;
