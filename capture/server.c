@@ -38,6 +38,7 @@ typedef struct cap_client {
     int reading;
     int want_mem;               /* on_alloc found no room under -m */
     int waiting;                /* not reading until memory frees */
+    uint64_t progress_ms;       /* when it last sent bytes */
     int handles;                /* handles not yet closed */
     uint64_t pid;
     char peer[64];
@@ -539,6 +540,7 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf) {
         lost(c, nread == UV_ENOBUFS ? UV_ENOMEM : nread);
         return;
     }
+    c->progress_ms = uv_now(srv->loop);
     c->rlen += (size_t)nread;
     size_t off = 0;
     while (c->rlen - off >= LT_WIRE_HEADER) {
@@ -647,9 +649,35 @@ static void on_connection(uv_stream_t *l, int status) {
 
 /* ---- Timers, signals, stopping ------------------------------------------ */
 
+/* While clients wait for memory, one that holds part of a message and sent
+ * nothing more for --handshake-timeout is closed: its buffer goes to them.
+ * Without this, clients stopping in the middle of a message could hold all
+ * of -m and stall everyone else for good. */
+static void close_stalled(cap_server *srv) {
+    uint64_t now = uv_now(srv->loop), lim = srv->o->handshake_ms;
+    char text[160], w[128];
+    if (!srv->n_waiting) return;
+    for (cap_client *c = srv->clients, *next; c; c = next) {
+        next = c->next;
+        if (c->waiting || c->rlen == 0 || now - c->progress_ms < lim) continue;
+        snprintf(text, sizeof text, "stalled for %llu ms in the middle of a message "
+                 "(%zu bytes) while other clients waited for memory (-m)",
+                 (unsigned long long)(now - c->progress_ms), c->rlen);
+        if (c->state == CL_HANDSHAKE) {
+            refuse(c, text);
+            continue;
+        }
+        cap_store_stat_add(srv->store, CAP_ST_CLIENTS_LOST, 1);
+        cap_logn("%s: %s", who(c, w, sizeof w), text);
+        end_client(c, LT_PROC_LOST, text);
+    }
+    check_mem(srv);
+}
+
 static void on_tick(uv_timer_t *t) {
     cap_server *srv = t->data;
     log_limit_quiet(srv);
+    close_stalled(srv);
     for (cap_client *c = srv->clients; c; c = c->next)
         if (c->proc) cap_store_flush_proc(srv->store, c->proc);
     cap_store_stats_block(srv->store);

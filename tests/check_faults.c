@@ -1037,6 +1037,63 @@ START_TEST(partial_messages_count_against_the_memory_limit) {
 }
 END_TEST
 
+enum { STALLERS = 16 };
+
+START_TEST(clients_stalled_in_a_message_give_their_memory_back) {
+    ft_dir d;
+    ft_dir_init(&d);
+    ft_daemon dm;
+    /* -m 8: a few 1 MiB partial messages fill it. */
+    ft_daemon_start(&dm, &d, "-s", "600", "-m", "8", "--handshake-timeout", "500", NULL);
+    uint8_t *msg = malloc(4 + (size_t)BIG + 8);
+    uint64_t events = big_events_msg(msg, BIG);
+    int fds[STALLERS];
+    const uint8_t *data[STALLERS];
+    size_t sent[STALLERS], upto[STALLERS];
+    for (int i = 0; i < STALLERS; i++) {
+        fds[i] = raw_open(dm.port, 6000 + (uint64_t)i);
+        data[i] = msg;
+        sent[i] = 0;
+        upto[i] = 4 + (size_t)BIG - 1; /* and then nothing */
+    }
+    (void)pump(fds, STALLERS, data, sent, upto, 2000);
+    /* A client with a long message needs memory the stalled ones hold:
+     * they are closed in turn until it fits. */
+    int good = raw_open(dm.port, 1);
+    uint8_t *bye = msg + 4 + BIG;
+    bye[0] = 3, bye[1] = bye[2] = bye[3] = 0, bye[4] = 0x04, bye[5] = (uint8_t)events,
+    bye[6] = 0;
+    ck_assert_int_eq(ft_send_all(good, msg, 4 + (size_t)BIG + 7), 0);
+    raw_wait_closed(good);
+    for (int i = 0; i < STALLERS; i++) close(fds[i]);
+    free(msg);
+    kill(dm.pid, SIGINT);
+    ck_assert_int_eq(ft_daemon_wait(&dm), 0);
+    lt_reader *r = ft_open(d.out);
+    const lt_process *gp = NULL;
+    for (uint32_t p = 1; p <= lt_reader_nprocesses(r); p++)
+        if (lt_reader_process(r, p)->pid == 1) gp = lt_reader_process(r, p);
+    ck_assert_ptr_nonnull(gp);
+    ck_assert_int_eq(gp->status, LT_PROC_CLEAN);
+    ck_assert_uint_eq(gp->events_received, events);
+    /* The stalled ones: lost, with the reason (those not needed were
+     * still there at the end). */
+    int stalled = 0;
+    for (uint32_t p = 1; p <= lt_reader_nprocesses(r); p++) {
+        const lt_process *sp = lt_reader_process(r, p);
+        if (sp->pid != 1 && sp->status == LT_PROC_LOST && strstr(sp->end_reason, "stalled"))
+            stalled++;
+    }
+    ck_assert_int_ge(stalled, 1);
+    lt_reader_free(r);
+    char *s = ft_slurp(d.err);
+    ck_assert_msg(strstr(s, "in the middle of a message (1048579 bytes) while other clients "
+                            "waited for memory (-m)"), "%s", s);
+    free(s);
+    ft_dir_clean(&d);
+}
+END_TEST
+
 enum { MANY_THREADS = 262143, RECONNECTS = 6 };
 
 /* A client announcing MANY_THREADS threads (with the location raw_open
@@ -1177,6 +1234,7 @@ Suite *faults_suite(void) {
     tcase_add_test(tc, thread_tables_are_freed_on_disconnect);
     tcase_add_test(tc, thread_tables_stay_within_half_the_memory_limit);
     tcase_add_test(tc, partial_messages_count_against_the_memory_limit);
+    tcase_add_test(tc, clients_stalled_in_a_message_give_their_memory_back);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("accounting");
