@@ -59,7 +59,6 @@ struct cap_server {
     uint64_t rmem;              /* bytes of all read buffers */
     uint32_t n_waiting;         /* clients waiting for memory */
     uint32_t fd_cap;            /* connections the open-file limit allows */
-    uint64_t fd_limit;          /* RLIMIT_NOFILE when the capture started */
     uint64_t limit_log_ms;      /* when a limit refusal was last logged */
     uint64_t limit_quiet;       /* limit refusals since then, not logged */
     const char *limit_why;      /* reason of the last of those */
@@ -825,7 +824,6 @@ static void compute_fd_cap(cap_server *srv) {
     uint64_t used = open_fds() + FD_SPARE;
     srv->fd_cap = UINT32_MAX;
     if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return;
-    srv->fd_limit = rl.rlim_cur;
     uint64_t cap = rl.rlim_cur > used ? rl.rlim_cur - used : 0;
     srv->fd_cap = cap < UINT32_MAX ? (uint32_t)cap : UINT32_MAX;
     if (srv->fd_cap < srv->o->max_clients)
