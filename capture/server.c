@@ -38,6 +38,7 @@ typedef struct cap_client {
     int reading;
     int want_mem;               /* on_alloc found no room under -m */
     int waiting;                /* not reading until memory frees */
+    uint64_t progress_ms;       /* when it last sent bytes */
     int handles;                /* handles not yet closed */
     uint64_t pid;
     char peer[64];
@@ -58,7 +59,6 @@ struct cap_server {
     uint64_t rmem;              /* bytes of all read buffers */
     uint32_t n_waiting;         /* clients waiting for memory */
     uint32_t fd_cap;            /* connections the open-file limit allows */
-    uint64_t fd_limit;          /* RLIMIT_NOFILE when the capture started */
     uint64_t limit_log_ms;      /* when a limit refusal was last logged */
     uint64_t limit_quiet;       /* limit refusals since then, not logged */
     const char *limit_why;      /* reason of the last of those */
@@ -72,20 +72,6 @@ struct cap_server {
 static void request_stop(cap_server *srv, int code);
 
 /* ---- Small helpers ----------------------------------------------------- */
-
-static uint32_t rd32(const uint8_t *p) {
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-           (uint32_t)p[3] << 24;
-}
-
-static void wr32(uint8_t *p, uint32_t v) {
-    for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void wr16(uint8_t *p, uint16_t v) {
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-}
 
 /* Compares the client's token with the secret in time independent of where
  * they differ. */
@@ -119,15 +105,9 @@ static void on_sent(uv_write_t *req, int status) {
     free(req);
 }
 
-/* Sends one message; small handshake replies normally go out at once. */
-static void send_msg(cap_client *c, uint8_t type, const uint8_t *body,
-                     size_t n) {
-    uint8_t msg[1200];
-    if (n + LT_WIRE_HEADER > sizeof msg) return;
-    wr32(msg, (uint32_t)(n + 1)); /* type + body */
-    msg[4] = type;
-    memcpy(msg + LT_WIRE_HEADER, body, n);
-    size_t len = n + LT_WIRE_HEADER;
+/* Sends one encoded message; small handshake replies normally go out at
+ * once. */
+static void send_msg(cap_client *c, const uint8_t *msg, size_t len) {
     uv_buf_t b = uv_buf_init((char *)msg, (unsigned)len);
     int w = uv_try_write((uv_stream_t *)&c->tcp, &b, 1);
     size_t done = w > 0 ? (size_t)w : 0;
@@ -140,22 +120,13 @@ static void send_msg(cap_client *c, uint8_t type, const uint8_t *body,
 }
 
 static void send_refuse(cap_client *c, const char *reason) {
-    uint8_t body[1024], *w = body;
-    size_t rl = strlen(reason);
-    if (rl > 1000) rl = 1000;
-    wr16(w, LT_WIRE_MAJOR);
-    wr16(w + 2, LT_WIRE_MINOR);
-    w = lt__put_str(w + 4, reason, rl);
-    send_msg(c, LT_MSG_REFUSE, body, (size_t)(w - body));
+    uint8_t msg[LT_WIRE_REFUSE_MAX];
+    send_msg(c, msg, lt__wire_refuse(msg, reason, strlen(reason)));
 }
 
 static void send_welcome(cap_client *c, uint32_t index) {
-    uint8_t body[32], *w = body;
-    memcpy(w, LT_WIRE_MAGIC, LT_WIRE_MAGIC_LEN);
-    wr16(w + 8, LT_WIRE_MAJOR);
-    wr16(w + 10, LT_WIRE_MINOR);
-    w = lt__put_varint_(w + 12, index);
-    send_msg(c, LT_MSG_WELCOME, body, (size_t)(w - body));
+    uint8_t msg[LT_WIRE_WELCOME_MAX];
+    send_msg(c, msg, lt__wire_welcome(msg, index));
 }
 
 /* ---- Client life cycle ------------------------------------------------- */
@@ -287,7 +258,7 @@ static uint64_t mem_used(const cap_server *srv) {
 /* Bytes of the message at the front of the read buffer (0: header not
  * complete yet). */
 static size_t msg_size(const cap_client *c) {
-    return c->rlen >= LT_WIRE_HEADER ? 4 + (size_t)rd32(c->rbuf) : 0;
+    return c->rlen >= LT_WIRE_HEADER ? 4 + (size_t)lt__wire_length(c->rbuf) : 0;
 }
 
 /* The read buffer a client needs: the default, or a longer message whole. */
@@ -414,52 +385,33 @@ static int hello(cap_client *c, const uint8_t *body, size_t n) {
     cap_server *srv = c->srv;
     char reason[160];
     const char *why;
-    if (n < LT_WIRE_MAGIC_LEN + 4 || memcmp(body, LT_WIRE_MAGIC, LT_WIRE_MAGIC_LEN)) {
-        refuse(c, "not a libtrace client (bad magic)");
-        return -1;
-    }
-    unsigned major = body[8] | body[9] << 8, minor = body[10] | body[11] << 8;
-    if (major != LT_WIRE_MAJOR) {
-        snprintf(reason, sizeof reason,
-                 "protocol version %u.%u is not supported (this daemon speaks %d.%d)",
-                 major, minor, LT_WIRE_MAJOR, LT_WIRE_MINOR);
-        refuse(c, reason);
-        return -1;
-    }
-    /* PROC_INFO is stored as received: give it its tag and decode it. */
-    size_t fl = n - 12;
-    uint8_t *info = malloc(fl + 1);
+    lt__wire_hello h;
+    /* PROC_INFO is stored as received, with its tag. */
+    uint8_t *info = malloc(n + 1);
     if (!info) {
         refuse(c, "daemon out of memory");
         return -1;
     }
-    info[0] = LT_TAG_PROC_INFO;
-    memcpy(info + 1, body + 12, fl);
-    const uint8_t *q = info, *t, *tend = body + n;
-    lt__meta_rec m;
-    const char *tok;
-    size_t toklen;
-    if (lt__next_meta(&q, info + fl + 1, LT__META_BIT(LT_TAG_PROC_INFO), &m,
-                      &why) < 0) {
-        snprintf(reason, sizeof reason, "malformed HELLO: %s", why);
+    if (lt__wire_hello_decode(body, n, info, &h, &why) < 0) {
+        if (strcmp(why, "bad magic") == 0)
+            snprintf(reason, sizeof reason, "not a libtrace client (bad magic)");
+        else
+            snprintf(reason, sizeof reason, "malformed HELLO: %s", why);
         goto refused;
     }
-    size_t info_len = (size_t)(q - info);
-    t = body + 12 + (info_len - 1);
-    if (lt__get_str(&t, tend, &tok, &toklen) < 0) {
-        snprintf(reason, sizeof reason, "malformed HELLO: missing token");
-        goto refused;
-    }
-    if (t != tend && minor <= LT_WIRE_MINOR) {
-        snprintf(reason, sizeof reason, "malformed HELLO: trailing bytes");
+    if (h.major != LT_WIRE_MAJOR) {
+        snprintf(reason, sizeof reason,
+                 "protocol version %u.%u is not supported (this daemon speaks %d.%d)",
+                 h.major, h.minor, LT_WIRE_MAJOR, LT_WIRE_MINOR);
         goto refused;
     }
     if (srv->o->token &&
-        !token_equal(srv->o->token, srv->o->token_len, tok, toklen)) {
-        snprintf(reason, sizeof reason, toklen ? "wrong token"
+        !token_equal(srv->o->token, srv->o->token_len, h.token, h.token_len)) {
+        snprintf(reason, sizeof reason, h.token_len ? "wrong token"
                  : "this daemon requires a token (set TRACY_TOKEN)");
         goto refused;
     }
+    const lt__meta_rec m = h.info;
     c->pid = m.pid;
     size_t pl = m.program.len < sizeof c->program - 1 ? m.program.len
                                                       : sizeof c->program - 1;
@@ -469,7 +421,7 @@ static int hello(cap_client *c, const uint8_t *body, size_t n) {
     }
     c->program[pl] = 0;
     uint32_t index = (uint32_t)(srv->n_welcomed + 1);
-    c->proc = cap_proc_new(srv->store, index, info, info_len, m.anchor_mono_ns);
+    c->proc = cap_proc_new(srv->store, index, info, h.info_len, m.anchor_mono_ns);
     free(info);
     if (!c->proc) {
         refuse(c, "daemon out of memory");
@@ -587,11 +539,12 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf) {
         lost(c, nread == UV_ENOBUFS ? UV_ENOMEM : nread);
         return;
     }
+    c->progress_ms = uv_now(srv->loop);
     c->rlen += (size_t)nread;
     size_t off = 0;
     while (c->rlen - off >= LT_WIRE_HEADER) {
         const uint8_t *m = c->rbuf + off;
-        uint32_t len = rd32(m);
+        uint32_t len = lt__wire_length(m);
         /* Until HELLO is accepted a connection may not make the daemon
          * buffer more than a HELLO needs. */
         uint32_t limit = srv->o->max_message;
@@ -695,9 +648,35 @@ static void on_connection(uv_stream_t *l, int status) {
 
 /* ---- Timers, signals, stopping ------------------------------------------ */
 
+/* While clients wait for memory, one that holds part of a message and sent
+ * nothing more for --handshake-timeout is closed: its buffer goes to them.
+ * Without this, clients stopping in the middle of a message could hold all
+ * of -m and stall everyone else for good. */
+static void close_stalled(cap_server *srv) {
+    uint64_t now = uv_now(srv->loop), lim = srv->o->handshake_ms;
+    char text[160], w[128];
+    if (!srv->n_waiting) return;
+    for (cap_client *c = srv->clients, *next; c; c = next) {
+        next = c->next;
+        if (c->waiting || c->rlen == 0 || now - c->progress_ms < lim) continue;
+        snprintf(text, sizeof text, "stalled for %llu ms in the middle of a message "
+                 "(%zu bytes) while other clients waited for memory (-m)",
+                 (unsigned long long)(now - c->progress_ms), c->rlen);
+        if (c->state == CL_HANDSHAKE) {
+            refuse(c, text);
+            continue;
+        }
+        cap_store_stat_add(srv->store, CAP_ST_CLIENTS_LOST, 1);
+        cap_logn("%s: %s", who(c, w, sizeof w), text);
+        end_client(c, LT_PROC_LOST, text);
+    }
+    check_mem(srv);
+}
+
 static void on_tick(uv_timer_t *t) {
     cap_server *srv = t->data;
     log_limit_quiet(srv);
+    close_stalled(srv);
     for (cap_client *c = srv->clients; c; c = c->next)
         if (c->proc) cap_store_flush_proc(srv->store, c->proc);
     cap_store_stats_block(srv->store);
@@ -845,7 +824,6 @@ static void compute_fd_cap(cap_server *srv) {
     uint64_t used = open_fds() + FD_SPARE;
     srv->fd_cap = UINT32_MAX;
     if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return;
-    srv->fd_limit = rl.rlim_cur;
     uint64_t cap = rl.rlim_cur > used ? rl.rlim_cur - used : 0;
     srv->fd_cap = cap < UINT32_MAX ? (uint32_t)cap : UINT32_MAX;
     if (srv->fd_cap < srv->o->max_clients)

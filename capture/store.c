@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "capture.h"
+#include "wire.h"
 
 #define HDR_MAX 32u                     /* lt_block_header() bound */
 #define BLK_MIN 4096u                   /* first allocation of a block */
@@ -302,11 +303,6 @@ static void end_stream(cap_store *s, cap_stream *t) {
 
 /* ---- Processes --------------------------------------------------------- */
 
-static int fail(cap_why *why, const char *text) {
-    why->text = text;
-    return -1;
-}
-
 cap_proc *cap_proc_new(cap_store *s, uint32_t index, const uint8_t *info,
                        size_t info_len, uint64_t anchor_mono_ns) {
     cap_proc *p = calloc(1, sizeof *p);
@@ -450,11 +446,11 @@ static int drop_events(cap_store *s, cap_stream *t, const uint8_t *q, size_t rn,
 
 int cap_proc_events(cap_store *s, cap_proc *p, const uint8_t *body, size_t n,
                     cap_why *why) {
-    const uint8_t *q = body, *end = body + n;
+    const uint8_t *q;
     uint64_t thread;
+    size_t rn, off;
     why->events = 0;
-    if (lt__get_varint(&q, end, &thread) < 0)
-        return fail(why, "malformed thread index in an EVENTS message");
+    if (lt__wire_events_decode(body, n, &thread, &q, &rn, &why->text) < 0) return -1;
     if (thread == 0 || thread > p->n_threads) {
         snprintf(why->buf, sizeof why->buf,
                  "EVENTS for thread %llu, which was never announced",
@@ -463,7 +459,6 @@ int cap_proc_events(cap_store *s, cap_proc *p, const uint8_t *body, size_t n,
         return -1;
     }
     cap_stream *t = p->threads[thread - 1];
-    size_t rn = (size_t)(end - q), off;
     lt__scan_limits lim = {p->max_loc, p->max_plot, p->max_frame, LT_MAX_DEPTH, 0,
                            p->open_zones, LT_MAX_OPEN_ZONES};
     if (size_reached(s)) return drop_events(s, t, q, rn, &lim, why);
@@ -498,11 +493,9 @@ int cap_proc_events(cap_store *s, cap_proc *p, const uint8_t *body, size_t n,
 }
 
 int cap_proc_bye(cap_proc *p, const uint8_t *body, size_t n) {
-    const uint8_t *q = body, *end = body + n;
     uint64_t sent, lost;
-    if (lt__get_varint(&q, end, &sent) < 0 ||
-        lt__get_varint(&q, end, &lost) < 0 || q != end)
-        return -1;
+    const char *why;
+    if (lt__wire_bye_decode(body, n, &sent, &lost, &why) < 0) return -1;
     p->said_bye = 1;
     p->bye_sent = sent;
     p->bye_lost = lost;

@@ -365,10 +365,7 @@ static int hello_encode(lt__bytes *out, const char *token) {
                   strlen(info.program ? info.program : "");
     for (int i = 0; i < info.argc; i++) need += 10 + strlen(info.argv[i]);
     if (lt__bytes_reserve(out, need) < 0 || !out->p) return LT_ENOMEM;
-    uint8_t *p = out->p + LT_WIRE_HEADER;
-    memcpy(p, LT_WIRE_MAGIC, LT_WIRE_MAGIC_LEN);
-    p = lt__put_u16(p + LT_WIRE_MAGIC_LEN, LT_WIRE_MAJOR);
-    p = lt__put_u16(p, LT_WIRE_MINOR);
+    uint8_t *p = lt__wire_hello_start(out->p);
     p = lt__put_varint(p, (uint64_t)getpid());
     int64_t rank = mpi_rank();
     p = lt__put_varint(p, ((uint64_t)rank << 1) ^ (uint64_t)(rank >> 63));
@@ -393,10 +390,8 @@ static int hello_encode(lt__bytes *out, const char *token) {
                               (uint64_t)lt__mono_bias);
     p = lt__put_varint(p, (uint64_t)w.tv_sec * 1000000000u + (uint64_t)w.tv_nsec);
     p = lt__put_text(p, LT__CLIENT_NAME, strlen(LT__CLIENT_NAME), 64);
-    p = lt__put_text(p, token, token ? strlen(token) : 0, LT__MAX_NAME);
+    p = lt__wire_hello_finish(out->p, p, token, token ? strlen(token) : 0);
     out->len = (size_t)(p - out->p);
-    lt__put_u32(out->p, (uint32_t)(out->len - 4));
-    out->p[4] = LT_MSG_HELLO;
     return 0;
 }
 

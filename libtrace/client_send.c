@@ -62,12 +62,6 @@ static int send_all(int fd, struct iovec *iov, size_t n) {
     return 0;
 }
 
-static size_t msg_header(uint8_t *h, uint8_t type, uint32_t len) {
-    lt__put_u32(h, len);
-    h[4] = type;
-    return LT_WIRE_HEADER;
-}
-
 /* Size of the metadata record at p (whole records only in the buffer). */
 static size_t meta_len(const uint8_t *p, const uint8_t *end) {
     const uint8_t *q = p + 1;
@@ -106,7 +100,7 @@ static int send_meta(int fd, const lt__bytes *m) {
             q += n;
         }
         uint8_t h[LT_WIRE_HEADER];
-        msg_header(h, LT_MSG_META, (uint32_t)(q - p) + 1);
+        lt__wire_header(h, LT_MSG_META, (size_t)(q - p));
         struct iovec iov[2] = {{h, sizeof h}, {(void *)p, (size_t)(q - p)}};
         int rc = send_all(fd, iov, 2);
         if (rc < 0) return rc;
@@ -121,11 +115,8 @@ static int send_events(int fd, work *w, size_t n) {
     for (size_t i = 0; i < n; i++) {
         if (w[i].to <= w[i].from) continue;
         uint8_t *h = w[i].hdr;
-        uint8_t *e = lt__put_varint(h + LT_WIRE_HEADER, w[i].t->pub.thread);
-        uint32_t body = (uint32_t)(e - h) - 4 + (w[i].to - w[i].from);
-        msg_header(h, LT_MSG_EVENTS, body);
         iov[k].iov_base = h;
-        iov[k++].iov_len = (size_t)(e - h);
+        iov[k++].iov_len = lt__wire_events_header(h, w[i].t->pub.thread, w[i].to - w[i].from);
         iov[k].iov_base = w[i].c->data + w[i].from;
         iov[k++].iov_len = w[i].to - w[i].from;
         if (k == 2 * LT__IOV_BATCH) {
@@ -138,12 +129,9 @@ static int send_events(int fd, work *w, size_t n) {
 }
 
 static void send_bye(int fd) {
-    uint8_t b[32];
-    uint8_t *p = lt__put_varint(b + LT_WIRE_HEADER,
-                                __atomic_load_n(&lt__g.events_sent, __ATOMIC_RELAXED));
-    p = lt__put_varint(p, __atomic_load_n(&lt__g.events_lost, __ATOMIC_RELAXED));
-    msg_header(b, LT_MSG_BYE, (uint32_t)(p - b) - 4);
-    struct iovec iov = {b, (size_t)(p - b)};
+    uint8_t b[LT_WIRE_BYE_MAX];
+    struct iovec iov = {b, lt__wire_bye(b, __atomic_load_n(&lt__g.events_sent, __ATOMIC_RELAXED),
+                                        __atomic_load_n(&lt__g.events_lost, __ATOMIC_RELAXED))};
     if (send_all(fd, &iov, 1) < 0) return;
     /* Wait (bounded) for the daemon to close: then it has read everything. */
     shutdown(fd, SHUT_WR);

@@ -1,6 +1,13 @@
-/* wire.h -- internal: constants of the client/daemon protocol (PROTOCOL.md). */
+/* wire.h -- internal: the client/daemon protocol (schema/PROTOCOL.md), its
+ * constants and its one codec (wire.c), used by the client (client*.c) and
+ * the daemon (capture/server.c, store.c) alike. The records carried inside
+ * META and EVENTS are the file's (records.c). */
 #ifndef LIBTRACE_WIRE_H
 #define LIBTRACE_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "records.h"
 
 #define LT_WIRE_MAGIC "TRCYWIRE"
 #define LT_WIRE_MAGIC_LEN 8
@@ -22,5 +29,72 @@ enum lt_wire_type {
     LT_MSG_WELCOME = 0x81,
     LT_MSG_REFUSE = 0x82
 };
+
+/* ---- Encoding ----------------------------------------------------------
+ * Each writes into a buffer the caller sized with the bounds below and
+ * returns the end of what it wrote (or its size). */
+
+#define LT_WIRE_EVENTS_HDR_MAX (LT_WIRE_HEADER + 5u) /* header + thread */
+#define LT_WIRE_HELLO_START (LT_WIRE_HEADER + LT_WIRE_MAGIC_LEN + 4u)
+#define LT_WIRE_BYE_MAX (LT_WIRE_HEADER + 20u)
+#define LT_WIRE_WELCOME_MAX (LT_WIRE_HEADER + LT_WIRE_MAGIC_LEN + 4u + 5u)
+#define LT_WIRE_REFUSE_REASON_MAX 1000u /* longer reasons are cut */
+#define LT_WIRE_REFUSE_MAX (LT_WIRE_HEADER + 4u + 2u + LT_WIRE_REFUSE_REASON_MAX)
+
+/* The 5-byte message header: length (type byte + `body_len`), type. */
+uint8_t *lt__wire_header(uint8_t *h, uint8_t type, size_t body_len);
+/* The header and thread index of an EVENTS message whose records are
+ * `records_len` bytes; returns the bytes written (<= LT_WIRE_EVENTS_HDR_MAX). */
+size_t lt__wire_events_header(uint8_t *h, uint32_t thread, size_t records_len);
+/* Starts a HELLO at msg: room for its header, then magic and version.
+ * Returns where the PROC_INFO fields go (msg + LT_WIRE_HELLO_START). */
+uint8_t *lt__wire_hello_start(uint8_t *msg);
+/* Ends the HELLO begun at msg whose PROC_INFO fields end at p: appends the
+ * token (`token_len` bytes, may be 0) and fills the header. Returns the
+ * message's end. */
+uint8_t *lt__wire_hello_finish(uint8_t *msg, uint8_t *p, const char *token,
+                               size_t token_len);
+/* Whole messages; each returns its size. */
+size_t lt__wire_welcome(uint8_t *msg, uint32_t index);
+size_t lt__wire_refuse(uint8_t *msg, const char *reason, size_t reason_len);
+size_t lt__wire_bye(uint8_t *msg, uint64_t events_sent, uint64_t events_lost);
+
+/* ---- Decoding ------------------------------------------------------------
+ * Each takes a message body (after the 5-byte header) and returns 0, or -1
+ * with *why set (a static one-line reason) when it is malformed. Strings
+ * point into the body. */
+
+/* The length field of a header: type byte + body, 0 is invalid. */
+uint32_t lt__wire_length(const uint8_t *h);
+
+typedef struct lt__wire_hello {
+    unsigned major, minor;
+    lt__meta_rec info;          /* the PROC_INFO, decoded */
+    size_t info_len;            /* its size with its tag (as stored in files) */
+    const char *token;
+    size_t token_len;
+} lt__wire_hello;
+
+/* Decodes HELLO. `info` (n bytes at least) receives the PROC_INFO record
+ * with its tag, as the file stores it; h->info's strings point into it.
+ * A major version other than LT_WIRE_MAJOR is decoded no further: check
+ * h->major first. Trailing bytes are refused up to LT_WIRE_MINOR (a later
+ * minor version may add fields). */
+int lt__wire_hello_decode(const uint8_t *body, size_t n, uint8_t *info,
+                          lt__wire_hello *h, const char **why);
+/* WELCOME and REFUSE, as the client reads them; the caller checks the major
+ * version. */
+int lt__wire_welcome_decode(const uint8_t *body, size_t n, unsigned *major,
+                            unsigned *minor, uint32_t *index, const char **why);
+int lt__wire_refuse_decode(const uint8_t *body, size_t n, unsigned *major,
+                           unsigned *minor, const char **reason,
+                           size_t *reason_len, const char **why);
+int lt__wire_bye_decode(const uint8_t *body, size_t n, uint64_t *events_sent,
+                        uint64_t *events_lost, const char **why);
+/* EVENTS: the thread index, then the records (validated by the caller with
+ * lt__scan_events). */
+int lt__wire_events_decode(const uint8_t *body, size_t n, uint64_t *thread,
+                           const uint8_t **records, size_t *records_len,
+                           const char **why);
 
 #endif /* LIBTRACE_WIRE_H */

@@ -1,6 +1,7 @@
 /* writer.c -- appends header, units (descriptor + zstd frame) and trailer. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,14 +106,40 @@ static int lt__create_temp(const char *path, char *tmp, size_t cap) {
     return -1;
 }
 
-/* Opens the output. Without LT_WRITE_FORCE an existing name (a symbolic
- * link included) is refused. With it, a device or FIFO is written in place
- * and anything else is replaced by a new file renamed over it once its
- * header is written: a link is replaced, never written through, and a
- * failure leaves the old file untouched. *tmp is set when a rename is
- * pending; *created when the file at `path` was created here. */
-static int lt__open_out(const char *path, int flags, char **tmp, int *created) {
+/* Whether `path`, with -f, is written in place rather than replaced: a
+ * device, FIFO or socket, or a link to one (nothing there to overwrite),
+ * and any name under /dev or /proc (/dev/stdout, /proc/self/fd/N stand for
+ * an open file, and no file may be created beside them). */
+static int lt__in_place(const char *path, const struct stat *lst) {
     struct stat st;
+    const struct stat *t = lst;
+    if (S_ISLNK(lst->st_mode)) {
+        if (stat(path, &st) != 0) return 0; /* dangling: replaced */
+        t = &st;
+    }
+    if (S_ISCHR(t->st_mode) || S_ISFIFO(t->st_mode) || S_ISSOCK(t->st_mode) ||
+        S_ISBLK(t->st_mode))
+        return 1;
+    char dir[PATH_MAX], real[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash) snprintf(dir, sizeof dir, ".");
+    else if (slash == dir) slash[1] = 0;
+    else *slash = 0;
+    if (!realpath(dir, real)) return 0;
+    return strncmp(real, "/dev", 4) == 0 && (real[4] == 0 || real[4] == '/')
+               ? 1
+               : strncmp(real, "/proc", 5) == 0 && (real[5] == 0 || real[5] == '/');
+}
+
+/* Opens the output. Without LT_WRITE_FORCE an existing name (a symbolic
+ * link included) is refused. With it, what lt__in_place() says is written
+ * in place, and anything else is replaced by a new file renamed over it
+ * once its header is written: a link to a file is replaced, never written
+ * through, and a failure leaves the old file untouched. *tmp is set when a
+ * rename is pending; *created when the file at `path` was created here. */
+static int lt__open_out(const char *path, int flags, char **tmp, int *created) {
+    struct stat st, tst;
     *tmp = NULL;
     *created = 0;
     if (!(flags & LT_WRITE_FORCE) || lstat(path, &st) != 0) {
@@ -121,12 +148,12 @@ static int lt__open_out(const char *path, int flags, char **tmp, int *created) {
         if (fd >= 0 || !(flags & LT_WRITE_FORCE) || errno != EEXIST) return fd;
         if (lstat(path, &st) != 0) return -1;
     }
-    if (S_ISDIR(st.st_mode)) {
+    if (S_ISDIR(st.st_mode) ||
+        (S_ISLNK(st.st_mode) && stat(path, &tst) == 0 && S_ISDIR(tst.st_mode))) {
         errno = EISDIR;
         return -1;
     }
-    if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))
-        return open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (lt__in_place(path, &st)) return open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
     size_t cap = strlen(path) + 48;
     *tmp = malloc(cap);
     if (!*tmp) {

@@ -11,6 +11,6 @@ for t in apt-get sudo dpkg; do
     printf '#!/bin/sh\necho "%s was run" >&2\nexit 1\n' "$t" > "bin/$t"
 done
 chmod +x bin/*
-PATH=$PWD/bin:$PATH MAKEFLAGS= MFLAGS= MAKELEVEL= make --no-print-directory -C "$root" B="$PWD/b" all 2>&1 |
+PATH=$PWD/bin:$PATH env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make --no-print-directory -C "$root" B="$PWD/b" all 2>&1 |
     sed 's/^Makefile:[0-9]*: //'
 test ! -e b && echo "nothing built"

@@ -1,0 +1,158 @@
+/* wire.c -- the client/daemon protocol's codec (schema/PROTOCOL.md): message
+ * headers, HELLO, WELCOME, REFUSE, BYE and the EVENTS prefix, encoded and
+ * decoded here for both sides. */
+#include <string.h>
+#include "wire.h"
+
+static uint8_t *put_u16(uint8_t *p, unsigned v) {
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    return p + 2;
+}
+
+static unsigned get_u16(const uint8_t *p) { return (unsigned)(p[0] | p[1] << 8); }
+
+uint8_t *lt__wire_header(uint8_t *h, uint8_t type, size_t body_len) {
+    uint32_t len = (uint32_t)body_len + 1;
+    for (int i = 0; i < 4; i++) h[i] = (uint8_t)(len >> (8 * i));
+    h[4] = type;
+    return h + LT_WIRE_HEADER;
+}
+
+uint32_t lt__wire_length(const uint8_t *h) {
+    return (uint32_t)h[0] | (uint32_t)h[1] << 8 | (uint32_t)h[2] << 16 |
+           (uint32_t)h[3] << 24;
+}
+
+size_t lt__wire_events_header(uint8_t *h, uint32_t thread, size_t records_len) {
+    uint8_t t[5];
+    size_t tl = (size_t)(lt__put_varint_(t, thread) - t);
+    uint8_t *p = lt__wire_header(h, LT_MSG_EVENTS, tl + records_len);
+    memcpy(p, t, tl);
+    return LT_WIRE_HEADER + tl;
+}
+
+/* Magic and version, which open HELLO and WELCOME. */
+static uint8_t *put_magic(uint8_t *p) {
+    memcpy(p, LT_WIRE_MAGIC, LT_WIRE_MAGIC_LEN);
+    p = put_u16(p + LT_WIRE_MAGIC_LEN, LT_WIRE_MAJOR);
+    return put_u16(p, LT_WIRE_MINOR);
+}
+
+uint8_t *lt__wire_hello_start(uint8_t *msg) {
+    return put_magic(msg + LT_WIRE_HEADER);
+}
+
+uint8_t *lt__wire_hello_finish(uint8_t *msg, uint8_t *p, const char *token,
+                               size_t token_len) {
+    p = lt__put_str(p, token ? token : "", token ? token_len : 0);
+    lt__wire_header(msg, LT_MSG_HELLO, (size_t)(p - msg) - LT_WIRE_HEADER);
+    return p;
+}
+
+size_t lt__wire_welcome(uint8_t *msg, uint32_t index) {
+    uint8_t *p = lt__put_varint_(put_magic(msg + LT_WIRE_HEADER), index);
+    lt__wire_header(msg, LT_MSG_WELCOME, (size_t)(p - msg) - LT_WIRE_HEADER);
+    return (size_t)(p - msg);
+}
+
+size_t lt__wire_refuse(uint8_t *msg, const char *reason, size_t reason_len) {
+    if (reason_len > LT_WIRE_REFUSE_REASON_MAX) reason_len = LT_WIRE_REFUSE_REASON_MAX;
+    uint8_t *p = put_u16(msg + LT_WIRE_HEADER, LT_WIRE_MAJOR);
+    p = lt__put_str(put_u16(p, LT_WIRE_MINOR), reason, reason_len);
+    lt__wire_header(msg, LT_MSG_REFUSE, (size_t)(p - msg) - LT_WIRE_HEADER);
+    return (size_t)(p - msg);
+}
+
+size_t lt__wire_bye(uint8_t *msg, uint64_t events_sent, uint64_t events_lost) {
+    uint8_t *p = lt__put_varint_(msg + LT_WIRE_HEADER, events_sent);
+    p = lt__put_varint_(p, events_lost);
+    lt__wire_header(msg, LT_MSG_BYE, (size_t)(p - msg) - LT_WIRE_HEADER);
+    return (size_t)(p - msg);
+}
+
+static int bad(const char **why, const char *text) {
+    *why = text;
+    return -1;
+}
+
+/* Magic and version at the start of a HELLO or WELCOME body. */
+static int get_magic(const uint8_t *body, size_t n, unsigned *major,
+                     unsigned *minor, const char **why) {
+    if (n < LT_WIRE_MAGIC_LEN + 4 || memcmp(body, LT_WIRE_MAGIC, LT_WIRE_MAGIC_LEN))
+        return bad(why, "bad magic");
+    *major = get_u16(body + LT_WIRE_MAGIC_LEN);
+    *minor = get_u16(body + LT_WIRE_MAGIC_LEN + 2);
+    return 0;
+}
+
+int lt__wire_hello_decode(const uint8_t *body, size_t n, uint8_t *info,
+                          lt__wire_hello *h, const char **why) {
+    const size_t start = LT_WIRE_MAGIC_LEN + 4;
+    memset(h, 0, sizeof *h);
+    if (get_magic(body, n, &h->major, &h->minor, why) < 0) return -1;
+    if (h->major != LT_WIRE_MAJOR) return 0;
+    /* The PROC_INFO fields follow; decoded with their tag, as stored. */
+    size_t fl = n - start;
+    info[0] = LT_TAG_PROC_INFO;
+    memcpy(info + 1, body + start, fl);
+    const uint8_t *q = info;
+    if (lt__next_meta(&q, info + fl + 1, LT__META_BIT(LT_TAG_PROC_INFO), &h->info,
+                      why) < 0)
+        return -1;
+    h->info_len = (size_t)(q - info);
+    const uint8_t *t = body + start + (h->info_len - 1), *end = body + n;
+    if (lt__get_str(&t, end, &h->token, &h->token_len) < 0)
+        return bad(why, "missing token");
+    if (t != end && h->minor <= LT_WIRE_MINOR) return bad(why, "trailing bytes");
+    return 0;
+}
+
+int lt__wire_welcome_decode(const uint8_t *body, size_t n, unsigned *major,
+                            unsigned *minor, uint32_t *index, const char **why) {
+    uint64_t v;
+    if (get_magic(body, n, major, minor, why) < 0) return -1;
+    const uint8_t *q = body + LT_WIRE_MAGIC_LEN + 4;
+    if (*major != LT_WIRE_MAJOR) return 0;
+    if (lt__get_varint(&q, body + n, &v) < 0 || v == 0 || v > UINT32_MAX)
+        return bad(why, "malformed process index");
+    *index = (uint32_t)v;
+    return 0;
+}
+
+int lt__wire_refuse_decode(const uint8_t *body, size_t n, unsigned *major,
+                           unsigned *minor, const char **reason,
+                           size_t *reason_len, const char **why) {
+    const uint8_t *q = body + 4;
+    *reason = "";
+    *reason_len = 0;
+    if (n < 4) return bad(why, "truncated REFUSE");
+    *major = get_u16(body);
+    *minor = get_u16(body + 2);
+    if (lt__get_str(&q, body + n, reason, reason_len) < 0) {
+        *reason = "";
+        *reason_len = 0;
+        return bad(why, "malformed reason");
+    }
+    return 0;
+}
+
+int lt__wire_bye_decode(const uint8_t *body, size_t n, uint64_t *events_sent,
+                        uint64_t *events_lost, const char **why) {
+    const uint8_t *q = body, *end = body + n;
+    if (lt__get_varint(&q, end, events_sent) < 0 ||
+        lt__get_varint(&q, end, events_lost) < 0 || q != end)
+        return bad(why, "malformed BYE");
+    return 0;
+}
+
+int lt__wire_events_decode(const uint8_t *body, size_t n, uint64_t *thread,
+                           const uint8_t **records, size_t *records_len,
+                           const char **why) {
+    const uint8_t *q = body, *end = body + n;
+    if (lt__get_varint(&q, end, thread) < 0)
+        return bad(why, "malformed thread index in an EVENTS message");
+    *records = q;
+    *records_len = (size_t)(end - q);
+    return 0;
+}

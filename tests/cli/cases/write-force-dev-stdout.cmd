@@ -1,0 +1,6 @@
+# -f on /dev/stdout writes through it (to what stdout is), as for any name
+# under /dev and /proc: nothing is created or replaced in /dev.
+tracegen --fixed small -f -o /dev/stdout > piped.tracy && tracy-info piped.tracy > /dev/null &&
+    echo "written through /dev/stdout"
+ls -A /dev | grep -c '\.tmp$'
+test -L /dev/stdout && echo "/dev/stdout is still a link"
