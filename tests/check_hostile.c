@@ -186,6 +186,88 @@ START_TEST(a_small_file_of_deep_zones_is_refused_within_budget) {
 }
 END_TEST
 
+/* ---- Streams whose blocks together exceed the reader's budget -------------- */
+
+enum { BIG_STREAMS = 40, BIG_MSGS = 128 }; /* 40 blocks of 8 MiB: 320 MiB */
+
+/* Writes BIG_STREAMS streams of one block each, BIG_MSGS messages of 64 KiB
+ * per block; the streams follow each other in time, or interleave. */
+static void write_big_blocks(const char *path, int interleave) {
+    static uint8_t buf[BIG_MSGS * (LT_MAX_STRING + 16) + 64];
+    static char text[LT_MAX_STRING];
+    memset(text, 'a', sizeof text);
+    lt_writer *w;
+    ck_assert_int_eq(lt_writer_open(&w, path, 0, "check", 0), 0);
+    uint8_t *p = buf + lt_block_header(buf, LT_BLOCK_META, 1, 0, 0);
+    *p++ = LT_TAG_PROC_INFO;
+    p = lt__put_varint_(p, 7), p = lt__put_varint_(p, 1); /* pid, rank -1 */
+    p = lt__put_str(p, "h", 1), p = lt__put_str(p, "big", 3), p = lt__put_varint_(p, 0);
+    p = lt__put_varint_(p, 0), p = lt__put_varint_(p, 0), p = lt__put_str(p, "c", 1);
+    for (uint32_t t = 1; t <= BIG_STREAMS; t++) {
+        *p++ = LT_TAG_THREAD_INFO;
+        p = lt__put_varint_(p, t), p = lt__put_varint_(p, t), p = lt__put_str(p, "t", 1);
+    }
+    lt_block_desc md = {.kind = LT_BLOCK_META, .process = 1};
+    ck_assert_int_eq(lt_writer_block(w, &md, buf, (size_t)(p - buf)), 0);
+    for (uint32_t t = 1; t <= BIG_STREAMS; t++) {
+        uint64_t ts0 = interleave ? t : (uint64_t)t * 1000000, step = interleave ? 100 : 1;
+        p = buf + lt_block_header(buf, LT_BLOCK_EVENTS, 1, t, ts0);
+        for (int k = 0; k < BIG_MSGS; k++) {
+            *p++ = LT_TAG_MESSAGE;
+            p = lt__put_varint_(p, k ? step : 0);
+            p = lt__put_str(p, text, sizeof text);
+        }
+        lt_block_desc d = {.kind = LT_BLOCK_EVENTS, .process = 1, .thread = t,
+                           .n_events = BIG_MSGS, .first_ts = ts0,
+                           .last_ts = ts0 + (BIG_MSGS - 1) * step};
+        ck_assert_int_eq(lt_writer_block(w, &d, buf, (size_t)(p - buf)), 0);
+    }
+    ck_assert_int_eq(lt_writer_close(w, NULL, 0, NULL, 0), 0);
+}
+
+START_TEST(streams_whose_blocks_exceed_the_budget_are_read_in_turn) {
+    ft_dir d;
+    ft_dir_init(&d);
+    write_big_blocks(d.out, 0);
+    /* 320 MiB of blocks in a file of a few KB: each decompressed when its
+     * stream's turn comes, released when done. */
+    char out[160];
+    snprintf(out, sizeof out, "%s/info.json", d.dir);
+    ck_assert_int_eq(ft_tool(out, d.err, ft_bin("tracy-info"), "--verify", "--json", d.out,
+                             NULL), 3);
+    char *s = ft_slurp(out), want[64];
+    snprintf(want, sizeof want, "\"messages\":%d,", BIG_STREAMS * BIG_MSGS);
+    ck_assert_msg(strstr(s, want), "%s", s);
+    free(s);
+    ck_assert_int_eq(ft_tool(out, d.err, ft_bin("tracy-csv"), "-m", "--allow-truncated", d.out,
+                             NULL), 0);
+    s = ft_slurp(out);
+    ck_assert_int_eq(ft_count_lines(s), 1 + BIG_STREAMS * BIG_MSGS);
+    free(s);
+    ck_assert_msg(children_maxrss_mib() < 128, "a converter used %ld MiB",
+                  children_maxrss_mib());
+    ft_dir_clean(&d);
+}
+END_TEST
+
+START_TEST(interleaved_blocks_beyond_the_budget_are_refused_promptly) {
+    ft_dir d;
+    ft_dir_init(&d);
+    write_big_blocks(d.out, 1);
+    /* Every stream is needed at every moment: releasing blocks would mean
+     * decompressing one for each message. Refused, within the budget. */
+    char out[160];
+    snprintf(out, sizeof out, "%s/info.txt", d.dir);
+    ck_assert_int_eq(ft_tool(out, d.err, ft_bin("tracy-info"), "--verify", d.out, NULL), 4);
+    char *e = ft_slurp(d.err);
+    ck_assert_msg(strstr(e, "interleave for the reader's memory budget"), "%s", e);
+    free(e);
+    ck_assert_msg(children_maxrss_mib() < 400, "tracy-info used %ld MiB",
+                  children_maxrss_mib());
+    ft_dir_clean(&d);
+}
+END_TEST
+
 /* ---- Timestamps and loss counts at the edge of 64 bits ---------------------- */
 
 START_TEST(lost_counts_saturate_and_late_timestamps_are_refused) {
@@ -416,6 +498,8 @@ Suite *hostile_suite(void) {
     tcase_add_test(tc, thousands_of_streams_from_one_client_are_read);
     tcase_add_test(tc, open_zones_past_the_process_limit_reject_the_client);
     tcase_add_test(tc, a_small_file_of_deep_zones_is_refused_within_budget);
+    tcase_add_test(tc, streams_whose_blocks_exceed_the_budget_are_read_in_turn);
+    tcase_add_test(tc, interleaved_blocks_beyond_the_budget_are_refused_promptly);
     tcase_add_test(tc, lost_counts_saturate_and_late_timestamps_are_refused);
     suite_add_tcase(s, tc);
     tc = tcase_create("damaged_files");
