@@ -17,7 +17,7 @@ typedef struct csv_opts {
     size_t filter_len;
     char sep;
     uint64_t min_dur;
-    int64_t max_depth; /* -1: no limit */
+    uint64_t max_depth; /* levels kept, top level = 1; 0: no limit */
     const char *thread, *process;
 } csv_opts;
 
@@ -56,7 +56,8 @@ static const char usage_text[] =
     "  -f, --filter TEXT      keep zones whose name contains TEXT\n"
     "  -c, --case             --filter is case sensitive\n"
     "      --min-duration NS  keep zones lasting at least NS nanoseconds\n"
-    "      --max-depth N      keep zones nested at most N deep (0: top level)\n"
+    "      --max-depth N      keep N levels of zones, the top level being 1, as\n"
+    "                         python -m tracy --max-depth counts (0: no limit)\n"
     "      --thread T         keep the thread named T or with OS thread id T\n"
     "      --process P        keep the process with pid P or program P\n"
     "\n"
@@ -301,7 +302,7 @@ static int on_zone_end(csv_state *s, const lt_event *ev) {
     const csv_opts *o = s->o;
     uint64_t dur = ev->ts - ev->begin_ts;
     if (!stream_kept(s, ev->process, ev->thread) || dur < o->min_dur ||
-        (o->max_depth >= 0 && ev->depth > (uint64_t)o->max_depth))
+        (o->max_depth && ev->depth >= o->max_depth))
         return 0;
     const lt_loc *loc = lt_reader_loc(s->r, ev->process, ev->loc);
     const char *name;
@@ -444,7 +445,7 @@ static int parse_args(int argc, char **argv, csv_opts *o, int *done) {
         case OPT_MAX_DEPTH:
             if (cv_parse_u64(optarg, &v) || v > LT_MAX_DEPTH)
                 return cv_usage_error("--max-depth: not a depth: '%s'", optarg);
-            o->max_depth = (int64_t)v;
+            o->max_depth = v;
             break;
         case OPT_THREAD: o->thread = optarg; break;
         case OPT_PROCESS: o->process = optarg; break;
@@ -462,7 +463,7 @@ static int parse_args(int argc, char **argv, csv_opts *o, int *done) {
 }
 
 int main(int argc, char **argv) {
-    csv_opts o = {.sep = ',', .max_depth = -1, .mode = MODE_REPORT};
+    csv_opts o = {.sep = ',', .mode = MODE_REPORT};
     int done;
     cv_prog = "tracy-csv";
     int code = parse_args(argc, argv, &o, &done);
