@@ -331,32 +331,30 @@ static int on_instant(csv_state *s, const lt_event *ev) {
     return 0;
 }
 
+/* One event; -1 when out of memory. */
+static int on_event(void *ctx, const lt_event *ev) {
+    csv_state *s = ctx;
+    switch (ev->type) {
+    case LT_EV_ZONE_BEGIN: return cv_zones_begin(s->zones, ev->process, ev->thread) ? 0 : -1;
+    case LT_EV_ZONE_END: return on_zone_end(s, ev) ? -1 : 0;
+    case LT_EV_SIGNPOST:
+    case LT_EV_MESSAGE: on_instant(s, ev); return 0;
+    default: return 0;
+    }
+}
+
 static int convert(csv_state *s, int *read_exit) {
     const csv_opts *o = s->o;
-    lt_event ev;
-    int rc, err = 0;
     if (o->mode == MODE_REPORT) report_header(s);
     if (o->mode == MODE_UNWRAP)
         cv_out_printf(&s->out, "name%csrc_file%csrc_line%cns_since_start%cexec_time_ns"
                       "%cthread%cvalue\n", o->sep, o->sep, o->sep, o->sep, o->sep, o->sep);
     if (o->mode == MODE_MESSAGES) cv_out_printf(&s->out, "MessageName%ctotal_ns\n", o->sep);
-    while ((rc = cv_next(s->r, &ev, o->path, &err)) > 0 && !s->out.err) {
-        switch (ev.type) {
-        case LT_EV_ZONE_BEGIN:
-            if (!cv_zones_begin(s->zones, ev.process, ev.thread)) rc = LT_ENOMEM;
-            break;
-        case LT_EV_ZONE_END: rc = on_zone_end(s, &ev) ? LT_ENOMEM : 1; break;
-        case LT_EV_SIGNPOST:
-        case LT_EV_MESSAGE: on_instant(s, &ev); break;
-        default: break;
-        }
-        if (rc < 0) {
-            cv_err("out of memory");
-            *read_exit = CV_EXIT_INPUT;
-            return -1;
-        }
+    if (cv_each_event(s->r, o->path, read_exit, on_event, s, &s->out.err) < 0) {
+        cv_err("out of memory");
+        *read_exit = CV_EXIT_INPUT;
+        return -1;
     }
-    if (rc < 0) *read_exit = cv_exit_for(err) ? cv_exit_for(err) : CV_EXIT_CORRUPT;
     if (o->mode == MODE_STATS && stats_print(s)) {
         cv_err("out of memory");
         *read_exit = CV_EXIT_INPUT;
@@ -368,10 +366,10 @@ static int run(const csv_opts *o) {
     csv_state s;
     memset(&s, 0, sizeof s);
     s.o = o;
-    int code = cv_open(o->path, &s.r);
+    cv_run run;
+    int code = cv_run_open(&run, o->path, o->allow_truncated ? CV_TRUNC_ALLOW : CV_TRUNC_REFUSE);
     if (code) return code;
-    int trunc = cv_check_complete(s.r, o->path, o->allow_truncated);
-    int read_exit = 0;
+    s.r = run.r;
     s.first_ts = lt_reader_info(s.r)->first_ts;
     s.zones = cv_zones_new();
     s.funcs = cv_map_new();
@@ -384,9 +382,8 @@ static int run(const csv_opts *o) {
         code = CV_EXIT_OUTPUT;
         goto out;
     }
-    convert(&s, &read_exit);
-    if (cv_out_close(&s.out, o->output)) code = CV_EXIT_OUTPUT;
-    else code = cv_final_exit(read_exit, trunc);
+    convert(&s, &run.read_exit);
+    code = cv_run_exit(&run, cv_out_close(&s.out, o->output) != 0);
 out:
     if (s.keep)
         for (uint32_t p = 0; p <= s.nproc; p++) free(s.keep[p]);
@@ -394,7 +391,7 @@ out:
     free(s.stats);
     cv_map_free(s.funcs);
     cv_zones_free(s.zones);
-    lt_reader_free(s.r);
+    cv_run_close(&run);
     return code;
 }
 
