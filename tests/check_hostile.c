@@ -315,7 +315,9 @@ START_TEST(lost_counts_saturate_and_late_timestamps_are_refused) {
     for (int k = 0; k < 2; k++) {
         int fd = raw_open(dm.port, 10 + (uint64_t)k);
         wbuf b = {.n = 0};
-        w_var(&b, 1), w_u8(&b, LT_TAG_LOST), w_var(&b, 7), w_var(&b, UINT64_MAX);
+        /* The first client's record is at timestamp 0: the trailer's first_ts
+         * must say 0 too (tracy-info checks it against the descriptors). */
+        w_var(&b, 1), w_u8(&b, LT_TAG_LOST), w_var(&b, k ? 7 : 0), w_var(&b, UINT64_MAX);
         raw_msg(fd, 0x02, &b);
         b.n = 0;
         w_var(&b, 1), w_var(&b, 0);
@@ -336,7 +338,16 @@ START_TEST(lost_counts_saturate_and_late_timestamps_are_refused) {
     const lt_process *p = lt_reader_process(r, 3);
     ck_assert_int_eq(p->status, LT_PROC_REJECTED);
     ck_assert_msg(strstr(p->end_reason, "timestamp out of range"), "%s", p->end_reason);
+    ck_assert_uint_eq(ft_total(r, "first_ts"), 0);
     lt_reader_free(r);
+    /* Intact, with data lost: exit 6, and the count on stderr. */
+    char out[160];
+    snprintf(out, sizeof out, "%s/info.txt", d.dir);
+    ck_assert_int_eq(ft_tool(out, d.err, ft_bin("tracy-info"), d.out, NULL), 6);
+    char *e = ft_slurp(d.err);
+    ck_assert_msg(strstr(e, "data lost while capturing: 18446744073709551615 lost events"), "%s",
+                  e);
+    free(e);
     ft_dir_clean(&d);
 }
 END_TEST
