@@ -655,6 +655,7 @@ void cap_store_totals(const cap_store *s, cap_totals *t) {
     t->raw_bytes = s->raw_bytes;
     t->body_bytes = s->body_bytes;
     t->blocks = s->blocks;
+    int have_ts = 0; /* a first event at ts 0 is a timestamp too */
     for (size_t i = 0; i < s->n_sum; i++) {
         const lt_stream_summary *m = &s->sum[i];
         t->events += m->events;
@@ -662,8 +663,8 @@ void cap_store_totals(const cap_store *s, cap_totals *t) {
         t->messages += m->messages;
         t->lost = lt__sat_add(t->lost, m->lost);
         if (m->events == 0) continue;
-        if (t->first_ts == 0 || m->first_ts < t->first_ts)
-            t->first_ts = m->first_ts;
+        if (!have_ts || m->first_ts < t->first_ts) t->first_ts = m->first_ts;
+        have_ts = 1;
         if (m->last_ts > t->last_ts) t->last_ts = m->last_ts;
     }
 }

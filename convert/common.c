@@ -141,6 +141,27 @@ int cv_final_exit(int read_exit, int trunc_exit) {
     return read_exit ? read_exit : trunc_exit;
 }
 
+/* ---- The converters' skeleton ------------------------------------------- */
+
+int cv_run_open(cv_run *c, const char *path, int truncated) {
+    memset(c, 0, sizeof *c);
+    c->path = path;
+    int code = cv_open(path, &c->r);
+    if (code) return code;
+    if (truncated != CV_TRUNC_SILENT)
+        c->trunc = cv_check_complete(c->r, path, truncated == CV_TRUNC_ALLOW);
+    return 0;
+}
+
+int cv_run_exit(const cv_run *c, int output_failed) {
+    return output_failed ? CV_EXIT_OUTPUT : cv_final_exit(c->read_exit, c->trunc);
+}
+
+void cv_run_close(cv_run *c) {
+    lt_reader_free(c->r);
+    c->r = NULL;
+}
+
 /* ---- Names -------------------------------------------------------------- */
 
 const char *cv_kind_name(uint8_t kind) {
@@ -447,23 +468,25 @@ void cv_out_text(cv_out *o, const char *s, size_t n) {
     }
 }
 
-static void out_csv(cv_out *o, const char *s, size_t n, char sep);
-
-void cv_out_csv(cv_out *o, const char *s, size_t n, char sep) {
-    if (!o->tty) {
-        out_csv(o, s, n, sep);
-        return;
-    }
+/* Out of line, so that the common case keeps a lean prologue. */
+static __attribute__((noinline, cold)) void out_csv_tty(cv_out *o, const char *s, size_t n,
+                                                         char sep) {
     char small[256], *tmp = n <= sizeof small ? small : malloc(n);
     if (!tmp) {
         o->err = o->err ? o->err : ENOMEM;
         return;
     }
-    out_csv(o, tmp, cv_printable(s, n, tmp), sep);
+    o->tty = 0;
+    cv_out_csv(o, tmp, cv_printable(s, n, tmp), sep);
+    o->tty = 1;
     if (tmp != small) free(tmp);
 }
 
-static void out_csv(cv_out *o, const char *s, size_t n, char sep) {
+void cv_out_csv(cv_out *o, const char *s, size_t n, char sep) {
+    if (__builtin_expect(o->tty, 0)) {
+        out_csv_tty(o, s, n, sep);
+        return;
+    }
     int quote = n > 0 && (s[0] == ' ' || s[n - 1] == ' ');
     for (size_t i = 0; i < n && !quote; i++) {
         char c = s[i];

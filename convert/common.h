@@ -67,6 +67,51 @@ int cv_next(lt_reader *r, lt_event *ev, const char *path, int *err);
  * failure) and the truncation status. Corruption outranks truncation. */
 int cv_final_exit(int read_exit, int trunc_exit);
 
+/* ---- The converters' skeleton -------------------------------------------
+ * Every converter opens the trace, checks that it is complete, takes every
+ * event in turn and ends with an exit code from the same table: one driver
+ * for tracy-csv, tracy-json, tracy-sql and tracy-info. */
+
+typedef struct cv_run {
+    const char *path;
+    lt_reader *r;
+    int trunc;       /* CV_EXIT_TRUNCATED: cut and not allowed; else 0 */
+    int read_exit;   /* 0, or the exit code of a failed read */
+} cv_run;
+
+/* What cv_run_open does with a truncated file: a warning and exit code 3
+ * at the end (REFUSE), a warning only (ALLOW), or nothing, the caller
+ * reporting it (SILENT: tracy-info). */
+enum { CV_TRUNC_REFUSE = 0, CV_TRUNC_ALLOW = 1, CV_TRUNC_SILENT = 2 };
+
+/* Opens `path` (one line on stderr on failure) and checks that the file is
+ * complete (see cv_check_complete and the CV_TRUNC_* modes). Returns 0 with
+ * c->r set, or the exit code. */
+int cv_run_open(cv_run *c, const char *path, int truncated);
+
+/* Hands every event of r to fn(ctx, ev), until the end, a read error (its
+ * line printed, *read_exit set to its exit code), or *stop non-zero (an
+ * output error: NULL when there is none). Returns 0, or -1 as soon as fn
+ * returns a negative value (the caller says why). Inline, so that each
+ * converter's loop calls its handler directly. */
+static inline int cv_each_event(lt_reader *r, const char *path, int *read_exit,
+                                int (*fn)(void *ctx, const lt_event *ev), void *ctx,
+                                const int *stop) {
+    lt_event ev;
+    int rc, err = 0;
+    while ((rc = cv_next(r, &ev, path, &err)) > 0 && !(stop && *stop))
+        if (fn(ctx, &ev) < 0) return -1;
+    if (rc < 0) *read_exit = cv_exit_for(err) ? cv_exit_for(err) : CV_EXIT_CORRUPT;
+    return 0;
+}
+
+/* The exit code: an output failure first, then a read failure, then
+ * truncation. */
+int cv_run_exit(const cv_run *c, int output_failed);
+
+/* Frees the reader. */
+void cv_run_close(cv_run *c);
+
 /* ---- Names -------------------------------------------------------------- */
 
 /* "python", "c", "line", "user", "internal" or "unknown". */

@@ -18,7 +18,7 @@ typedef struct csv_opts {
     size_t filter_len;
     char sep;
     uint64_t min_dur;
-    int64_t max_depth; /* -1: no limit */
+    uint64_t max_depth; /* levels kept, top level = 1; 0: no limit */
     const char *thread, *process;
 } csv_opts;
 
@@ -59,7 +59,8 @@ static const char usage_text[] =
     "  -f, --filter TEXT      keep zones whose name contains TEXT\n"
     "  -c, --case             --filter is case sensitive\n"
     "      --min-duration NS  keep zones lasting at least NS nanoseconds\n"
-    "      --max-depth N      keep zones nested at most N deep (0: top level)\n"
+    "      --max-depth N      keep N levels of zones, the top level being 1, as\n"
+    "                         python -m tracy --max-depth counts (0: no limit)\n"
     "      --thread T         keep the thread named T or with OS thread id T\n"
     "      --process P        keep the process with pid P or program P\n"
     "\n"
@@ -309,7 +310,7 @@ static int on_zone_end(csv_state *s, const lt_event *ev) {
     int outer = o->mode == MODE_STATS ? ct_active_end(s->active, ev->process, ev->thread) : 1;
     uint64_t dur = ev->ts - ev->begin_ts;
     if (!stream_kept(s, ev->process, ev->thread) || dur < o->min_dur ||
-        (o->max_depth >= 0 && ev->depth > (uint64_t)o->max_depth))
+        (o->max_depth && ev->depth >= o->max_depth))
         return 0;
     const lt_loc *loc = lt_reader_loc(s->r, ev->process, ev->loc);
     const char *name;
@@ -338,35 +339,35 @@ static int on_instant(csv_state *s, const lt_event *ev) {
     return 0;
 }
 
+/* One event; -1 when out of memory. */
+static int on_event(void *ctx, const lt_event *ev) {
+    csv_state *s = ctx;
+    switch (ev->type) {
+    case LT_EV_ZONE_BEGIN:
+        if (!cv_zones_begin(s->zones, ev->process, ev->thread)) return -1;
+        if (s->o->mode == MODE_STATS &&
+            ct_active_begin(s->active, ev->process, ev->thread, ev->loc))
+            return -1;
+        return 0;
+    case LT_EV_ZONE_END: return on_zone_end(s, ev) ? -1 : 0;
+    case LT_EV_SIGNPOST:
+    case LT_EV_MESSAGE: on_instant(s, ev); return 0;
+    default: return 0;
+    }
+}
+
 static int convert(csv_state *s, int *read_exit) {
     const csv_opts *o = s->o;
-    lt_event ev;
-    int rc, err = 0;
     if (o->mode == MODE_REPORT) report_header(s);
     if (o->mode == MODE_UNWRAP)
         cv_out_printf(&s->out, "name%csrc_file%csrc_line%cns_since_start%cexec_time_ns"
                       "%cthread%cvalue\n", o->sep, o->sep, o->sep, o->sep, o->sep, o->sep);
     if (o->mode == MODE_MESSAGES) cv_out_printf(&s->out, "MessageName%ctotal_ns\n", o->sep);
-    while ((rc = cv_next(s->r, &ev, o->path, &err)) > 0 && !s->out.err) {
-        switch (ev.type) {
-        case LT_EV_ZONE_BEGIN:
-            if (!cv_zones_begin(s->zones, ev.process, ev.thread) ||
-                (o->mode == MODE_STATS &&
-                 ct_active_begin(s->active, ev.process, ev.thread, ev.loc)))
-                rc = LT_ENOMEM;
-            break;
-        case LT_EV_ZONE_END: rc = on_zone_end(s, &ev) ? LT_ENOMEM : 1; break;
-        case LT_EV_SIGNPOST:
-        case LT_EV_MESSAGE: on_instant(s, &ev); break;
-        default: break;
-        }
-        if (rc < 0) {
-            cv_err("out of memory");
-            *read_exit = CV_EXIT_INPUT;
-            return -1;
-        }
+    if (cv_each_event(s->r, o->path, read_exit, on_event, s, &s->out.err) < 0) {
+        cv_err("out of memory");
+        *read_exit = CV_EXIT_INPUT;
+        return -1;
     }
-    if (rc < 0) *read_exit = cv_exit_for(err) ? cv_exit_for(err) : CV_EXIT_CORRUPT;
     if (o->mode == MODE_STATS && stats_print(s)) {
         cv_err("out of memory");
         *read_exit = CV_EXIT_INPUT;
@@ -378,10 +379,10 @@ static int run(const csv_opts *o) {
     csv_state s;
     memset(&s, 0, sizeof s);
     s.o = o;
-    int code = cv_open(o->path, &s.r);
+    cv_run run;
+    int code = cv_run_open(&run, o->path, o->allow_truncated ? CV_TRUNC_ALLOW : CV_TRUNC_REFUSE);
     if (code) return code;
-    int trunc = cv_check_complete(s.r, o->path, o->allow_truncated);
-    int read_exit = 0;
+    s.r = run.r;
     s.first_ts = lt_reader_info(s.r)->first_ts;
     s.zones = cv_zones_new();
     s.funcs = cv_map_new();
@@ -395,9 +396,8 @@ static int run(const csv_opts *o) {
         code = CV_EXIT_OUTPUT;
         goto out;
     }
-    convert(&s, &read_exit);
-    if (cv_out_close(&s.out, o->output)) code = CV_EXIT_OUTPUT;
-    else code = cv_final_exit(read_exit, trunc);
+    convert(&s, &run.read_exit);
+    code = cv_run_exit(&run, cv_out_close(&s.out, o->output) != 0);
 out:
     if (s.keep)
         for (uint32_t p = 0; p <= s.nproc; p++) free(s.keep[p]);
@@ -406,7 +406,7 @@ out:
     cv_map_free(s.funcs);
     ct_active_free(s.active);
     cv_zones_free(s.zones);
-    lt_reader_free(s.r);
+    cv_run_close(&run);
     return code;
 }
 
@@ -457,7 +457,7 @@ static int parse_args(int argc, char **argv, csv_opts *o, int *done) {
         case OPT_MAX_DEPTH:
             if (cv_parse_u64(optarg, &v) || v > LT_MAX_DEPTH)
                 return cv_usage_error("--max-depth: not a depth: '%s'", optarg);
-            o->max_depth = (int64_t)v;
+            o->max_depth = v;
             break;
         case OPT_THREAD: o->thread = optarg; break;
         case OPT_PROCESS: o->process = optarg; break;
@@ -475,7 +475,7 @@ static int parse_args(int argc, char **argv, csv_opts *o, int *done) {
 }
 
 int main(int argc, char **argv) {
-    csv_opts o = {.sep = ',', .max_depth = -1, .mode = MODE_REPORT};
+    csv_opts o = {.sep = ',', .mode = MODE_REPORT};
     int done;
     cv_prog = "tracy-csv";
     int code = parse_args(argc, argv, &o, &done);

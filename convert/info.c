@@ -389,22 +389,23 @@ static int verdict(lt_reader *r, const info_opts *opt, const counts *c) {
 }
 
 static int run(const info_opts *opt) {
-    lt_reader *r;
+    cv_run run;
     counts c;
     cv_out o;
-    int code = cv_open(opt->path, &r);
+    /* Truncation is this program's own verdict: reported after the summary. */
+    int code = cv_run_open(&run, opt->path, CV_TRUNC_SILENT);
     if (code) return code;
-    count(r, opt, &c);
+    count(run.r, opt, &c);
     if (cv_out_open(&o, NULL)) {
-        lt_reader_free(r);
+        cv_run_close(&run);
         return CV_EXIT_OUTPUT;
     }
-    if (opt->json) print_json(r, opt->path, &c, &o);
-    else print_human(r, opt->path, &c, &o);
+    if (opt->json) print_json(run.r, opt->path, &c, &o);
+    else print_human(run.r, opt->path, &c, &o);
     int out_failed = cv_out_close(&o, NULL) != 0;
-    code = verdict(r, opt, &c);
+    code = verdict(run.r, opt, &c);
     if (out_failed) code = CV_EXIT_OUTPUT;
-    lt_reader_free(r);
+    cv_run_close(&run);
     return code;
 }
 

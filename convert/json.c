@@ -326,29 +326,29 @@ static void frame(json_state *s, const lt_event *ev) {
     instant(s, ev, "frame", "p", name, strlen(name));
 }
 
+/* One event; -1 when out of memory. */
+static int on_event(void *ctx, const lt_event *ev) {
+    json_state *s = ctx;
+    switch (ev->type) {
+    case LT_EV_ZONE_END: return zone(s, ev) ? -1 : 0;
+    case LT_EV_SIGNPOST: instant(s, ev, "signpost", "p", ev->text, ev->text_len); break;
+    case LT_EV_MESSAGE: instant(s, ev, "message", "t", ev->text, ev->text_len); break;
+    case LT_EV_LOST: instant(s, ev, "lost", "t", "lost events", 11); break;
+    case LT_EV_PLOT: counter(s, ev); break;
+    case LT_EV_FRAME: frame(s, ev); break;
+    default: break;
+    }
+    return 0;
+}
+
 static int convert(json_state *s, int *read_exit) {
-    lt_event ev;
-    int rc, err = 0;
     cv_out_str(&s->out, "[\n");
     metadata(s);
-    while ((rc = cv_next(s->r, &ev, s->o->path, &err)) > 0 && !s->out.err) {
-        switch (ev.type) {
-        case LT_EV_ZONE_END:
-            if (zone(s, &ev)) {
-                cv_err("out of memory");
-                *read_exit = CV_EXIT_INPUT;
-                return -1;
-            }
-            break;
-        case LT_EV_SIGNPOST: instant(s, &ev, "signpost", "p", ev.text, ev.text_len); break;
-        case LT_EV_MESSAGE: instant(s, &ev, "message", "t", ev.text, ev.text_len); break;
-        case LT_EV_LOST: instant(s, &ev, "lost", "t", "lost events", 11); break;
-        case LT_EV_PLOT: counter(s, &ev); break;
-        case LT_EV_FRAME: frame(s, &ev); break;
-        default: break;
-        }
+    if (cv_each_event(s->r, s->o->path, read_exit, on_event, s, &s->out.err) < 0) {
+        cv_err("out of memory");
+        *read_exit = CV_EXIT_INPUT;
+        return -1;
     }
-    if (rc < 0) *read_exit = cv_exit_for(err) ? cv_exit_for(err) : CV_EXIT_CORRUPT;
     cv_out_str(&s->out, "\n]\n");
     if (s->nonfinite)
         cv_warn("%llu plot values were NaN or infinite and were left out",
@@ -389,10 +389,10 @@ static int run(const json_opts *o) {
     json_state s;
     memset(&s, 0, sizeof s);
     s.o = o;
-    int code = cv_open(o->path, &s.r);
+    cv_run run;
+    int code = cv_run_open(&run, o->path, o->allow_truncated ? CV_TRUNC_ALLOW : CV_TRUNC_REFUSE);
     if (code) return code;
-    int trunc = cv_check_complete(s.r, o->path, o->allow_truncated);
-    int read_exit = 0;
+    s.r = run.r;
     const char *out = o->output && strcmp(o->output, "-") ? o->output : NULL;
     if (build_procs(&s)) {
         cv_err("out of memory");
@@ -408,11 +408,11 @@ static int run(const json_opts *o) {
         code = CV_EXIT_OUTPUT;
         goto done;
     }
-    convert(&s, &read_exit);
-    code = cv_out_close(&s.out, out) ? CV_EXIT_OUTPUT : cv_final_exit(read_exit, trunc);
+    convert(&s, &run.read_exit);
+    code = cv_run_exit(&run, cv_out_close(&s.out, out) != 0);
 done:
     free_procs(&s);
-    lt_reader_free(s.r);
+    cv_run_close(&run);
     return code;
 }
 

@@ -716,17 +716,15 @@ static int root_pages(sqlx *x, uint32_t roots[3]) {
     return rc;
 }
 
+static int each_event(void *x, const lt_event *ev) { return on_event(x, ev) ? -1 : 0; }
+
 /* Pass 1: everything but the zone rows, through SQLite. */
 static int pass_sqlite(sqlx *x, const char *path, const sqlx_source *src, int *read_exit,
                        uint32_t roots[3]) {
-    lt_event ev;
-    int rc, err = 0;
     if (open_db(x, path, src->page_size) || exec(x, "BEGIN") || run_schema(x, 0) || prepare_all(x) ||
         write_metadata(x, src) || write_processes(x))
         return -1;
-    while ((rc = cv_next(x->r, &ev, src->path, &err)) > 0)
-        if (on_event(x, &ev)) return -1;
-    if (rc < 0) *read_exit = cv_exit_for(err) ? cv_exit_for(err) : CV_EXIT_CORRUPT;
+    if (cv_each_event(x->r, src->path, read_exit, each_event, x, NULL) < 0) return -1;
     if (write_stats(x) || write_totals(x) || exec(x, "COMMIT") || run_schema(x, 1) ||
         root_pages(x, roots))
         return -1;

@@ -10,7 +10,8 @@
 /* ---- Cursor ------------------------------------------------------------ */
 
 static void lt__cursor_free(lt_reader *r, lt__rstream *s) {
-    r->raw_held -= s->raw_cap + (uint64_t)s->stack_cap * sizeof *s->stack;
+    r->raw_held -= s->raw_cap;
+    r->stack_held -= (uint64_t)s->stack_cap * sizeof *s->stack;
     for (uint32_t i = 0; i < s->stack_cap; i++) {
         r->raw_held -= (uint64_t)s->stack[i].name_cap + s->stack[i].text_cap;
         free(s->stack[i].name);
@@ -22,6 +23,89 @@ static void lt__cursor_free(lt_reader *r, lt__rstream *s) {
     s->raw = NULL;
     s->stack_cap = s->depth = 0;
     s->raw_cap = 0;
+    s->parked = 0;
+}
+
+/* ---- Releasing blocks under memory pressure ------------------------------
+ * Each stream being merged holds its current block. When thousands of
+ * streams with large blocks would exceed the budget, the blocks of streams
+ * whose turn is furthest away (leaves of the merge heap) are released and
+ * decompressed again when their turn comes. */
+
+static int lt__has_text(const lt__rstream *s) {
+    return s->ev.type == LT_EV_MESSAGE || s->ev.type == LT_EV_SIGNPOST;
+}
+
+static void lt__evict(lt_reader *r, lt__rstream *s) {
+    s->p_off = (size_t)(s->p - s->raw);
+    s->end_off = (size_t)(s->end - s->raw);
+    if (lt__has_text(s)) {
+        s->text_off = (size_t)((const uint8_t *)s->ev.text - s->raw);
+        s->text2_off = s->ev.text2 ? (size_t)((const uint8_t *)s->ev.text2 - s->raw) : 0;
+    }
+    /* A block read to its end is not needed again: the next step loads the
+     * stream's next block. */
+    s->parked = s->p_off != s->end_off || lt__has_text(s) ? LT__PARK_EVICTED : 0;
+    if (s->parked) {
+        s->saved_type = s->ev.type; /* lt_reader_next sees LT__EV_PARKED */
+        s->ev.type = LT__EV_PARKED;
+    } else {
+        s->p = s->end = NULL;
+    }
+    r->raw_held -= s->raw_cap;
+    free(s->raw);
+    s->raw = NULL;
+    s->raw_cap = 0;
+}
+
+int lt__make_room(lt_reader *r, uint64_t n, uint8_t *const *keep) {
+    uint64_t budget = lt__raw_budget(r);
+    for (uint32_t i = r->nheap; i-- > 0 && r->raw_held + n > budget;) {
+        lt__rstream *s = r->heap[i].s;
+        if (s->raw && &s->raw != keep && !s->done && !s->parked) lt__evict(r, s);
+    }
+    return r->raw_held + n > budget ? -1 : 0;
+}
+
+/* Decompresses a released block again and puts the cursor back. Bounded:
+ * a file whose streams interleave so that releasing blocks saves nothing
+ * (more than the file's raw size decompressed again) is refused rather
+ * than read for hours. */
+static int lt__restore(lt_reader *r, lt__rstream *s) {
+    const lt__blk *b = &r->blks[s->blk];
+    const uint8_t *rec;
+    uint64_t base;
+    r->reloaded += b->raw;
+    if (r->reloaded > r->reload_limit)
+        return lt__corrupt(r, b->off, "blocks of too many streams interleave for the "
+                                      "reader's memory budget");
+    int rc = lt__load_block(r, b, &s->raw, &s->raw_cap, &rec, &base);
+    if (rc < 0) return rc;
+    s->ev.type = s->saved_type;
+    s->p = s->raw + s->p_off;
+    s->end = s->raw + s->end_off;
+    if (lt__has_text(s)) {
+        s->ev.text = (const char *)s->raw + s->text_off;
+        if (s->ev.text2) s->ev.text2 = (const char *)s->raw + s->text2_off;
+    }
+    s->parked = 0;
+    return 0;
+}
+
+static int lt__cursor_step(lt_reader *r, lt__rstream *s, int may_load);
+
+/* Brings the heap's top stream back: decompresses its released block, or
+ * its first block (whose first event must be at the first_ts it was
+ * queued by). */
+static int lt__unpark(lt_reader *r, lt__rstream *s) {
+    if (s->parked == LT__PARK_EVICTED) return lt__restore(r, s);
+    s->parked = 0;
+    int rc = lt__cursor_step(r, s, 1);
+    if (rc < 0) return rc;
+    if (rc == 0 || s->ev.ts != r->heap[0].ts)
+        return lt__corrupt(r, r->blks[s->first_blk].off,
+                           "block contents differ from its descriptor");
+    return 0;
 }
 
 static void lt__cursor_start(lt_reader *r, lt__rstream *s) {
@@ -63,24 +147,31 @@ static int lt__cursor_next_block(lt_reader *r, lt__rstream *s) {
     return 1;
 }
 
+/* Doubles the stack of open zones, within the budget. Out of line: the
+ * push it serves stays a leaf without register saves. */
+static __attribute__((noinline, cold)) int lt__grow_stack(lt_reader *r, lt__rstream *s) {
+    if (s->depth >= LT_MAX_DEPTH)
+        return lt__corrupt(r, r->blks[s->blk].off, "zones nested too deeply");
+    uint32_t cap = s->stack_cap ? s->stack_cap * 2 : 64;
+    uint64_t more = (uint64_t)(cap - s->stack_cap) * sizeof *s->stack;
+    /* Open zones count in the budget: 500 threads 65536 zones deep fit in a
+     * file of 100 KB (see LT_MAX_OPEN_ZONES). */
+    if (r->raw_held + r->stack_held + more > lt__zone_budget(r))
+        return lt__corrupt(r, r->blks[s->blk].off,
+                           "more zones open at once than a file of this size can hold");
+    lt__zframe *st = realloc(s->stack, cap * sizeof *st);
+    if (!st) return LT_ENOMEM;
+    r->stack_held += more;
+    memset(st + s->stack_cap, 0, (cap - s->stack_cap) * sizeof *st);
+    s->stack = st;
+    s->stack_cap = cap;
+    return 0;
+}
+
 static int lt__push(lt_reader *r, lt__rstream *s, uint32_t loc) {
-    if (s->depth == s->stack_cap) {
-        if (s->depth >= LT_MAX_DEPTH)
-            return lt__corrupt(r, r->blks[s->blk].off, "zones nested too deeply");
-        uint32_t cap = s->stack_cap ? s->stack_cap * 2 : 64;
-        uint64_t more = (uint64_t)(cap - s->stack_cap) * sizeof *s->stack;
-        /* Open zones count in the budget: 500 threads 65536 zones deep fit
-         * in a file of 100 KB (see LT_MAX_OPEN_ZONES). */
-        if (r->raw_held + more > lt__zone_budget(r))
-            return lt__corrupt(r, r->blks[s->blk].off,
-                               "more zones open at once than a file of this size "
-                               "can hold");
-        lt__zframe *st = realloc(s->stack, cap * sizeof *st);
-        if (!st) return LT_ENOMEM;
-        r->raw_held += more;
-        memset(st + s->stack_cap, 0, (cap - s->stack_cap) * sizeof *st);
-        s->stack = st;
-        s->stack_cap = cap;
+    if (__builtin_expect(s->depth == s->stack_cap, 0)) {
+        int rc = lt__grow_stack(r, s);
+        if (rc < 0) return rc;
     }
     lt__zframe *f = &s->stack[s->depth];
     f->begin_ts = s->ts;
@@ -180,7 +271,10 @@ static void lt__simple(lt__rstream *s, uint8_t type) {
     do {                                                       \
         uint64_t dt_;                                          \
         READ_VARINT(dt_);                                      \
-        if (__builtin_expect(dt_ > LT_MAX_TS - s->ts, 0))      \
+        /* Past LT_MAX_TS without wrapping: the block's last   \
+         * timestamp then differs from its descriptor's, which  \
+         * is checked at the block's end (and kept below it). */ \
+        if (__builtin_expect(s->ts + dt_ < s->ts, 0))          \
             CORRUPT("timestamp out of range");                 \
         s->ts += dt_;                                          \
         if (s->blk_events++ == 0) s->blk_first = s->ts;        \
@@ -357,10 +451,20 @@ static int lt__merge_start(lt_reader *r) {
         if (!r->heap) return LT_ENOMEM;
     }
     r->nheap = 0;
+    r->reloaded = 0;
+    r->reload_limit = r->info.raw_bytes + (64ull << 20);
     for (uint32_t i = 0; i < r->nstreams; i++) {
         lt__rstream *s = r->streams[i];
         if (!lt__selected(r, s)) continue;
         lt__cursor_start(r, s);
+        const lt__blk *b = s->first_blk != LT__NONE ? &r->blks[s->first_blk] : NULL;
+        if (b && b->n_events) { /* decompressed when its turn comes */
+            s->parked = LT__PARK_UNSTARTED;
+            s->ev.type = LT__EV_PARKED;
+            r->heap[r->nheap++] = (lt__hent){
+                b->first_ts, (uint64_t)s->info.process << 32 | s->info.index, s};
+            continue;
+        }
         int rc = lt__cursor_step(r, s, 1);
         if (rc < 0) return rc;
         if (rc > 0)
@@ -385,6 +489,7 @@ int lt_reader_next(lt_reader *r, lt_event *ev) {
         rc = r->pending;
         r->pending = 0;
         if (rc < 0) goto fail;
+        if (r->heap[0].s->parked && (rc = lt__unpark(r, r->heap[0].s)) < 0) goto fail;
         rc = lt__cursor_step(r, r->heap[0].s, 1);
         if (rc < 0) goto fail;
         if (rc == 0) {
@@ -398,6 +503,7 @@ int lt_reader_next(lt_reader *r, lt_event *ev) {
     lt__rstream *s = r->heap[0].s;
     /* A zone begin, most of all events, is the head of the struct plus
      * constants: no loads of what the cursor has just stored. */
+copy:
     if (s->ev.type == LT_EV_ZONE_BEGIN) {
         memcpy(ev, &s->ev, offsetof(lt_event, begin_ts));
         ev->begin_ts = ev->ts;
@@ -414,8 +520,11 @@ int lt_reader_next(lt_reader *r, lt_event *ev) {
         ev->id = 0;
         ev->value = 0;
         ev->count = 0;
-    } else {
+    } else if (__builtin_expect(s->ev.type != LT__EV_PARKED, 1)) {
         *ev = s->ev;
+    } else { /* checked only here: zones, most events, pay nothing */
+        if ((rc = lt__unpark(r, s)) < 0) goto fail;
+        goto copy;
     }
     rc = lt__cursor_step(r, s, 0);
     if (rc == 1) {

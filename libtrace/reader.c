@@ -553,7 +553,8 @@ int lt__load_block(lt_reader *r, const lt__blk *b, uint8_t **buf, size_t *cap,
          * compressible blocks must not make the reader allocate without
          * bound. */
         size_t n = b->raw ? b->raw : 1;
-        if (r->raw_held - *cap + n > lt__raw_budget(r))
+        if (r->raw_held - *cap + n > lt__raw_budget(r) &&
+            lt__make_room(r, n - *cap, buf) < 0)
             return lt__corrupt(r, b->off, "blocks declare more data than a file of "
                                           "this size can hold at once");
         uint8_t *c = realloc(*buf, n);

@@ -7,6 +7,9 @@
 #include "internal.h"
 
 #define LT__NONE UINT32_MAX
+#define LT__PARK_EVICTED 1
+#define LT__PARK_UNSTARTED 2
+#define LT__EV_PARKED 0xFF   /* ev.type of a parked stream */
 /* Decompressed block buffers held at once never exceed 64 times the file
  * size, or this much for small files (see lt__load_block). */
 #define LT__RAW_BUDGET_MIN (256ull << 20)
@@ -49,6 +52,13 @@ typedef struct lt__rstream {
     uint32_t depth, stack_cap;
     uint32_t cut_depth;        /* zones open at the window's start (kind 17) */
     uint32_t cut_left;         /* of those, begins not yet delivered */
+    /* LT__PARK_EVICTED: its block was released (see lt__make_room); the
+     * offsets restore p, end and the event's texts once it is decompressed
+     * again. LT__PARK_UNSTARTED: in the heap by its first block's first_ts,
+     * nothing decompressed yet. */
+    int parked;
+    uint8_t saved_type;        /* ev.type while ev.type is LT__EV_PARKED */
+    size_t p_off, end_off, text_off, text2_off;
     lt_event ev;               /* the event the cursor stands on */
 } lt__rstream;
 
@@ -104,8 +114,10 @@ struct lt_reader {
     ZSTD_DCtx *dctx;
     uint8_t *cbuf;
     size_t cbuf_cap;
-    uint64_t raw_held;         /* bytes of block buffers, open zones and their
-                                  strings held */
+    uint64_t raw_held;         /* bytes of block buffers and zone texts held */
+    uint64_t stack_held;       /* bytes of open-zone stacks */
+    uint64_t reloaded;         /* raw bytes decompressed again after eviction */
+    uint64_t reload_limit;     /* beyond it: refused (see lt__make_room) */
     uint64_t zone_procs;       /* processes with event blocks */
     /* merge */
     uint32_t sel_process, sel_thread;
@@ -127,6 +139,7 @@ static inline uint64_t lt__raw_budget(const lt_reader *r) {
 /* Open zones may take, on top of that, LT_MAX_OPEN_ZONES per process with
  * events: what the capture daemon lets each process hold open. */
 static inline uint64_t lt__zone_budget(const lt_reader *r) {
+    /* the sum of raw_held and stack_held */
     return lt__raw_budget(r) +
            r->zone_procs * (uint64_t)LT_MAX_OPEN_ZONES * sizeof(lt__zframe);
 }
@@ -137,6 +150,12 @@ static inline uint64_t lt__zone_budget(const lt_reader *r) {
  * (r->errmsg set), LT_EIO, LT_ENOMEM. */
 int lt__load_block(lt_reader *r, const lt__blk *b, uint8_t **buf, size_t *cap,
                    const uint8_t **rec, uint64_t *base_ts);
+
+/* Makes room for `n` more bytes of block buffers within lt__raw_budget()
+ * by releasing the blocks of streams other than the one owning `keep` (they
+ * are decompressed again when their turn comes). Returns 0, or -1 when even
+ * that is not enough. */
+int lt__make_room(lt_reader *r, uint64_t n, uint8_t *const *keep);
 
 /* Formats r->errmsg for a corrupt unit at `off`; returns LT_ECORRUPT. */
 int lt__corrupt(lt_reader *r, uint64_t off, const char *why);

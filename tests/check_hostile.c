@@ -11,11 +11,52 @@
 
 /* ---- Helpers ------------------------------------------------------------- */
 
-/* Converters' peak RSS in MiB, over the children this test waited for. */
-static long children_maxrss_mib(void) {
+/* Peak RSS, in MiB, that the tools run through run_tool() added over a
+ * child that does nothing: a forked child starts with its parent's
+ * resident pages (large under ASan), and its peak counts them. */
+static long g_peak_mib;
+
+static long run_peak_kib(char *const argv[], const char *out, const char *err, int *rc) {
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(o, 1);
+        dup2(e, 2);
+        execv(argv[0], argv);
+        _exit(127);
+    }
     struct rusage ru;
-    getrusage(RUSAGE_CHILDREN, &ru);
-    return ru.ru_maxrss / 1024;
+    int st;
+    for (int i = 0; i < FT_WAIT_MS / 5; i++) {
+        if (wait4(pid, &st, WNOHANG, &ru) == pid) {
+            *rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+            return ru.ru_maxrss;
+        }
+        usleep(5000);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, &st, 0);
+    ck_abort_msg("%s did not exit", argv[0]);
+    return 0;
+}
+
+/* Runs a tool (NULL-terminated arguments) like ft_tool(); returns its exit
+ * code and raises g_peak_mib to what it used. */
+static int run_tool(const char *out, const char *err, ...) {
+    char *argv[16];
+    int n = 0, rc, rc0;
+    va_list ap;
+    va_start(ap, err);
+    const char *a;
+    while ((a = va_arg(ap, const char *)) && n < 15) argv[n++] = (char *)a;
+    va_end(ap);
+    argv[n] = NULL;
+    long base = run_peak_kib((char *[]){"/bin/true", NULL}, out, err, &rc0);
+    long peak = run_peak_kib(argv, out, err, &rc);
+    if ((peak - base) / 1024 > g_peak_mib) g_peak_mib = (peak - base) / 1024;
+    return rc;
 }
 
 /* Runs every converter on `path`: tracy-csv, tracy-json and tracy-sql must
@@ -30,15 +71,15 @@ static void converters_exit(const ft_dir *d, const char *path, int conv, int ver
                             "tracy-info"};
     int want[5] = {conv, conv, conv, verify, plain}, rc[5];
     char *errs[5];
-    rc[0] = ft_tool(out, d->err, ft_bin("tracy-csv"), path, NULL);
+    rc[0] = run_tool(out, d->err, ft_bin("tracy-csv"), path, NULL);
     errs[0] = ft_slurp(d->err);
-    rc[1] = ft_tool(out, d->err, ft_bin("tracy-json"), path, NULL);
+    rc[1] = run_tool(out, d->err, ft_bin("tracy-json"), path, NULL);
     errs[1] = ft_slurp(d->err);
-    rc[2] = ft_tool(out, d->err, ft_bin("tracy-sql"), path, "-o", sql, NULL);
+    rc[2] = run_tool(out, d->err, ft_bin("tracy-sql"), path, "-o", sql, NULL);
     errs[2] = ft_slurp(d->err);
-    rc[3] = ft_tool(out, d->err, ft_bin("tracy-info"), "--verify", path, NULL);
+    rc[3] = run_tool(out, d->err, ft_bin("tracy-info"), "--verify", path, NULL);
     errs[3] = ft_slurp(d->err);
-    rc[4] = ft_tool(out, d->err, ft_bin("tracy-info"), path, NULL);
+    rc[4] = run_tool(out, d->err, ft_bin("tracy-info"), path, NULL);
     errs[4] = ft_slurp(d->err);
     for (int i = 0; i < 5; i++) {
         ck_assert_msg(rc[i] == want[i], "%s exited %d, not %d: %s", names[i], rc[i], want[i],
@@ -152,8 +193,7 @@ START_TEST(open_zones_past_the_process_limit_reject_the_client) {
     /* What the daemon kept, every reader holds: the limit is shared. The
      * rejected client is data lost: tracy-info says so in its exit code. */
     converters_exit(&d, d.out, 0, 6, 6, NULL);
-    ck_assert_msg(children_maxrss_mib() < 512, "a converter used %ld MiB",
-                  children_maxrss_mib());
+    ck_assert_msg(g_peak_mib < 512, "a converter used %ld MiB", g_peak_mib);
     ft_dir_clean(&d);
 }
 END_TEST
@@ -181,8 +221,87 @@ START_TEST(a_small_file_of_deep_zones_is_refused_within_budget) {
      * lets a process hold, refused by every reader before it holds more
      * than its budget. */
     converters_exit(&d, d.out, 4, 4, 0, "zones open at once");
-    ck_assert_msg(children_maxrss_mib() < 768, "a converter used %ld MiB",
-                  children_maxrss_mib());
+    ck_assert_msg(g_peak_mib < 768, "a converter used %ld MiB", g_peak_mib);
+    ft_dir_clean(&d);
+}
+END_TEST
+
+/* ---- Streams whose blocks together exceed the reader's budget -------------- */
+
+enum { BIG_STREAMS = 40, BIG_MSGS = 128 }; /* 40 blocks of 8 MiB: 320 MiB */
+
+/* Writes BIG_STREAMS streams of one block each, BIG_MSGS messages of 64 KiB
+ * per block; the streams follow each other in time, or interleave. */
+static void write_big_blocks(const char *path, int interleave) {
+    static uint8_t buf[BIG_MSGS * (LT_MAX_STRING + 16) + 64];
+    static char text[LT_MAX_STRING];
+    memset(text, 'a', sizeof text);
+    lt_writer *w;
+    ck_assert_int_eq(lt_writer_open(&w, path, 0, "check", 0), 0);
+    uint8_t *p = buf + lt_block_header(buf, LT_BLOCK_META, 1, 0, 0);
+    *p++ = LT_TAG_PROC_INFO;
+    p = lt__put_varint_(p, 7), p = lt__put_varint_(p, 1); /* pid, rank -1 */
+    p = lt__put_str(p, "h", 1), p = lt__put_str(p, "big", 3), p = lt__put_varint_(p, 0);
+    p = lt__put_varint_(p, 0), p = lt__put_varint_(p, 0), p = lt__put_str(p, "c", 1);
+    for (uint32_t t = 1; t <= BIG_STREAMS; t++) {
+        *p++ = LT_TAG_THREAD_INFO;
+        p = lt__put_varint_(p, t), p = lt__put_varint_(p, t), p = lt__put_str(p, "t", 1);
+    }
+    lt_block_desc md = {.kind = LT_BLOCK_META, .process = 1};
+    ck_assert_int_eq(lt_writer_block(w, &md, buf, (size_t)(p - buf)), 0);
+    for (uint32_t t = 1; t <= BIG_STREAMS; t++) {
+        uint64_t ts0 = interleave ? t : (uint64_t)t * 1000000, step = interleave ? 100 : 1;
+        p = buf + lt_block_header(buf, LT_BLOCK_EVENTS, 1, t, ts0);
+        for (int k = 0; k < BIG_MSGS; k++) {
+            *p++ = LT_TAG_MESSAGE;
+            p = lt__put_varint_(p, k ? step : 0);
+            p = lt__put_str(p, text, sizeof text);
+        }
+        lt_block_desc d = {.kind = LT_BLOCK_EVENTS, .process = 1, .thread = t,
+                           .n_events = BIG_MSGS, .first_ts = ts0,
+                           .last_ts = ts0 + (BIG_MSGS - 1) * step};
+        ck_assert_int_eq(lt_writer_block(w, &d, buf, (size_t)(p - buf)), 0);
+    }
+    ck_assert_int_eq(lt_writer_close(w, NULL, 0, NULL, 0), 0);
+}
+
+START_TEST(streams_whose_blocks_exceed_the_budget_are_read_in_turn) {
+    ft_dir d;
+    ft_dir_init(&d);
+    write_big_blocks(d.out, 0);
+    /* 320 MiB of blocks in a file of a few KB: each decompressed when its
+     * stream's turn comes, released when done. */
+    char out[160];
+    snprintf(out, sizeof out, "%s/info.json", d.dir);
+    ck_assert_int_eq(run_tool(out, d.err, ft_bin("tracy-info"), "--verify", "--json", d.out,
+                             NULL), 3);
+    char *s = ft_slurp(out), want[64];
+    snprintf(want, sizeof want, "\"messages\":%d,", BIG_STREAMS * BIG_MSGS);
+    ck_assert_msg(strstr(s, want), "%s", s);
+    free(s);
+    ck_assert_int_eq(run_tool(out, d.err, ft_bin("tracy-csv"), "-m", "--allow-truncated", d.out,
+                             NULL), 0);
+    s = ft_slurp(out);
+    ck_assert_int_eq(ft_count_lines(s), 1 + BIG_STREAMS * BIG_MSGS);
+    free(s);
+    ck_assert_msg(g_peak_mib < 128, "a converter used %ld MiB", g_peak_mib);
+    ft_dir_clean(&d);
+}
+END_TEST
+
+START_TEST(interleaved_blocks_beyond_the_budget_are_refused_promptly) {
+    ft_dir d;
+    ft_dir_init(&d);
+    write_big_blocks(d.out, 1);
+    /* Every stream is needed at every moment: releasing blocks would mean
+     * decompressing one for each message. Refused, within the budget. */
+    char out[160];
+    snprintf(out, sizeof out, "%s/info.txt", d.dir);
+    ck_assert_int_eq(run_tool(out, d.err, ft_bin("tracy-info"), "--verify", d.out, NULL), 4);
+    char *e = ft_slurp(d.err);
+    ck_assert_msg(strstr(e, "interleave for the reader's memory budget"), "%s", e);
+    free(e);
+    ck_assert_msg(g_peak_mib < 400, "tracy-info used %ld MiB", g_peak_mib);
     ft_dir_clean(&d);
 }
 END_TEST
@@ -197,7 +316,9 @@ START_TEST(lost_counts_saturate_and_late_timestamps_are_refused) {
     for (int k = 0; k < 2; k++) {
         int fd = raw_open(dm.port, 10 + (uint64_t)k);
         wbuf b = {.n = 0};
-        w_var(&b, 1), w_u8(&b, LT_TAG_LOST), w_var(&b, 7), w_var(&b, UINT64_MAX);
+        /* The first client's record is at timestamp 0: the trailer's first_ts
+         * must say 0 too (tracy-info checks it against the descriptors). */
+        w_var(&b, 1), w_u8(&b, LT_TAG_LOST), w_var(&b, k ? 7 : 0), w_var(&b, UINT64_MAX);
         raw_msg(fd, 0x02, &b);
         b.n = 0;
         w_var(&b, 1), w_var(&b, 0);
@@ -218,7 +339,16 @@ START_TEST(lost_counts_saturate_and_late_timestamps_are_refused) {
     const lt_process *p = lt_reader_process(r, 3);
     ck_assert_int_eq(p->status, LT_PROC_REJECTED);
     ck_assert_msg(strstr(p->end_reason, "timestamp out of range"), "%s", p->end_reason);
+    ck_assert_uint_eq(ft_total(r, "first_ts"), 0);
     lt_reader_free(r);
+    /* Intact, with data lost: exit 6, and the count on stderr. */
+    char out[160];
+    snprintf(out, sizeof out, "%s/info.txt", d.dir);
+    ck_assert_int_eq(ft_tool(out, d.err, ft_bin("tracy-info"), d.out, NULL), 6);
+    char *e = ft_slurp(d.err);
+    ck_assert_msg(strstr(e, "data lost while capturing: 18446744073709551615 lost events"), "%s",
+                  e);
+    free(e);
     ft_dir_clean(&d);
 }
 END_TEST
@@ -417,6 +547,8 @@ Suite *hostile_suite(void) {
     tcase_add_test(tc, thousands_of_streams_from_one_client_are_read);
     tcase_add_test(tc, open_zones_past_the_process_limit_reject_the_client);
     tcase_add_test(tc, a_small_file_of_deep_zones_is_refused_within_budget);
+    tcase_add_test(tc, streams_whose_blocks_exceed_the_budget_are_read_in_turn);
+    tcase_add_test(tc, interleaved_blocks_beyond_the_budget_are_refused_promptly);
     tcase_add_test(tc, lost_counts_saturate_and_late_timestamps_are_refused);
     suite_add_tcase(s, tc);
     tc = tcase_create("damaged_files");

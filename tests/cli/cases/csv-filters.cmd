@@ -1,1 +1,1 @@
-tracy-csv --min-duration 300 --max-depth 1 --process 1001 small.tracy
+tracy-csv --min-duration 300 --max-depth 2 --process 1001 small.tracy

@@ -1,0 +1,1 @@
+tracy-csv --max-depth 1 small.tracy
