@@ -999,19 +999,38 @@ def machine_facts(ctx):
 SECTIONS = {"1": section_hook, "2": section_client, "3": section_ingest,
             "4": section_size, "5": section_convert, "6": section_reader}
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import sec_views  # noqa: E402  (section 8: tracy-export)
-SECTIONS["8"] = lambda ctx, rep: sec_views.section_views(ctx, rep, sys.modules[__name__])
+
+
+def section_py(ctx, rep):
+    import sec_py  # section 7: the hook on every interpreter (bench/sec_py.py)
+    sec_py.R = sys.modules[__name__]
+    sec_py.section_py(ctx, rep)
+
+
+def section_views(ctx, rep):
+    import sec_views  # section 8: tracy-export's formats and report
+    sec_views.section_views(ctx, rep, sys.modules[__name__])
+
+
+def section_diff(ctx, rep):
+    import sec_diff  # section 9: tracy-diff
+    sec_diff.section_diff(ctx, rep)
+
+
+def section_long(ctx, rep):
+    import sec_long  # section 10: tracy-cut, tracy-merge, flight recorder
+    sec_long.section(ctx, rep, sys.modules[__name__])
+
+
+def section_drop(ctx, rep):
+    import sec_drop  # section 11: Tracy's macros (libtrace/compat)
+    sec_drop.section(ctx, rep, sys.modules[__name__])
+
+
+SECTIONS.update({"7": section_py, "8": section_views, "9": section_diff,
+                 "10": section_long, "11": section_drop})
 # Ingest runs before the client section, whose table shows a figure of it.
-ORDER = ["1", "3", "2", "4", "5", "6", "8"]
-# Section 11 (Tracy drop-in headers) lives in bench/sec_drop.py.
-SECTIONS["11"] = lambda ctx, rep: __import__("sec_drop").section(ctx, rep, sys.modules[__name__])
-ORDER.append("11")
-import sec_diff  # noqa: E402 (bench/sec_diff.py: section 9, tracy-diff)
-SECTIONS["9"] = sec_diff.section_diff
-ORDER.append("9")
-# Section 10 (long runs: tracy-cut, tracy-merge, flight recorder): bench/sec_long.py.
-SECTIONS["10"] = lambda ctx, rep: __import__("sec_long").section(ctx, rep, sys.modules[__name__])
-ORDER.append("10")
+ORDER = ["1", "3", "2", "4", "5", "6", "7", "8", "9", "10", "11"]
 
 
 def main():
