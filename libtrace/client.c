@@ -24,6 +24,7 @@ lt__client lt__g = {.fd = -1};
 static pthread_mutex_t init_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int start_err;
+static int start_failed; /* OFF because the last start failed */
 
 /* ---- small helpers -------------------------------------------------- */
 
@@ -105,6 +106,7 @@ static void atfork_parent(void) { pthread_mutex_unlock(&lt__g.mu); }
 static void atfork_child(void) {
     lt__client *g = &lt__g;
     pthread_mutex_init(&init_mu, NULL);
+    start_failed = 0;
     init_sync();
     if (g->fd >= 0) close(g->fd);
     g->fd = -1;
@@ -661,9 +663,12 @@ int lt_client_start(void) {
     pthread_mutex_lock(&init_mu);
     int st = __atomic_load_n(&lt__g.state, __ATOMIC_ACQUIRE);
     int rc = st == LT__ACTIVE ? 0 : start_err ? start_err : LT_ECONNECT;
-    if (st == LT__UNINIT) {
+    /* A failed connection is tried again on an explicit call (a daemon may
+     * have been started since); a stopped client stays stopped. */
+    if (st == LT__UNINIT || (st == LT__OFF && start_failed)) {
         rc = start_locked();
         start_err = rc;
+        start_failed = rc < 0;
         if (rc < 0) __atomic_store_n(&lt__g.state, LT__OFF, __ATOMIC_RELEASE);
     }
     pthread_mutex_unlock(&init_mu);
@@ -679,6 +684,7 @@ void lt_client_stop(void) {
         lt__sender_stop();
     }
     if (st == LT__UNINIT) start_err = LT_ECONNECT;
+    start_failed = 0;
     __atomic_store_n(&lt__g.state, LT__OFF, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&init_mu);
 }

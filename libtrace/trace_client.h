@@ -30,7 +30,9 @@ extern "C" {
 
 /* Connects now instead of at the first event. Idempotent. Returns 0 when
  * connected, or LT_ECONNECT / LT_EPROTO (after printing one line to stderr,
- * unless TRACY_QUIET=1); the process then runs unprofiled. */
+ * unless TRACY_QUIET=1); the process then runs unprofiled. After a failed
+ * attempt another call tries again (reading the environment again); after
+ * lt_client_stop() it returns LT_ECONNECT. */
 LT_API int lt_client_start(void);
 
 /* Sets the program name and arguments reported to the daemon (default: from

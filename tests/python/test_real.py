@@ -1,0 +1,116 @@
+"""Real programs under python -m tracy (issue 13): child processes that would
+hang the run, MPI without a daemon started by hand, signals, the user's files,
+the profiler's own frames, names and command-line habits. Each test runs the
+program for real, with the real daemon, and reads the trace it wrote."""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+from conftest import BIN, PYTHON, Run, env_for_tests
+
+TRACY_PKG = os.sep + "tracy" + os.sep
+
+
+def write(tmp_path, name, src):
+    p = tmp_path / name
+    p.write_text(textwrap.dedent(src))
+    return p
+
+
+def tracy_cmd(*args):
+    return [PYTHON, "-m", "tracy"] + [str(a) for a in args]
+
+
+def info(path):
+    p = subprocess.run([os.path.join(BIN, "tracy-info"), "--json", str(path)],
+                       capture_output=True, text=True, timeout=60)
+    return json.loads(p.stdout)
+
+
+def no_tracy_traceback(err):
+    """No traceback line of the profiler's own code."""
+    return not any(TRACY_PKG in line and line.strip().startswith("File")
+                   for line in err.splitlines())
+
+
+# ---- 1. multiprocessing helpers must not hang the run; Ctrl-C ----------------
+
+POOL = """
+import multiprocessing as mp
+def square(x):
+    return x * x
+if __name__ == "__main__":
+    mp.set_start_method("%s")
+    p = mp.Pool(2)
+    print(sum(p.map(square, range(10))))
+    p.close()
+    p.join()
+"""
+
+
+def test_spawn_and_forkserver_pools_end_and_every_call_is_in_the_trace(run_tracy):
+    for method in ("spawn", "forkserver"):
+        t0 = time.monotonic()
+        r = run_tracy(POOL % method, timeout=60)
+        assert r.rc == 0, (method, r.err)
+        assert r.out == "285\n"
+        assert time.monotonic() - t0 < 60
+        assert r.count("square") == 10, method
+        assert r.trace["complete"]
+
+
+def test_ctrl_c_during_the_program_ends_as_python_would(tmp_path):
+    script = write(tmp_path, "slow.py", """
+    import sys, time
+    def work():
+        print("ready", flush=True)
+        time.sleep(30)
+    work()
+    """)
+    out = tmp_path / "slow.tracy"
+    p = subprocess.Popen(tracy_cmd("-o", out, script), env=env_for_tests(),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         cwd=str(tmp_path), start_new_session=True)
+    assert p.stdout.readline() == "ready\n"
+    os.killpg(p.pid, signal.SIGINT)  # what the terminal does on Ctrl-C
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == -signal.SIGINT, err
+    assert "KeyboardInterrupt" in err and no_tracy_traceback(err), err
+    r = Run(p, str(out))
+    assert r.count("work") == 1 and r.trace["complete"]
+
+
+def test_ctrl_c_while_the_trace_waits_for_a_child_keeps_the_status(tmp_path):
+    script = write(tmp_path, "leaves.py", """
+    import subprocess, sys
+    nap = "import time\\ndef nap():\\n    time.sleep(60)\\nnap()"
+    c = subprocess.Popen([sys.executable, "-c", nap], stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+    print("parent done", c.pid, flush=True)
+    sys.exit(5)
+    """)
+    out = tmp_path / "leaves.tracy"
+    p = subprocess.Popen(tracy_cmd("-o", out, script), env=env_for_tests(),
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         cwd=str(tmp_path))
+    said, child = p.stdout.readline().rsplit(None, 1)
+    assert said == "parent done"
+    try:
+        time.sleep(0.5)
+        assert p.poll() is None  # the sleeping child is still recording
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=60)
+    finally:
+        os.kill(int(child), signal.SIGKILL)
+    assert p.returncode == 5, err
+    assert "Traceback" not in err, err
+    assert "finishing the trace" in err
+    t = info(out)
+    assert t["complete"] and len(t["processes"]) == 2
+    # the child was ended by the daemon: recorded as such, not lost silently
+    assert sorted(p["status"] for p in t["processes"]) == ["clean", "stopped"], t
