@@ -114,3 +114,74 @@ def test_ctrl_c_while_the_trace_waits_for_a_child_keeps_the_status(tmp_path):
     assert t["complete"] and len(t["processes"]) == 2
     # the child was ended by the daemon: recorded as such, not lost silently
     assert sorted(p["status"] for p in t["processes"]) == ["clean", "stopped"], t
+
+
+# ---- 2. MPI without a daemon started by hand -----------------------------------
+
+RANKS = """
+import os
+def compute(n):
+    return sum(i * i for i in range(n))
+rank = int(os.environ.get("OMPI_COMM_WORLD_RANK", "0"))
+for _ in range(3):
+    compute(1000 * (rank + 1))
+print("rank", rank, "done")
+"""
+
+
+def mpirun(n, cmd, tmp_path, env):
+    exe = shutil.which("mpirun")
+    assert exe, "mpirun missing: tools/deps.sh installs openmpi-bin"
+    fwd = []
+    for v in ("TRACY_PORT", "PYTHONPATH", "PATH"):
+        fwd += ["-x", v]
+    return subprocess.run([exe, "--allow-run-as-root", "--oversubscribe", "-n", str(n)]
+                          + fwd + cmd, capture_output=True, text=True, timeout=300,
+                          env=env, cwd=str(tmp_path))
+
+
+def test_mpirun_without_a_daemon_gives_one_trace_with_every_rank(tmp_path):
+    script = write(tmp_path, "app.py", RANKS)
+    env = env_for_tests(OMPI_MCA_rmaps_base_oversubscribe="1")
+    job = mpirun(2, tracy_cmd(script), tmp_path, env)
+    assert job.returncode == 0, job.stdout + job.stderr
+    assert sorted(job.stdout.splitlines()) == ["rank 0 done", "rank 1 done"]
+    t = info(tmp_path / "app.tracy")
+    assert t["complete"], t
+    assert sorted(p["rank"] for p in t["processes"]) == [0, 1]
+    assert all(p["status"] == "clean" for p in t["processes"])
+    assert job.stderr.count("trace written to") == 1, job.stderr
+    assert "from 2 processes" in job.stderr
+    r = Run(job, str(tmp_path / "app.tracy"))
+    assert r.count("compute") == 6
+
+
+def test_a_second_run_on_the_same_trace_path_is_refused_while_the_first_writes(tmp_path):
+    slow = write(tmp_path, "slow.py", """
+    import time
+    def nap():
+        time.sleep(2)
+    print("started", flush=True)
+    nap()
+    """)
+    out = tmp_path / "shared.tracy"
+    first = subprocess.Popen(tracy_cmd("-o", out, slow), env=env_for_tests(),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             cwd=str(tmp_path), start_new_session=True)
+    try:
+        assert first.stdout.readline() == "started\n"
+        # another launcher (another parent process): another run
+        second = subprocess.run(["/bin/sh", "-c", " ".join(tracy_cmd("-o", out, slow))],
+                                env=env_for_tests(), capture_output=True, text=True,
+                                timeout=60, cwd=str(tmp_path))
+        assert second.returncode == 1, second.stderr
+        assert "being written by another run" in second.stderr
+        assert second.stdout == ""
+        _, err = first.communicate(timeout=60)
+    finally:
+        if first.poll() is None:
+            first.kill()
+            first.wait()
+    assert first.returncode == 0, err
+    r = Run(first, str(out))
+    assert r.count("nap") == 1 and r.trace["complete"]
