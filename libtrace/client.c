@@ -90,8 +90,8 @@ static void init_sync(void) {
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&g->send_cv, &ca);
+    pthread_cond_init(&g->pool_cv, &ca);
     pthread_condattr_destroy(&ca);
-    pthread_cond_init(&g->pool_cv, NULL);
     pthread_cond_init(&g->done_cv, NULL);
 }
 
@@ -600,6 +600,17 @@ static int configure(char *addr, size_t addr_len, char *port, size_t port_len,
     }
     g->max_chunks = (size_t)mbv * (1u << 20) / LT__CHUNK_BYTES;
     if (g->max_chunks < 4) g->max_chunks = 4;
+    const char *wm = getenv("TRACY_WAIT_MAX");
+    double wmax = 10;
+    if (wm && *wm) {
+        char *end;
+        wmax = strtod(wm, &end);
+        if (*end || !(wmax >= 0) || wmax > 86400) {
+            warn("invalid TRACY_WAIT_MAX '%s'%s (expected seconds)", wm, "");
+            return -1;
+        }
+    }
+    g->wait_max_ms = (uint64_t)(wmax * 1000);
     const char *w = getenv("TRACY_WAIT");
     *wait_s = 0;
     if (w && *w) {

@@ -30,9 +30,18 @@ typedef struct work {
     uint8_t hdr_len;
 } work;
 
+/* Drops of a thread still running when the client stops, not yet written
+ * as a LOST record by the thread itself: the last round sends the record. */
+typedef struct late_lost {
+    lt__thr *t;
+    uint64_t count;
+} late_lost;
+
 typedef struct sender {
     work *w;
     size_t n, cap;
+    late_lost *lost;
+    size_t n_lost, cap_lost;
     lt__bytes meta;
 } sender;
 
@@ -137,6 +146,24 @@ static int send_events(int fd, work *w, size_t n) {
     return k ? send_all(fd, iov, k) : 0;
 }
 
+/* One EVENTS message per thread holding a LOST record at the thread's last
+ * timestamp (dt 0). Returns 0 or -errno; *events counts the records. */
+static int send_late_lost(int fd, const sender *s, uint64_t *events) {
+    for (size_t i = 0; i < s->n_lost; i++) {
+        uint8_t b[48];
+        uint8_t *p = lt__put_varint(b + LT_WIRE_HEADER, s->lost[i].t->pub.thread);
+        *p++ = LT_TAG_LOST;
+        p = lt__put_varint(p, 0);
+        p = lt__put_varint(p, s->lost[i].count);
+        msg_header(b, LT_MSG_EVENTS, (uint32_t)(p - b) - 4);
+        struct iovec iov = {b, (size_t)(p - b)};
+        int rc = send_all(fd, &iov, 1);
+        if (rc < 0) return rc;
+        (*events)++;
+    }
+    return 0;
+}
+
 static void send_bye(int fd) {
     uint8_t b[32];
     uint8_t *p = lt__put_varint(b + LT_WIRE_HEADER,
@@ -182,6 +209,19 @@ static int snapshot(sender *s) {
             x->sealed = (int)c->sealed;
         }
     }
+    s->n_lost = 0;
+    for (lt__thr *t = g->threads; g->stopping && t; t = t->next) {
+        if (t->finished || !__atomic_load_n(&t->lost_pending, __ATOMIC_RELAXED)) continue;
+        if (s->n_lost == s->cap_lost) {
+            size_t cap = s->cap_lost ? 2 * s->cap_lost : 16;
+            late_lost *l = realloc(s->lost, cap * sizeof *l);
+            if (!l) break; /* still counted in BYE */
+            s->lost = l;
+            s->cap_lost = cap;
+        }
+        s->lost[s->n_lost].t = t;
+        s->lost[s->n_lost++].count = __atomic_exchange_n(&t->lost_pending, 0, __ATOMIC_RELAXED);
+    }
     lt__bytes tmp = s->meta;
     s->meta = g->meta;
     g->meta = tmp;
@@ -209,6 +249,7 @@ static void ship(sender *s) {
     if (__atomic_load_n(&g->broken, __ATOMIC_RELAXED)) return;
     int rc = send_meta(g->fd, &s->meta);
     if (rc == 0) rc = send_events(g->fd, s->w, s->n);
+    if (rc == 0) rc = send_late_lost(g->fd, s, &events);
     if (rc < 0) {
         __atomic_store_n(&g->broken, 1, __ATOMIC_RELAXED);
         if (!g->quiet)
@@ -258,6 +299,7 @@ static void *sender_main(void *arg) {
     pthread_mutex_unlock(&g->mu);
     if (!__atomic_load_n(&g->broken, __ATOMIC_RELAXED)) send_bye(g->fd);
     free(s.w);
+    free(s.lost);
     lt__bytes_free(&s.meta);
     return NULL;
 }

@@ -185,3 +185,38 @@ def test_a_second_run_on_the_same_trace_path_is_refused_while_the_first_writes(t
     assert first.returncode == 0, err
     r = Run(first, str(out))
     assert r.count("nap") == 1 and r.trace["complete"]
+
+
+# ---- issue 18 item 5: many threads holding their buffers ------------------------
+
+def test_threads_at_a_barrier_holding_buffers_do_not_hang_the_program(run_tracy):
+    # 300 threads each hold a buffer at the barrier, far more than the pool
+    # of 1 MiB (16 buffers) holds: the main thread used to wait forever.
+    # (2100 threads, as in the issue, end too, but a trace with more than
+    # 2048 threads is beyond today's reader: issue 18 item 1.)
+    r = run_tracy("""
+    import threading
+    N = 300
+    bar = threading.Barrier(N + 1)
+    calls = [0]
+    def step():
+        calls[0] += 1
+    def worker():
+        step()
+        bar.wait()
+        bar.wait()
+    ts = [threading.Thread(target=worker) for _ in range(N)]
+    for t in ts:
+        t.start()
+    bar.wait()
+    for _ in range(200000):  # more than the pool holds beyond one buffer per thread
+        step()
+    bar.wait()
+    for t in ts:
+        t.join()
+    print(calls[0])
+    """, env=env_for_tests(TRACY_BUFFER_MB="1"), timeout=180)
+    assert r.rc == 0, r.err
+    assert r.out == "200300\n"
+    assert r.count("step") == 200300
+    assert r.trace["complete"]
