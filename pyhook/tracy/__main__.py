@@ -71,6 +71,10 @@ class UsageError(Exception):
     pass
 
 
+class OutputError(UsageError):
+    """A refused output path: one line, no usage."""
+
+
 def _int_opt(name, v):
     try:
         n = int(v)
@@ -218,8 +222,10 @@ def output_path(cli):
     if out.endswith(".tracy") and not os.path.isdir(out):
         return os.path.abspath(out)
     if os.path.exists(out) and not os.path.isdir(out):
-        raise UsageError("-o %s: a file that is not a trace; name the trace *.tracy "
-                         "or give a folder" % out)
+        if cli["script"] and os.path.samefile(out, cli["script"]):
+            raise OutputError("refusing to write the trace over the script %s" % out)
+        raise OutputError("refusing to overwrite %s: not a trace (name the trace "
+                          "*.tracy or give a folder)" % out)
     return os.path.abspath(os.path.join(out, stem + ".tracy"))
 
 
@@ -228,16 +234,16 @@ def check_output(out, cli):
     trace; creates the folder. Raises UsageError."""
     target = cli["script"]
     if target and os.path.exists(out) and os.path.samefile(out, target):
-        raise UsageError("refusing to write the trace over the script %s" % target)
+        raise OutputError("refusing to write the trace over the script %s" % target)
     if os.path.isdir(out):
-        raise UsageError("%s is a folder" % out)
+        raise OutputError("%s is a folder" % out)
     if os.path.exists(out) and not _is_trace(out):
-        raise UsageError("refusing to overwrite %s: not a trace" % out)
+        raise OutputError("refusing to overwrite %s: not a trace" % out)
     d = os.path.dirname(out)
     try:
         os.makedirs(d, exist_ok=True)
     except OSError as e:
-        raise UsageError("cannot create %s: %s" % (d, e.strerror))
+        raise OutputError("cannot create %s: %s" % (d, e.strerror))
 
 
 # ---- tools and the daemon ------------------------------------------------------
@@ -526,10 +532,10 @@ def prepare_module(name, args):
     try:
         mod_name, spec, code = runpy._get_module_details(name)
     except ImportError as e:
-        raise UsageError(str(e).strip().splitlines()[-1] if str(e).strip()
-                         else "no module named %s" % name)
+        raise OutputError(str(e).strip().splitlines()[-1] if str(e).strip()
+                          else "no module named %s" % name)
     except Exception as e:  # an error while importing the parent package
-        raise UsageError("cannot run module %s: %s: %s" % (name, type(e).__name__, e))
+        raise OutputError("cannot run module %s: %s: %s" % (name, type(e).__name__, e))
     sys.argv[:] = [spec.origin or name] + list(args)
     main = type(sys)("__main__")
     main.__dict__.update(__name__="__main__", __file__=spec.origin,
@@ -805,7 +811,7 @@ def main(argv):
     try:
         opts, cli = parse_args(argv)
         if cli["script"] and not os.path.isfile(cli["script"]):
-            raise UsageError("cannot open %s" % cli["script"])
+            raise OutputError("cannot open %s" % cli["script"])
         out = output_path(cli)
         program = cli["module"] or os.path.basename(cli["script"])
         if cli["module"]:
@@ -814,6 +820,9 @@ def main(argv):
             code, glb = prepare_script(cli["script"], cli["args"])
         _tracy.set_info(program, [program] + cli["args"])
         run = connect(cli, out)
+    except OutputError as e:
+        sys.stderr.write("tracy: %s\n" % e)
+        return 2
     except UsageError as e:
         sys.stderr.write("tracy: %s\n%s" % (e, USAGE.split("\n\n")[0] + "\n"))
         return 2
