@@ -115,6 +115,8 @@ static void atfork_child(void) {
     g->meta.len = 0;
     g->rounds_started = g->rounds_done = 0;
     g->events_sent = g->events_lost = 0;
+    g->events_stored = 0;
+    g->stored_known = 0;
     lt__buf_atfork_child();
     __atomic_store_n(&g->state, LT__UNINIT, __ATOMIC_RELEASE);
 }
@@ -717,6 +719,12 @@ int lt_client_flush(void) {
 int lt_client_active(void) {
     return __atomic_load_n(&lt__g.state, __ATOMIC_ACQUIRE) == LT__ACTIVE &&
            !__atomic_load_n(&lt__g.broken, __ATOMIC_RELAXED);
+}
+
+int lt_client_stored(uint64_t *stored) {
+    if (!lt__g.stored_known) return 0;
+    if (stored) *stored = lt__g.events_stored;
+    return 1;
 }
 
 void lt_client_counts(uint64_t *sent, uint64_t *lost) {

@@ -95,6 +95,8 @@ typedef struct lt__client {
     /* counts */
     uint64_t events_sent;     /* atomic */
     uint64_t events_lost;     /* atomic */
+    uint64_t events_stored;   /* from the daemon's STORED (stored_known) */
+    int stored_known;
     uint32_t wait_loc;        /* "tracy: waiting for capture" */
     uint32_t process_index;   /* from WELCOME */
 } lt__client;

@@ -172,11 +172,34 @@ static void send_bye(int fd) {
     msg_header(b, LT_MSG_BYE, (uint32_t)(p - b) - 4);
     struct iovec iov = {b, (size_t)(p - b)};
     if (send_all(fd, &iov, 1) < 0) return;
-    /* Wait (bounded) for the daemon to close: then it has read everything. */
+    /* Wait (bounded) for the daemon to close: then it has read everything.
+     * Its STORED answer says how many events it kept. */
     shutdown(fd, SHUT_WR);
     struct pollfd pf = {fd, POLLIN, 0};
-    char junk[256];
-    while (poll(&pf, 1, 2000) > 0 && read(fd, junk, sizeof junk) > 0) {
+    uint8_t in[256];
+    size_t have = 0;
+    ssize_t k;
+    while (poll(&pf, 1, 2000) > 0 &&
+           (k = read(fd, in + have, sizeof in - have)) > 0) {
+        have += (size_t)k;
+        while (have >= LT_WIRE_HEADER) {
+            uint32_t len = (uint32_t)in[0] | (uint32_t)in[1] << 8 |
+                           (uint32_t)in[2] << 16 | (uint32_t)in[3] << 24;
+            if (len < 1 || len + 4 > sizeof in) {
+                have = 0; /* not ours to decode: drain */
+                break;
+            }
+            if (have < len + 4) break;
+            const uint8_t *q = in + LT_WIRE_HEADER, *qend = in + 4 + len;
+            uint64_t v;
+            if (in[4] == LT_MSG_STORED && lt__get_varint(&q, qend, &v) == 0) {
+                lt__g.events_stored = v;
+                lt__g.stored_known = 1;
+            }
+            memmove(in, in + 4 + len, have - (len + 4));
+            have -= len + 4;
+        }
+        if (have == sizeof in) have = 0;
     }
 }
 

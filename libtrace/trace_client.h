@@ -55,6 +55,11 @@ LT_API int lt_client_active(void);
 /* Counts so far: events handed to the sender and events dropped. */
 LT_API void lt_client_counts(uint64_t *sent, uint64_t *lost);
 
+/* After lt_client_stop(): 1 and *stored = the events the daemon confirmed
+ * storing from this process, or 0 when it did not confirm (an older daemon,
+ * or it closed the connection on a bad message: see its log). */
+LT_API int lt_client_stored(uint64_t *stored);
+
 /* Registers a source location; returns its id (>= 1), or 0 when out of
  * memory. Locations are kept whether or not the client is connected (ids in
  * static variables stay valid, also in a fork()ed child). Strings are copied

@@ -680,8 +680,8 @@ def summarize(run, sent, lost):
     if run["mode"] == "join":
         where = "the capture of %s (capture-release pid %d)" % (run["out"], run["pid"])
     if stored is None:
-        sys.stderr.write("tracy: %d events sent to %s; it did not confirm storing them "
-                         "(see its log)\n" % (sent, where))
+        sys.stderr.write("tracy: %s did not confirm storing any of the %d events sent "
+                         "(it may have rejected them: see its log)\n" % (where, sent))
     elif stored < sent:
         sys.stderr.write("tracy: %d of %d events stored by %s (%d rejected or lost)\n"
                          % (stored, sent, where, sent - stored))

@@ -328,7 +328,7 @@ def test_connects_to_a_running_daemon(run_tracy, tmp_path):
         port = int(d.stdout.readline())
         r = run_tracy(FIB.replace("fib(20)", "fib(6)"), "-t", str(port))
         assert r.rc == 0, r.err
-        assert "sent to the daemon" in r.err
+        assert "events stored by the daemon" in r.err
         assert d.wait(timeout=60) == 0
     finally:
         if d.poll() is None:

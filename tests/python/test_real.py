@@ -479,7 +479,7 @@ def test_hand_started_daemon_no_refused_probe_and_o_is_not_silent(run_tracy, tmp
                       output=str(tmp_path / "mine.tracy"))
         assert r.rc == 0, r.err
         assert "-o and -r not applied" in r.err
-        assert "stored by the daemon" in r.err or "events sent to" in r.err
+        assert "events stored by the daemon at" in r.err
         assert d.wait(timeout=60) == 0
     finally:
         if d.poll() is None:
@@ -490,3 +490,25 @@ def test_hand_started_daemon_no_refused_probe_and_o_is_not_silent(run_tracy, tmp
     stats = {s["name"]: s["value"] for s in t["stats"]}
     assert stats["clients_refused"] == 0 and stats["clients_connected"] == 1
     assert not (tmp_path / "mine.tracy").exists()
+
+
+# ---- issue 18 item 10: the summary says what the daemon stored --------------------
+
+def test_summary_with_a_daemon_that_rejects_says_nothing_was_stored(run_tracy, tmp_path):
+    out = tmp_path / "ext.tracy"
+    d = subprocess.Popen([os.path.join(BIN, "capture-release"), "-o", str(out), "-p", "0",
+                          "-q", "--max-message", "1000"], stdout=subprocess.PIPE, text=True)
+    try:
+        port = int(d.stdout.readline())
+        r = run_tracy("def g():\n    pass\nfor _ in range(500):\n    g()\n",
+                      env=env_for_tests(TRACY_PORT=str(port)))
+        assert r.rc == 0, r.err
+        assert "did not confirm storing any of the" in r.err, r.err
+        assert "events stored" not in r.err
+        d.wait(timeout=60)
+    finally:
+        if d.poll() is None:
+            d.kill()
+            d.wait()
+        d.stdout.close()
+    assert info(out)["events"] == 0
