@@ -10,7 +10,9 @@
  * TRACY_DROP=1 (drop events instead of waiting when buffers are full; the
  * drops are counted and recorded), TRACY_WAIT=SECONDS (keep retrying to
  * connect that long before giving up), TRACY_BUFFER_MB (buffer memory per
- * process, default 64), TRACY_QUIET=1 (no warning).
+ * process, default 64, plus one chunk per live thread), TRACY_WAIT_MAX=SECONDS
+ * (longest wait for buffer memory before dropping, default 10),
+ * TRACY_QUIET=1 (no warning).
  *
  *     #include <trace_client.h>
  *     void work(void) {
