@@ -456,5 +456,8 @@ def _start_child(env_opts):
         _tracy.set_info(name, [name] + [str(a) for a in argv[1:]])
     _configure(opts)
     _install_process_hooks()
+    # Connect now, not at the first recorded event: the capture stays open
+    # for a process that is connected, even one started as its parent ends.
+    _tracy.start()
     if not opts["partial"]:
         _enable()

@@ -719,9 +719,17 @@ def connect(cli, out):
     return run
 
 
+def _is_python(pid, me_exe):
+    try:
+        exe = os.readlink("/proc/%d/exe" % pid)
+    except OSError:
+        return False
+    return exe == me_exe or os.path.basename(exe).startswith("python")
+
+
 def _profiled_descendants():
     """Live descendants of this process that are profiled Python programs
-    (TRACY_PY_OPTS in their environment), from /proc."""
+    (a Python interpreter with TRACY_PY_OPTS in its environment), from /proc."""
     parent = {}
     for d in os.listdir("/proc"):
         if not d.isdigit():
@@ -735,11 +743,12 @@ def _profiled_descendants():
         if len(fields) > 1 and fields[0] != b"Z":
             parent[int(d)] = int(fields[1])
     me, found = os.getpid(), []
+    me_exe = os.path.realpath(sys.executable)
     for pid in parent:
         p, seen = parent.get(pid), 0
         while p and p != me and seen < 64:
             p, seen = parent.get(p), seen + 1
-        if p != me:
+        if p != me or not _is_python(pid, me_exe):
             continue
         try:
             with open("/proc/%d/environ" % pid, "rb") as f:
@@ -750,13 +759,16 @@ def _profiled_descendants():
     return found
 
 
-def wait_for_children(cli):
-    """A child started by the program connects to the daemon on its own,
-    maybe after the program has ended: this process stays connected (so that
-    the daemon does not end) while profiled descendants are alive."""
+def wait_for_children(cli, limit=10.0):
+    """A child started by the program connects to the daemon as it starts,
+    maybe just after the program has ended: this process stays connected (so
+    that the daemon does not end) while profiled descendants are alive, at
+    most `limit` seconds (a child connected by then keeps the daemon open
+    itself)."""
     import time
     said = False
-    while True:
+    end = time.monotonic() + limit
+    while time.monotonic() < end:
         kids = _profiled_descendants()
         if not kids:
             return

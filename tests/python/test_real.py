@@ -116,6 +116,20 @@ def test_ctrl_c_while_the_trace_waits_for_a_child_keeps_the_status(tmp_path):
     assert sorted(p["status"] for p in t["processes"]) == ["clean", "stopped"], t
 
 
+
+def test_a_non_python_child_left_running_does_not_hold_the_trace(run_tracy):
+    t0 = time.monotonic()
+    r = run_tracy("""
+    import subprocess
+    c = subprocess.Popen(["sleep", "30"])
+    print(c.pid)
+    """, timeout=60)
+    took = time.monotonic() - t0
+    os.kill(int(r.out), signal.SIGKILL)
+    assert r.rc == 0, r.err
+    assert took < 20, took
+    assert r.trace["complete"]
+
 # ---- 2. MPI without a daemon started by hand -----------------------------------
 
 RANKS = """
