@@ -121,7 +121,7 @@ def test_a_non_python_child_left_running_does_not_hold_the_trace(run_tracy):
     t0 = time.monotonic()
     r = run_tracy("""
     import subprocess
-    c = subprocess.Popen(["sleep", "30"])
+    c = subprocess.Popen(["sleep", "30"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     print(c.pid)
     """, timeout=60)
     took = time.monotonic() - t0
