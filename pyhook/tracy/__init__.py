@@ -15,7 +15,12 @@ Events go to the capture daemon (capture-release) at TRACY_ADDR/TRACY_PORT;
 import os
 import sys
 
-from . import _tracy
+try:
+    from . import _tracy
+except ImportError:
+    from ._compat import extension_missing
+    extension_missing()
+    raise
 
 __all__ = ["Profiler", "profile", "zone", "signpost", "message", "plot",
            "frame_mark", "thread_name", "flush", "enabled"]
