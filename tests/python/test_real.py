@@ -401,7 +401,7 @@ def test_module_run_has_no_runpy_frames(run_tracy, tmp_path):
     r = run_tracy(None, module="mymod")
     assert r.rc == 0, r.err
     files = {z[4] for z in r.zones}
-    assert not any(f.endswith("runpy.py") for f in files), files
+    assert not any("runpy" in f for f in files), files
     assert r.count("f") == 1 and r.count("<module>") == 1
 
 
