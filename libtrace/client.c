@@ -74,8 +74,13 @@ static int env_flag(const char *name) {
     return v && *v && strcmp(v, "0") != 0;
 }
 
+/* At most one "running unprofiled" line per process, also when a failed
+ * start is tried again. */
+static int warned;
+
 static void warn(const char *fmt, const char *a, const char *b) {
-    if (lt__g.quiet) return;
+    if (lt__g.quiet || warned) return;
+    warned = 1;
     fprintf(stderr, "tracy: ");
     fprintf(stderr, fmt, a, b);
     fprintf(stderr, "; running unprofiled\n");
@@ -107,6 +112,7 @@ static void atfork_child(void) {
     lt__client *g = &lt__g;
     pthread_mutex_init(&init_mu, NULL);
     start_failed = 0;
+    warned = 0;
     init_sync();
     if (g->fd >= 0) close(g->fd);
     g->fd = -1;

@@ -3,6 +3,7 @@
 Kept lean on purpose: its start-up is part of every profiled run, so it parses
 argv by hand and imports nothing beyond what the interpreter already holds.
 """
+import atexit
 import os
 import sys
 
@@ -372,9 +373,10 @@ class Rendezvous:
     trace path, and is removed by the owner when the trace is finished."""
 
     def __init__(self, out):
-        import tempfile
-        self.path = os.path.join(tempfile.gettempdir(), "tracy-%d-%s.run"
-                                 % (os.getuid(), _fnv(out)))
+        tmp = os.environ.get("TMPDIR") or "/tmp"
+        if not os.path.isdir(tmp):
+            tmp = "/tmp"
+        self.path = os.path.join(tmp, "tracy-%d-%s.run" % (os.getuid(), _fnv(out)))
         self.fd = None
 
     def lock(self):
@@ -584,18 +586,14 @@ def _report():
 
 def wind_down():
     """What the interpreter would do at exit, while still recording:
-    wait for non-daemon threads and run atexit callbacks; then stop
-    multiprocessing's helper processes (resource tracker, fork server), which
-    live until this process exits: they are clients of the capture too."""
+    wait for non-daemon threads and run atexit callbacks."""
     th = sys.modules.get("threading")
     if th is not None:
         try:
             th._shutdown()
         except BaseException:
             pass
-    import atexit
     atexit._run_exitfuncs()
-    tracy._stop_mp_helpers()
 
 
 def file_summary(out):
@@ -728,9 +726,23 @@ def _is_python(pid, me_exe):
     return exe == me_exe or os.path.basename(exe).startswith("python")
 
 
+def _has_children():
+    """Whether this process has a child in its process group (the daemon has
+    a group of its own), without reaping it: a cheap test before /proc."""
+    try:
+        os.waitid(os.P_PGID, os.getpgrp(), os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        return True
+    except ChildProcessError:
+        return False
+    except (AttributeError, OSError):
+        return True
+
+
 def _profiled_descendants():
     """Live descendants of this process that are profiled Python programs
     (a Python interpreter with TRACY_PY_OPTS in its environment), from /proc."""
+    if not _has_children():
+        return []
     parent = {}
     for d in os.listdir("/proc"):
         if not d.isdigit():
@@ -842,8 +854,10 @@ def main(argv):
     except OSError as e:
         sys.stderr.write("tracy: %s\n" % e)
         return 1
-    except SyntaxError:
-        sys.excepthook(*sys.exc_info())
+    except SyntaxError:  # as the interpreter: the error alone, no frames
+        t, v, _ = sys.exc_info()
+        v.__traceback__ = None
+        sys.excepthook(t, v, None)
         return 1
     setup_children_env(opts, run["port"], program)
     tracy._configure(opts)
@@ -858,6 +872,11 @@ def main(argv):
         wind_down()
     except KeyboardInterrupt:
         status = -2
+    # From here on the work is the profiler's own: not recorded. Stop
+    # multiprocessing's helper processes (resource tracker, fork server),
+    # which live until this process exits: they are clients of the capture.
+    _tracy.disable()
+    tracy._stop_mp_helpers()
     tracy._signals_done()
     finish(run, cli)
     return _die_like(status)
