@@ -7,7 +7,6 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import textwrap
 import time
 
@@ -460,7 +459,6 @@ def test_a_spawned_child_names_the_main_functions_as_the_parent(run_tracy):
 # ---- 9. command-line habits --------------------------------------------------------------
 
 def test_double_dash_and_combined_short_flags(run_tracy):
-    r = run_tracy(None, "-pl", "--", "prog2.py") if False else None
     r = run_tracy("""
     import tracy
     def f():
