@@ -456,7 +456,7 @@ def file_summary(out):
         return None
     r, w = os.pipe()
     try:
-        pid = os.posix_spawn(info, [info, "--json", out], os.environ,
+        pid = os.posix_spawn(info, [info, out], os.environ,
                              file_actions=[(os.POSIX_SPAWN_DUP2, w, 1),
                                            (os.POSIX_SPAWN_OPEN, 2, os.devnull,
                                             os.O_WRONLY, 0)])
@@ -473,12 +473,17 @@ def file_summary(out):
         data += chunk
     os.close(r)
     os.waitpid(pid, 0)
-    try:
-        import json
-        j = json.loads(data.decode("utf-8", "replace"))
-        return j["events"], len(j["processes"]), j["lost_events"]
-    except Exception:
+    # tracy-info's summary lines "events:", "lost events:", "processes:"
+    # (its text, not --json: python -m tracy imports nothing it can avoid)
+    got = {}
+    for line in data.decode("utf-8", "replace").splitlines():
+        key, sep, val = line.partition(":")
+        val = val.split()
+        if sep and key in ("events", "lost events", "processes") and val and val[0].isdigit():
+            got.setdefault(key, int(val[0]))
+    if len(got) != 3:
         return None
+    return got["events"], got["processes"], got["lost events"]
 
 
 def write_report(trace, cli):

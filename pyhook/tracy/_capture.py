@@ -1,7 +1,7 @@
 """How the processes of one run share one capture (used by python -m tracy).
 
 Processes started together without a daemon (MPI ranks, several launches by
-one parent) meet in a small flock'ed file: the first starts capture-release
+one parent) meet in a small locked file: the first starts capture-release
 and writes its port there, the others join it; another run that would write
 the same trace is refused. The process that owns the daemon stays connected
 until every expected rank has joined, and each python -m tracy process stays
@@ -43,7 +43,7 @@ def _fnv(s):
 
 
 class Rendezvous:
-    """A small file, locked with flock, naming the daemon that writes `out`:
+    """A small file, locked with lockf, naming the daemon that writes `out`:
     the first process of a run starts the daemon and writes its port there,
     the others join it. It lives in the temporary directory, keyed by the
     trace path, and is removed by the owner when the trace is finished."""
@@ -56,9 +56,8 @@ class Rendezvous:
         self.fd = None
 
     def lock(self):
-        import fcntl
         self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        fcntl.flock(self.fd, fcntl.LOCK_EX)
+        os.lockf(self.fd, os.F_LOCK, 0)  # (os has it: no module to import)
 
     def unlock(self):
         if self.fd is not None:
