@@ -24,6 +24,7 @@ lt__client lt__g = {.fd = -1};
 static pthread_mutex_t init_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int start_err;
+static int start_failed; /* OFF because the last start failed */
 
 /* ---- small helpers -------------------------------------------------- */
 
@@ -73,8 +74,13 @@ static int env_flag(const char *name) {
     return v && *v && strcmp(v, "0") != 0;
 }
 
+/* At most one "running unprofiled" line per process, also when a failed
+ * start is tried again. */
+static int warned;
+
 static void warn(const char *fmt, const char *a, const char *b) {
-    if (lt__g.quiet) return;
+    if (lt__g.quiet || warned) return;
+    warned = 1;
     fprintf(stderr, "tracy: ");
     fprintf(stderr, fmt, a, b);
     fprintf(stderr, "; running unprofiled\n");
@@ -89,8 +95,8 @@ static void init_sync(void) {
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&g->send_cv, &ca);
+    pthread_cond_init(&g->pool_cv, &ca);
     pthread_condattr_destroy(&ca);
-    pthread_cond_init(&g->pool_cv, NULL);
     pthread_cond_init(&g->done_cv, NULL);
 }
 
@@ -105,6 +111,8 @@ static void atfork_parent(void) { pthread_mutex_unlock(&lt__g.mu); }
 static void atfork_child(void) {
     lt__client *g = &lt__g;
     pthread_mutex_init(&init_mu, NULL);
+    start_failed = 0;
+    warned = 0;
     init_sync();
     if (g->fd >= 0) close(g->fd);
     g->fd = -1;
@@ -113,6 +121,8 @@ static void atfork_child(void) {
     g->meta.len = 0;
     g->rounds_started = g->rounds_done = 0;
     g->events_sent = g->events_lost = 0;
+    g->events_stored = 0;
+    g->stored_known = 0;
     lt__buf_atfork_child();
     __atomic_store_n(&g->state, LT__UNINIT, __ATOMIC_RELEASE);
 }
@@ -594,6 +604,17 @@ static int configure(char *addr, size_t addr_len, char *port, size_t port_len,
     }
     g->max_chunks = (size_t)mbv * (1u << 20) / LT__CHUNK_BYTES;
     if (g->max_chunks < 4) g->max_chunks = 4;
+    const char *wm = getenv("TRACY_WAIT_MAX");
+    double wmax = 10;
+    if (wm && *wm) {
+        char *end;
+        wmax = strtod(wm, &end);
+        if (*end || !(wmax >= 0) || wmax > 86400) {
+            warn("invalid TRACY_WAIT_MAX '%s'%s (expected seconds)", wm, "");
+            return -1;
+        }
+    }
+    g->wait_max_ms = (uint64_t)(wmax * 1000);
     const char *w = getenv("TRACY_WAIT");
     *wait_s = 0;
     if (w && *w) {
@@ -667,9 +688,12 @@ int lt_client_start(void) {
     pthread_mutex_lock(&init_mu);
     int st = __atomic_load_n(&lt__g.state, __ATOMIC_ACQUIRE);
     int rc = st == LT__ACTIVE ? 0 : start_err ? start_err : LT_ECONNECT;
-    if (st == LT__UNINIT) {
+    /* A failed connection is tried again on an explicit call (a daemon may
+     * have been started since); a stopped client stays stopped. */
+    if (st == LT__UNINIT || (st == LT__OFF && start_failed)) {
         rc = start_locked();
         start_err = rc;
+        start_failed = rc < 0;
         if (rc < 0) __atomic_store_n(&lt__g.state, LT__OFF, __ATOMIC_RELEASE);
     }
     pthread_mutex_unlock(&init_mu);
@@ -685,6 +709,7 @@ void lt_client_stop(void) {
         lt__sender_stop();
     }
     if (st == LT__UNINIT) start_err = LT_ECONNECT;
+    start_failed = 0;
     __atomic_store_n(&lt__g.state, LT__OFF, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&init_mu);
 }
@@ -706,6 +731,12 @@ int lt_client_flush(void) {
 int lt_client_active(void) {
     return __atomic_load_n(&lt__g.state, __ATOMIC_ACQUIRE) == LT__ACTIVE &&
            !__atomic_load_n(&lt__g.broken, __ATOMIC_RELAXED);
+}
+
+int lt_client_stored(uint64_t *stored) {
+    if (!lt__g.stored_known) return 0;
+    if (stored) *stored = lt__g.events_stored;
+    return 1;
 }
 
 void lt_client_counts(uint64_t *sent, uint64_t *lost) {

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 #include "client_internal.h"
 
@@ -40,14 +41,19 @@ static lt__chunk *chunk_alloc(void) {
 static void chunk_free(lt__chunk *c) { munmap(c, sizeof *c); }
 #endif
 
+/* Chunks the pool may hold: max_chunks for data on its way to the daemon,
+ * plus one per live thread (the chunk it writes): threads that hold their
+ * chunk while blocked (at a barrier, say) never starve the others. */
+static size_t pool_limit(void) { return lt__g.max_chunks + lt__g.n_live; }
+
 /* A free chunk, or NULL when the pool is at its limit. `force` allows going
- * over the limit (a thread's first chunk: a thread always gets one). */
+ * over the limit (a zone end with no room left, rather than wait forever). */
 static lt__chunk *pool_take(int force) {
     lt__client *g = &lt__g;
     lt__chunk *c = g->free_chunks;
     if (c) {
         g->free_chunks = c->next;
-    } else if (force || g->n_chunks < g->max_chunks) {
+    } else if (force || g->n_chunks < pool_limit()) {
         c = chunk_alloc();
         if (!c) return NULL;
         g->n_chunks++;
@@ -64,7 +70,7 @@ static lt__chunk *pool_take(int force) {
 
 static void pool_put(lt__chunk *c) {
     lt__client *g = &lt__g;
-    if (g->n_chunks > g->max_chunks) {
+    if (g->n_chunks > pool_limit()) {
         chunk_free(c);
         g->n_chunks--;
         return;
@@ -119,7 +125,7 @@ static int tb_in_scratch(const lt__thr *t) { return t->pub.base == scratch_buf; 
 static uint8_t *tb_end(const lt__thr *t) { return t->real_limit + LT__SLACK; }
 
 static void count_lost(lt__thr *t, uint64_t n) {
-    t->lost_pending += n;
+    __atomic_fetch_add(&t->lost_pending, n, __ATOMIC_RELAXED);
     __atomic_fetch_add(&lt__g.events_lost, n, __ATOMIC_RELAXED);
 }
 
@@ -159,22 +165,55 @@ static void write_lost(lt__thr *t, uint64_t ts) {
     uint8_t *p = t->pub.wp;
     *p++ = LT_TAG_LOST;
     p = lt__put_varint(p, lt__dt(&t->pub, ts));
-    p = lt__put_varint(p, t->lost_pending);
-    t->lost_pending = 0;
+    p = lt__put_varint(p, __atomic_exchange_n(&t->lost_pending, 0, __ATOMIC_RELAXED));
     lt__commit(t, p, 1);
 }
 
 /* ---- making room ---------------------------------------------------- */
 
-/* Hands the current chunk to the sender and installs a fresh one. Waits for
- * memory unless `droppable` (1) in drop mode, where it returns -1 instead
- * (nothing changed). An end (droppable 0) in drop mode is written into the
- * slack of the current chunk while there is room for it; -1 always waits.
- * Once the client no longer records, writes go to the scratch area. */
+/* Waits (mu held) for a free chunk until the client's longest wait has
+ * passed. Returns the chunk, or NULL on timeout (the thread is then
+ * `starved`: it drops without waiting until it gets a chunk again) or when
+ * the client stops (`*stop` set). */
+static lt__chunk *wait_chunk(lt__thr *t, int *stop) {
+    lt__client *g = &lt__g;
+    struct timespec dl;
+    clock_gettime(CLOCK_MONOTONIC, &dl);
+    dl.tv_sec += (time_t)(g->wait_max_ms / 1000);
+    dl.tv_nsec += (long)(g->wait_max_ms % 1000) * 1000000L;
+    if (dl.tv_nsec >= 1000000000L) {
+        dl.tv_sec++;
+        dl.tv_nsec -= 1000000000L;
+    }
+    g->kick = 1;
+    pthread_cond_signal(&g->send_cv);
+    for (;;) {
+        int rc = pthread_cond_timedwait(&g->pool_cv, &g->mu, &dl);
+        if (g->stopping || g->state != LT__ACTIVE) {
+            *stop = 1;
+            return NULL;
+        }
+        lt__chunk *c = pool_take(0);
+        if (c) return c;
+        if (rc == ETIMEDOUT) {
+            t->starved = 1;
+            return NULL;
+        }
+    }
+}
+
+/* Hands the current chunk to the sender and installs a fresh one. When no
+ * chunk is free it waits, at most TRACY_WAIT_MAX seconds (default 10), then
+ * drops like drop mode; with TRACY_DROP=1 it does not wait. A record that
+ * may be dropped (`droppable` 1) then returns -1 (nothing changed). An end
+ * (droppable 0) is written into the slack of the current chunk while there
+ * is room for it, else a chunk is taken over the limit: no thread blocks
+ * forever. Once the client no longer records, writes go to the scratch
+ * area. */
 static int make_room(lt__thr *t, uint64_t ts, int droppable) {
     lt__client *g = &lt__g;
     lt__chunk *c = NULL;
-    int waited = 0;
+    int waited = 0, stop = 0;
 
     if (!recording() || tb_in_scratch(t)) {
         tb_use_scratch(t);
@@ -182,32 +221,31 @@ static int make_room(lt__thr *t, uint64_t ts, int droppable) {
     }
     pthread_mutex_lock(&g->mu);
     if (g->stopping) goto scratch;
-    if (g->drop) {
-        c = pool_take(0);
-        if (!c) {
-            if (droppable) {
-                pthread_mutex_unlock(&g->mu);
-                return -1;
-            }
-            if (droppable == 0 && (size_t)(tb_end(t) - t->pub.wp) >= LT__END_MAX) {
-                pthread_mutex_unlock(&g->mu);
-                return 0;
-            }
+    c = pool_take(0);
+    if (!c && !g->drop && !t->starved) {
+        waited = 1;
+        c = wait_chunk(t, &stop);
+        if (stop) goto scratch;
+    }
+    if (!c) {
+        if (droppable) {
+            pthread_mutex_unlock(&g->mu);
+            return -1;
         }
+        if ((size_t)(tb_end(t) - t->pub.wp) >= LT__END_MAX) {
+            pthread_mutex_unlock(&g->mu);
+            return 0;
+        }
+        c = pool_take(1);
+        if (!c) goto scratch; /* out of memory: nothing more is recorded */
     }
     /* The last record is published; no more writes go to this chunk, which
      * the sender may free as soon as it is sent. */
     t->cur->sealed = 1;
     t->cur = NULL;
+    t->starved = 0;
     g->kick = 1;
     pthread_cond_signal(&g->send_cv);
-    if (!c) c = pool_take(0);
-    while (!c) {
-        waited = 1;
-        pthread_cond_wait(&g->pool_cv, &g->mu);
-        if (g->stopping || g->state != LT__ACTIVE) goto scratch;
-        c = pool_take(0);
-    }
     tb_link(t, c);
     pthread_mutex_unlock(&g->mu);
     tb_install(t, c);
@@ -318,6 +356,7 @@ static void tb_exit(void *arg) {
     if (lt__tls == &t->pub) lt__tls = NULL;
     pthread_mutex_lock(&g->mu);
     t->finished = 1;
+    if (g->n_live) g->n_live--;
     if (g->state == LT__ACTIVE && g->sender_running) {
         if (t->cur) t->cur->sealed = 1; /* NULL: already sealed */
         g->kick = 1;
@@ -353,7 +392,12 @@ lt__tbuf *lt__tbuf_create(void) {
 
     pthread_mutex_lock(&g->mu);
     lt__chunk *c = NULL;
-    if (g->state == LT__ACTIVE && !g->stopping) c = pool_take(1);
+    if (g->state == LT__ACTIVE && !g->stopping) {
+        g->n_live++;
+        c = pool_take(0);
+        if (!c) c = pool_take(1); /* a thread always gets its first chunk */
+        if (!c) g->n_live--;
+    }
     if (!c) {
         pthread_mutex_unlock(&g->mu);
         free(t);
@@ -392,6 +436,7 @@ void lt__buf_atfork_child(void) {
     }
     g->threads = NULL;
     g->n_threads = 0;
+    g->n_live = 0;
 }
 
 /* ---- used by the sender --------------------------------------------- */

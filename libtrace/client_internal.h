@@ -44,6 +44,8 @@ typedef struct lt__thr {
     uint64_t lost_pending;   /* drops not yet recorded as LOST */
     uint32_t skip;           /* dropped zones still open (drop mode) */
     int finished;            /* the thread exited (mu) */
+    int starved;             /* a wait for memory timed out: drop without
+                                waiting until a chunk is free again */
 } lt__thr;
 
 enum lt__state {
@@ -75,11 +77,14 @@ typedef struct lt__client {
     pthread_t sender;
     /* configuration */
     int drop, quiet;
-    size_t max_chunks;
+    size_t max_chunks;        /* chunks beyond one per live thread */
+    uint64_t wait_max_ms;     /* longest wait for a free chunk */
     char where[300];          /* "addr:port" for messages */
     /* chunk pool */
     lt__chunk *free_chunks;
     size_t n_chunks;          /* allocated, free or in use */
+    size_t n_live;            /* threads with a buffer, not yet exited: each
+                                 may hold one chunk beyond max_chunks */
     /* threads */
     lt__thr *threads;
     uint32_t n_threads;       /* thread indices handed out */
@@ -90,6 +95,8 @@ typedef struct lt__client {
     /* counts */
     uint64_t events_sent;     /* atomic */
     uint64_t events_lost;     /* atomic */
+    uint64_t events_stored;   /* from the daemon's STORED (stored_known) */
+    int stored_known;
     uint32_t wait_loc;        /* "tracy: waiting for capture" */
     uint32_t process_index;   /* from WELCOME */
 } lt__client;

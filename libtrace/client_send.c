@@ -30,9 +30,18 @@ typedef struct work {
     uint8_t hdr_len;
 } work;
 
+/* Drops of a thread still running when the client stops, not yet written
+ * as a LOST record by the thread itself: the last round sends the record. */
+typedef struct late_lost {
+    lt__thr *t;
+    uint64_t count;
+} late_lost;
+
 typedef struct sender {
     work *w;
     size_t n, cap;
+    late_lost *lost;
+    size_t n_lost, cap_lost;
     lt__bytes meta;
 } sender;
 
@@ -128,16 +137,57 @@ static int send_events(int fd, work *w, size_t n) {
     return k ? send_all(fd, iov, k) : 0;
 }
 
+/* One EVENTS message per thread holding a LOST record at the thread's last
+ * timestamp (dt 0). Returns 0 or -errno; *events counts the records. */
+static int send_late_lost(int fd, const sender *s, uint64_t *events) {
+    for (size_t i = 0; i < s->n_lost; i++) {
+        uint8_t b[48];
+        uint8_t *p = lt__put_varint(b + LT_WIRE_HEADER, s->lost[i].t->pub.thread);
+        *p++ = LT_TAG_LOST;
+        p = lt__put_varint(p, 0);
+        p = lt__put_varint(p, s->lost[i].count);
+        msg_header(b, LT_MSG_EVENTS, (uint32_t)(p - b) - 4);
+        struct iovec iov = {b, (size_t)(p - b)};
+        int rc = send_all(fd, &iov, 1);
+        if (rc < 0) return rc;
+        (*events)++;
+    }
+    return 0;
+}
+
 static void send_bye(int fd) {
     uint8_t b[LT_WIRE_BYE_MAX];
     struct iovec iov = {b, lt__wire_bye(b, __atomic_load_n(&lt__g.events_sent, __ATOMIC_RELAXED),
                                         __atomic_load_n(&lt__g.events_lost, __ATOMIC_RELAXED))};
     if (send_all(fd, &iov, 1) < 0) return;
-    /* Wait (bounded) for the daemon to close: then it has read everything. */
+    /* Wait (bounded) for the daemon to close: then it has read everything.
+     * Its STORED answer says how many events it kept. */
     shutdown(fd, SHUT_WR);
     struct pollfd pf = {fd, POLLIN, 0};
-    char junk[256];
-    while (poll(&pf, 1, 2000) > 0 && read(fd, junk, sizeof junk) > 0) {
+    uint8_t in[256];
+    size_t have = 0;
+    ssize_t k;
+    while (poll(&pf, 1, 2000) > 0 &&
+           (k = read(fd, in + have, sizeof in - have)) > 0) {
+        have += (size_t)k;
+        while (have >= LT_WIRE_HEADER) {
+            uint32_t len = (uint32_t)in[0] | (uint32_t)in[1] << 8 |
+                           (uint32_t)in[2] << 16 | (uint32_t)in[3] << 24;
+            if (len < 1 || len + 4 > sizeof in) {
+                have = 0; /* not ours to decode: drain */
+                break;
+            }
+            if (have < len + 4) break;
+            const uint8_t *q = in + LT_WIRE_HEADER, *qend = in + 4 + len;
+            uint64_t v;
+            if (in[4] == LT_MSG_STORED && lt__get_varint(&q, qend, &v) == 0) {
+                lt__g.events_stored = v;
+                lt__g.stored_known = 1;
+            }
+            memmove(in, in + 4 + len, have - (len + 4));
+            have -= len + 4;
+        }
+        if (have == sizeof in) have = 0;
     }
 }
 
@@ -169,6 +219,19 @@ static int snapshot(sender *s) {
             x->to_events = (uint32_t)(word >> 32);
             x->sealed = (int)c->sealed;
         }
+    }
+    s->n_lost = 0;
+    for (lt__thr *t = g->threads; g->stopping && t; t = t->next) {
+        if (t->finished || !__atomic_load_n(&t->lost_pending, __ATOMIC_RELAXED)) continue;
+        if (s->n_lost == s->cap_lost) {
+            size_t cap = s->cap_lost ? 2 * s->cap_lost : 16;
+            late_lost *l = realloc(s->lost, cap * sizeof *l);
+            if (!l) break; /* still counted in BYE */
+            s->lost = l;
+            s->cap_lost = cap;
+        }
+        s->lost[s->n_lost].t = t;
+        s->lost[s->n_lost++].count = __atomic_exchange_n(&t->lost_pending, 0, __ATOMIC_RELAXED);
     }
     lt__bytes tmp = s->meta;
     s->meta = g->meta;
@@ -220,6 +283,7 @@ static void ship(sender *s) {
     }
     int rc = send_meta(g->fd, &s->meta);
     if (rc == 0) rc = send_events(g->fd, s->w, s->n);
+    if (rc == 0) rc = send_late_lost(g->fd, s, &events);
     if (rc < 0) {
         __atomic_store_n(&g->broken, 1, __ATOMIC_RELAXED);
         if (!g->quiet)
@@ -270,6 +334,7 @@ static void *sender_main(void *arg) {
     pthread_mutex_unlock(&g->mu);
     if (!__atomic_load_n(&g->broken, __ATOMIC_RELAXED) && g->fd >= 0) send_bye(g->fd);
     free(s.w);
+    free(s.lost);
     lt__bytes_free(&s.meta);
     return NULL;
 }

@@ -10,7 +10,9 @@
  * TRACY_DROP=1 (drop events instead of waiting when buffers are full; the
  * drops are counted and recorded), TRACY_WAIT=SECONDS (keep retrying to
  * connect that long before giving up), TRACY_BUFFER_MB (buffer memory per
- * process, default 64), TRACY_QUIET=1 (no warning).
+ * process, default 64, plus one chunk per live thread), TRACY_WAIT_MAX=SECONDS
+ * (longest wait for buffer memory before dropping, default 10),
+ * TRACY_QUIET=1 (no warning).
  *
  *     #include <trace_client.h>
  *     void work(void) {
@@ -30,7 +32,9 @@ extern "C" {
 
 /* Connects now instead of at the first event. Idempotent. Returns 0 when
  * connected, or LT_ECONNECT / LT_EPROTO (after printing one line to stderr,
- * unless TRACY_QUIET=1); the process then runs unprofiled. */
+ * unless TRACY_QUIET=1); the process then runs unprofiled. After a failed
+ * attempt another call tries again (reading the environment again); after
+ * lt_client_stop() it returns LT_ECONNECT. */
 LT_API int lt_client_start(void);
 
 /* Sets the program name and arguments reported to the daemon (default: from
@@ -66,6 +70,10 @@ LT_API int lt_flight_dump(void);
 /* Copies the path of the last dump into buf (NUL-terminated, at most n
  * bytes). Returns 1, or 0 when there was none. */
 LT_API int lt_flight_last_path(char *buf, size_t n);
+/* After lt_client_stop(): 1 and *stored = the events the daemon confirmed
+ * storing from this process, or 0 when it did not confirm (an older daemon,
+ * or it closed the connection on a bad message: see its log). */
+LT_API int lt_client_stored(uint64_t *stored);
 
 /* Registers a source location; returns its id (>= 1), or 0 when out of
  * memory. Locations are kept whether or not the client is connected (ids in

@@ -27,7 +27,8 @@ enum lt_wire_type {
     LT_MSG_META = 0x03,
     LT_MSG_BYE = 0x04,
     LT_MSG_WELCOME = 0x81,
-    LT_MSG_REFUSE = 0x82
+    LT_MSG_REFUSE = 0x82,
+    LT_MSG_STORED = 0x83 /* answer to BYE: varint events stored */
 };
 
 /* ---- Encoding ----------------------------------------------------------

@@ -215,6 +215,16 @@ static PyObject *m_counts(PyObject *self, PyObject *unused) {
     return Py_BuildValue("(KK)", (unsigned long long)sent, (unsigned long long)lost);
 }
 
+PyDoc_STRVAR(stored_doc,
+"stored() -> int or None\n--\n\nEvents the daemon confirmed storing (after stop()),\n"
+"or None when it did not confirm.");
+
+static PyObject *m_stored(PyObject *self, PyObject *unused) {
+    uint64_t n = 0;
+    if (!lt_client_stored(&n)) Py_RETURN_NONE;
+    return PyLong_FromUnsignedLongLong((unsigned long long)n);
+}
+
 /* ---- Events of the user API -------------------------------------------------------- */
 
 static int ready(void) {
@@ -459,6 +469,7 @@ static PyMethodDef tracy_methods[] = {
     {"dump", m_dump, METH_NOARGS, dump_doc},
     {"stop", m_stop, METH_NOARGS, stop_doc},
     {"counts", m_counts, METH_NOARGS, counts_doc},
+    {"stored", m_stored, METH_NOARGS, stored_doc},
     {"zone_begin", m_zone_begin, METH_VARARGS, zone_begin_doc},
     {"zone_end", m_zone_end, METH_NOARGS, zone_end_doc},
     {"zone_text", m_zone_text, METH_VARARGS, zone_text_doc},

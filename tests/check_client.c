@@ -140,7 +140,7 @@ static void assert_clean_exit(int st) {
 
 /* ---- reading the file back ------------------------------------------- */
 
-#define MAXT 16
+#define MAXT 80
 
 /* Per-stream facts gathered from a file. */
 typedef struct stream {
@@ -486,7 +486,7 @@ START_TEST(no_daemon_warns_once_and_runs_on) {
     snprintf(want, sizeof want, "tracy: no capture daemon at 127.0.0.1:%s (", d.port);
     ck_assert_msg(strncmp(buf, want, strlen(want)) == 0, "stderr: %s", buf);
     ck_assert_ptr_nonnull(strstr(buf, "; running unprofiled\n"));
-    ck_assert_ptr_eq(strchr(buf, '\n') + 1, buf + strlen(buf)); /* one line */
+    ck_assert_msg(strchr(buf, '\n') + 1 == buf + strlen(buf), "stderr: %s", buf); /* one line */
     daemon_cleanup(&d);
 }
 END_TEST
@@ -646,6 +646,142 @@ START_TEST(client_clock_tracks_monotonic) {
 }
 END_TEST
 
+/* Drops by a thread still running when the client stops: the thread never
+ * gets room again to write its LOST record, so the last round writes it;
+ * the file's LOST records then sum to the count in BYE. */
+static volatile int late_ready;
+
+static void *late_dropper(void *arg) {
+    (void)arg;
+    uint64_t sent, lost = 0;
+    for (long i = 0; i < 200000000 && lost == 0; i++) {
+        LT_ZONE_SCOPED("late");
+        if ((i & 1023) == 0) lt_client_counts(&sent, &lost);
+    }
+    late_ready = 1;
+    for (;;) pause(); /* alive at exit, its drops not yet recorded */
+    return NULL;
+}
+
+static void drops_alive_at_exit(void *arg) {
+    (void)arg;
+    if (lt_client_start() != 0) exit(8);
+    kill(daemon_pid, SIGSTOP);
+    pthread_t th;
+    pthread_create(&th, NULL, late_dropper, NULL);
+    while (!late_ready) sleep_ms(1);
+    kill(daemon_pid, SIGCONT);
+}
+
+START_TEST(drops_of_a_thread_alive_at_exit_are_recorded) {
+    capd d;
+    daemon_start(&d, 1);
+    daemon_pid = d.pid;
+    late_ready = 0;
+    const char *env[] = {"TRACY_DROP=1", "TRACY_BUFFER_MB=1", NULL};
+    int st = run_child(drops_alive_at_exit, NULL, d.port, env, -1);
+    kill(d.pid, SIGCONT);
+    assert_clean_exit(st);
+    daemon_finish(&d);
+
+    facts f;
+    facts_read(&f, d.path, NULL);
+    assert_process_clean(&f, 1);
+    const lt_process *pr = lt_reader_process(f.r, 1);
+    ck_assert_uint_gt(pr->events_lost, 0);
+    ck_assert_uint_eq(f.lost, pr->events_lost);
+    facts_free(&f);
+    daemon_cleanup(&d);
+}
+END_TEST
+
+/* Many threads each holding their chunk (blocked at a barrier) while the
+ * main thread needs more than the pool's limit: the pool counts one chunk
+ * per live thread beyond its limit, so nothing waits and nothing is lost. */
+#define HOLDERS 64
+static pthread_barrier_t hold_bar;
+
+static void *holder(void *arg) {
+    (void)arg;
+    {
+        LT_ZONE_SCOPED("held");
+        pthread_barrier_wait(&hold_bar); /* everyone has a chunk */
+        pthread_barrier_wait(&hold_bar); /* the main thread is done */
+    }
+    return NULL;
+}
+
+static void threads_hold_chunks(void *arg) {
+    (void)arg;
+    if (lt_client_start() != 0) exit(8);
+    pthread_t th[HOLDERS];
+    pthread_barrier_init(&hold_bar, NULL, HOLDERS + 1);
+    for (int i = 0; i < HOLDERS; i++) pthread_create(&th[i], NULL, holder, NULL);
+    pthread_barrier_wait(&hold_bar);
+    for (long i = 0; i < 400000; i++) { /* about 2.4 MB: 3 pools of 1 MiB */
+        LT_ZONE_SCOPED("main work");
+    }
+    pthread_barrier_wait(&hold_bar);
+    for (int i = 0; i < HOLDERS; i++) pthread_join(th[i], NULL);
+}
+
+START_TEST(threads_holding_chunks_do_not_block_the_others) {
+    capd d;
+    daemon_start(&d, 1);
+    const char *env[] = {"TRACY_BUFFER_MB=1", "TRACY_WAIT_MAX=60", NULL};
+    assert_clean_exit(run_child(threads_hold_chunks, NULL, d.port, env, -1));
+    daemon_finish(&d);
+    facts f;
+    const char *names[] = {"main work", "held", "tracy: waiting for capture", NULL};
+    facts_read(&f, d.path, names);
+    assert_process_clean(&f, 1);
+    ck_assert_uint_eq(f.zones_named[0], 400000);
+    ck_assert_uint_eq(f.zones_named[1], HOLDERS);
+    ck_assert_uint_eq(f.lost, 0);
+    facts_free(&f);
+    daemon_cleanup(&d);
+}
+END_TEST
+
+/* A daemon that stops reading: a thread waits at most TRACY_WAIT_MAX for
+ * memory, then drops and counts (LOST records) instead of blocking forever. */
+static void stalled_daemon(void *arg) {
+    (void)arg;
+    if (lt_client_start() != 0) exit(8);
+    kill(daemon_pid, SIGSTOP);
+    uint64_t sent, lost = 0;
+    for (long i = 0; i < 3000000; i++) {
+        LT_ZONE_SCOPED("busy");
+    }
+    lt_client_counts(&sent, &lost);
+    kill(daemon_pid, SIGCONT);
+    if (lost == 0) exit(9);
+}
+
+START_TEST(a_stalled_daemon_makes_the_client_drop_after_a_bounded_wait) {
+    capd d;
+    daemon_start(&d, 1);
+    daemon_pid = d.pid;
+    const char *env[] = {"TRACY_BUFFER_MB=1", "TRACY_WAIT_MAX=0.2", NULL};
+    int st = run_child(stalled_daemon, NULL, d.port, env, -1);
+    kill(d.pid, SIGCONT);
+    assert_clean_exit(st);
+    daemon_finish(&d);
+    facts f;
+    const char *names[] = {"busy", NULL};
+    facts_read(&f, d.path, names);
+    assert_process_clean(&f, 1);
+    const lt_process *pr = lt_reader_process(f.r, 1);
+    ck_assert_uint_gt(pr->events_lost, 0);
+    ck_assert_uint_eq(f.lost, pr->events_lost);
+    ck_assert_uint_eq(f.unclosed, 0);
+    /* every zone is either in the file or counted: two events per zone */
+    ck_assert_uint_eq(2 * f.zones_named[0] + f.lost, 2 * 3000000);
+    facts_free(&f);
+    daemon_cleanup(&d);
+}
+END_TEST
+
 Suite *client_suite(void) {
     Suite *s = suite_create("client");
     TCase *t = tcase_create("capture");
@@ -671,6 +807,9 @@ Suite *client_suite(void) {
     tcase_set_timeout(t, 300);
     tcase_add_test(t, drop_mode_counts_lost_events);
     tcase_add_test(t, slow_daemon_records_wait_zone);
+    tcase_add_test(t, drops_of_a_thread_alive_at_exit_are_recorded);
+    tcase_add_test(t, threads_holding_chunks_do_not_block_the_others);
+    tcase_add_test(t, a_stalled_daemon_makes_the_client_drop_after_a_bounded_wait);
     suite_add_tcase(s, t);
     return s;
 }

@@ -161,15 +161,90 @@ def _name_threads():
 def _exit(code):
     """os._exit that first ships what was recorded (forked children)."""
     try:
-        _tracy.stop()
+        _ending()()
     finally:
         _real_exit(code)
 
 
-def _install_process_hooks():
+_FATAL = ("SIGTERM", "SIGHUP")
+
+
+def _on_fatal(signum, frame):
+    """SIGTERM/SIGHUP where the program left the default action (end the
+    process): ship what was recorded, then end by the same signal, so that
+    the program's parent sees what it would have seen unprofiled."""
+    import signal
+    signal.signal(signum, signal.SIG_DFL)
+    try:
+        _ending()()
+    except BaseException:
+        pass
+    os.kill(os.getpid(), signum)
+
+
+def _ending():
+    """What ends recording in this process: python -m tracy's own finish in
+    its process (not in a forked child of it), else stopping the client."""
+    pid, fn = _state.get("on_signal") or (0, None)
+    return fn if fn is not None and pid == os.getpid() else _tracy.stop
+
+
+def _on_late_signal(signum, frame):
+    raise KeyboardInterrupt
+
+
+def _install_signals(on_signal):
+    """Handlers only where the action is the default one: a signal the
+    program ignores stays ignored, and a handler the program installs later
+    replaces this one (its handler then decides; exit paths flush)."""
+    import signal
+    _state["on_signal"] = (os.getpid(), on_signal)
+    for name in _FATAL:
+        sig = getattr(signal, name, None)
+        try:
+            if sig is not None and signal.getsignal(sig) == signal.SIG_DFL:
+                signal.signal(sig, _on_fatal)
+        except (ValueError, OSError):  # not the main thread
+            pass
+
+
+def _signals_done():
+    """The program has ended (python -m tracy is finishing the trace): a
+    SIGTERM/SIGHUP now interrupts that wait instead."""
+    import signal
+    for name in _FATAL:
+        sig = getattr(signal, name, None)
+        try:
+            if sig is not None and signal.getsignal(sig) is _on_fatal:
+                signal.signal(sig, _on_late_signal)
+        except (ValueError, OSError):
+            pass
+
+
+def _stop_mp_helpers():
+    """multiprocessing's resource tracker and fork server live until their
+    parent exits; a parent that waits for the capture to end (which waits
+    for them) stops them first, as its exit would."""
+    for mod, attr in (("multiprocessing.forkserver", "_forkserver"),
+                      ("multiprocessing.resource_tracker", "_resource_tracker")):
+        m = sys.modules.get(mod)
+        helper = getattr(m, attr, None) if m is not None else None
+        stop = getattr(helper, "_stop", None)
+        if stop is not None:
+            try:
+                stop()
+            except Exception:
+                pass
+
+
+def _install_process_hooks(on_signal=None, at_exit=True):
+    """at_exit: stop at interpreter exit (python -m tracy stops by itself,
+    after the program's exit functions and the processes it started)."""
     os._exit = _exit
-    import atexit
-    atexit.register(_tracy.stop)
+    if at_exit:
+        import atexit
+        atexit.register(_tracy.stop)
+    _install_signals(on_signal)
     if os.environ.get("TRACY_FLIGHT", "0") != "0":
         _flight_hooks()
 
@@ -207,18 +282,21 @@ def dump():
 # ---- enabling ------------------------------------------------------------------
 
 def _enable():
+    """Everything done in Python (importing threading, naming threads) comes
+    before the hook is on, and the thread hook is set by assignment (no
+    call): nothing of the profiler's own shows as the program's."""
     _ensure_setup()
     _state["count"] += 1
     if _state["count"] == 1:
-        mode = _tracy.enable()
+        import threading
+        _patch_threading()
         _name_threads()
-        if mode in (_tracy.MODE_PROFILE, _tracy.MODE_TRACE):
-            import threading
-            _patch_threading()
-            if mode == _tracy.MODE_TRACE:
-                threading.settrace(_tracy._thread_hook)
-            else:
-                threading.setprofile(_tracy._thread_hook)
+        mode = _tracy.enable()
+        if mode == _tracy.MODE_TRACE:
+            threading._trace_hook = _tracy._thread_hook
+            _state["threads"] = True
+        elif mode == _tracy.MODE_PROFILE:
+            threading._profile_hook = _tracy._thread_hook
             _state["threads"] = True
 
 
@@ -230,8 +308,8 @@ def _disable():
         _tracy.disable()
         if _state["threads"]:
             import threading
-            threading.settrace(None)
-            threading.setprofile(None)
+            threading._trace_hook = None
+            threading._profile_hook = None
             _state["threads"] = False
 
 
@@ -368,10 +446,56 @@ def flush():
     _tracy.flush()
 
 
+def _stored():
+    """Events the daemon confirmed storing at the end of the connection, or
+    None (not known: an older daemon, or the connection was cut)."""
+    f = getattr(_tracy, "stored", None)
+    return f() if f is not None else None
+
+
+def _cmdline_arg(flag):
+    """The argument after `flag` (-c, -m) on this interpreter's command line."""
+    argv = getattr(sys, "orig_argv", None)
+    if argv is None:
+        try:
+            with open("/proc/self/cmdline", "rb") as f:
+                argv = [a.decode("utf-8", "surrogateescape")
+                        for a in f.read().split(b"\0")]
+        except OSError:
+            return None
+    for i, a in enumerate(argv[1:], 1):
+        if a == flag and i + 1 < len(argv):
+            return argv[i + 1]
+    return None
+
+
+def _child_name():
+    """The name a child process is shown under: its script (`python3 x.py`
+    is x.py), its module (-m), and for multiprocessing's spawned processes
+    (-c ... multiprocessing ...) the program that started them."""
+    argv = getattr(sys, "argv", None) or [""]
+    a0 = argv[0]
+    if a0 == "-c":
+        code = _cmdline_arg("-c") or ""
+        if "multiprocessing" in code:
+            return os.environ.get("TRACY_PY_PROGRAM") or None
+        return None
+    if a0 == "-m":
+        return _cmdline_arg("-m")
+    return os.path.basename(a0) or None
+
+
 def _start_child(env_opts):
     """Profiles a child process started by a profiled program."""
     opts = _decode_opts(env_opts)
+    name = _child_name()
+    if name:
+        argv = getattr(sys, "argv", None) or []
+        _tracy.set_info(name, [name] + [str(a) for a in argv[1:]])
     _configure(opts)
     _install_process_hooks()
+    # Connect now, not at the first recorded event: the capture stays open
+    # for a process that is connected, even one started as its parent ends.
+    _tracy.start()
     if not opts["partial"]:
         _enable()

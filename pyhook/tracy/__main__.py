@@ -3,19 +3,22 @@
 Kept lean on purpose: its start-up is part of every profiled run, so it parses
 argv by hand and imports nothing beyond what the interpreter already holds.
 """
+import atexit
 import os
 import sys
 
 import tracy
 from tracy import _tracy
 from tracy._compat import exit_code as _exit_code
+from tracy import _capture
 
 USAGE = """\
-usage: python -m tracy [options] (script.py | -m module) [args...]
+usage: python -m tracy [options] [--] (script.py | -m module) [args...]
 
 Records every Python function call of the program (all threads, child
 processes too) into a .tracy trace through the capture daemon. When no daemon
-answers at TRACY_ADDR:TRACY_PORT, capture-release is started for the run.
+answers at TRACY_ADDR:TRACY_PORT, capture-release is started for the run;
+processes started together (MPI ranks) record into that one daemon.
 
 options:
   -p, --partial            record only Profiler().enable() regions, tracy.profile
@@ -23,8 +26,10 @@ options:
   -l, --lines              every executed line is a zone
   -r, --report             write the op report (CSV) and the HTML report next
                            to the trace
-  -o, --output PATH        trace file (default <name>.tracy here); an existing
-                           directory or a path ending in / receives trace and report
+  -o, --output PATH        trace file if PATH ends in .tracy; otherwise a
+                           folder (created) receiving <name>.tracy and the
+                           reports. An existing file that is not a trace is
+                           never overwritten.
   -t, --port N             daemon port (default TRACY_PORT or 8086; 0: always
                            start a daemon for the run)
   -v, --verbose            say what is being done
@@ -46,8 +51,11 @@ options:
                            exception and at exit (later dumps: NAME.1.tracy, ...)
   -h, --help               this help
   --version                print the version
-Filters may be repeated. Exit status: the program's; 2 for a usage error;
-1 when the capture daemon cannot be started.
+Short flags combine (-pl). Filters may be repeated. Exit status: the
+program's (a program ended by a signal ends by the same signal); 2 for a
+usage error, a script or module that cannot be found, or an output path that
+would overwrite a file that is not a trace; 1 when the capture daemon cannot
+be started or the output is being written by another run.
 """
 
 _WITH_ARG = {
@@ -63,10 +71,17 @@ _FLAGS = {
     "-r": "report", "--report": "report", "-v": "verbose", "--verbose": "verbose",
     "--trace-c": "trace_c",
 }
+# Single-letter options that may be combined: -pl, -prv, -pvo out.
+_SHORT_FLAGS = "plrv"
+_SHORT_WITH_ARG = "otIER"
 
 
 class UsageError(Exception):
     pass
+
+
+class OutputError(UsageError):
+    """A refused output path: one line, no usage."""
 
 
 def _int_opt(name, v):
@@ -79,11 +94,44 @@ def _int_opt(name, v):
     return n
 
 
+def _expand_short(a):
+    """-pl -> [-p, -l]; -pvo -> [-p, -v, -o] (the last may take a value);
+    None when `a` is not a group of single-letter options."""
+    if len(a) < 3 or a[0] != "-" or a[1] == "-" or a in _WITH_ARG:
+        return None
+    letters = a[1:]
+    if all(c in _SHORT_FLAGS for c in letters[:-1]) and \
+            (letters[-1] in _SHORT_FLAGS or letters[-1] in _SHORT_WITH_ARG):
+        return ["-" + c for c in letters]
+    return None
+
+
+def _set_value(a, val, opts, cli):
+    key = _WITH_ARG[a]
+    if key in tracy._FILTER_KEYS:
+        opts[key].append(val)
+    elif key in ("max_depth", "min_duration"):
+        opts[key] = _int_opt(a, val)
+    elif key == "label":
+        bad = [x for x in val.split(",") if x not in ("args", "file", "line")]
+        if bad:
+            raise UsageError("--label takes args,file,line, not %r" % bad[0])
+        opts["label"] = val
+    elif key == "port":
+        cli["port"] = _int_opt(a, val)
+        if cli["port"] > 65535:
+            raise UsageError("port out of range: %s" % val)
+    else:
+        cli[key] = val
+        cli["given"].add(key)
+
+
 def parse_args(argv):
     """Returns (opts, cli) where cli holds output/port/report/verbose/target."""
     opts = tracy._defaults()
     cli = {"output": None, "port": None, "report": False, "verbose": False,
-           "module": None, "script": None, "args": []}
+           "module": None, "script": None, "args": [], "given": set()}
+    argv = list(argv)
     i = 0
     while i < len(argv):
         a = argv[i]
@@ -93,12 +141,25 @@ def parse_args(argv):
         if a == "--version":
             sys.stdout.write("tracy %s\n" % tracy.__version__)
             sys.exit(0)
+        if a == "--":
+            if i + 1 >= len(argv):
+                raise UsageError("no script or -m module given")
+            if argv[i + 1] == "-m":
+                i += 1
+                continue
+            cli["script"] = argv[i + 1]
+            cli["args"] = argv[i + 2:]
+            break
         if a == "-m":
             if i + 1 >= len(argv):
                 raise UsageError("-m needs a module name")
             cli["module"] = argv[i + 1]
             cli["args"] = argv[i + 2:]
             break
+        group = _expand_short(a)
+        if group is not None:
+            argv[i:i + 1] = group
+            continue
         name, eq, val = a.partition("=")
         if a.startswith("--") and eq and name in _WITH_ARG:
             a = name
@@ -107,28 +168,14 @@ def parse_args(argv):
         if a in _FLAGS:
             key = _FLAGS[a]
             (opts if key in opts else cli)[key] = True
+            cli["given"].add(key)
         elif a in _WITH_ARG:
             if val is None:
                 if i + 1 >= len(argv):
                     raise UsageError("%s needs a value" % a)
                 i += 1
                 val = argv[i]
-            key = _WITH_ARG[a]
-            if key in tracy._FILTER_KEYS:
-                opts[key].append(val)
-            elif key in ("max_depth", "min_duration"):
-                opts[key] = _int_opt(a, val)
-            elif key == "label":
-                bad = [x for x in val.split(",") if x not in ("args", "file", "line")]
-                if bad:
-                    raise UsageError("--label takes args,file,line, not %r" % bad[0])
-                opts["label"] = val
-            elif key == "port":
-                cli["port"] = _int_opt(a, val)
-                if cli["port"] > 65535:
-                    raise UsageError("port out of range: %s" % val)
-            else:
-                cli[key] = val
+            _set_value(a, val, opts, cli)
         elif a.startswith("-") and a != "-":
             raise UsageError("unknown option %s" % a)
         else:
@@ -154,8 +201,24 @@ def _say(cli, msg):
         sys.stderr.write("tracy: %s\n" % msg)
 
 
+# ---- the output path -----------------------------------------------------------
+
+_MAGIC = b"TRCYFILE"
+
+
+def _is_trace(path):
+    """True for a .tracy file (or an empty file): those may be replaced."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(16)
+    except OSError:
+        return False
+    return head == b"" or head[8:16] == _MAGIC or head[:8] == _MAGIC
+
+
 def output_path(cli):
-    """The trace path for -o and the program name."""
+    """The trace path for -o and the program name. -o PATH is a file when
+    it ends in .tracy, else a folder (tt-metal's `-o profile_out`)."""
     if cli["module"]:
         stem = cli["module"]
     else:
@@ -165,11 +228,34 @@ def output_path(cli):
     out = cli["output"]
     if not out:
         return os.path.abspath(stem + ".tracy")
-    if out.endswith("/") or os.path.isdir(out):
-        os.makedirs(out, exist_ok=True)
-        return os.path.abspath(os.path.join(out, stem + ".tracy"))
-    return os.path.abspath(out)
+    if out.endswith(".tracy") and not os.path.isdir(out):
+        return os.path.abspath(out)
+    if os.path.exists(out) and not os.path.isdir(out):
+        if cli["script"] and os.path.samefile(out, cli["script"]):
+            raise OutputError("refusing to write the trace over the script %s" % out)
+        raise OutputError("refusing to overwrite %s: not a trace (name the trace "
+                          "*.tracy or give a folder)" % out)
+    return os.path.abspath(os.path.join(out, stem + ".tracy"))
 
+
+def check_output(out, cli):
+    """Refuses to write over the program itself or over a file that is not a
+    trace; creates the folder. Raises UsageError."""
+    target = cli["script"]
+    if target and os.path.exists(out) and os.path.samefile(out, target):
+        raise OutputError("refusing to write the trace over the script %s" % target)
+    if os.path.isdir(out):
+        raise OutputError("%s is a folder" % out)
+    if os.path.exists(out) and not _is_trace(out):
+        raise OutputError("refusing to overwrite %s: not a trace" % out)
+    d = os.path.dirname(out)
+    try:
+        os.makedirs(d, exist_ok=True)
+    except OSError as e:
+        raise OutputError("cannot create %s: %s" % (d, e.strerror))
+
+
+# ---- tools and the daemon ------------------------------------------------------
 
 def _which(prog):
     for d in os.environ.get("PATH", "").split(os.pathsep):
@@ -227,11 +313,42 @@ def start_daemon(out, cli):
     return pid, int(line)
 
 
-def setup_children_env(opts, port):
+def _signal_daemon(pid):
+    try:
+        os.kill(pid, 2)  # SIGINT: the daemon ends its clients and the file
+    except OSError:
+        pass
+
+
+def wait_daemon(pid, interrupted=False):
+    """Waits for the daemon to finish the file. An interrupt (Ctrl-C, SIGTERM)
+    while waiting asks it to finish now; the wait then goes on."""
+    asked = False
+    if interrupted:
+        sys.stderr.write("tracy: interrupted; finishing the trace\n")
+        _signal_daemon(pid)
+        asked = True
+    while True:
+        try:
+            _, st = os.waitpid(pid, 0)
+            return _exit_code(st)
+        except KeyboardInterrupt:
+            if not asked:
+                sys.stderr.write("tracy: interrupted; finishing the trace\n")
+            asked = True
+            _signal_daemon(pid)
+        except ChildProcessError:
+            return 0
+
+
+# ---- children, the program -----------------------------------------------------
+
+def setup_children_env(opts, port, program):
     """Child Python processes are profiled into the same capture."""
     env = os.environ
     env["TRACY_PORT"] = str(port)
     env["TRACY_PY_OPTS"] = tracy._encode_opts(opts)
+    env["TRACY_PY_PROGRAM"] = program
     paths = [os.path.join(tracy._PKG_DIR, "_child"), os.path.dirname(tracy._PKG_DIR)]
     old = env.get("PYTHONPATH")
     if old:
@@ -248,11 +365,14 @@ def compile_script(src, path):
     return _tracy._compile_exec(src, path)
 
 
-def run_script(path, args, start):
+def prepare_script(path, args):
+    """Reads and compiles the script, sets up __main__; returns (code, globals).
+    The code is compiled with the absolute path, as Python 3.9+ does, so that
+    a spawned child that imports the main module names its functions the same."""
     with open(path, "rb") as f:
         src = f.read()
-    code = compile_script(src, path)
     full = os.path.abspath(path)
+    code = compile_script(src, full)
     sys.argv[:] = [path] + list(args)
     sys.path[0] = os.path.dirname(os.path.realpath(path))
     main = type(sys)("__main__")
@@ -260,27 +380,41 @@ def run_script(path, args, start):
                          __package__=None, __spec__=None,
                          __builtins__=__builtins__)
     sys.modules["__main__"] = main
-    start()
-    exec(code, main.__dict__)
+    return code, main.__dict__
 
 
-def run_module(name, args, start):
+def prepare_module(name, args):
+    """As `python -m name`: finds the module (importing its package) before
+    recording starts, so that runpy's frames are not the program's. Raises
+    UsageError when there is no such module."""
     import runpy
     if name == "pytest" and "tracy.pytest_plugin" not in args:
         args = ["-p", "tracy.pytest_plugin"] + list(args)
-    sys.argv[:] = [name] + list(args)
-    start()
-    runpy.run_module(name, run_name="__main__", alter_sys=True)
-
-
-def run_program(cli, start):
-    """Runs the target, calling start() just before; returns its exit status
-    (exceptions are reported as the interpreter would)."""
+    sys.path[0] = os.getcwd()
     try:
-        if cli["module"]:
-            run_module(cli["module"], cli["args"], start)
-        else:
-            run_script(cli["script"], cli["args"], start)
+        mod_name, spec, code = runpy._get_module_details(name)
+    except ImportError as e:
+        raise OutputError(str(e).strip().splitlines()[-1] if str(e).strip()
+                          else "no module named %s" % name)
+    except Exception as e:  # an error while importing the parent package
+        raise OutputError("cannot run module %s: %s: %s" % (name, type(e).__name__, e))
+    sys.argv[:] = [spec.origin or name] + list(args)
+    main = type(sys)("__main__")
+    main.__dict__.update(__name__="__main__", __file__=spec.origin,
+                         __cached__=spec.cached, __doc__=None, __loader__=spec.loader,
+                         __package__=spec.parent, __spec__=spec,
+                         __builtins__=__builtins__)
+    sys.modules["__main__"] = main
+    return code, main.__dict__
+
+
+def run_program(code, glb, start):
+    """Runs the target, calling start() just before; returns its exit status,
+    or -SIG when it ended by KeyboardInterrupt (exceptions are reported as the
+    interpreter would)."""
+    try:
+        start()
+        exec(code, glb)
         return 0
     except SystemExit as e:
         code = e.code
@@ -291,11 +425,22 @@ def run_program(cli, start):
         sys.stderr.write("%s\n" % (code,))
         return 1
     except KeyboardInterrupt:
-        sys.excepthook(*sys.exc_info())
-        return 130
+        _report()
+        return -2
     except BaseException:
-        sys.excepthook(*sys.exc_info())
+        _report()
         return 1
+
+
+def _report():
+    """The traceback as the interpreter prints it: from the program's first
+    frame, without this module's."""
+    t, v, tb = sys.exc_info()
+    if tb is not None and tb.tb_frame.f_code is run_program.__code__:
+        tb = tb.tb_next
+        if v is not None:
+            v.__traceback__ = tb
+    sys.excepthook(t, v, tb)
 
 
 def wind_down():
@@ -305,10 +450,46 @@ def wind_down():
     if th is not None:
         try:
             th._shutdown()
-        except Exception:
+        except BaseException:
             pass
-    import atexit
     atexit._run_exitfuncs()
+
+
+def file_summary(out):
+    """(events, processes, lost) as the finished file holds them, or None."""
+    info = find_tool("tracy-info")
+    if info is None:
+        return None
+    r, w = os.pipe()
+    try:
+        pid = os.posix_spawn(info, [info, out], os.environ,
+                             file_actions=[(os.POSIX_SPAWN_DUP2, w, 1),
+                                           (os.POSIX_SPAWN_OPEN, 2, os.devnull,
+                                            os.O_WRONLY, 0)])
+    except OSError:
+        os.close(r)
+        os.close(w)
+        return None
+    os.close(w)
+    data = b""
+    while True:
+        chunk = os.read(r, 65536)
+        if not chunk:
+            break
+        data += chunk
+    os.close(r)
+    os.waitpid(pid, 0)
+    # tracy-info's summary lines "events:", "lost events:", "processes:"
+    # (its text, not --json: python -m tracy imports nothing it can avoid)
+    got = {}
+    for line in data.decode("utf-8", "replace").splitlines():
+        key, sep, val = line.partition(":")
+        val = val.split()
+        if sep and key in ("events", "lost events", "processes") and val and val[0].isdigit():
+            got.setdefault(key, int(val[0]))
+    if len(got) != 3:
+        return None
+    return got["events"], got["processes"], got["lost events"]
 
 
 def write_report(trace, cli):
@@ -336,73 +517,198 @@ def write_html_report(trace):
         return None
     pid = os.posix_spawn(exporter, [exporter, "-f", "html", "-o", html, trace], os.environ)
     _, status = os.waitpid(pid, 0)
-    return html if os.waitstatus_to_exitcode(status) == 0 else None
+    return html if _exit_code(status) == 0 else None
+
+
+def connect_existing(addr, port):
+    """Connects to a daemon already listening, without a word when none is.
+    Nothing is sent to a daemon unless it is one: no probe connection."""
+    old = os.environ.get("TRACY_QUIET")
+    os.environ["TRACY_QUIET"] = "1"
+    os.environ["TRACY_PORT"] = str(port)
+    try:
+        return _tracy.start()
+    finally:
+        if old is None:
+            del os.environ["TRACY_QUIET"]
+        else:
+            os.environ["TRACY_QUIET"] = old
+
+
+def summarize(run, sent, lost):
+    """The last line: what the file (or the daemon) holds."""
+    if run["mode"] == "flight":  # the dumps say where they went
+        return
+    if run["mode"] == "own":
+        s = file_summary(run["out"])
+        if s is not None:
+            events, procs, flost = s
+            extra = "" if procs == 1 else " from %d processes" % procs
+            if flost:
+                extra += ", %d lost" % flost
+            sys.stderr.write("tracy: trace written to %s (%d events%s)\n"
+                             % (run["out"], events, extra))
+        else:
+            sys.stderr.write("tracy: trace written to %s (%d events sent%s)\n"
+                             % (run["out"], sent, ", %d lost" % lost if lost else ""))
+        return
+    stored = tracy._stored()
+    where = "the daemon at %s:%d" % (run["addr"], run["port"])
+    if run["mode"] == "join":
+        where = "the capture of %s (capture-release pid %d)" % (run["out"], run["pid"])
+    if stored is None:
+        sys.stderr.write("tracy: %s did not confirm storing any of the %d events sent "
+                         "(it may have rejected them: see its log)\n" % (where, sent))
+    elif stored < sent:
+        sys.stderr.write("tracy: %d of %d events stored by %s (%d rejected or lost)\n"
+                         % (stored, sent, where, sent - stored))
+    else:
+        sys.stderr.write("tracy: %d events stored by %s%s\n"
+                         % (stored, where, ", %d lost" % lost if lost else ""))
+
+
+def connect(cli, out):
+    """Finds or starts the daemon and connects. Returns the run record."""
+    addr = os.environ.get("TRACY_ADDR", "127.0.0.1")
+    port = cli["port"]
+    if port is None:
+        port = _int_opt("TRACY_PORT", os.environ.get("TRACY_PORT", "8086") or "8086")
+    run = {"mode": "none", "addr": addr, "port": port, "out": out, "pid": 0,
+           "rv": None, "size": 0}
+    flight = cli.get("flight")
+    if flight:  # the client keeps the events in memory: no daemon
+        os.environ["TRACY_FLIGHT"] = flight
+        os.environ["TRACY_FLIGHT_OUT"] = out
+        run["mode"] = "flight"
+        if not _tracy.start():
+            raise OutputError("not recording (invalid --flight %s)" % flight)
+        return run
+    if port != 0 and connect_existing(addr, port):
+        run["mode"] = "external"
+        _say(cli, "recording to the daemon at %s:%d" % (addr, port))
+        asked = [o for o in ("output", "report") if o in cli["given"]]
+        if asked:
+            sys.stderr.write("tracy: %s not applied: the capture daemon already running "
+                             "at %s:%d writes the trace (use -t 0 for a daemon of this "
+                             "run)\n" % (" and ".join("-" + o[0] for o in asked), addr, port))
+        return run
+    check_output(out, cli)
+    mode, pid, port, rv, size = _capture.own_or_join(out, lambda: start_daemon(out, cli))
+    os.environ["TRACY_ADDR"] = addr = "127.0.0.1"
+    run.update(mode=mode, pid=pid, port=port, rv=rv, size=size, addr=addr)
+    if mode == "join":
+        _say(cli, "joining the capture of %s (capture-release pid %d)" % (out, pid))
+    os.environ["TRACY_PORT"] = str(port)
+    if not _tracy.start():
+        sys.stderr.write("tracy: not recording (no capture daemon at %s:%d)\n" % (addr, port))
+    elif mode == "join":
+        rv.count_in(pid)
+    return run
+
+
+def finish(run, cli):
+    """After the program: stop recording, let the daemon finish, report.
+    An interrupt (Ctrl-C, SIGTERM) while waiting asks the daemon to finish
+    the file now: processes still connected are recorded as stopped."""
+    _tracy.disable()
+    interrupted = False
+
+    def say(msg):
+        _say(cli, msg)
+    try:
+        if run["mode"] == "own":
+            _capture.wait_for_ranks(run["rv"], run["size"], say)
+        _capture.wait_for_children(say)
+    except KeyboardInterrupt:
+        interrupted = True
+    _tracy.stop()
+    sent, lost = _tracy.counts()
+    if run["mode"] == "own":
+        code = wait_daemon(run["pid"], interrupted)
+        run["rv"].remove(run["pid"])
+        if code != 0:
+            sys.stderr.write("tracy: capture-release exited with status %d\n" % code)
+    summarize(run, sent, lost)
+    if run["mode"] == "own" and cli["report"]:
+        report = write_report(run["out"], cli)
+        if report:
+            sys.stderr.write("tracy: op report written to %s\n" % report)
+        html = write_html_report(run["out"])
+        if html:
+            sys.stderr.write("tracy: HTML report written to %s\n" % html)
+
+
+def _die_like(status):
+    """Exit status of the program; a negative one is the signal that ended
+    it, raised again so that the parent sees the same end."""
+    if status >= 0:
+        return status
+    import signal
+    sig = -status
+    sys.stdout.flush()
+    sys.stderr.flush()
+    signal.signal(sig, signal.SIG_DFL)
+    os.kill(os.getpid(), sig)
+    return 128 + sig
 
 
 def main(argv):
     try:
         opts, cli = parse_args(argv)
+        if cli["script"] and not os.path.isfile(cli["script"]):
+            raise OutputError("cannot open %s" % cli["script"])
+        out = output_path(cli)
+        program = cli["module"] or os.path.basename(cli["script"])
+        if cli["module"]:
+            code, glb = prepare_module(cli["module"], cli["args"])
+        else:
+            code, glb = prepare_script(cli["script"], cli["args"])
+        _tracy.set_info(program, [program] + cli["args"])
+        run = connect(cli, out)
+    except OutputError as e:
+        sys.stderr.write("tracy: %s\n" % e)
+        return 2
     except UsageError as e:
         sys.stderr.write("tracy: %s\n%s" % (e, USAGE.split("\n\n")[0] + "\n"))
         return 2
-    if cli["script"] and not os.path.isfile(cli["script"]):
-        sys.stderr.write("tracy: cannot open %s\n" % cli["script"])
-        return 2
-    addr = os.environ.get("TRACY_ADDR", "127.0.0.1")
-    port = cli["port"]
-    if port is None:
-        port = _int_opt("TRACY_PORT", os.environ.get("TRACY_PORT", "8086"))
-    out = output_path(cli)
-    daemon = None
-    flight = cli.get("flight")
-    if flight:  # the client keeps the events in memory: no daemon
-        os.environ["TRACY_FLIGHT"] = flight
-        os.environ["TRACY_FLIGHT_OUT"] = out
-    elif port != 0 and _tracy.probe(addr, port):
-        _say(cli, "recording to the daemon at %s:%d" % (addr, port))
-    else:
-        try:
-            daemon, port = start_daemon(out, cli)
-        except OSError as e:
-            sys.stderr.write("tracy: %s\n" % e)
-            return 1
-        os.environ["TRACY_ADDR"] = addr = "127.0.0.1"
-    setup_children_env(opts, port)
-    program = cli["module"] or cli["script"]
-    _tracy.set_info(program, [program] + cli["args"])
+    except OSError as e:
+        sys.stderr.write("tracy: %s\n" % e)
+        return 1
+    except SyntaxError:  # as the interpreter: the error alone, no frames
+        t, v, _ = sys.exc_info()
+        v.__traceback__ = None
+        sys.excepthook(t, v, None)
+        return 1
+    setup_children_env(opts, run["port"], program)
     tracy._configure(opts)
-    tracy._install_process_hooks()
-    if not _tracy.start():
-        if flight:
-            sys.stderr.write("tracy: not recording (invalid --flight %s)\n" % flight)
-            return 2
-        sys.stderr.write("tracy: not recording (no capture daemon at %s:%d)\n" % (addr, port))
+    tracy._install_process_hooks(on_signal=lambda: finish_quietly(run, cli),
+                                 at_exit=False)
 
     def start():
         if not opts["partial"]:
             tracy._enable()
-        _say(cli, "mode %d" % _tracy.mode())
-    status = run_program(cli, start)
-    wind_down()
-    _tracy.stop()
-    sent, lost = _tracy.counts()
-    if daemon is not None:
-        _, st = os.waitpid(daemon, 0)
-        code = _exit_code(st)
-        if code != 0:
-            sys.stderr.write("tracy: capture-release exited with status %d\n" % code)
-        sys.stderr.write("tracy: trace written to %s (%d events%s)\n"
-                         % (out, sent, ", %d lost" % lost if lost else ""))
-        if cli["report"]:
-            report = write_report(out, cli)
-            if report:
-                sys.stderr.write("tracy: op report written to %s\n" % report)
-            html = write_html_report(out)
-            if html:
-                sys.stderr.write("tracy: HTML report written to %s\n" % html)
-    elif not flight:
-        sys.stderr.write("tracy: %d events sent to the daemon at %s:%d\n" % (sent, addr, port))
-    return status
+    status = run_program(code, glb, start)
+    try:
+        wind_down()
+    except KeyboardInterrupt:
+        status = -2
+    # From here on the work is the profiler's own: not recorded. Stop
+    # multiprocessing's helper processes (resource tracker, fork server),
+    # which live until this process exits: they are clients of the capture.
+    _tracy.disable()
+    tracy._stop_mp_helpers()
+    tracy._signals_done()
+    finish(run, cli)
+    return _die_like(status)
+
+
+def finish_quietly(run, cli):
+    """A fatal signal (SIGTERM, SIGHUP) reached the program: ship what was
+    recorded and let the daemon finish the file before dying of it."""
+    try:
+        finish(run, cli)
+    except BaseException:
+        pass
 
 
 if __name__ == "__main__":

@@ -61,7 +61,9 @@ def test_sys_exit_and_keyboard_interrupt_deep_in_the_stack(run_tracy):
         deep(n - 1)
     deep(5)
     """)
-    assert r.rc == 130
+    # As the interpreter itself (3.8+): an uncaught KeyboardInterrupt ends
+    # the process by SIGINT, so that the shell sees an interrupted program.
+    assert r.rc == -2, r.err
     assert r.count("deep") == 6
     r.assert_balanced()
     r = run_tracy("""
@@ -326,7 +328,7 @@ def test_connects_to_a_running_daemon(run_tracy, tmp_path):
         port = int(d.stdout.readline())
         r = run_tracy(FIB.replace("fib(20)", "fib(6)"), "-t", str(port))
         assert r.rc == 0, r.err
-        assert "sent to the daemon" in r.err
+        assert "events stored by the daemon" in r.err
         assert d.wait(timeout=60) == 0
     finally:
         if d.poll() is None:

@@ -1,6 +1,7 @@
 """An MPI job under the profiler: mpirun -n 4 python3 -m tracy script.py into
-one capture-release started first (the robust set-up: four processes would
-otherwise each probe for a daemon), then tracy-sql comparing the ranks."""
+one capture-release started first (as for ranks on several hosts; without
+one, the ranks share the daemon the first of them starts: test_real.py and
+test_shapes.py), then tracy-sql comparing the ranks."""
 import json
 import os
 import shutil

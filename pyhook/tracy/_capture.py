@@ -1,0 +1,246 @@
+"""How the processes of one run share one capture (used by python -m tracy).
+
+Processes started together without a daemon (MPI ranks, several launches by
+one parent) meet in a small locked file: the first starts capture-release
+and writes its port there, the others join it; another run that would write
+the same trace is refused. The process that owns the daemon stays connected
+until every expected rank has joined, and each python -m tracy process stays
+connected while profiled children it started are alive, so that the daemon
+(which ends when its last client leaves) cannot end before they connect.
+"""
+import os
+import sys
+
+
+def _job():
+    """(job key, expected processes on this host or 0, rank or None)."""
+    env = os.environ
+    size = 0
+    for v in ("OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "PMI_SIZE",
+              "OMPI_COMM_WORLD_SIZE", "PMIX_SIZE"):
+        if env.get(v, "").isdigit():
+            size = int(env[v])
+            break
+    rank = None
+    for v in ("OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"):
+        if env.get(v, "").isdigit():
+            rank = int(env[v])
+            break
+    for v in ("PMIX_NAMESPACE", "OMPI_MCA_ess_base_jobid"):
+        if env.get(v):
+            return "%s=%s" % (v, env[v]), size, rank
+    if env.get("SLURM_JOB_ID") and size:
+        return "slurm=%s.%s" % (env["SLURM_JOB_ID"], env.get("SLURM_STEP_ID", "")), size, rank
+    # Processes of one launcher (mpirun's daemon, a shell loop) share a parent.
+    return "ppid=%d" % os.getppid(), size, rank
+
+
+def _fnv(s):
+    h = 1469598103934665603
+    for b in s.encode("utf-8", "surrogateescape"):
+        h = ((h ^ b) * 1099511628211) & 0xFFFFFFFFFFFFFFFF
+    return "%016x" % h
+
+
+class Rendezvous:
+    """A small file, locked with lockf, naming the daemon that writes `out`:
+    the first process of a run starts the daemon and writes its port there,
+    the others join it. It lives in the temporary directory, keyed by the
+    trace path, and is removed by the owner when the trace is finished."""
+
+    def __init__(self, out):
+        tmp = os.environ.get("TMPDIR") or "/tmp"
+        if not os.path.isdir(tmp):
+            tmp = "/tmp"
+        self.path = os.path.join(tmp, "tracy-%d-%s.run" % (os.getuid(), _fnv(out)))
+        self.fd = None
+
+    def lock(self):
+        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        os.lockf(self.fd, os.F_LOCK, 0)  # (os has it: no module to import)
+
+    def unlock(self):
+        if self.fd is not None:
+            os.close(self.fd)  # releases the lock
+            self.fd = None
+
+    def read(self):
+        os.lseek(self.fd, 0, 0)
+        data = b""
+        while True:
+            chunk = os.read(self.fd, 4096)
+            if not chunk:
+                break
+            data += chunk
+        rec = {}
+        for line in data.decode("utf-8", "replace").splitlines():
+            k, _, v = line.partition("=")
+            rec[k] = v
+        return rec
+
+    def write(self, rec):
+        data = "".join("%s=%s\n" % kv for kv in rec.items()).encode()
+        os.ftruncate(self.fd, 0)
+        os.lseek(self.fd, 0, 0)
+        os.write(self.fd, data)
+
+    def count_in(self, daemon_pid):
+        """A joining process is connected: the owner may stop waiting for
+        it (counted only once connected, so that the daemon cannot end
+        between the count and the connection)."""
+        self.lock()
+        try:
+            rec = self.read()
+            if rec.get("pid") == str(daemon_pid):
+                rec["joined"] = str(int(rec.get("joined", "1") or 1) + 1)
+                self.write(rec)
+        finally:
+            self.unlock()
+
+    def joined(self):
+        self.lock()
+        try:
+            return int(self.read().get("joined", "0") or 0)
+        finally:
+            self.unlock()
+
+    def remove(self, daemon_pid):
+        self.lock()
+        try:
+            if self.read().get("pid") == str(daemon_pid):
+                os.unlink(self.path)
+        except OSError:
+            pass
+        finally:
+            self.unlock()
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+
+
+def own_or_join(out, start_daemon):
+    """Returns ("own", pid, port, rendezvous, size) when this process started
+    the daemon (start_daemon() -> (pid, port)), or ("join", pid, port,
+    rendezvous, 0) when another process of the same run did (the joiner calls
+    rendezvous.count_in(pid) once connected). Raises OSError (the daemon
+    cannot start; another run writes `out`)."""
+    job, size, _ = _job()
+    rv = Rendezvous(out)
+    rv.lock()
+    try:
+        rec = rv.read()
+        pid = int(rec.get("pid", "0") or 0)
+        if pid and _alive(pid) and rec.get("port", "").isdigit():
+            if rec.get("job") != job:
+                raise OSError("%s is being written by another run (capture-release pid %d);"
+                              " choose another -o" % (out, pid))
+            return "join", pid, int(rec["port"]), rv, 0
+        pid, port = start_daemon()
+        rv.write({"pid": pid, "port": port, "job": job, "size": size, "joined": 1,
+                  "out": out})
+        return "own", pid, port, rv, size
+    finally:
+        rv.unlock()
+
+
+def wait_for_ranks(rv, size, say, limit=60.0):
+    """The daemon ends when its last client leaves: the process that owns it
+    stays connected until every expected process of the run has joined (at
+    most `limit` seconds without a new arrival)."""
+    if size <= 1:
+        return
+    import time
+    last, seen = time.monotonic(), rv.joined()
+    while seen < size:
+        time.sleep(0.05)
+        n = rv.joined()
+        if n != seen:
+            seen, last = n, time.monotonic()
+        elif time.monotonic() - last > limit:
+            sys.stderr.write("tracy: %d of %d processes of this run never joined the "
+                             "capture\n" % (size - seen, size))
+            return
+    say("all %d processes joined" % size)
+
+
+# ---- children of this process ---------------------------------------------------
+
+def _is_python(pid, me_exe):
+    try:
+        exe = os.readlink("/proc/%d/exe" % pid)
+    except OSError:
+        return False
+    return exe == me_exe or os.path.basename(exe).startswith("python")
+
+
+def _has_children():
+    """Whether this process has a child in its process group (the daemon has
+    a group of its own), without reaping it: a cheap test before /proc."""
+    try:
+        os.waitid(os.P_PGID, os.getpgrp(), os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        return True
+    except ChildProcessError:
+        return False
+    except (AttributeError, OSError):
+        return True
+
+
+def _profiled_descendants():
+    """Live descendants of this process that are profiled Python programs
+    (a Python interpreter with TRACY_PY_OPTS in its environment), from /proc."""
+    if not _has_children():
+        return []
+    parent = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % d, "rb") as f:
+                st = f.read()
+        except OSError:
+            continue
+        fields = st[st.rfind(b")") + 2:].split()
+        if len(fields) > 1 and fields[0] != b"Z":
+            parent[int(d)] = int(fields[1])
+    me, found = os.getpid(), []
+    me_exe = os.path.realpath(sys.executable)
+    for pid in parent:
+        p, seen = parent.get(pid), 0
+        while p and p != me and seen < 64:
+            p, seen = parent.get(p), seen + 1
+        if p != me or not _is_python(pid, me_exe):
+            continue
+        try:
+            with open("/proc/%d/environ" % pid, "rb") as f:
+                if b"\0TRACY_PY_OPTS=" in b"\0" + f.read():
+                    found.append(pid)
+        except OSError:
+            pass
+    return found
+
+
+def wait_for_children(say, limit=10.0):
+    """A child started by the program connects to the daemon as it starts,
+    maybe just after the program has ended: this process stays connected (so
+    that the daemon does not end) while profiled descendants are alive, at
+    most `limit` seconds (a child connected by then keeps the daemon open
+    itself)."""
+    import time
+    said = False
+    end = time.monotonic() + limit
+    while time.monotonic() < end:
+        kids = _profiled_descendants()
+        if not kids:
+            return
+        if not said:
+            say("waiting for %d profiled child process(es): %s"
+                 % (len(kids), " ".join(map(str, kids[:10]))))
+            said = True
+        time.sleep(0.05)
