@@ -446,9 +446,9 @@ refused:
 static void goodbye(cap_client *c) {
     uint64_t sent, lost, got = cap_proc_received(c->proc);
     char w[128];
-    uint8_t body[16];
+    uint8_t msg[LT_WIRE_STORED_MAX];
     /* The client's summary says what was stored, not what it sent. */
-    send_msg(c, LT_MSG_STORED, body, (size_t)(lt__put_varint_(body, got) - body));
+    send_msg(c, msg, lt__wire_stored(msg, got));
     cap_proc_said_bye(c->proc, &sent, &lost);
     if (sent != got)
         cap_logn("%s said it sent %llu events; %llu arrived", who(c, w, sizeof w),

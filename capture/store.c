@@ -439,7 +439,10 @@ static int drop_events(cap_store *s, cap_stream *t, const uint8_t *q, size_t rn,
     const char *reason;
     size_t off;
     tmp.depth = LT_MAX_DEPTH / 2; /* dropped ends may close dropped begins */
-    if (lt__scan_events(q, rn, &tmp, lim, &reason, &off) < 0) return fail(why, reason);
+    if (lt__scan_events(q, rn, &tmp, lim, &reason, &off) < 0) {
+        why->text = reason;
+        return -1;
+    }
     cap_store_stat_add(s, CAP_ST_EVENTS_DROPPED_SIZE, tmp.events - t->st.events);
     return 0;
 }

@@ -383,7 +383,7 @@ static int rg_dump_thread(rg_out *o, uint32_t thread, lt_stream_summary *m,
         st->have_ts = 1;
         st->first_ts = rs->ts;
     }
-    lt__scan_limits lim = {UINT32_MAX, UINT32_MAX, UINT32_MAX, LT_MAX_DEPTH, 0};
+    lt__scan_limits lim = {UINT32_MAX, UINT32_MAX, UINT32_MAX, LT_MAX_DEPTH, 0, 0, 0};
     for (rg_seg *s = rs->head; s;) {
         uint64_t events0 = st->events, base = st->last_ts, first = 0;
         o->buf.len = 0;

@@ -141,13 +141,15 @@ static int send_events(int fd, work *w, size_t n) {
  * timestamp (dt 0). Returns 0 or -errno; *events counts the records. */
 static int send_late_lost(int fd, const sender *s, uint64_t *events) {
     for (size_t i = 0; i < s->n_lost; i++) {
-        uint8_t b[48];
-        uint8_t *p = lt__put_varint(b + LT_WIRE_HEADER, s->lost[i].t->pub.thread);
+        uint8_t rec[24], b[LT_WIRE_EVENTS_HDR_MAX + sizeof rec];
+        uint8_t *p = rec;
         *p++ = LT_TAG_LOST;
         p = lt__put_varint(p, 0);
         p = lt__put_varint(p, s->lost[i].count);
-        msg_header(b, LT_MSG_EVENTS, (uint32_t)(p - b) - 4);
-        struct iovec iov = {b, (size_t)(p - b)};
+        size_t rn = (size_t)(p - rec);
+        size_t hn = lt__wire_events_header(b, s->lost[i].t->pub.thread, rn);
+        memcpy(b + hn, rec, rn);
+        struct iovec iov = {b, hn + rn};
         int rc = send_all(fd, &iov, 1);
         if (rc < 0) return rc;
         (*events)++;
@@ -171,16 +173,16 @@ static void send_bye(int fd) {
            (k = read(fd, in + have, sizeof in - have)) > 0) {
         have += (size_t)k;
         while (have >= LT_WIRE_HEADER) {
-            uint32_t len = (uint32_t)in[0] | (uint32_t)in[1] << 8 |
-                           (uint32_t)in[2] << 16 | (uint32_t)in[3] << 24;
+            uint32_t len = lt__wire_length(in);
             if (len < 1 || len + 4 > sizeof in) {
                 have = 0; /* not ours to decode: drain */
                 break;
             }
             if (have < len + 4) break;
-            const uint8_t *q = in + LT_WIRE_HEADER, *qend = in + 4 + len;
             uint64_t v;
-            if (in[4] == LT_MSG_STORED && lt__get_varint(&q, qend, &v) == 0) {
+            const char *why;
+            if (in[4] == LT_MSG_STORED &&
+                lt__wire_stored_decode(in + LT_WIRE_HEADER, len - 1, &v, &why) == 0) {
                 lt__g.events_stored = v;
                 lt__g.stored_known = 1;
             }

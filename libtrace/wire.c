@@ -71,6 +71,12 @@ size_t lt__wire_bye(uint8_t *msg, uint64_t events_sent, uint64_t events_lost) {
     return (size_t)(p - msg);
 }
 
+size_t lt__wire_stored(uint8_t *msg, uint64_t events_stored) {
+    uint8_t *p = lt__put_varint_(msg + LT_WIRE_HEADER, events_stored);
+    lt__wire_header(msg, LT_MSG_STORED, (size_t)(p - msg) - LT_WIRE_HEADER);
+    return (size_t)(p - msg);
+}
+
 static int bad(const char **why, const char *text) {
     *why = text;
     return -1;
@@ -143,6 +149,14 @@ int lt__wire_bye_decode(const uint8_t *body, size_t n, uint64_t *events_sent,
     if (lt__get_varint(&q, end, events_sent) < 0 ||
         lt__get_varint(&q, end, events_lost) < 0 || q != end)
         return bad(why, "malformed BYE");
+    return 0;
+}
+
+int lt__wire_stored_decode(const uint8_t *body, size_t n, uint64_t *events_stored,
+                           const char **why) {
+    const uint8_t *q = body, *end = body + n;
+    if (lt__get_varint(&q, end, events_stored) < 0 || q != end)
+        return bad(why, "malformed STORED");
     return 0;
 }
 

@@ -59,6 +59,9 @@ uint8_t *lt__wire_hello_finish(uint8_t *msg, uint8_t *p, const char *token,
 size_t lt__wire_welcome(uint8_t *msg, uint32_t index);
 size_t lt__wire_refuse(uint8_t *msg, const char *reason, size_t reason_len);
 size_t lt__wire_bye(uint8_t *msg, uint64_t events_sent, uint64_t events_lost);
+#define LT_WIRE_STORED_MAX (LT_WIRE_HEADER + 10u)
+/* The daemon's answer to BYE: the events it stored from the client. */
+size_t lt__wire_stored(uint8_t *msg, uint64_t events_stored);
 
 /* ---- Decoding ------------------------------------------------------------
  * Each takes a message body (after the 5-byte header) and returns 0, or -1
@@ -92,6 +95,8 @@ int lt__wire_refuse_decode(const uint8_t *body, size_t n, unsigned *major,
                            size_t *reason_len, const char **why);
 int lt__wire_bye_decode(const uint8_t *body, size_t n, uint64_t *events_sent,
                         uint64_t *events_lost, const char **why);
+int lt__wire_stored_decode(const uint8_t *body, size_t n, uint64_t *events_stored,
+                           const char **why);
 /* EVENTS: the thread index, then the records (validated by the caller with
  * lt__scan_events). */
 int lt__wire_events_decode(const uint8_t *body, size_t n, uint64_t *thread,
