@@ -9,6 +9,7 @@
 
 /* common.c comes with check_convert.c (same runner binary). */
 #include "../convert/calltree.c"
+#include "trace_builder.h"
 
 enum { LOC_A = 1, LOC_R = 2, LOC_B = 3 };
 
