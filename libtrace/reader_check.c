@@ -103,7 +103,7 @@ static int lt__check_totals(lt_reader *r) {
     const struct {
         const char *name;
         uint64_t file;
-    } v[] = {{"events", fi->n_events},   {"threads", r->nsums},
+    } v[] = {{"events", fi->n_events},   {"threads", r->nstreams},
              {"raw_bytes", raw_all},     {"body_bytes", fi->body_bytes},
              {"first_ts", fi->first_ts}, {"last_ts", fi->last_ts}};
     for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) {
