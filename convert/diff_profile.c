@@ -297,9 +297,13 @@ static uint32_t *act_slot(active *a, uint32_t loc) {
     return &a->counts[h];
 }
 
+/* Rebuilds the table with the open locations only, sized for 4 times as
+ * many: its size follows the open activations, not the locations seen. */
 static int act_grow(active *a) {
     active b = {0};
-    b.cap = a->cap ? a->cap * 2 : 64;
+    uint32_t live = 0;
+    for (uint32_t i = 0; i < a->cap; i++) live += a->keys[i] && a->counts[i];
+    for (b.cap = 64; b.cap < 4 * (live + 1); b.cap *= 2) {}
     b.keys = calloc(b.cap, sizeof *b.keys);
     b.counts = calloc(b.cap, sizeof *b.counts);
     if (!b.keys || !b.counts) {
@@ -315,8 +319,7 @@ static int act_grow(active *a) {
     return 0;
 }
 
-/* The count of open activations of loc; NULL on out-of-memory. Slots of
- * closed locations are dropped when the table grows. */
+/* The count of open activations of loc; NULL on out-of-memory. */
 static uint32_t *act_count(active *a, uint32_t loc) {
     if ((a->used + 1) * 2 > a->cap && act_grow(a)) return NULL;
     return act_slot(a, loc);
