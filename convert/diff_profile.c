@@ -440,9 +440,7 @@ static int end_run(dp_profile *p) {
         if (!w->cur.count) continue;
         w->p50[p->run] = ds_hist_quantile(&w->cur, 0.5);
         w->s50[p->run] = ds_hist_quantile(&w->scur, 0.5);
-        if (ds_hist_merge(&w->hist, &w->cur) || ds_hist_merge(&w->shist, &w->scur)) return -1;
-        ds_hist_clear(&w->cur);
-        ds_hist_clear(&w->scur);
+        if (ds_hist_move(&w->hist, &w->cur) || ds_hist_move(&w->shist, &w->scur)) return -1;
     }
     return 0;
 }
