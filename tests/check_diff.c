@@ -223,6 +223,9 @@ END_TEST
 Suite *diff_suite(void) {
     Suite *s = suite_create("diff");
     TCase *h = tcase_create("histogram");
+    /* Quick (about a second under ASan), but make check runs suites side by
+     * side on a busy machine: the default 4 s can pass while waiting. */
+    tcase_set_timeout(h, 60);
     tcase_add_test(h, buckets_cover_every_value_without_gaps);
     tcase_add_test(h, quantiles_are_within_the_stated_error);
     tcase_add_test(h, merge_and_scaling_keep_counts_and_move_values);
@@ -230,6 +233,7 @@ Suite *diff_suite(void) {
     tcase_add_test(h, counts_saturate_instead_of_wrapping);
     suite_add_tcase(s, h);
     TCase *t = tcase_create("tests");
+    tcase_set_timeout(t, 60);
     tcase_add_test(t, mann_whitney_matches_a_hand_computed_case);
     tcase_add_test(t, mann_whitney_sees_no_change_in_equal_samples);
     tcase_add_test(t, incomplete_beta_matches_closed_forms);
