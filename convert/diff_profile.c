@@ -297,9 +297,13 @@ static uint32_t *act_slot(active *a, uint32_t loc) {
     return &a->counts[h];
 }
 
+/* Rebuilds the table with the open locations only, sized for 4 times as
+ * many: its size follows the open activations, not the locations seen. */
 static int act_grow(active *a) {
     active b = {0};
-    b.cap = a->cap ? a->cap * 2 : 64;
+    uint32_t live = 0;
+    for (uint32_t i = 0; i < a->cap; i++) live += a->keys[i] && a->counts[i];
+    for (b.cap = 64; b.cap < 4 * (live + 1); b.cap *= 2) {}
     b.keys = calloc(b.cap, sizeof *b.keys);
     b.counts = calloc(b.cap, sizeof *b.counts);
     if (!b.keys || !b.counts) {
@@ -315,8 +319,7 @@ static int act_grow(active *a) {
     return 0;
 }
 
-/* The count of open activations of loc; NULL on out-of-memory. Slots of
- * closed locations are dropped when the table grows. */
+/* The count of open activations of loc; NULL on out-of-memory. */
 static uint32_t *act_count(active *a, uint32_t loc) {
     if ((a->used + 1) * 2 > a->cap && act_grow(a)) return NULL;
     return act_slot(a, loc);
@@ -437,9 +440,7 @@ static int end_run(dp_profile *p) {
         if (!w->cur.count) continue;
         w->p50[p->run] = ds_hist_quantile(&w->cur, 0.5);
         w->s50[p->run] = ds_hist_quantile(&w->scur, 0.5);
-        if (ds_hist_merge(&w->hist, &w->cur) || ds_hist_merge(&w->shist, &w->scur)) return -1;
-        ds_hist_clear(&w->cur);
-        ds_hist_clear(&w->scur);
+        if (ds_hist_move(&w->hist, &w->cur) || ds_hist_move(&w->shist, &w->scur)) return -1;
     }
     return 0;
 }

@@ -47,47 +47,127 @@ static int cover(ds_hist *h, uint32_t idx) {
     return 0;
 }
 
+/* Walks the non-empty buckets in order: returns 1 with *idx and *cnt set,
+ * 0 at the end. *pos starts at 0. */
+static int next_bucket(const ds_hist *h, uint32_t *pos, uint32_t *idx, uint32_t *cnt) {
+    if (h->n) {
+        while (*pos < h->n && !h->c[*pos]) (*pos)++;
+        if (*pos >= h->n) return 0;
+        *idx = h->lo + *pos;
+        *cnt = h->c[(*pos)++];
+        return 1;
+    }
+    if (*pos >= h->nsp) return 0;
+    *idx = h->c[2 * *pos];
+    *cnt = h->c[2 * *pos + 1];
+    (*pos)++;
+    return 1;
+}
+
+static uint32_t sat_add(uint32_t c, uint64_t times) {
+    return times > (uint64_t)(UINT32_MAX - c) ? UINT32_MAX : c + (uint32_t)times;
+}
+
+/* Turns a full list into the dense form. */
+static int to_dense(ds_hist *h) {
+    uint32_t pairs[2 * DS_SPARSE], n = h->nsp;
+    memcpy(pairs, h->c, n * 2 * sizeof *pairs);
+    free(h->c);
+    h->c = NULL;
+    h->nsp = 0;
+    if (cover(h, pairs[0]) || cover(h, pairs[2 * (n - 1)])) return -1;
+    for (uint32_t k = 0; k < n; k++) h->c[pairs[2 * k] - h->lo] = pairs[2 * k + 1];
+    return 0;
+}
+
+/* Adds `times` to bucket idx (counts only). */
+static int add_idx(ds_hist *h, uint32_t idx, uint64_t times) {
+    if (!h->n) {
+        uint32_t k = 0;
+        while (k < h->nsp && h->c[2 * k] < idx) k++;
+        if (k < h->nsp && h->c[2 * k] == idx) {
+            h->c[2 * k + 1] = sat_add(h->c[2 * k + 1], times);
+            return 0;
+        }
+        if (h->nsp < DS_SPARSE) {
+            if (!h->c && !(h->c = malloc(2 * DS_SPARSE * sizeof *h->c))) return -1;
+            memmove(h->c + 2 * k + 2, h->c + 2 * k, (h->nsp - k) * 2 * sizeof *h->c);
+            h->c[2 * k] = idx;
+            h->c[2 * k + 1] = sat_add(0, times);
+            h->nsp++;
+            return 0;
+        }
+        if (to_dense(h)) return -1;
+    }
+    if (idx - h->lo >= h->n && cover(h, idx)) return -1;
+    h->c[idx - h->lo] = sat_add(h->c[idx - h->lo], times);
+    return 0;
+}
+
 int ds_hist_add(ds_hist *h, uint64_t v, uint64_t times) {
     uint32_t idx = ds_bucket(v);
-    if (idx - h->lo >= h->n && cover(h, idx)) return -1;
-    uint32_t *c = &h->c[idx - h->lo];
     h->count += times;
     if (times == 1) { /* the common case: no multiply, no division */
-        *c += *c != UINT32_MAX;
+        if (h->n && idx - h->lo < h->n) {
+            uint32_t *c = &h->c[idx - h->lo];
+            *c += *c != UINT32_MAX;
+        } else if (add_idx(h, idx, 1)) {
+            h->count--;
+            return -1;
+        }
         h->sum = v > UINT64_MAX - h->sum ? UINT64_MAX : h->sum + v;
         return 0;
     }
-    *c = times > (uint64_t)(UINT32_MAX - *c) ? UINT32_MAX : *c + (uint32_t)times;
+    if (add_idx(h, idx, times)) {
+        h->count -= times;
+        return -1;
+    }
     uint64_t add = times && v > UINT64_MAX / times ? UINT64_MAX : v * times;
     h->sum = add > UINT64_MAX - h->sum ? UINT64_MAX : h->sum + add;
     return 0;
 }
 
+uint32_t ds_hist_at(const ds_hist *h, uint32_t idx) {
+    uint32_t pos = 0, i, c;
+    while (next_bucket(h, &pos, &i, &c))
+        if (i == idx) return c;
+    return 0;
+}
+
 int ds_hist_merge(ds_hist *dst, const ds_hist *src) {
-    if (!src->n) return 0;
-    if (cover(dst, src->lo) || cover(dst, src->lo + src->n - 1)) return -1;
-    for (uint32_t i = 0; i < src->n; i++) {
-        uint32_t *c = &dst->c[src->lo + i - dst->lo];
-        *c = src->c[i] > UINT32_MAX - *c ? UINT32_MAX : *c + src->c[i];
-    }
+    uint32_t pos = 0, idx, cnt;
+    while (next_bucket(src, &pos, &idx, &cnt))
+        if (add_idx(dst, idx, cnt)) return -1;
     dst->count += src->count;
     dst->sum = src->sum > UINT64_MAX - dst->sum ? UINT64_MAX : dst->sum + src->sum;
     return 0;
 }
 
+int ds_hist_move(ds_hist *dst, ds_hist *src) {
+    if (!dst->c && !dst->count) {
+        *dst = *src;
+        memset(src, 0, sizeof *src);
+        return 0;
+    }
+    int rc = ds_hist_merge(dst, src);
+    ds_hist_free(src);
+    return rc;
+}
+
 int ds_hist_add_scaled(ds_hist *dst, const ds_hist *src, double factor) {
-    for (uint32_t i = 0; i < src->n; i++) {
-        if (!src->c[i]) continue;
+    uint32_t pos = 0, idx, cnt;
+    while (next_bucket(src, &pos, &idx, &cnt)) {
         uint64_t lo, hi;
-        ds_bucket_range(src->lo + i, &lo, &hi);
+        ds_bucket_range(idx, &lo, &hi);
         double v = ((double)lo + (double)(hi - lo) / 2) * factor;
-        if (ds_hist_add(dst, v >= 1.8e19 ? UINT64_MAX : (uint64_t)v, src->c[i])) return -1;
+        if (ds_hist_add(dst, v >= 1.8e19 ? UINT64_MAX : (uint64_t)v, cnt)) return -1;
     }
     return 0;
 }
 
 void ds_hist_clear(ds_hist *h) {
     if (h->n) memset(h->c, 0, h->n * sizeof *h->c);
+    h->nsp = 0;
     h->count = h->sum = 0;
 }
 
@@ -96,47 +176,45 @@ void ds_hist_free(ds_hist *h) {
     memset(h, 0, sizeof *h);
 }
 
-size_t ds_hist_bytes(const ds_hist *h) { return h->n * sizeof *h->c; }
+size_t ds_hist_bytes(const ds_hist *h) {
+    return h->n ? h->n * sizeof *h->c : h->c ? 2 * DS_SPARSE * sizeof *h->c : 0;
+}
 
 double ds_hist_quantile(const ds_hist *h, double q) {
     uint64_t total = 0;
-    for (uint32_t i = 0; i < h->n; i++) total += h->c[i];
+    uint32_t pos = 0, idx, cnt;
+    while (next_bucket(h, &pos, &idx, &cnt)) total += cnt;
     if (!total) return 0;
     double rank = q * (double)total, seen = 0;
-    for (uint32_t i = 0; i < h->n; i++) {
-        if (!h->c[i]) continue;
-        if (seen + h->c[i] >= rank) {
-            uint64_t lo, hi;
-            ds_bucket_range(h->lo + i, &lo, &hi);
+    uint64_t lo = 0, hi = 0;
+    for (pos = 0; next_bucket(h, &pos, &idx, &cnt);) {
+        ds_bucket_range(idx, &lo, &hi);
+        if (seen + cnt >= rank) {
             if (hi - lo == 1) return (double)lo;
-            double frac = (rank - seen) / (double)h->c[i];
+            double frac = (rank - seen) / (double)cnt;
             return (double)lo + frac * (double)(hi - lo);
         }
-        seen += h->c[i];
+        seen += cnt;
     }
-    uint64_t lo, hi;
-    ds_bucket_range(h->lo + h->n - 1, &lo, &hi);
     return (double)lo;
 }
 
 /* ---- Mann-Whitney -------------------------------------------------------- */
 
-static uint32_t count_at(const ds_hist *h, uint32_t idx) {
-    return idx >= h->lo && idx < h->lo + h->n ? h->c[idx - h->lo] : 0;
-}
-
 double ds_mann_whitney(const ds_hist *a, const ds_hist *b, double *effect) {
     if (effect) *effect = 0.5;
-    if (!a->n || !b->n) return 1;
-    uint32_t lo = a->lo < b->lo ? a->lo : b->lo;
-    uint32_t ea = a->lo + a->n, eb = b->lo + b->n, hi = ea > eb ? ea : eb;
+    uint32_t pa = 0, pb = 0, ia = 0, ib = 0, ca = 0, cb = 0;
+    int ha = next_bucket(a, &pa, &ia, &ca), hb = next_bucket(b, &pb, &ib, &cb);
     double na = 0, nb = 0, u = 0, ties = 0;
-    for (uint32_t i = lo; i < hi; i++) {
-        double ca = count_at(a, i), cb = count_at(b, i), t = ca + cb;
-        u += cb * (na + ca / 2);
+    while (ha || hb) {
+        uint32_t idx = !hb || (ha && ia < ib) ? ia : ib;
+        double xa = ha && ia == idx ? ca : 0, xb = hb && ib == idx ? cb : 0, t = xa + xb;
+        u += xb * (na + xa / 2);
         ties += t * t * t - t;
-        na += ca;
-        nb += cb;
+        na += xa;
+        nb += xb;
+        if (ha && ia == idx) ha = next_bucket(a, &pa, &ia, &ca);
+        if (hb && ib == idx) hb = next_bucket(b, &pb, &ib, &cb);
     }
     if (na < 2 || nb < 2) return 1;
     double n = na + nb, mean = na * nb / 2;

@@ -14,14 +14,19 @@
  * of the value in the worst case and below 0.8% for a value at the bucket's
  * middle. Only the range of buckets touched is stored (4 bytes each), so
  * memory depends on the spread of the durations, never on their number:
- * at most 3776 buckets (15 KiB) for durations from 1 ns to 584 years. */
+ * at most 3776 buckets (15 KiB) for durations from 1 ns to 584 years. Up to
+ * DS_SPARSE distinct buckets are kept as a list (128 bytes), so that the
+ * many functions called a few times each cost little. */
+
+#define DS_SPARSE 16
 
 #define DS_SUB_BITS 6
 #define DS_BUCKETS 3776u
 
 typedef struct ds_hist {
-    uint32_t *c;     /* counts of buckets lo .. lo + n - 1 */
-    uint32_t lo, n;
+    uint32_t *c;     /* dense: counts of buckets lo .. lo + n - 1;
+                        sparse (n == 0): nsp pairs (bucket, count) by bucket */
+    uint32_t lo, n, nsp;
     uint64_t count;  /* values added */
     uint64_t sum;    /* their sum, ns (saturating) */
 } ds_hist;
@@ -35,6 +40,11 @@ void ds_bucket_range(uint32_t idx, uint64_t *lo, uint64_t *hi);
 int ds_hist_add(ds_hist *h, uint64_t v, uint64_t times);
 /* Adds every value of src to dst. Returns 0 or -1 on out-of-memory. */
 int ds_hist_merge(ds_hist *dst, const ds_hist *src);
+/* The same, then empties src and releases its storage (taken over by dst
+ * when dst holds nothing yet). */
+int ds_hist_move(ds_hist *dst, ds_hist *src);
+/* The count in bucket idx. */
+uint32_t ds_hist_at(const ds_hist *h, uint32_t idx);
 /* Empties h, keeping its storage. */
 void ds_hist_clear(ds_hist *h);
 /* Frees the storage; h becomes empty. Accepts an empty histogram. */

@@ -70,11 +70,69 @@ START_TEST(merge_and_scaling_keep_counts_and_move_values) {
 }
 END_TEST
 
+START_TEST(few_buckets_stay_a_list_then_turn_dense_unchanged) {
+    ds_hist h = {0}, ref = {0};
+    /* The reference turns dense at once: 40 values far apart. */
+    for (uint64_t k = 0; k < 40; k++) ds_hist_add(&ref, 1000000 + k * 100000, 1);
+    ck_assert_uint_gt(ref.n, 0);
+    uint64_t vals[] = {5000, 70, 1234567, 5000, 999, 70, 31, 5000};
+    for (size_t i = 0; i < 8; i++) ds_hist_add(&h, vals[i], 1);
+    ck_assert_uint_eq(h.n, 0);                 /* still a list */
+    ck_assert_uint_eq(h.nsp, 5);
+    ck_assert_uint_le(ds_hist_bytes(&h), 2 * DS_SPARSE * 4);
+    ck_assert_uint_eq(ds_hist_at(&h, ds_bucket(5000)), 3);
+    ck_assert(ds_hist_quantile(&h, 0.5) >= 999 && ds_hist_quantile(&h, 0.5) < 5000 * 1.02);
+    double before = ds_hist_quantile(&h, 0.5);
+    /* Merging into the dense reference and back keeps every count. */
+    ds_hist d = {0};
+    ck_assert_int_eq(ds_hist_merge(&d, &ref), 0);
+    ck_assert_int_eq(ds_hist_merge(&d, &h), 0);
+    ck_assert_uint_eq(d.count, 48);
+    ck_assert_uint_eq(ds_hist_at(&d, ds_bucket(70)), 2);
+    /* Past DS_SPARSE buckets the list turns dense with the same counts. */
+    for (uint64_t k = 0; k < DS_SPARSE; k++) ds_hist_add(&h, 200000 + k * 10000, 1);
+    ck_assert_uint_gt(h.n, 0);
+    ck_assert_uint_eq(h.nsp, 0);
+    ck_assert_uint_eq(h.count, 8 + DS_SPARSE);
+    ck_assert_uint_eq(ds_hist_at(&h, ds_bucket(5000)), 3);
+    ck_assert_uint_eq(ds_hist_at(&h, ds_bucket(31)), 1);
+    ck_assert(ds_hist_quantile(&h, 0.5) > 100 * before); /* 16 values of 200 us or more */
+    /* Mann-Whitney treats both forms alike: a list against itself in
+     * dense form gives no difference. */
+    ds_hist l = {0}, dd = {0};
+    for (size_t i = 0; i < 8; i++) ds_hist_add(&l, vals[i], 1);
+    ck_assert_int_eq(ds_hist_merge(&dd, &ref), 0);
+    ds_hist_clear(&dd);
+    ck_assert_uint_gt(dd.n, 0);
+    ck_assert_int_eq(ds_hist_merge(&dd, &l), 0);
+    ck_assert(ds_mann_whitney(&l, &dd, NULL) == 1);
+    /* Moving into an empty histogram hands the storage over. */
+    ds_hist m = {0};
+    uint32_t *storage = l.c;
+    ck_assert_int_eq(ds_hist_move(&m, &l), 0);
+    ck_assert_ptr_eq(m.c, storage);
+    ck_assert_ptr_null(l.c);
+    ck_assert_uint_eq(m.count, 8);
+    ck_assert_int_eq(ds_hist_move(&m, &h), 0);
+    ck_assert_uint_eq(m.count, 8 + 8 + DS_SPARSE);
+    ck_assert_ptr_null(h.c);
+    ds_hist_free(&ref);
+    ds_hist_free(&d);
+    ds_hist_free(&dd);
+    ds_hist_free(&m);
+}
+END_TEST
+
 START_TEST(counts_saturate_instead_of_wrapping) {
     ds_hist h = {0};
     ds_hist_add(&h, 100, UINT32_MAX - 1);
     ds_hist_add(&h, 100, 10);
-    ck_assert_uint_eq(h.c[100 - h.lo], UINT32_MAX);
+    ck_assert_uint_eq(ds_hist_at(&h, 100), UINT32_MAX);
+    /* The same in the dense form. */
+    for (uint64_t v = 200; v < 200 + 2 * DS_SPARSE; v++) ds_hist_add(&h, v, 1);
+    ck_assert_uint_gt(h.n, 0);
+    ds_hist_add(&h, 100, 10);
+    ck_assert_uint_eq(ds_hist_at(&h, 100), UINT32_MAX);
     ds_hist_free(&h);
 }
 END_TEST
@@ -165,12 +223,17 @@ END_TEST
 Suite *diff_suite(void) {
     Suite *s = suite_create("diff");
     TCase *h = tcase_create("histogram");
+    /* Quick (about a second under ASan), but make check runs suites side by
+     * side on a busy machine: the default 4 s can pass while waiting. */
+    tcase_set_timeout(h, 60);
     tcase_add_test(h, buckets_cover_every_value_without_gaps);
     tcase_add_test(h, quantiles_are_within_the_stated_error);
     tcase_add_test(h, merge_and_scaling_keep_counts_and_move_values);
+    tcase_add_test(h, few_buckets_stay_a_list_then_turn_dense_unchanged);
     tcase_add_test(h, counts_saturate_instead_of_wrapping);
     suite_add_tcase(s, h);
     TCase *t = tcase_create("tests");
+    tcase_set_timeout(t, 60);
     tcase_add_test(t, mann_whitney_matches_a_hand_computed_case);
     tcase_add_test(t, mann_whitney_sees_no_change_in_equal_samples);
     tcase_add_test(t, incomplete_beta_matches_closed_forms);
