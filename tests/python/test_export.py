@@ -10,6 +10,7 @@ import json
 import os
 import re
 import subprocess
+import time
 
 import pytest
 
@@ -258,6 +259,18 @@ def browser():
     b.close()
 
 
+def settled(browser, expression):
+    """The value of `expression` once two reads 0.5 s apart agree (drawing is
+    animated)."""
+    value = browser.eval(expression)
+    for _ in range(60):
+        time.sleep(0.5)
+        value, last = browser.eval(expression), value
+        if value == last:
+            return value
+    return value
+
+
 def test_html_report_in_chromium(demo, browser):
     browser.errors.clear()
     browser.requests.clear()
@@ -277,6 +290,18 @@ def test_html_report_in_chromium(demo, browser):
                               "document.querySelectorAll('#flame .d3-flame-graph-label'))"
                               ".map(e => e.textContent)")
     assert "main" in labels and "worker" in labels and "all threads" in labels
+    # a click on main zooms it to the whole width; Reset zoom undoes it
+    frame = ("Array.from(document.querySelectorAll('#flame g')).find(g => {"
+             "var l = g.querySelector('.d3-flame-graph-label');"
+             "return l && l.textContent === 'main'})")
+    width = "+%s.querySelector('rect').getAttribute('width')" % frame
+    full = browser.eval("+document.querySelector('#flame svg').getAttribute('width')")
+    before = settled(browser, width)
+    assert 0 < before < full
+    browser.eval(frame + ".dispatchEvent(new MouseEvent('click', {bubbles: true}))")
+    assert browser.wait_for("Math.abs(%s - %d) < 1" % (width, full))
+    browser.eval("document.getElementById('reset').click()")
+    assert browser.wait_for("Math.abs(%s - %f) < 1" % (width, before))
     summary = browser.eval("document.getElementById('summary').innerText")
     assert "zones" in summary and "{:,}".format(sum(v[0] for v in demo["stats"].values())) \
         in summary
@@ -369,3 +394,28 @@ def test_chrome_json_in_speedscope_shows_clean_names(run_tracy, browser, tmp_pat
         assert name in names, text[:1000]
     assert not [n for n in names if "{" in n or "src_file" in n or "url" in n]
     assert browser.errors == []
+
+
+def test_html_report_of_an_empty_and_a_two_process_trace(browser, tmp_path):
+    tracegen = os.path.join(BUILD, "tools", "tracegen")
+    for fixed in ("empty", "small"):
+        trace = str(tmp_path / (fixed + ".tracy"))
+        subprocess.run([tracegen, "--fixed", fixed, "-o", trace], check=True, timeout=60)
+        tool("tracy-export", trace, "-o", trace + ".html")
+        browser.errors.clear()
+        browser.open("file://" + trace + ".html",
+                     ready="document.body && document.body.dataset.ready === '1'")
+        rows = browser.eval("document.querySelectorAll('#functions tbody tr').length")
+        assert browser.errors == [], fixed
+        if fixed == "empty":
+            assert rows == 0
+            continue
+        assert rows == 5
+        # one process of the two: its functions only (numpy.dot is process 1's)
+        browser.eval("var f = document.getElementById('filter'); f.value = Array.from("
+                     "f.options).find(o => o.text.includes('2001')).value;"
+                     "f.dispatchEvent(new Event('change'))")
+        names = browser.eval("Array.from(document.querySelectorAll('#functions tbody tr'))"
+                             ".map(r => r.cells[0].textContent)")
+        assert sorted(names) == ["main", "step"]
+        assert browser.errors == []
