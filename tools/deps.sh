@@ -4,6 +4,10 @@
 set -e
 PKGS="libuv1-dev libzstd-dev libsqlite3-dev libcjson-dev check pkg-config
 python3-dev python3-pytest sqlite3 zlib1g-dev openmpi-bin python3-mpi4py"
+# tracy-export's tests: headless Chromium, speedscope's schema check,
+# callgrind_annotate; npm installs the report's d3 into build/npm.
+PKGS="$PKGS chromium python3-jsonschema valgrind"
+command -v npm >/dev/null 2>&1 || PKGS="$PKGS npm"
 [ -n "$DEPS_EXTRA" ] && PKGS="$PKGS $DEPS_EXTRA"
 missing=""
 for p in $PKGS; do

@@ -182,6 +182,11 @@
     if (!chart) {
       chart = flamegraph.default().width(width).cellHeight(18).minFrameSize(1)
         .transitionDuration(300).sort(true).setDetailsHandler(details)
+        .setLabelHandler(function (d) {
+          var root = d; while (root.parent) root = root.parent;
+          return d.data.name + " (" + ms(d.value) + " ms, " +
+            (100 * d.value / (root.value || 1)).toFixed(1) + "%)";
+        })
         .setSearchMatch(function (d, term) {
           var name = d.data.name || "";
           return !!term && name.toLowerCase().indexOf(term.toLowerCase()) >= 0;

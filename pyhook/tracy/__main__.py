@@ -20,7 +20,8 @@ options:
   -p, --partial            record only Profiler().enable() regions, tracy.profile
                            blocks and the tracy_profile pytest fixture
   -l, --lines              every executed line is a zone
-  -r, --report             write the op report (CSV) next to the trace
+  -r, --report             write the op report (CSV) and the HTML report next
+                           to the trace
   -o, --output PATH        trace file (default <name>.tracy here); an existing
                            directory or a path ending in / receives trace and report
   -t, --port N             daemon port (default TRACY_PORT or 8086; 0: always
@@ -314,6 +315,18 @@ def write_report(trace, cli):
     return report
 
 
+def write_html_report(trace):
+    """<trace>.html through tracy-export; its path, or None."""
+    exporter = find_tool("tracy-export")
+    html = trace[:-6] + ".html" if trace.endswith(".tracy") else trace + ".html"
+    if exporter is None:
+        sys.stderr.write("tracy: tracy-export not found, no HTML report written\n")
+        return None
+    pid = os.posix_spawn(exporter, [exporter, "-f", "html", "-o", html, trace], os.environ)
+    _, status = os.waitpid(pid, 0)
+    return html if os.waitstatus_to_exitcode(status) == 0 else None
+
+
 def main(argv):
     try:
         opts, cli = parse_args(argv)
@@ -365,6 +378,9 @@ def main(argv):
             report = write_report(out, cli)
             if report:
                 sys.stderr.write("tracy: op report written to %s\n" % report)
+            html = write_html_report(out)
+            if html:
+                sys.stderr.write("tracy: HTML report written to %s\n" % html)
     else:
         sys.stderr.write("tracy: %d events sent to the daemon at %s:%d\n" % (sent, addr, port))
     return status

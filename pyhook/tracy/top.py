@@ -56,7 +56,11 @@ def main(argv):
         sys.stdout.write(__doc__.split("\n\n")[0] + "\n")
         return 0 if argv else 2
     path = argv[0]
-    n = int(argv[1]) if len(argv) > 1 else 10
+    try:
+        n = int(argv[1]) if len(argv) > 1 else 10
+    except ValueError:
+        sys.stderr.write("tracy.top: N must be a number, not %r\n" % argv[1])
+        return 2
     sys.stdout.flush()
     if run_sql(path, n):
         return 0

@@ -48,7 +48,8 @@ class Browser:
         target = self.call("Target.createTarget", url="about:blank")["targetId"]
         self.session = self.call("Target.attachToTarget", targetId=target,
                                  flatten=True)["sessionId"]
-        for domain in ("Runtime", "Log", "Page"):
+        self.requests = []
+        for domain in ("Runtime", "Log", "Page", "Network"):
             self.call(domain + ".enable")
 
     # ---- protocol ------------------------------------------------------
@@ -80,6 +81,8 @@ class Browser:
         elif method == "Runtime.consoleAPICalled" and params.get("type") in ("error", "assert"):
             self.errors.append("console.%s: %s" % (params["type"], " ".join(
                 str(a.get("value", a.get("description"))) for a in params.get("args", []))))
+        elif method == "Network.requestWillBeSent":
+            self.requests.append(params["request"]["url"])
         elif method == "Log.entryAdded" and params["entry"]["level"] == "error":
             self.errors.append("log: %s" % params["entry"]["text"])
 
@@ -107,6 +110,15 @@ class Browser:
         while not self.eval(ready):
             if time.monotonic() > deadline:
                 raise BrowserError("%s: not ready after %ds (%s)" % (url, timeout, self.errors))
+            time.sleep(0.1)
+
+    def wait_for(self, expression, timeout=10):
+        """The value of `expression` once it is truthy (drawing may be animated)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            value = self.eval(expression)
+            if value or time.monotonic() > deadline:
+                return value
             time.sleep(0.1)
 
     def eval(self, expression):

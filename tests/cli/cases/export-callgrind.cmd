@@ -1,0 +1,1 @@
+tracy-export small.tracy -o callgrind.out.small && cat callgrind.out.small

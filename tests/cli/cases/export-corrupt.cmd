@@ -1,0 +1,1 @@
+tracy-export corrupt-events.tracy -o out.callgrind

@@ -1,0 +1,1 @@
+tracy-export cut-mid.tracy -f folded -o -

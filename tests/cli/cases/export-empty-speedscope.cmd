@@ -1,0 +1,1 @@
+tracy-export empty.tracy -o empty.speedscope.json && cat empty.speedscope.json

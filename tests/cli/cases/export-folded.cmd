@@ -1,0 +1,1 @@
+tracy-export small.tracy -o small.folded && cat small.folded

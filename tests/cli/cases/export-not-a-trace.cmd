@@ -1,0 +1,1 @@
+tracy-export notrace.txt -o x.html

@@ -1,0 +1,303 @@
+"""tracy-export's formats, each checked by the program that reads it:
+pstats.Stats under the interpreter under test (and its counts against
+cProfile's own on the same program), valgrind's callgrind_annotate,
+speedscope's JSON schema (python3-jsonschema) and viewer, and a real headless
+Chromium for the HTML report; tracy-json's frame names. On examples/demo.py
+and on a small recursive program."""
+import csv
+import io
+import json
+import os
+import re
+import subprocess
+
+import pytest
+
+from conftest import BIN, BUILD, PYTHON, ROOT, env_for_tests
+
+SPEEDSCOPE = os.path.join(BUILD, "npm", "node_modules", "speedscope", "dist", "release")
+
+RECURSIVE = """
+def fib(n):
+    return n if n < 2 else fib(n - 1) + fib(n - 2)
+
+def main():
+    return fib(20)
+
+def ping(n):
+    return pong(n - 1) if n else 0
+
+def pong(n):
+    return ping(n) if n else 0
+
+main()
+ping(30)
+"""
+
+
+def tool(name, *args, check=True):
+    proc = subprocess.run([os.path.join(BIN, name)] + list(args), capture_output=True,
+                          text=True, timeout=300)
+    if check:
+        assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def function_stats(trace):
+    out = tool("tracy-sql", "--csv", trace, "SELECT name, src_file, src_line, calls, total, "
+               "self FROM function_stats").stdout
+    return {(r[0], r[1], int(r[2])): (int(r[3]), int(r[4]), int(r[5]))
+            for r in list(csv.reader(io.StringIO(out)))[1:]}
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    """examples/demo.py traced once, and every export of it."""
+    d = tmp_path_factory.mktemp("demo")
+    trace = str(d / "demo.tracy")
+    proc = subprocess.run([PYTHON, "-m", "tracy", "-o", trace,
+                           os.path.join(ROOT, "examples", "demo.py")],
+                          capture_output=True, text=True, env=env_for_tests(), cwd=str(d),
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    out = {"dir": d, "trace": trace, "stats": function_stats(trace)}
+    for name in ("x.prof", "x.callgrind", "x.folded", "x.speedscope.json", "x.html"):
+        tool("tracy-export", trace, "-o", str(d / name))
+        out[name] = str(d / name)
+    return out
+
+
+# ---- pstats --------------------------------------------------------------
+
+def pstats_of(path):
+    """The stats dict as the interpreter under test loads it."""
+    code = ("import pstats, sys; s = pstats.Stats(sys.argv[1]); "
+            "print(repr({k: v[:4] + ({c: cv for c, cv in v[4].items()},) "
+            "for k, v in s.stats.items()}))")
+    proc = subprocess.run([PYTHON, "-c", code, path], capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return eval(proc.stdout)  # a dict of tuples of str/int/float, from repr
+
+
+def test_pstats_counts_equal_cprofile_on_recursion(run_tracy, tmp_path):
+    r = run_tracy(RECURSIVE)
+    assert r.rc == 0, r.err
+    prof = str(tmp_path / "x.prof")
+    tool("tracy-export", r.path, "-o", prof)
+    ours = {k[2]: v for k, v in pstats_of(prof).items()}
+    (tmp_path / "rec.py").write_text(RECURSIVE)
+    subprocess.run([PYTHON, "-m", "cProfile", "-o", str(tmp_path / "c.prof"),
+                    str(tmp_path / "rec.py")], check=True, timeout=60,
+                   stdout=subprocess.DEVNULL)
+    theirs = {k[2]: v for k, v in pstats_of(str(tmp_path / "c.prof")).items()}
+    assert ours["fib"][:2] == (1, 21891)
+    for name in ("fib", "main", "ping", "pong"):
+        assert ours[name][:2] == theirs[name][:2], name
+        callers = {c[2]: cv[:2] for c, cv in ours[name][4].items()}
+        assert callers == {c[2]: cv[:2] for c, cv in theirs[name][4].items()}, name
+    # times agree with function_stats (ns -> s)
+    stats = {k[0]: v for k, v in function_stats(r.path).items()}
+    for name in ("fib", "main", "ping", "pong"):
+        assert ours[name][2] == pytest.approx(stats[name][2] / 1e9, abs=1e-12)
+        assert ours[name][3] == pytest.approx(stats[name][1] / 1e9, abs=1e-12)
+    assert ours["fib"][3] <= ours["main"][3]
+
+
+def test_pstats_of_demo_prints_and_agrees_with_function_stats(demo):
+    proc = subprocess.run([PYTHON, "-c", "import pstats; pstats.Stats('x.prof')"
+                           ".sort_stats('cumulative').print_stats()"],
+                          cwd=str(demo["dir"]), capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert re.search(r"demo\.py:\d+\(main\)", proc.stdout)
+    stats = pstats_of(demo["x.prof"])
+    assert len(stats) == len(demo["stats"])
+    for (name, file, line), (calls, total, self_) in demo["stats"].items():
+        key = (file, line, name) if file else ("~", 0, name)
+        cc, nc, tt, ct, callers = stats[key]
+        assert nc == calls and cc <= nc
+        assert tt == pytest.approx(self_ / 1e9, abs=1e-12)
+        assert ct == pytest.approx(total / 1e9, abs=1e-12)
+        # every call but the top-level ones comes from a caller
+        assert sum(v[0] for v in callers.values()) <= nc
+
+
+# ---- callgrind -----------------------------------------------------------
+
+def annotate(path, *options):
+    proc = subprocess.run(["callgrind_annotate"] + list(options) + [path],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def cg_number(s):
+    return int(s.replace(",", ""))
+
+
+def test_callgrind_annotate_reads_it_and_totals_agree(demo):
+    out = annotate(demo["x.callgrind"])
+    total = cg_number(re.search(r"^\s*([\d,]+) \(100\.0%\)\s+PROGRAM TOTALS", out, re.M).group(1))
+    assert total == sum(v[2] for v in demo["stats"].values())
+    # inclusive cost = cumulative time of the outermost calls
+    out = annotate(demo["x.callgrind"], "--inclusive=yes", "--threshold=100")
+    main = [(k, v) for k, v in demo["stats"].items() if k[0] == "main"][0]
+    m = re.search(r"^\s*([\d,]+) \(\s*[\d.]+%\)\s+\S*demo\.py:main$", out, re.M)
+    assert m, out[:2000]
+    assert cg_number(m.group(1)) == main[1][1]
+    # self cost per function
+    out = annotate(demo["x.callgrind"], "--threshold=100")
+    m = re.search(r"^\s*([\d,]+) \(\s*[\d.]+%\)\s+\S*demo\.py:parse$", out, re.M)
+    parse = [v for k, v in demo["stats"].items()
+             if k[0] == "parse" and k[1].endswith("demo.py")][0]
+    assert cg_number(m.group(1)) == parse[2]
+
+
+# ---- folded stacks -------------------------------------------------------
+
+def folded(path):
+    rows = []
+    for line in open(path, encoding="utf-8"):
+        stack, weight = line.rstrip("\n").rsplit(" ", 1)
+        rows.append((stack.split(";"), int(weight)))
+    return rows
+
+
+def test_folded_stacks_weigh_self_time_merged_and_per_thread(demo):
+    selfs = sum(v[2] for v in demo["stats"].values())
+    merged = folded(demo["x.folded"])
+    assert sum(w for _, w in merged) == selfs
+    assert len({tuple(s) for s, _ in merged}) == len(merged)
+    assert any(s[-1].startswith("parse (") and s[-1].endswith("demo.py:31)")
+               for s, _ in merged)
+    per = str(demo["dir"] / "per.folded")
+    tool("tracy-export", "--per-thread", "-f", "folded", "-o", per, demo["trace"])
+    rows = folded(per)
+    assert sum(w for _, w in rows) == selfs
+    threads = {s[1] for s, _ in rows}
+    assert {t.split()[0] for t in threads} == {"MainThread", "worker-0", "worker-1",
+                                                "worker-2"}
+
+
+# ---- speedscope ----------------------------------------------------------
+
+def test_speedscope_export_is_valid_against_its_schema(demo):
+    import jsonschema
+    with open(os.path.join(SPEEDSCOPE, "file-format-schema.json")) as f:
+        schema = json.load(f)
+    with open(demo["x.speedscope.json"]) as f:
+        doc = json.load(f)
+    jsonschema.Draft7Validator(schema).validate(doc)
+    frames = doc["shared"]["frames"]
+    main = [f for f in frames if f["name"] == "main"]
+    assert main and main[0]["file"].endswith("demo.py") and main[0]["line"] == 52
+    assert len(doc["profiles"]) == 4
+    opened = 0
+    for p in doc["profiles"]:
+        stack = []
+        for e in p["events"]:
+            if e["type"] == "O":
+                stack.append(e["frame"])
+                opened += 1
+            else:
+                assert stack.pop() == e["frame"]
+        assert stack == []
+        ats = [e["at"] for e in p["events"]]
+        assert ats == sorted(ats) and p["startValue"] == ats[0] and p["endValue"] == ats[-1]
+    assert opened == sum(v[0] for v in demo["stats"].values())
+
+
+# ---- Chrome JSON ---------------------------------------------------------
+
+def test_chrome_json_names_are_clean_and_user_zones_have_their_line(run_tracy, tmp_path):
+    r = run_tracy("""
+    import tracy
+
+    def work():
+        return sum(range(1000))
+
+    with tracy.zone("load"):
+        work()
+    """)
+    assert r.rc == 0, r.err
+    events = json.loads(tool("tracy-json", r.path).stdout)
+    zones = [e for e in events if e["ph"] == "X"]
+    assert zones and all("{" not in e["name"] and "src_" not in e["name"] for e in zones)
+    load = [e for e in zones if e["name"] == "load"][0]
+    assert load["args"]["url"].endswith("prog.py") and load["args"]["line"] == 7
+    work = [e for e in zones if e["name"] == "work"][0]
+    assert work["args"]["line"] == 4
+    # speedscope takes file and line from these keys when the first event has them all
+    assert set(events[0]["args"]) >= {"line", "column", "name", "category", "url", "params",
+                                      "allocatedCategory", "allocatedName"}
+
+
+# ---- In a browser --------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def browser():
+    from browser import Browser
+    b = Browser()
+    yield b
+    b.close()
+
+
+def test_html_report_in_chromium(demo, browser):
+    browser.errors.clear()
+    browser.requests.clear()
+    browser.open("file://" + demo["x.html"],
+                 ready="document.body && document.body.dataset.ready === '1'")
+    assert browser.errors == []
+    assert [u for u in browser.requests if not u.startswith(("file:", "data:"))] == []
+    by_self = sorted(demo["stats"].items(), key=lambda kv: (-kv[1][2], kv[0][0]))
+    shown = browser.eval("Array.from(document.querySelectorAll('#functions tbody tr'))"
+                         ".map(r => [r.cells[0].textContent, r.cells[3].textContent])")
+    assert len(shown) == len(demo["stats"])
+    assert [s[0] for s in shown[:5]] == [k[0] for k, _ in by_self[:5]]
+    assert shown[0][1] == "{:,}".format(by_self[0][1][0])
+    labels = browser.wait_for("Array.from(document.querySelectorAll("
+                              "'#flame .d3-flame-graph-label')).map(e => e.textContent)"
+                              ".filter(t => t === 'main').length && Array.from("
+                              "document.querySelectorAll('#flame .d3-flame-graph-label'))"
+                              ".map(e => e.textContent)")
+    assert "main" in labels and "worker" in labels and "all threads" in labels
+    summary = browser.eval("document.getElementById('summary').innerText")
+    assert "zones" in summary and "{:,}".format(sum(v[0] for v in demo["stats"].values())) \
+        in summary
+    assert browser.eval("document.querySelectorAll('#timeline canvas').length") == 4
+    assert browser.eval("document.querySelectorAll('#signposts span').length") == 3
+    # sorting by calls, searching, and one thread only
+    browser.eval("document.querySelector('#functions th[data-key=calls]').click()")
+    first = browser.eval("document.querySelector('#functions tbody tr').cells[0].textContent")
+    most_calls = max(demo["stats"].items(), key=lambda kv: kv[1][0])[0][0]
+    assert first == most_calls
+    browser.eval("var s = document.getElementById('search'); s.value = 'parse';"
+                 "s.dispatchEvent(new Event('input'))")
+    matches = browser.eval("Array.from(document.querySelectorAll('#functions tr.match'))"
+                           ".map(r => r.cells[0].textContent)")
+    assert "parse" in matches
+    assert sorted(matches) == sorted(k[0] for k in demo["stats"] if "parse" in k[0].lower())
+    assert browser.eval("document.querySelectorAll('#flame rect').length") > 0
+    browser.eval("var f = document.getElementById('filter');"
+                 "f.value = Array.from(f.options).find(o => o.text.includes('worker-1')).value;"
+                 "f.dispatchEvent(new Event('change'))")
+    names = browser.eval("Array.from(document.querySelectorAll('#functions tbody tr'))"
+                         ".map(r => r.cells[0].textContent)")
+    assert "worker" in names and "main" not in names
+    assert browser.errors == []
+
+
+def test_speedscope_opens_the_export_in_chromium(demo, browser, tmp_path):
+    with open(demo["x.speedscope.json"], "rb") as f:
+        import base64
+        b64 = base64.b64encode(f.read()).decode()
+    loader = tmp_path / "profile.js"
+    loader.write_text("speedscope.loadFileFromBase64(%s, %s)"
+                      % (json.dumps("demo.speedscope.json"), json.dumps(b64)))
+    browser.errors.clear()
+    browser.open("file://%s/index.html#localProfilePath=%s" % (SPEEDSCOPE, loader),
+                 ready="/demo\\.py - speedscope$/.test(document.title)")
+    # its toolbar names the first profile: the main thread, 1 of 4
+    text = browser.eval("document.body.innerText")
+    assert re.search(r"demo\.py \d+: MainThread \d+ \(1/4\)", text), text[:500]
+    assert browser.errors == []
