@@ -181,7 +181,7 @@
     var data = hierarchy(), width = $("flame").clientWidth || 960;
     if (!chart) {
       chart = flamegraph.default().width(width).cellHeight(18).minFrameSize(1)
-        .transitionDuration(300).sort(true).setDetailsHandler(details)
+        .transitionDuration(300).sort(true).inverted(true).setDetailsHandler(details)
         .setLabelHandler(function (d) {
           var root = d; while (root.parent) root = root.parent;
           return d.data.name + " (" + ms(d.value) + " ms, " +
@@ -228,6 +228,12 @@
           g.fillStyle = color(l.func[i]);
           g.fillRect(i, d * 12, 1, 11);
         }
+      });
+      c.addEventListener("mousemove", function (ev) {
+        var i = Math.floor(ev.offsetX / c.clientWidth * T.bins);
+        var l = lanes[s][ev.offsetY < c.clientHeight / 2 ? 0 : 1];
+        var t = ms(T.t0 + i * binNs - D.first) + " ms: ";
+        c.title = l && l.func[i] >= 0 ? t + funcLabel(l.func[i]) : t + "idle";
       });
       g.globalAlpha = 1;
       g.fillStyle = "#a33";
