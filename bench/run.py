@@ -2,7 +2,7 @@
 """run.py -- the benchmark suite behind `make bench`; writes BENCHMARKS.md.
 
     /usr/bin/python3 bench/run.py [--build build] [--out BENCHMARKS.md]
-                                  [--quick] [--sections 1,2,3,4,5,6]
+                                  [--quick] [--sections 1,2,3,4,5,6,8]
 
 Sections (issue 6): 1 Python hook overhead, 2 client per-event cost,
 3 daemon ingest, 4 file size, 5 converters, 6 reader. Every figure is
@@ -998,8 +998,11 @@ def machine_facts(ctx):
 
 SECTIONS = {"1": section_hook, "2": section_client, "3": section_ingest,
             "4": section_size, "5": section_convert, "6": section_reader}
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import sec_views  # noqa: E402  (section 8: tracy-export)
+SECTIONS["8"] = lambda ctx, rep: sec_views.section_views(ctx, rep, sys.modules[__name__])
 # Ingest runs before the client section, whose table shows a figure of it.
-ORDER = ["1", "3", "2", "4", "5", "6"]
+ORDER = ["1", "3", "2", "4", "5", "6", "8"]
 
 
 def main():
@@ -1007,7 +1010,7 @@ def main():
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--out", default=os.path.join(ROOT, "BENCHMARKS.md"))
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--sections", default="1,2,3,4,5,6")
+    ap.add_argument("--sections", default="1,2,3,4,5,6,8")
     ap.add_argument("--workloads", default="fib,mixed,stdlib",
                     help="section 1 workloads to run (section 4 uses their traces)")
     args = ap.parse_args()

@@ -9,8 +9,7 @@
 #include "common.h"
 
 /* Grows a zeroed array of `elem`-byte items to hold index `want`. */
-static int grow(void **arr, uint32_t *n, uint32_t want, size_t elem) {
-    if (want < *n) return 0;
+static int grow_slow(void **arr, uint32_t *n, uint32_t want, size_t elem) {
     uint32_t cap = *n ? *n : 4;
     while (cap <= want) cap *= 2;
     void *p = realloc(*arr, (size_t)cap * elem);
@@ -21,7 +20,11 @@ static int grow(void **arr, uint32_t *n, uint32_t want, size_t elem) {
     return 0;
 }
 
-static int push_u32(uint32_t **a, uint32_t *n, uint32_t *cap, uint32_t v) {
+static inline int grow(void **arr, uint32_t *n, uint32_t want, size_t elem) {
+    return want < *n ? 0 : grow_slow(arr, n, want, elem);
+}
+
+static inline int push_u32(uint32_t **a, uint32_t *n, uint32_t *cap, uint32_t v) {
     if (*n == *cap) {
         uint32_t c = *cap ? *cap * 2 : 16;
         uint32_t *p = realloc(*a, (size_t)c * sizeof *p);
@@ -246,6 +249,8 @@ static long add_func(ct_tree *t, const lt_loc *loc) {
 }
 
 long ct_tree_func_of(ct_tree *t, uint32_t process, uint32_t loc) {
+    if (process < t->nprocs && loc < t->procs[process].nfuncs && t->procs[process].funcs[loc])
+        return (long)t->procs[process].funcs[loc] - 1;
     if (grow((void **)&t->procs, &t->nprocs, process, sizeof(tproc))) return -1;
     tproc *p = &t->procs[process];
     if (grow((void **)&p->funcs, &p->nfuncs, loc, sizeof(uint32_t))) return -1;
@@ -299,6 +304,9 @@ static long child_of(ct_tree *t, uint32_t parent, uint32_t func) {
 }
 
 static tstream *stream_of(ct_tree *t, const lt_event *ev) {
+    if (ev->process < t->nprocs && ev->thread < t->procs[ev->process].nthreads &&
+        t->procs[ev->process].threads[ev->thread].index)
+        return &t->procs[ev->process].threads[ev->thread];
     if (grow((void **)&t->procs, &t->nprocs, ev->process, sizeof(tproc))) return NULL;
     tproc *p = &t->procs[ev->process];
     if (grow((void **)&p->threads, &p->nthreads, ev->thread, sizeof(tstream))) return NULL;
