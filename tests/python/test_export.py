@@ -301,3 +301,27 @@ def test_speedscope_opens_the_export_in_chromium(demo, browser, tmp_path):
     text = browser.eval("document.body.innerText")
     assert re.search(r"demo\.py \d+: MainThread \d+ \(1/4\)", text), text[:500]
     assert browser.errors == []
+
+
+def test_html_report_size_does_not_grow_with_zones(tmp_path):
+    tracegen = os.path.join(BUILD, "tools", "tracegen")
+    sizes = {}
+    for zones in (20_000, 400_000):
+        trace = str(tmp_path / ("%d.tracy" % zones))
+        subprocess.run([tracegen, "-o", trace, "-z", str(zones), "-t", "4", "-d", "8",
+                        "-l", "40", "--signposts", "50"], check=True, timeout=120)
+        tool("tracy-export", trace, "-o", trace + ".html")
+        sizes[zones] = os.path.getsize(trace + ".html")
+    # 20x the zones: only the numbers get longer (every zone would add megabytes)
+    assert sizes[400_000] < 1.10 * sizes[20_000], sizes
+
+
+def test_python_m_tracy_r_writes_the_html_report(run_tracy, tmp_path):
+    r = run_tracy(RECURSIVE, "-r")
+    assert r.rc == 0, r.err
+    html = r.path[:-len(".tracy")] + ".html"
+    assert "HTML report written to %s" % html in r.err
+    with open(html, encoding="utf-8") as f:
+        page = f.read()
+    assert '<script id="trace-data" type="application/json">' in page
+    assert '"fib"' in page and "http://" not in page.split("<body>")[1]
