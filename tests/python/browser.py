@@ -112,7 +112,7 @@ class Browser:
                 raise BrowserError("%s: not ready after %ds (%s)" % (url, timeout, self.errors))
             time.sleep(0.1)
 
-    def wait_for(self, expression, timeout=10):
+    def wait_for(self, expression, timeout=30):
         """The value of `expression` once it is truthy (drawing may be animated)."""
         deadline = time.monotonic() + timeout
         while True:

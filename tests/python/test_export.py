@@ -288,15 +288,8 @@ def test_html_report_in_chromium(demo, browser):
 
 
 def test_speedscope_opens_the_export_in_chromium(demo, browser, tmp_path):
-    with open(demo["x.speedscope.json"], "rb") as f:
-        import base64
-        b64 = base64.b64encode(f.read()).decode()
-    loader = tmp_path / "profile.js"
-    loader.write_text("speedscope.loadFileFromBase64(%s, %s)"
-                      % (json.dumps("demo.speedscope.json"), json.dumps(b64)))
-    browser.errors.clear()
-    browser.open("file://%s/index.html#localProfilePath=%s" % (SPEEDSCOPE, loader),
-                 ready="/demo\\.py - speedscope$/.test(document.title)")
+    speedscope_load(browser, tmp_path, demo["x.speedscope.json"], "demo.speedscope.json")
+    assert re.search(r"demo\.py - speedscope$", browser.eval("document.title"))
     # its toolbar names the first profile: the main thread, 1 of 4
     text = browser.eval("document.body.innerText")
     assert re.search(r"demo\.py \d+: MainThread \d+ \(1/4\)", text), text[:500]
@@ -325,3 +318,35 @@ def test_python_m_tracy_r_writes_the_html_report(run_tracy, tmp_path):
         page = f.read()
     assert '<script id="trace-data" type="application/json">' in page
     assert '"fib"' in page and "http://" not in page.split("<body>")[1]
+
+
+def speedscope_load(browser, tmp_path, data_path, name):
+    """Opens a profile file in speedscope's own page, as its command line does."""
+    import base64
+    with open(data_path, "rb") as f:
+        b64 = base64.b64encode(f.read()).decode()
+    loader = tmp_path / (name + ".js")
+    loader.write_text("speedscope.loadFileFromBase64(%s, %s)" % (json.dumps(name),
+                                                                  json.dumps(b64)))
+    browser.open("about:blank", ready="document.title === ''")  # a new document, not a new hash
+    browser.errors.clear()
+    browser.open("file://%s/index.html#localProfilePath=%s" % (SPEEDSCOPE, loader),
+                 ready="/ - speedscope$/.test(document.title)")
+
+
+def test_chrome_json_in_speedscope_shows_clean_names(run_tracy, browser, tmp_path):
+    r = run_tracy(RECURSIVE)
+    assert r.rc == 0, r.err
+    out = str(tmp_path / "rec.json")
+    tool("tracy-json", r.path, "-o", out)
+    speedscope_load(browser, tmp_path, out, "rec.json")
+    # the Sandwich view lists every frame's name as text
+    browser.eval("Array.from(document.querySelectorAll('div')).find(d => "
+                 "d.textContent.trim().endsWith('Sandwich') && d.children.length < 3).click()")
+    text = browser.wait_for("document.body.innerText.includes('Symbol Name') && "
+                            "document.body.innerText")
+    names = [ln.strip() for ln in text.splitlines()]
+    for name in ("fib", "main", "ping", "pong"):
+        assert name in names, text[:1000]
+    assert not [n for n in names if "{" in n or "src_file" in n or "url" in n]
+    assert browser.errors == []
