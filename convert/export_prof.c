@@ -265,8 +265,10 @@ static void cg_header(ex_ctx *x, uint64_t sum) {
 }
 
 /* Costs: a function's self time on its line; a call's inclusive cost is the
- * callee's time when it was not already open above, so that inclusive
- * figures count the outermost call of a recursion once, as cumtime does. */
+ * callee's time when it was not already open above. callgrind_annotate
+ * takes a function's inclusive cost as the sum of the calls into it, which
+ * is then its cumulative time: the outermost call of a recursion (mutual
+ * ones too) counted once, as cumtime does. */
 int ex_callgrind(ex_ctx *x) {
     const ct_tree *t = x->tree;
     size_t nf = ct_tree_nfuncs(t), ne;

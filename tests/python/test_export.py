@@ -153,6 +153,19 @@ def test_callgrind_annotate_reads_it_and_totals_agree(demo):
     assert cg_number(m.group(1)) == parse[2]
 
 
+def test_callgrind_inclusive_costs_are_cumulative_times_under_recursion(run_tracy, tmp_path):
+    r = run_tracy(RECURSIVE)
+    assert r.rc == 0, r.err
+    out = str(tmp_path / "rec.callgrind")
+    tool("tracy-export", r.path, "-o", out)
+    text = annotate(out, "--inclusive=yes", "--threshold=100")
+    stats = {k[0]: v for k, v in function_stats(r.path).items() if k[1].endswith("prog.py")}
+    for name in ("fib", "main", "ping", "pong", "<module>"):
+        m = re.search(r"^\s*([\d,]+) \(\s*[\d.]+%\)\s+\S*prog\.py:" + re.escape(name) + "$",
+                      text, re.M)
+        assert m and cg_number(m.group(1)) == stats[name][1], name
+
+
 # ---- folded stacks -------------------------------------------------------
 
 def folded(path):
