@@ -26,7 +26,7 @@ typedef struct json_opts {
 typedef struct loc_cache {
     char *head;   /* {"ph":"X","cat":"python","name":"f", */
     size_t head_len;
-    char *args;   /* "args":{"src_file":"a.py","src_line":3 */
+    char *args;   /* "args":{"url":"a.py","line":3,"column":0 */
     size_t args_len;
 } loc_cache;
 

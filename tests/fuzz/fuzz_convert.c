@@ -2,8 +2,10 @@
  * opens. Runs tracy-json's and tracy-csv's own code (their main(), renamed
  * at compile time) and tracy-sql's exporter into a database file, and
  * checks what they produce, not just that they survive:
- *  - JSON output parses (cJSON) and holds a traceEvents array;
+ *  - JSON output parses (cJSON) as an array of trace events;
  *  - every CSV record has as many fields as the header (RFC 4180 quoting);
+ *  - tracy-export's speedscope JSON parses, and its other formats (pstats,
+ *    callgrind, folded, html) are written with a documented exit code;
  *  - the database (a file in /dev/shm, its zone pages written by tracy-sql
  *    itself) passes SQLite's integrity_check and has one slice per zone the
  *    reader delivers.
@@ -20,6 +22,7 @@
 
 int json_main(int argc, char **argv);
 int csv_main(int argc, char **argv);
+int export_main(int argc, char **argv);
 
 static int out_fd = -1;
 static char out_path[64];
@@ -55,7 +58,7 @@ static void run_json(const char *in) {
         return;
     }
     cJSON *j = cJSON_ParseWithLength(s, n);
-    if (!j || !cJSON_IsArray(cJSON_GetObjectItem(j, "traceEvents"))) {
+    if (!j || !cJSON_IsArray(j)) {
         fprintf(stderr, "tracy-json (exit %d) wrote invalid JSON: %.300s\n", rc, s);
         abort();
     }
@@ -105,6 +108,25 @@ static void run_csv(const char *in, const char *mode) {
     char *s;
     size_t n = out_read(&s);
     check_csv(s, n, rc);
+    free(s);
+}
+
+static void run_export(const char *in, const char *fmt) {
+    char *argv[] = {"tracy-export", "--allow-truncated", "-f", (char *)fmt, "-o", out_path,
+                    (char *)in, NULL};
+    optind = 0;
+    if (ftruncate(out_fd, 0) != 0) abort();
+    int rc = export_main(7, argv);
+    check_code("tracy-export", rc);
+    if (strcmp(fmt, "speedscope") != 0) return;
+    char *s;
+    size_t n = out_read(&s);
+    cJSON *j = n ? cJSON_ParseWithLength(s, n) : NULL;
+    if (n && (!j || !cJSON_IsArray(cJSON_GetObjectItem(j, "profiles")))) {
+        fprintf(stderr, "tracy-export (exit %d) wrote invalid speedscope JSON: %.300s\n", rc, s);
+        abort();
+    }
+    cJSON_Delete(j);
     free(s);
 }
 
@@ -180,6 +202,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     run_json(path);
     run_csv(path, NULL);
     run_csv(path, "--stats");
+    static const char *const formats[] = {"pstats", "callgrind", "folded", "speedscope", "html"};
+    for (size_t i = 0; i < sizeof formats / sizeof *formats; i++) run_export(path, formats[i]);
     run_sql(path);
     return 0;
 }
