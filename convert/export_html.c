@@ -88,6 +88,14 @@ static lane *lane_of(ex_html *h, uint32_t p, uint32_t t) {
     return l;
 }
 
+static void bin_add(bin *x, int32_t func, uint64_t part) {
+    x->busy += part;
+    if (part > x->best_ns) {
+        x->best_ns = part;
+        x->best = func;
+    }
+}
+
 /* Spreads a zone of depth 0 or 1 over the bins it covers. */
 static void timeline_zone(ex_html *h, bin *row, int32_t func, uint64_t b, uint64_t e) {
     double span = (double)(h->t1 - h->t0);
@@ -95,17 +103,18 @@ static void timeline_zone(ex_html *h, bin *row, int32_t func, uint64_t b, uint64
     if (e > h->t1) e = h->t1;
     if (e <= b) return;
     size_t i = (size_t)((double)(b - h->t0) / span * HTML_BINS);
+    size_t last = (size_t)((double)(e - 1 - h->t0) / span * HTML_BINS);
+    if (i == last && i < HTML_BINS) { /* most zones: within one slice */
+        bin_add(&row[i], func, e - b);
+        return;
+    }
     for (; i < HTML_BINS; i++) {
         uint64_t lo = h->t0 + (uint64_t)(span * (double)i / HTML_BINS);
         uint64_t hi = h->t0 + (uint64_t)(span * (double)(i + 1) / HTML_BINS);
         if (lo >= e) break;
         uint64_t part = (e < hi ? e : hi) - (b > lo ? b : lo);
         if (b >= hi) continue;
-        row[i].busy += part;
-        if (part > row[i].best_ns) {
-            row[i].best_ns = part;
-            row[i].best = func;
-        }
+        bin_add(&row[i], func, part);
     }
 }
 
