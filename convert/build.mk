@@ -41,9 +41,10 @@ REPORT_ASSETS := asset_d3_js=$(NPM_MODS)/d3/dist/d3.min.js \
 	asset_flamegraph_js=$(NPM_MODS)/d3-flame-graph/dist/d3-flamegraph.umd.min.js \
 	asset_flamegraph_css=$(NPM_MODS)/d3-flame-graph/dist/d3-flamegraph.css \
 	asset_report_css=convert/report/report.css asset_report_html=convert/report/report.html \
-	asset_report_js=convert/report/report.js
+	asset_report_js=convert/report/report.js asset_d3_license=$(NPM_MODS)/d3/LICENSE \
+	asset_flamegraph_license=$(NPM_MODS)/d3-flame-graph/LICENSE
 $(B)/gen/report_assets.h: $(NPM_STAMP) convert/report/report.css convert/report/report.html \
-		convert/report/report.js tools/embed.sh
+		convert/report/report.js tools/embed.sh convert/build.mk
 	$(call say,GEN,$@)mkdir -p $(@D) && sh tools/embed.sh $(REPORT_ASSETS) > $@.tmp && mv $@.tmp $@
 $(B)/obj/convert/export_html.o: $(B)/gen/report_assets.h
 $(B)/obj/convert/export_html.o: ALL_CFLAGS += -I$(B)/gen

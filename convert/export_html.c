@@ -447,7 +447,12 @@ int ex_html_write(ex_ctx *x) {
     cv_out_write(o, asset_d3_js, sizeof asset_d3_js - 1);
     cv_out_str(o, "\n</script>\n<script>\n");
     cv_out_write(o, asset_flamegraph_js, sizeof asset_flamegraph_js - 1);
-    cv_out_str(o, "\n</script>\n</head>\n<body>\n");
+    cv_out_str(o, "\n</script>\n<script type=\"text/plain\" id=\"third-party-licenses\">\n"
+               "d3 (embedded above):\n");
+    cv_out_write(o, asset_d3_license, sizeof asset_d3_license - 1);
+    cv_out_str(o, "\nd3-flame-graph (embedded above):\n");
+    cv_out_write(o, asset_flamegraph_license, sizeof asset_flamegraph_license - 1);
+    cv_out_str(o, "</script>\n</head>\n<body>\n");
     cv_out_write(o, asset_report_html, sizeof asset_report_html - 1);
     cv_out_str(o, "<script id=\"trace-data\" type=\"application/json\">\n");
     if (write_data(x)) {
