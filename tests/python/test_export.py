@@ -363,3 +363,28 @@ def test_chrome_json_in_speedscope_shows_clean_names(run_tracy, browser, tmp_pat
         assert name in names, text[:1000]
     assert not [n for n in names if "{" in n or "src_file" in n or "url" in n]
     assert browser.errors == []
+
+
+def test_html_report_of_an_empty_and_a_two_process_trace(browser, tmp_path):
+    tracegen = os.path.join(BUILD, "tools", "tracegen")
+    for fixed in ("empty", "small"):
+        trace = str(tmp_path / (fixed + ".tracy"))
+        subprocess.run([tracegen, "--fixed", fixed, "-o", trace], check=True, timeout=60)
+        tool("tracy-export", trace, "-o", trace + ".html")
+        browser.errors.clear()
+        browser.open("file://" + trace + ".html",
+                     ready="document.body && document.body.dataset.ready === '1'")
+        rows = browser.eval("document.querySelectorAll('#functions tbody tr').length")
+        assert browser.errors == [], fixed
+        if fixed == "empty":
+            assert rows == 0
+            continue
+        assert rows == 5
+        # one process of the two: its functions only (numpy.dot is process 1's)
+        browser.eval("var f = document.getElementById('filter'); f.value = Array.from("
+                     "f.options).find(o => o.text.includes('2001')).value;"
+                     "f.dispatchEvent(new Event('change'))")
+        names = browser.eval("Array.from(document.querySelectorAll('#functions tbody tr'))"
+                             ".map(r => r.cells[0].textContent)")
+        assert sorted(names) == ["main", "step"]
+        assert browser.errors == []
