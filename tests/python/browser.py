@@ -22,6 +22,8 @@ class BrowserError(Exception):
 class Browser:
     def __init__(self, width=1280, height=1000, timeout=60):
         self.timeout = timeout
+        if not os.access(CHROMIUM, os.X_OK):
+            raise BrowserError("%s not found: run make deps (Debian's chromium)" % CHROMIUM)
         self.profile = tempfile.mkdtemp(prefix="tracy-chromium.")
         to_child, self._w = os.pipe()
         self._r, from_child = os.pipe()
