@@ -26,6 +26,8 @@ static const char usage_text[] =
     "  -o, --output FILE      write to FILE ('-': standard output)\n"
     "      --per-thread       folded: a stack per thread, under 'PROGRAM PID' and\n"
     "                         'THREAD' frames (default: every thread merged)\n"
+    "      --period NS        folded: weights in samples of NS nanoseconds (self time\n"
+    "                         / NS, rounded; stacks under half a sample left out)\n"
     "      --allow-truncated  exit 0 on a truncated trace (still warns)\n"
     "  -h, --help             print this help and exit\n"
     "  -V, --version          print the version and exit\n"
@@ -129,13 +131,14 @@ done:
 
 /* ---- Command line ------------------------------------------------------- */
 
-enum { OPT_PER_THREAD = 256, OPT_ALLOW };
+enum { OPT_PER_THREAD = 256, OPT_ALLOW, OPT_PERIOD };
 
 static int parse_args(int argc, char **argv, ex_opts *o, int *done) {
     static const struct option longs[] = {
         {"format", required_argument, 0, 'f'},
         {"output", required_argument, 0, 'o'},
         {"per-thread", no_argument, 0, OPT_PER_THREAD},
+        {"period", required_argument, 0, OPT_PERIOD},
         {"allow-truncated", no_argument, 0, OPT_ALLOW},
         {"help", no_argument, 0, 'h'},
         {"version", no_argument, 0, 'V'},
@@ -148,6 +151,10 @@ static int parse_args(int argc, char **argv, ex_opts *o, int *done) {
         case 'f': o->format = optarg; break;
         case 'o': o->output = optarg; break;
         case OPT_PER_THREAD: o->per_thread = 1; break;
+        case OPT_PERIOD:
+            if (cv_parse_u64(optarg, &o->period) || o->period == 0)
+                return cv_usage_error("--period: not a number of nanoseconds: '%s'", optarg);
+            break;
         case OPT_ALLOW: o->allow_truncated = 1; break;
         case 'h': fputs(usage_text, stdout); *done = 1; return 0;
         case 'V': cv_print_version(); *done = 1; return 0;

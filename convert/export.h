@@ -9,6 +9,7 @@
 typedef struct ex_opts {
     const char *path, *output, *format;
     int per_thread, allow_truncated;
+    uint64_t period;   /* folded: weights in samples of this many ns (0: ns) */
 } ex_opts;
 
 /* What the HTML report keeps besides the tree (export_html.c). */

@@ -38,9 +38,11 @@ int ex_folded(ex_ctx *x) {
         return -1;
     }
     cv_out *o = &x->out;
+    uint64_t period = x->o->period ? x->o->period : 1;
     for (size_t i = 0; i < nn; i++) {
         const ct_node *n = ct_tree_node(t, i);
-        if (n->func == CT_ROOT || n->self == 0) continue;
+        uint64_t weight = (n->self + period / 2) / period;
+        if (n->func == CT_ROOT || weight == 0) continue;
         size_t d = 0;
         for (uint32_t m = (uint32_t)i; ct_tree_node(t, m)->func != CT_ROOT;
              m = ct_tree_node(t, m)->parent)
@@ -62,7 +64,7 @@ int ex_folded(ex_ctx *x) {
             }
         }
         cv_out_ch(o, ' ');
-        cv_out_u64(o, n->self);
+        cv_out_u64(o, weight);
         cv_out_ch(o, '\n');
     }
     free(path);

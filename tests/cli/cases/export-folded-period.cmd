@@ -1,0 +1,1 @@
+tracy-export small.tracy -f folded --period 100 -o -
