@@ -10,6 +10,7 @@ import json
 import os
 import re
 import subprocess
+import time
 
 import pytest
 
@@ -255,6 +256,18 @@ def browser():
     b.close()
 
 
+def settled(browser, expression):
+    """The value of `expression` once two reads 0.5 s apart agree (drawing is
+    animated)."""
+    value = browser.eval(expression)
+    for _ in range(60):
+        time.sleep(0.5)
+        value, last = browser.eval(expression), value
+        if value == last:
+            return value
+    return value
+
+
 def test_html_report_in_chromium(demo, browser):
     browser.errors.clear()
     browser.requests.clear()
@@ -274,6 +287,18 @@ def test_html_report_in_chromium(demo, browser):
                               "document.querySelectorAll('#flame .d3-flame-graph-label'))"
                               ".map(e => e.textContent)")
     assert "main" in labels and "worker" in labels and "all threads" in labels
+    # a click on main zooms it to the whole width; Reset zoom undoes it
+    frame = ("Array.from(document.querySelectorAll('#flame g')).find(g => {"
+             "var l = g.querySelector('.d3-flame-graph-label');"
+             "return l && l.textContent === 'main'})")
+    width = "+%s.querySelector('rect').getAttribute('width')" % frame
+    full = browser.eval("+document.querySelector('#flame svg').getAttribute('width')")
+    before = settled(browser, width)
+    assert 0 < before < full
+    browser.eval(frame + ".dispatchEvent(new MouseEvent('click', {bubbles: true}))")
+    assert browser.wait_for("Math.abs(%s - %d) < 1" % (width, full))
+    browser.eval("document.getElementById('reset').click()")
+    assert browser.wait_for("Math.abs(%s - %f) < 1" % (width, before))
     summary = browser.eval("document.getElementById('summary').innerText")
     assert "zones" in summary and "{:,}".format(sum(v[0] for v in demo["stats"].values())) \
         in summary
