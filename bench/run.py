@@ -1010,7 +1010,7 @@ def main():
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--out", default=os.path.join(ROOT, "BENCHMARKS.md"))
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--sections", default="1,2,3,4,5,6")
+    ap.add_argument("--sections", default=",".join(ORDER))
     ap.add_argument("--workloads", default="fib,mixed,stdlib",
                     help="section 1 workloads to run (section 4 uses their traces)")
     args = ap.parse_args()
