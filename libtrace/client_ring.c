@@ -195,6 +195,8 @@ int lt__ring_slice(uint32_t thread, const uint8_t *p, uint32_t len, uint64_t now
 
 /* Drops the oldest segment: its records move the thread's start time and
  * open zones forward. */
+/* Drops the oldest segment: its records move the thread's start time and
+ * open zones forward. */
 /* A varint at *p, one- and two-byte forms inline. Returns 0 or -1. */
 static inline int rg_varint(const uint8_t **p, const uint8_t *end, uint64_t *v) {
     const uint8_t *q = *p;
@@ -220,54 +222,67 @@ static void rg_evict(void) {
     const uint8_t *p = s->data, *end = s->data + s->len;
     lt__zstack *z = &st->open;
     uint64_t ts = st->ts, n = 0;
-    /* locals: the compiler cannot keep fields in registers across the
-     * stores into the stack */
+    /* locals whose address is never taken, so that they stay in registers;
+     * the general path works on copies */
     lt__zent *v = z->v;
     uint32_t depth = z->depth, cap = z->cap;
     int clean = 1; /* no slot below cap holds a name or text */
     for (uint32_t i = depth; i < cap && clean; i++) clean = !v[i].name && !v[i].text;
     while (p < end) {
         uint32_t tag = *p;
-        uint64_t dt, loc;
         if (tag == LT_TAG_ZONE_END || tag == LT_TAG_ZONE_BEGIN || tag > LT_TAG_ZONE_BEGIN_SHORT) {
-            p++;
-            if (__builtin_expect(p < end && *p < 0x80, 1)) dt = *p++;
-            else if (rg_varint(&p, end, &dt) < 0) break;
-            ts += dt;
-            n++;
+            const uint8_t *q = p + 1;
+            uint64_t dt, loc;
+            if (__builtin_expect(q < end && q[0] < 0x80, 1)) {
+                dt = q[0];
+                q++;
+            } else if (q + 1 < end && q[1] < 0x80) {
+                dt = (uint64_t)(q[0] & 0x7f) | (uint64_t)q[1] << 7;
+                q += 2;
+            } else {
+                goto general;
+            }
             if (tag == LT_TAG_ZONE_END) {
+                ts += dt;
+                n++;
                 depth -= depth > 0;
+                p = q;
                 continue;
             }
             if (tag == LT_TAG_ZONE_BEGIN) {
-                if (__builtin_expect(p < end && *p < 0x80, 1)) loc = *p++;
-                else if (rg_varint(&p, end, &loc) < 0) break;
+                if (!(q < end && q[0] < 0x80)) goto general;
+                loc = *q++;
             } else {
                 loc = tag - LT_TAG_ZONE_BEGIN_SHORT;
             }
             if (__builtin_expect(depth < cap && clean, 1)) {
+                ts += dt;
+                n++;
                 v[depth++].loc = (uint32_t)loc;
+                p = q;
                 continue;
             }
         }
-        /* anything else, or a stack to grow: the general path */
+    general: {
+        /* any other record, long varints, or a stack to grow */
         z->depth = depth;
+        const uint8_t *pp = p;
+        uint64_t t = ts, loc;
         const char *str, *why;
         size_t len;
         uint8_t t8;
-        if (tag == LT_TAG_ZONE_BEGIN || tag > LT_TAG_ZONE_BEGIN_SHORT) {
-            (void)lt__zstack_apply(z, LT_TAG_ZONE_BEGIN, loc, NULL, 0, &why);
-        } else {
-            int timed = lt__rec_next(&p, end, &t8, &ts, &loc, &str, &len);
-            if (timed < 0) break; /* the client wrote it: cannot happen */
-            n += (uint64_t)timed;
-            if (t8 != LT_TAG_LOST) (void)lt__zstack_apply(z, t8, loc, str, len, &why);
-        }
+        int timed = lt__rec_next(&pp, end, &t8, &t, &loc, &str, &len);
+        if (timed < 0) break; /* the client wrote it: cannot happen */
+        p = pp;
+        ts = t;
+        n += (uint64_t)timed;
+        if (t8 != LT_TAG_LOST) (void)lt__zstack_apply(z, t8, loc, str, len, &why);
         v = z->v;
         depth = z->depth;
         cap = z->cap;
         clean = 1;
         for (uint32_t i = depth; i < cap && clean; i++) clean = !v[i].name && !v[i].text;
+    }
     }
     z->depth = depth;
     st->ts = ts;

@@ -427,6 +427,47 @@ START_TEST(flight_recorder_dumps_the_window_on_signal_and_at_exit) {
 }
 END_TEST
 
+/* TRACY_FLIGHT=0.3s: what was recorded more than 0.3 s before a dump is
+ * gone from it, what came after is whole. */
+START_TEST(flight_recorder_keeps_the_last_seconds) {
+    char dir[] = "/tmp/check_limit.XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char out[160];
+    snprintf(out, sizeof out, "%s/sec.tracy", dir);
+    pid_t c = fork();
+    ck_assert_int_ge(c, 0);
+    if (c == 0) {
+        setenv("TRACY_FLIGHT", "0.3s", 1);
+        setenv("TRACY_FLIGHT_OUT", out, 1);
+        setenv("TRACY_FLIGHT_NO_EXIT_DUMP", "1", 1);
+        setenv("TRACY_QUIET", "1", 1);
+        if (lt_client_start() != 0) _exit(3);
+        uint32_t early = lt_loc_register(LT_LOC_USER, "early", __FILE__, __LINE__);
+        uint32_t late = lt_loc_register(LT_LOC_USER, "late", __FILE__, __LINE__);
+        for (int i = 0; i < 1000; i++) {
+            lt_zone_begin(early);
+            lt_zone_end();
+        }
+        usleep(1000000); /* the early zones age past the window */
+        for (int i = 0; i < LATE; i++) {
+            lt_zone_begin(late);
+            lt_zone_end();
+        }
+        _exit(lt_flight_dump() == 0 ? 0 : 4);
+    }
+    int st;
+    ck_assert_int_eq(waitpid(c, &st, 0), c);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %d", st);
+    zcount z = count_zones(out);
+    ck_assert_uint_eq(z.whole[2], LATE);
+    ck_assert_uint_eq(z.whole[1] + z.cut[1] + z.unclosed[1], 0);
+    ck_assert_uint_eq(z.dropped, 2000);
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 Suite *limit_suite(void) {
     Suite *s = suite_create("limit");
     TCase *c = tcase_create("max_size");
@@ -441,6 +482,7 @@ Suite *limit_suite(void) {
     c = tcase_create("flight");
     tcase_set_timeout(c, 60);
     tcase_add_test(c, flight_recorder_dumps_the_window_on_signal_and_at_exit);
+    tcase_add_test(c, flight_recorder_keeps_the_last_seconds);
     suite_add_tcase(s, c);
     return s;
 }
