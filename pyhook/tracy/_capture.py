@@ -115,14 +115,16 @@ class Rendezvous:
             self.unlock()
 
 
-def _alive(pid):
+def _alive(pid, out):
+    """Whether `pid` is still the capture-release writing `out` (a file left
+    by a process that was killed may name a pid used again since)."""
     try:
-        os.kill(pid, 0)
-        return True
-    except ProcessLookupError:
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            argv = f.read().split(b"\0")
+    except OSError:
         return False
-    except PermissionError:
-        return True
+    return (bool(argv) and os.path.basename(argv[0]).startswith(b"capture-release")
+            and os.fsencode(out) in argv)
 
 
 def own_or_join(out, start_daemon):
@@ -137,7 +139,7 @@ def own_or_join(out, start_daemon):
     try:
         rec = rv.read()
         pid = int(rec.get("pid", "0") or 0)
-        if pid and _alive(pid) and rec.get("port", "").isdigit():
+        if pid and _alive(pid, out) and rec.get("port", "").isdigit():
             if rec.get("job") != job:
                 raise OSError("%s is being written by another run (capture-release pid %d);"
                               " choose another -o" % (out, pid))

@@ -526,3 +526,20 @@ def test_summary_with_a_daemon_that_rejects_says_nothing_was_stored(run_tracy, t
             d.wait()
         d.stdout.close()
     assert info(out)["events"] == 0
+
+
+def test_a_stale_rendezvous_naming_a_reused_pid_does_not_block_a_run(tmp_path):
+    from tracy import _capture
+    write(tmp_path, "app.py", "def f():\n    pass\nf()\n")
+    out = str(tmp_path / "app.tracy")
+    rv = _capture.Rendezvous(out)
+    rv.lock()
+    try:  # as left by a run killed with SIGKILL: its pid now belongs to us
+        rv.write({"pid": os.getpid(), "port": 1, "job": "another", "joined": 1})
+    finally:
+        rv.unlock()
+    p = subprocess.run(tracy_cmd("-o", out, "app.py"), env=env_for_tests(),
+                       capture_output=True, text=True, timeout=60, cwd=str(tmp_path))
+    assert p.returncode == 0, p.stderr
+    assert info(out)["complete"]
+    assert not os.path.exists(rv.path)  # the owner removed it at the end
