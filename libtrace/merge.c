@@ -1,6 +1,7 @@
 /* merge.c -- the event iterator: one cursor per stream holding one
- * decompressed block and the stream's open zones, merged in time order
- * through a binary heap. */
+ * decompressed block (from its turn on, released under memory pressure)
+ * and the stream's open zones, merged in time order through a binary
+ * heap. */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>

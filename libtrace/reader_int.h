@@ -10,8 +10,8 @@
 #define LT__PARK_EVICTED 1
 #define LT__PARK_UNSTARTED 2
 #define LT__EV_PARKED 0xFF   /* ev.type of a parked stream */
-/* Decompressed block buffers held at once never exceed 64 times the file
- * size, or this much for small files (see lt__load_block). */
+/* Decompressed block buffers and zone texts held at once never exceed 64
+ * times the file size, or this much for small files (see lt__raw_budget). */
 #define LT__RAW_BUDGET_MIN (256ull << 20)
 
 /* One unit of the file, from its descriptor. */
