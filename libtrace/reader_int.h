@@ -24,14 +24,21 @@ typedef struct lt__blk {
     uint8_t kind;
 } lt__blk;
 
-/* An open zone of a stream. */
+/* An open zone of a stream: 24 bytes, as a stream may hold 65536 and a
+ * process LT_MAX_OPEN_ZONES. Its ZONE_NAME / ZONE_TEXT strings, rare, are
+ * kept apart (lt__zstr, same index) when `has` says so. */
+#define LT__HAS_NAME 1
+#define LT__HAS_TEXT 2
 typedef struct lt__zframe {
     uint64_t begin_ts, child_ns;
     uint32_t loc;
-    uint8_t has_name, has_text;
-    uint32_t name_len, text_len, name_cap, text_cap;
-    char *name, *text;
+    uint8_t has;               /* LT__HAS_NAME | LT__HAS_TEXT */
 } lt__zframe;
+
+typedef struct lt__zstr {
+    char *name, *text;
+    uint32_t name_len, text_len, name_cap, text_cap;
+} lt__zstr;
 
 typedef struct lt__rstream {
     lt_thread info;
@@ -49,6 +56,8 @@ typedef struct lt__rstream {
     uint32_t max_loc, max_plot, max_frame;
     lt__zframe *stack;
     uint32_t depth, stack_cap;
+    lt__zstr *strs;            /* by depth, up to the deepest zone with text */
+    uint32_t strs_cap;
     /* LT__PARK_EVICTED: its block was released (see lt__make_room); the
      * offsets restore p, end and the event's texts once it is decompressed
      * again. LT__PARK_UNSTARTED: in the heap by its first block's first_ts,
