@@ -1,6 +1,7 @@
 /* merge.c -- the event iterator: one cursor per stream holding one
- * decompressed block and the stream's open zones, merged in time order
- * through a binary heap. */
+ * decompressed block (from its turn on, released under memory pressure)
+ * and the stream's open zones, merged in time order through a binary
+ * heap. */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,12 +12,16 @@
 
 static void lt__cursor_free(lt_reader *r, lt__rstream *s) {
     r->raw_held -= s->raw_cap;
-    r->stack_held -= (uint64_t)s->stack_cap * sizeof *s->stack;
-    for (uint32_t i = 0; i < s->stack_cap; i++) {
-        r->raw_held -= (uint64_t)s->stack[i].name_cap + s->stack[i].text_cap;
-        free(s->stack[i].name);
-        free(s->stack[i].text);
+    r->stack_held -= (uint64_t)s->stack_cap * sizeof *s->stack +
+                     (uint64_t)s->strs_cap * sizeof *s->strs;
+    for (uint32_t i = 0; i < s->strs_cap; i++) {
+        r->raw_held -= (uint64_t)s->strs[i].name_cap + s->strs[i].text_cap;
+        free(s->strs[i].name);
+        free(s->strs[i].text);
     }
+    free(s->strs);
+    s->strs = NULL;
+    s->strs_cap = 0;
     free(s->stack);
     free(s->raw);
     s->stack = NULL;
@@ -162,7 +167,6 @@ static __attribute__((noinline, cold)) int lt__grow_stack(lt_reader *r, lt__rstr
     lt__zframe *st = realloc(s->stack, cap * sizeof *st);
     if (!st) return LT_ENOMEM;
     r->stack_held += more;
-    memset(st + s->stack_cap, 0, (cap - s->stack_cap) * sizeof *st);
     s->stack = st;
     s->stack_cap = cap;
     return 0;
@@ -177,7 +181,7 @@ static int lt__push(lt_reader *r, lt__rstream *s, uint32_t loc) {
     f->begin_ts = s->ts;
     f->child_ns = 0;
     f->loc = loc;
-    f->has_name = f->has_text = 0;
+    f->has = 0;
     f->cut = s->cut_left > 0;
     s->cut_left -= f->cut;
     lt_event *ev = &s->ev;
@@ -199,20 +203,48 @@ static void lt__pop(lt__rstream *s, uint8_t flags) {
     ev->depth = s->depth;
     ev->begin_ts = f->begin_ts;
     ev->child_ns = f->child_ns;
-    ev->name = f->has_name ? f->name : NULL;
-    ev->name_len = f->has_name ? f->name_len : 0;
-    ev->text = f->has_text ? f->text : NULL;
-    ev->text_len = f->has_text ? f->text_len : 0;
+    if (__builtin_expect(f->has, 0)) {
+        const lt__zstr *z = &s->strs[s->depth];
+        ev->name = f->has & LT__HAS_NAME ? z->name : NULL;
+        ev->name_len = f->has & LT__HAS_NAME ? z->name_len : 0;
+        ev->text = f->has & LT__HAS_TEXT ? z->text : NULL;
+        ev->text_len = f->has & LT__HAS_TEXT ? z->text_len : 0;
+    } else {
+        ev->name = ev->text = NULL;
+        ev->name_len = ev->text_len = 0;
+    }
     if (s->depth) f[-1].child_ns += s->ts - f->begin_ts;
 }
 
-/* Copies a ZONE_TEXT / ZONE_NAME string into the innermost frame: the zone
+/* Grows the string slots to cover depth index `i`, within the budget. */
+static int lt__grow_strs(lt_reader *r, lt__rstream *s, uint32_t i) {
+    uint32_t cap = s->strs_cap ? s->strs_cap : 16;
+    while (cap <= i) cap *= 2;
+    uint64_t more = (uint64_t)(cap - s->strs_cap) * sizeof *s->strs;
+    if (r->raw_held + r->stack_held + more > lt__zone_budget(r))
+        return lt__corrupt(r, r->blks[s->blk].off,
+                           "open zones hold more text than a file of this size can");
+    lt__zstr *z = realloc(s->strs, cap * sizeof *z);
+    if (!z) return LT_ENOMEM;
+    memset(z + s->strs_cap, 0, (cap - s->strs_cap) * sizeof *z);
+    r->stack_held += more;
+    s->strs = z;
+    s->strs_cap = cap;
+    return 0;
+}
+
+/* Copies a ZONE_TEXT / ZONE_NAME string for the innermost zone: the zone
  * may end in a later block, after this block's buffer is reused. */
 static int lt__zone_str(lt_reader *r, lt__rstream *s, const char *str, size_t len,
                         int is_name) {
-    lt__zframe *f = &s->stack[s->depth - 1];
-    char **buf = is_name ? &f->name : &f->text;
-    uint32_t *cap = is_name ? &f->name_cap : &f->text_cap;
+    uint32_t i = s->depth - 1;
+    if (i >= s->strs_cap) {
+        int rc = lt__grow_strs(r, s, i);
+        if (rc < 0) return rc;
+    }
+    lt__zstr *z = &s->strs[i];
+    char **buf = is_name ? &z->name : &z->text;
+    uint32_t *cap = is_name ? &z->name_cap : &z->text_cap;
     if (len + 1 > *cap) {
         /* Deeply nested zones with long texts: bounded like block buffers. */
         if (r->raw_held + (len + 1 - *cap) > lt__raw_budget(r))
@@ -226,13 +258,9 @@ static int lt__zone_str(lt_reader *r, lt__rstream *s, const char *str, size_t le
     }
     memcpy(*buf, str, len);
     (*buf)[len] = '\0';
-    if (is_name) {
-        f->has_name = 1;
-        f->name_len = (uint32_t)len;
-    } else {
-        f->has_text = 1;
-        f->text_len = (uint32_t)len;
-    }
+    if (is_name) z->name_len = (uint32_t)len;
+    else z->text_len = (uint32_t)len;
+    s->stack[i].has |= is_name ? LT__HAS_NAME : LT__HAS_TEXT;
     return 0;
 }
 

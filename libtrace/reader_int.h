@@ -10,8 +10,8 @@
 #define LT__PARK_EVICTED 1
 #define LT__PARK_UNSTARTED 2
 #define LT__EV_PARKED 0xFF   /* ev.type of a parked stream */
-/* Decompressed block buffers held at once never exceed 64 times the file
- * size, or this much for small files (see lt__load_block). */
+/* Decompressed block buffers and zone texts held at once never exceed 64
+ * times the file size, or this much for small files (see lt__raw_budget). */
 #define LT__RAW_BUDGET_MIN (256ull << 20)
 
 /* One unit of the file, from its descriptor. */
@@ -24,15 +24,22 @@ typedef struct lt__blk {
     uint8_t kind;
 } lt__blk;
 
-/* An open zone of a stream. */
+/* An open zone of a stream: 24 bytes, as a stream may hold 65536 and a
+ * process LT_MAX_OPEN_ZONES. Its ZONE_NAME / ZONE_TEXT strings, rare, are
+ * kept apart (lt__zstr, same index) when `has` says so. */
+#define LT__HAS_NAME 1
+#define LT__HAS_TEXT 2
 typedef struct lt__zframe {
     uint64_t begin_ts, child_ns;
     uint32_t loc;
-    uint8_t has_name, has_text;
+    uint8_t has;               /* LT__HAS_NAME | LT__HAS_TEXT */
     uint8_t cut;               /* open at the recorded window's start */
-    uint32_t name_len, text_len, name_cap, text_cap;
-    char *name, *text;
 } lt__zframe;
+
+typedef struct lt__zstr {
+    char *name, *text;
+    uint32_t name_len, text_len, name_cap, text_cap;
+} lt__zstr;
 
 typedef struct lt__rstream {
     lt_thread info;
@@ -52,6 +59,8 @@ typedef struct lt__rstream {
     uint32_t depth, stack_cap;
     uint32_t cut_depth;        /* zones open at the window's start (kind 17) */
     uint32_t cut_left;         /* of those, begins not yet delivered */
+    lt__zstr *strs;            /* by depth, up to the deepest zone with text */
+    uint32_t strs_cap;
     /* LT__PARK_EVICTED: its block was released (see lt__make_room); the
      * offsets restore p, end and the event's texts once it is decompressed
      * again. LT__PARK_UNSTARTED: in the heap by its first block's first_ts,

@@ -262,8 +262,10 @@ LT_API int lt_reader_rewind(lt_reader *r);
  * at the end, or a negative code (LT_ECORRUPT, LT_ENOMEM, LT_EIO).
  * String pointers in *ev stay valid until the next call. Zones left open at
  * the end of a stream are closed at that stream's last timestamp with
- * LT_EVF_UNCLOSED. Memory stays bounded by the number of streams, the open
- * zone stacks and the metadata, whatever the file's length. */
+ * LT_EVF_UNCLOSED. Memory stays bounded whatever the file's length or its
+ * number of streams: a stream's block is decompressed when its turn comes,
+ * blocks are released under pressure, and open zones count in the budget
+ * (FORMAT.md, "Limits"); a file beyond it fails with LT_ECORRUPT. */
 LT_API int lt_reader_next(lt_reader *r, lt_event *ev);
 
 /* Checks what lt_reader_open() does not, without decoding records:
