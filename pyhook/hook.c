@@ -249,12 +249,14 @@ static PyObject *code_qualname(PyCodeObject *co) {
 
 static void qual_learn(PyCodeObject *co, PyObject *globals) {
 }
+
+static void qual_learn_heap(void) {
+}
 #else
 /* 3.8-3.10: code objects have no co_qualname. A code object's qualified
  * name is set (in a code-extra slot of its own) when the code that defines
  * it -- module, class body or function, whose co_consts hold it -- is first
- * seen; failing that, it is looked up in the frame's globals (functions, and
- * methods of classes, defined before recording began); else co_name. */
+ * seen, or from the functions alive when recording begins; else co_name. */
 static Py_ssize_t g_qual_idx = -1;
 
 static void qual_free(void *p) {
@@ -285,45 +287,34 @@ static PyObject *code_qualname(PyCodeObject *co) {
     return q ? q : co->co_name;
 }
 
-/* The __qualname__ of v when it is (or wraps, as staticmethod and
- * classmethod do) a function of code co; new reference or NULL. */
-static PyObject *func_qual(PyObject *v, PyCodeObject *co) {
-    if (!v) return NULL;
-    if (!PyFunction_Check(v)) {
-        PyObject *f = PyObject_GetAttrString(v, "__func__");
-        if (!f) {
-            PyErr_Clear();
-            return NULL;
-        }
-        PyObject *q = PyFunction_Check(f) ? func_qual(f, co) : NULL;
-        Py_DECREF(f);
-        return q;
+/* Every function alive now names its code: those defined before recording
+ * began, whose defining code ran unseen. Once per enable. */
+static void qual_learn_heap(void) {
+    if (g_qual_idx < 0) return;
+    PyObject *gc = PyImport_ImportModule("gc");
+    PyObject *all = gc ? PyObject_CallMethod(gc, "get_objects", NULL) : NULL;
+    Py_XDECREF(gc);
+    if (!all || !PyList_Check(all)) {
+        Py_XDECREF(all);
+        PyErr_Clear();
+        return;
     }
-    if (PyFunction_GET_CODE(v) != (PyObject *)co) return NULL;
-    PyObject *q = ((PyFunctionObject *)v)->func_qualname;
-    Py_XINCREF(q);
-    return q;
-}
-
-static PyObject *qual_in_globals(PyCodeObject *co, PyObject *globals) {
-    if (!globals || !PyDict_Check(globals)) return NULL;
-    PyObject *q = func_qual(PyDict_GetItem(globals, co->co_name), co);
-    PyObject *k, *v;
-    Py_ssize_t pos = 0;
-    while (!q && PyDict_Next(globals, &pos, &k, &v))
-        if (PyType_Check(v) && ((PyTypeObject *)v)->tp_dict)
-            q = func_qual(PyDict_GetItem(((PyTypeObject *)v)->tp_dict, co->co_name), co);
-    return q;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(all); i++) {
+        PyObject *f = PyList_GET_ITEM(all, i);
+        if (!PyFunction_Check(f)) continue;
+        PyObject *co = PyFunction_GET_CODE(f), *q = ((PyFunctionObject *)f)->func_qualname;
+        if (!PyCode_Check(co) || !q || qual_get((PyCodeObject *)co)) continue;
+        Py_INCREF(q);
+        qual_set((PyCodeObject *)co, q);
+    }
+    Py_DECREF(all);
 }
 
 /* First sight of co: its own name if still unknown, then its children's. */
 static void qual_learn(PyCodeObject *co, PyObject *globals) {
     if (g_qual_idx < 0) return;
     PyObject *q = qual_get(co);
-    if (!q) {
-        qual_set(co, qual_in_globals(co, globals));
-        q = code_qualname(co);
-    }
+    if (!q) q = co->co_name;
     int top = PyUnicode_Check(co->co_name) &&
               PyUnicode_CompareWithASCIIString(co->co_name, "<module>") == 0;
     const char *sep = (co->co_flags & CO_OPTIMIZED) ? ".<locals>." : ".";
@@ -885,6 +876,7 @@ int py__enable(void) {
     if (g_enabled) return g_mode;
     g_mode = choose_mode();
     g_enabled = 1;
+    qual_learn_heap();
 #if PY_HAVE_EVAL_HOOK
     if (g_mode == PY_MODE_EVAL) {
         PyInterpreterState *interp = PyInterpreterState_Get();
