@@ -38,8 +38,12 @@ typedef struct py_code_extra {
 static Py_ssize_t g_extra_idx = -1;
 /* Cached locations are (tag << 32 | loc), tag = the epoch, with PY_GEN_BIT
  * for the code of a generator or coroutine (whose frames are evaluated once
- * more, to create the object); a new epoch forgets them all. */
+ * more, to create the object), PY_MON_BIT for code recorded through
+ * sys.monitoring instead of the hook (3.13, see mon_watch); a new epoch
+ * forgets them all. */
 #define PY_GEN_BIT 0x80000000u
+#define PY_MON_BIT 0x40000000u
+#define PY_TAG_BITS (PY_GEN_BIT | PY_MON_BIT)
 #define PY_GEN_FLAGS (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR)
 static uint32_t g_epoch = 1;
 /* (g_epoch << 32) + 1: a cached value v minus this is below UINT32_MAX
@@ -54,7 +58,7 @@ static py_eval_fn g_prev_eval;
 
 /* ---- Per-thread state of the slow modes ---------------------------------- */
 
-enum { ENT_FRAME = 1, ENT_C = 2 };
+enum { ENT_FRAME = 1, ENT_C = 2, ENT_MON = 3 };
 
 typedef struct py_ent {
     const void *key; /* the PyFrameObject, or the called C function */
@@ -333,6 +337,8 @@ static void qual_learn(PyCodeObject *co, PyObject *globals) {
 }
 #endif
 
+static int mon_watch(PyCodeObject *co);
+
 /* First sight of a code object in this epoch: decides whether it is
  * recorded and registers its location. Never raises. */
 static __attribute__((noinline)) uint32_t code_loc_slow(PyCodeObject *co,
@@ -357,6 +363,7 @@ static __attribute__((noinline)) uint32_t code_loc_slow(PyCodeObject *co,
         Py_XDECREF(module);
     }
     uint32_t tag = g_epoch | ((co->co_flags & PY_GEN_FLAGS) ? PY_GEN_BIT : 0);
+    if (loc && mon_watch(co)) tag |= PY_MON_BIT;
     uintptr_t v = ((uintptr_t)tag << 32) | loc;
     if (py_code_set_extra((PyObject *)co, g_extra_idx, (void *)v) < 0)
         PyErr_Clear();
@@ -369,9 +376,17 @@ static inline uint32_t code_loc(PyCodeObject *co, PyObject *globals) {
     py_code_extra *ex = (py_code_extra *)co->co_extra;
     if (LIKELY(ex != NULL && g_extra_idx < ex->ce_size)) {
         uintptr_t v = (uintptr_t)ex->ce_extras[g_extra_idx];
-        if (LIKELY(((uint32_t)(v >> 32) & ~PY_GEN_BIT) == g_epoch)) return (uint32_t)v;
+        if (LIKELY(((uint32_t)(v >> 32) & ~PY_TAG_BITS) == g_epoch)) return (uint32_t)v;
     }
     return code_loc_slow(co, globals);
+}
+
+/* Code of this epoch recorded through sys.monitoring (after code_loc). */
+static int code_monitored(PyCodeObject *co) {
+    py_code_extra *ex = (py_code_extra *)co->co_extra;
+    if (ex == NULL || g_extra_idx >= ex->ce_size) return 0;
+    uint32_t tag = (uint32_t)((uintptr_t)ex->ce_extras[g_extra_idx] >> 32);
+    return (tag & PY_MON_BIT) && (tag & ~PY_TAG_BITS) == g_epoch;
 }
 
 /* A small open-addressing map (k1, k2) -> location, for C functions and
@@ -565,7 +580,7 @@ static PyObject *eval_hook_loc(EVAL_PARAMS, uint32_t loc) {
 /* Frames whose code is new in this epoch, or threads without a buffer. */
 static __attribute__((noinline)) PyObject *eval_hook_cold(EVAL_PARAMS) {
     uint32_t loc = code_loc(PYF_CODE(f), f->f_globals);
-    if (creates_generator(f)) return EVAL_DEFAULT();
+    if (creates_generator(f) || code_monitored(PYF_CODE(f))) return EVAL_DEFAULT();
     return eval_hook_loc(EVAL_ARGS, loc);
 }
 
@@ -608,6 +623,7 @@ static __attribute__((noinline)) PyObject *eval_hook_other(EVAL_PARAMS, uintptr_
         if ((uint32_t)v == 0 || !PYF_IS_RESUME(f)) return EVAL_DEFAULT();
         return eval_hook_loc(EVAL_ARGS, (uint32_t)v);
     }
+    if ((tag & ~PY_TAG_BITS) == g_epoch) return EVAL_DEFAULT(); /* sys.monitoring's */
     return eval_hook_cold(EVAL_ARGS);
 }
 
@@ -654,7 +670,7 @@ static PyObject *eval_hook_depth(EVAL_PARAMS) {
 /* The same with --min-duration or --label args. */
 static PyObject *eval_hook_slow(EVAL_PARAMS) {
     uint32_t loc = code_loc(PYF_CODE(f), f->f_globals);
-    if (loc != 0 && !creates_generator(f) && zbegin(loc)) {
+    if (loc != 0 && !creates_generator(f) && !code_monitored(PYF_CODE(f)) && zbegin(loc)) {
         if (py__opts.label_args) zone_args_text(PYF_CODE(f), PYF_LOCALS(f));
         PyObject *r = EVAL_DEFAULT();
         zend();
@@ -711,6 +727,110 @@ static void frame_exit(PyFrameObject *frame) {
 }
 
 static void uninstall_current(void);
+
+/* ---- sys.monitoring, for what the hook cannot see (3.13) -------------------- */
+
+#if PY_VERSION_HEX >= 0x030D0000
+/* CPython 3.13 specializes the call of a class whose __init__ is a simple
+ * Python function (CALL_ALLOC_AND_ENTER_INIT): the __init__ frame is pushed
+ * inline, past the frame-evaluation hook. Such __init__ code objects are
+ * recorded by local PY_START/PY_RETURN events instead (the hook skips them),
+ * and the global PY_UNWIND closes a zone an exception ends. */
+static int g_mon_tool = -1; /* -2: none could be had */
+static PyObject *g_mon_set_local;
+static long g_mon_events;
+
+static PyObject *mon_start(PyObject *self, PyObject *const *a, Py_ssize_t n) {
+    if (n >= 1 && PyCode_Check(a[0])) {
+        uint8_t rec = 0;
+        if (g_enabled && g_mode == PY_MODE_EVAL) {
+            uint32_t loc = code_loc((PyCodeObject *)a[0], NULL);
+            rec = loc && zbegin(loc);
+        }
+        if (!push(a[0], ENT_MON, rec) && rec) zend();
+    }
+    Py_RETURN_NONE;
+}
+
+/* PY_RETURN of a watched code, or PY_UNWIND of any. */
+static PyObject *mon_end(PyObject *self, PyObject *const *a, Py_ssize_t n) {
+    py_tstate *s = &tls;
+    if (n >= 1 && s->n && s->st[s->n - 1].kind == ENT_MON && s->st[s->n - 1].key == a[0])
+        pop_ends(&s->st[--s->n]);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef g_mon_defs[] = {
+    {"_mon_start", (PyCFunction)(void (*)(void))mon_start, METH_FASTCALL, NULL},
+    {"_mon_end", (PyCFunction)(void (*)(void))mon_end, METH_FASTCALL, NULL}};
+
+static long mon_event(PyObject *events, const char *name) {
+    PyObject *v = PyObject_GetAttrString(events, name);
+    long e = v ? PyLong_AsLong(v) : -1;
+    Py_XDECREF(v);
+    return e;
+}
+
+/* Takes a free tool id, registers the callbacks. 0 or -1. */
+static int mon_setup(void) {
+    PyObject *mon = PySys_GetObject("monitoring"); /* borrowed */
+    PyObject *events = mon ? PyObject_GetAttrString(mon, "events") : NULL;
+    if (!events) return -1;
+    long start = mon_event(events, "PY_START"), ret = mon_event(events, "PY_RETURN"),
+         unwind = mon_event(events, "PY_UNWIND");
+    Py_DECREF(events);
+    if (start < 0 || ret < 0 || unwind < 0) return -1;
+    static const int ids[] = {2, 3, 4, 5, 1, 0};
+    for (size_t i = 0; i < sizeof ids / sizeof *ids && g_mon_tool < 0; i++) {
+        PyObject *r = PyObject_CallMethod(mon, "use_tool_id", "is", ids[i], "tracy");
+        if (r) g_mon_tool = ids[i];
+        else PyErr_Clear();
+        Py_XDECREF(r);
+    }
+    if (g_mon_tool < 0) return -1;
+    PyObject *fs = PyCFunction_New(&g_mon_defs[0], NULL), *fe = PyCFunction_New(&g_mon_defs[1], NULL);
+    PyObject *r1 = fs ? PyObject_CallMethod(mon, "register_callback", "ilO", g_mon_tool, start, fs) : NULL;
+    PyObject *r2 = fe ? PyObject_CallMethod(mon, "register_callback", "ilO", g_mon_tool, ret, fe) : NULL;
+    PyObject *r3 = fe ? PyObject_CallMethod(mon, "register_callback", "ilO", g_mon_tool, unwind, fe) : NULL;
+    PyObject *r4 = PyObject_CallMethod(mon, "set_events", "il", g_mon_tool, unwind);
+    g_mon_set_local = PyObject_GetAttrString(mon, "set_local_events");
+    int ok = r1 && r2 && r3 && r4 && g_mon_set_local;
+    Py_XDECREF(fs); Py_XDECREF(fe); Py_XDECREF(r1); Py_XDECREF(r2); Py_XDECREF(r3); Py_XDECREF(r4);
+    g_mon_events = start | ret;
+    return ok ? 0 : -1;
+}
+
+/* An __init__ the specializer may push inline: no *args, **kwargs or
+ * keyword-only parameters. */
+static int simple_init(PyCodeObject *co) {
+    return (co->co_flags & CO_OPTIMIZED) && !(co->co_flags & (CO_VARARGS | CO_VARKEYWORDS | PY_GEN_FLAGS)) &&
+           co->co_kwonlyargcount == 0 && PyUnicode_Check(co->co_name) &&
+           PyUnicode_CompareWithASCIIString(co->co_name, "__init__") == 0;
+}
+
+/* Under the hook: records co through sys.monitoring when the hook may miss
+ * its frames. 1 when it does. */
+static int mon_watch(PyCodeObject *co) {
+    if (g_mode != PY_MODE_EVAL || !simple_init(co) || g_mon_tool == -2) return 0;
+    if (g_mon_tool < 0 && mon_setup() < 0) {
+        PyErr_Clear();
+        g_mon_tool = -2;
+        return 0;
+    }
+    PyObject *r = PyObject_CallFunction(g_mon_set_local, "iOl", g_mon_tool, (PyObject *)co,
+                                        g_mon_events);
+    if (!r) {
+        PyErr_Clear();
+        return 0;
+    }
+    Py_DECREF(r);
+    return 1;
+}
+#else
+static int mon_watch(PyCodeObject *co) {
+    return 0;
+}
+#endif
 
 /* C calls made by the profiler's own package are not the program's. */
 static int caller_is_ours(PyFrameObject *frame) {
@@ -824,7 +944,7 @@ PyObject *py__thread_hook(PyObject *self, PyObject *args) {
 /* ---- Enable / disable ------------------------------------------------------ */
 
 static void set_epoch(uint32_t e) {
-    e &= ~PY_GEN_BIT;
+    e &= ~PY_TAG_BITS;
     g_epoch = e ? e : 1;
     g_epoch_base = ((uint64_t)g_epoch << 32) + 1;
 }

@@ -37,6 +37,8 @@ check-valgrind: $(B)/tests/check_all all
 check-cli: all
 	$(Q)if [ -d tests/cli ]; then sh tests/cli/run.sh $(B); fi
 
-check-python: all
+# The Python suite once per interpreter found (pyhook/pythons.sh), two at a
+# time, pytest always under /usr/bin/python3: one line per interpreter.
+check-python: all python-all
 	$(Q)if [ -d tests/python ] && ls tests/python/test_*.py >/dev/null 2>&1; then \
-		LT_BUILD=$(CURDIR)/$(B) PYTHONPATH=$(CURDIR)/$(B)/python $(PYTHON) -m pytest -q -p no:cacheprovider tests/python; fi
+		PYTHON=$(PYTHON) sh tests/pymatrix.sh $(CURDIR)/$(B); fi
