@@ -174,12 +174,17 @@ def _which(prog):
 
 
 def find_tool(prog, env_var=None):
-    """A toolkit program: $env_var, the build tree next to the package, PATH."""
+    """A toolkit program: $env_var, a bin/ next to the package (build tree,
+    virtual environment, install prefix: up to <prefix>/lib/pythonX.Y/
+    site-packages/tracy), PATH."""
     if env_var and os.environ.get(env_var):
         return os.environ[env_var]
-    p = os.path.join(os.path.dirname(tracy._PKG_DIR), "..", "bin", prog)
-    if os.access(p, os.X_OK):
-        return os.path.normpath(p)
+    d = tracy._PKG_DIR
+    for _ in range(4):
+        d = os.path.dirname(d)
+        p = os.path.join(d, "bin", prog)
+        if os.access(p, os.X_OK) and not os.path.isdir(p):
+            return p
     return _which(prog)
 
 
@@ -187,7 +192,8 @@ def start_daemon(out, cli):
     """Spawns capture-release on a free port. Returns (pid, port)."""
     exe = find_tool("capture-release", "TRACY_CAPTURE")
     if exe is None:
-        raise OSError("capture-release not found (set TRACY_CAPTURE or PATH)")
+        raise OSError("capture-release not found next to the tracy package or on PATH "
+                      "(install the toolkit, or set TRACY_CAPTURE)")
     rfd, wfd = os.pipe()
     argv = [exe, "-o", out, "-f", "-p", "0", "-q"]
     try:
