@@ -8,7 +8,8 @@ bindir ?= $(PREFIX)/bin
 libdir ?= $(PREFIX)/lib
 includedir ?= $(PREFIX)/include
 mandir ?= $(PREFIX)/share/man
-pythondir ?= $(PREFIX)/lib/python3/dist-packages
+# where PYTHON looks for packages under PREFIX (pyhook/pydir.py)
+pythondir ?= $(shell $(PYTHON) pyhook/pydir.py $(PREFIX))
 
 CC ?= cc
 CXX ?= c++
