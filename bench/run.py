@@ -998,8 +998,18 @@ def machine_facts(ctx):
 
 SECTIONS = {"1": section_hook, "2": section_client, "3": section_ingest,
             "4": section_size, "5": section_convert, "6": section_reader}
+
+
+def section_py(ctx, rep):
+    import sec_py  # section 7: the hook on every interpreter (bench/sec_py.py)
+    sec_py.R = sys.modules[__name__]
+    sec_py.section_py(ctx, rep)
+
+
+SECTIONS["7"] = section_py
 # Ingest runs before the client section, whose table shows a figure of it.
 ORDER = ["1", "3", "2", "4", "5", "6"]
+ORDER.append("7")
 
 
 def main():
@@ -1007,7 +1017,7 @@ def main():
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--out", default=os.path.join(ROOT, "BENCHMARKS.md"))
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--sections", default="1,2,3,4,5,6")
+    ap.add_argument("--sections", default=",".join(sorted(SECTIONS)))
     ap.add_argument("--workloads", default="fib,mixed,stdlib",
                     help="section 1 workloads to run (section 4 uses their traces)")
     args = ap.parse_args()

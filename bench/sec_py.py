@@ -1,0 +1,186 @@
+"""sec_py.py -- section 7 of `make bench`: the Python hook on every
+interpreter found (pyhook/pythons.sh). For each, the callgrind instruction
+counts of bench/workloads/fib.py and mixed.py with no profiler, an empty
+PyEval_SetProfile callback, cProfile and `python -m tracy`, and on 3.12+
+empty sys.monitoring callbacks (the floor of a PEP 669 tracer, against which
+the frame-evaluation hook was chosen). Called from bench/run.py."""
+import os
+import subprocess
+import sys
+import time
+
+R = None  # bench/run.py (NA, run, callgrind, Daemon, log), set by its caller
+
+TARGETS = {"fib": 1.6, "mixed": 1.10}
+CONFIGS = [("none", "no profiler"), ("empty", "empty setprofile"),
+           ("mon", "empty sys.monitoring"), ("cprofile", "cProfile"),
+           ("tracy", "python -m tracy")]
+
+MON_RUNNER = """\
+import runpy, sys
+import emptymon
+M = sys.monitoring
+E = M.events
+M.use_tool_id(2, "bench")
+evs = (E.PY_START, E.PY_RESUME, E.PY_RETURN, E.PY_YIELD, E.PY_UNWIND, E.PY_THROW)
+mask = 0
+for e in evs:
+    M.register_callback(2, e, emptymon.noop)
+    mask |= e
+target = sys.argv[1]
+sys.argv = sys.argv[1:]
+M.set_events(2, mask)
+runpy.run_path(target, run_name="__main__")
+"""
+
+
+def interpreters():
+    p = subprocess.run(["sh", os.path.join(R.ROOT, "pyhook", "pythons.sh")],
+                       capture_output=True, text=True)
+    skipped = [l for l in p.stderr.splitlines() if l.startswith("skip")]
+    return [l for l in p.stdout.splitlines() if l.strip()], skipped
+
+
+def py_facts(py):
+    code = ("import sys, sysconfig; print('%d.%d.%d' % sys.version_info[:3]); "
+            "print(sysconfig.get_paths()['include']); print(sysconfig.get_config_var('EXT_SUFFIX'))")
+    ver, inc, suffix = R.run([py, "-c", code], timeout=30).stdout.split()
+    return ver, inc, suffix
+
+
+def build_ext(ctx, name, inc, suffix, outdir):
+    """bench/<name>.c as an extension of this interpreter in outdir."""
+    os.makedirs(outdir, exist_ok=True)
+    out = os.path.join(outdir, name + suffix)
+    src = os.path.join(R.BENCH, name + ".c")
+    if not os.path.exists(out) or os.path.getmtime(out) < os.path.getmtime(src):
+        R.run(["cc", "-shared", "-fPIC", "-O2", "-I" + inc, "-o", out, src], what="cc " + name)
+
+
+def command(py, config, target, out, work):
+    if config == "none":
+        return [py, target]
+    if config == "empty":
+        return [py, os.path.join(R.BENCH, "runwith.py"), "empty", target]
+    if config == "mon":
+        runner = os.path.join(work, "monrun.py")
+        with open(runner, "w") as f:
+            f.write(MON_RUNNER)
+        return [py, runner, target]
+    if config == "cprofile":
+        return [py, "-m", "cProfile", "-o", out + ".prof", target]
+    return [py, "-m", "tracy", "-o", out + ".own.tracy", target]
+
+
+def measure(ctx, py, config, target, env, work):
+    out = os.path.join(work, "%s-%s" % (os.path.basename(target)[:-3], config))
+    cmd = command(py, config, target, out, work)
+    if config != "tracy":
+        return R.callgrind(cmd, env, work)
+    d = R.Daemon(ctx, out + ".tracy")
+    env = dict(env, TRACY_PORT=d.port)
+    try:
+        ins = R.callgrind(cmd, env, work)
+        d.wait(30)
+    finally:
+        d.kill()
+    return ins
+
+
+def one_interpreter(ctx, py, rep):
+    ver, inc, suffix = py_facts(py)
+    minor = tuple(int(x) for x in ver.split(".")[:2])
+    work = os.path.join(ctx.work, "py-" + ver)
+    os.makedirs(work, exist_ok=True)
+    extdir = os.path.join(work, "ext")
+    build_ext(ctx, "emptyprof", inc, suffix, extdir)
+    if minor >= (3, 12):
+        build_ext(ctx, "emptymon", inc, suffix, extdir)
+    if not os.path.exists(os.path.join(ctx.build, "python", "tracy", "_tracy" + suffix)):
+        raise R.NA("tracy not built for %s (make python-all)" % ver)
+    env = dict(ctx.env)
+    env["PYTHONPATH"] = os.pathsep.join([os.path.join(ctx.build, "python"), extdir])
+    # the workloads' bytecode for this interpreter (runs keep none)
+    R.run([py, "-m", "compileall", "-q", "--invalidation-mode", "checked-hash",
+           os.path.join(R.BENCH, "workloads")], what="compileall")
+    res = {}
+    for w in ("fib", "mixed"):
+        target = os.path.join(R.BENCH, "workloads", w + ".py")
+        for config, _ in CONFIGS:
+            if config == "mon" and minor < (3, 12):
+                continue
+            t0 = time.monotonic()
+            try:
+                res[w, config] = measure(ctx, py, config, target, env, work)
+                R.log("py %s %s %s: %.1fM instr (%.0f s)" % (ver, w, config,
+                      res[w, config] / 1e6, time.monotonic() - t0))
+            except R.NA as e:
+                res[w, config] = e
+                R.log("py %s %s %s: n/a (%s)" % (ver, w, config, e))
+    return ver, minor, res
+
+
+def mechanism(minor):
+    if minor >= (3, 11):
+        return "PEP 523 hook (_PyInterpreterFrame)"
+    if minor >= (3, 9):
+        return "PEP 523 hook (PyFrameObject)"
+    return "PEP 523 hook (interp->eval_frame)"
+
+
+def cell(rep, res, w, config, ver, minor):
+    r = res.get((w, config))
+    if r is None:
+        return "-"
+    if isinstance(r, R.NA):
+        return rep.not_available(7, "%s %s %s" % (ver, w, config), str(r))
+    base = res.get((w, "none"))
+    if not isinstance(base, int) or not base:
+        return "%.1fM" % (r / 1e6)
+    ratio = r / base
+    text = "%.3f" % ratio
+    if config == "tracy":
+        tgt = TARGETS[w]
+        if minor >= (3, 9):
+            st = rep.status(7, "Python %s %s: python -m tracy %.3f > %s" % (ver, w, ratio, tgt),
+                            ratio <= tgt)
+            text += " (%s)" % st
+        else:
+            text += " (target applies to 3.9+; %s)" % ("within it" if ratio <= tgt else "above it")
+    return text
+
+
+def section_py(ctx, rep):
+    rep.add("## 7. Python hook on every interpreter\n")
+    rep.add("Instruction ratios (callgrind, the traced process only; 1.000 = the same "
+            "workload on the same interpreter with no profiler; interpreter start "
+            "included) of `bench/workloads/fib.py` (recursive fib(25)) and `mixed.py`. "
+            "*empty setprofile*: a C profile function that does nothing; *empty "
+            "sys.monitoring* (3.12+): a C callback that does nothing for PY_START, "
+            "PY_RESUME, PY_RETURN, PY_YIELD, PY_UNWIND and PY_THROW -- the floor of a "
+            "PEP 669 tracer of the same zones; the hook (`python -m tracy`, which also "
+            "writes every zone to a real capture daemon) is shipped where it costs "
+            "less than that floor. Targets for `python -m tracy` on 3.9-3.13: fib <= "
+            "1.6, mixed <= 1.10; 3.8 is reported as measured.\n")
+    pys, skipped = interpreters()
+    for s in skipped:
+        rep.add("- " + s)
+    rows = []
+    for py in pys:
+        R.log("section 7: %s" % py)
+        try:
+            ver, minor, res = one_interpreter(ctx, py, rep)
+        except R.NA as e:
+            rows.append([py, rep.not_available(7, py, str(e))] + [""] * 9)
+            continue
+        row = ["%s (`%s`)" % (ver, py), mechanism(minor)]
+        for w in ("fib", "mixed"):
+            base = res.get((w, "none"))
+            row.append("%.1fM" % (base / 1e6) if isinstance(base, int) else "n/a")
+            for config, _ in CONFIGS[1:]:
+                row.append(cell(rep, res, w, config, ver, minor))
+        rows.append(row)
+    head = ["Python", "mechanism"]
+    for w in ("fib", "mixed"):
+        head += ["%s: none (instr)" % w] + ["%s: %s" % (w, label) for _, label in CONFIGS[1:]]
+    rep.table(head, rows)
