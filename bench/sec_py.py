@@ -6,7 +6,6 @@ empty sys.monitoring callbacks (the floor of a PEP 669 tracer, against which
 the frame-evaluation hook was chosen). Called from bench/run.py."""
 import os
 import subprocess
-import sys
 import time
 
 R = None  # bench/run.py (NA, run, callgrind, Daemon, log), set by its caller
@@ -165,14 +164,23 @@ def section_py(ctx, rep):
     pys, skipped = interpreters()
     for s in skipped:
         rep.add("- " + s)
-    rows = []
-    for py in pys:
+    # two interpreters at a time (callgrind is single-threaded)
+    from concurrent.futures import ThreadPoolExecutor
+
+    def job(py):
         R.log("section 7: %s" % py)
         try:
-            ver, minor, res = one_interpreter(ctx, py, rep)
+            return one_interpreter(ctx, py, rep)
         except R.NA as e:
-            rows.append([py, rep.not_available(7, py, str(e))] + [""] * 9)
+            return e
+    with ThreadPoolExecutor(max_workers=int(os.environ.get("BENCH_PY_JOBS", "2"))) as ex:
+        results = list(ex.map(job, pys))
+    rows = []
+    for py, r in zip(pys, results):
+        if isinstance(r, R.NA):
+            rows.append([py, rep.not_available(7, py, str(r))] + [""] * 9)
             continue
+        ver, minor, res = r
         row = ["%s (`%s`)" % (ver, py), mechanism(minor)]
         for w in ("fib", "mixed"):
             base = res.get((w, "none"))

@@ -559,7 +559,6 @@ static void zone_args_text(PyCodeObject *co, PyObject **locals) {
 
 /* ---- The frame-evaluation hook ------------------------------------------------- */
 
-#if PY_HAVE_EVAL_HOOK
 /* The call that creates a generator or coroutine: not one of its runs. */
 static inline int creates_generator(py_frame *f) {
     return (PYF_CODE(f)->co_flags & PY_GEN_FLAGS) && !PYF_IS_RESUME(f);
@@ -678,7 +677,6 @@ static PyObject *eval_hook_slow(EVAL_PARAMS) {
     }
     return EVAL_DEFAULT();
 }
-#endif
 
 /* ---- Profile and trace callbacks ------------------------------------------------- */
 
@@ -975,20 +973,16 @@ void py__new_epoch(void) {
 static int choose_mode(void) {
     if (py__opts.lines) return PY_MODE_TRACE;
     if (py__opts.trace_c || py__opts.force_profile) return PY_MODE_PROFILE;
-#if PY_HAVE_EVAL_HOOK
     PyInterpreterState *interp = PyInterpreterState_Get();
     py_eval_fn cur = py_get_eval(interp);
     if (cur == _PyEval_EvalFrameDefault) return PY_MODE_EVAL;
-#endif
     return PY_MODE_PROFILE;
 }
 
-#if PY_HAVE_EVAL_HOOK
 static py_eval_fn eval_func(void) {
     if (py__opts.min_duration || py__opts.label_args) return eval_hook_slow;
     return g_depth_limit == UINT32_MAX ? eval_hook : eval_hook_depth;
 }
-#endif
 
 int py__enable(void) {
     if (py__hook_init() < 0) return -1;
@@ -997,14 +991,12 @@ int py__enable(void) {
     g_mode = choose_mode();
     g_enabled = 1;
     qual_learn_heap();
-#if PY_HAVE_EVAL_HOOK
     if (g_mode == PY_MODE_EVAL) {
         PyInterpreterState *interp = PyInterpreterState_Get();
         g_prev_eval = py_get_eval(interp);
         py_set_eval(interp, eval_func());
         return g_mode;
     }
-#endif
     install_all();
     return g_mode;
 }
@@ -1012,13 +1004,11 @@ int py__enable(void) {
 void py__disable(void) {
     if (!g_enabled) return;
     g_enabled = 0;
-#if PY_HAVE_EVAL_HOOK
     if (g_mode == PY_MODE_EVAL) {
         PyInterpreterState *interp = PyInterpreterState_Get();
         py_set_eval(interp, g_prev_eval);
         return;
     }
-#endif
     /* Callbacks stay while this thread owes ends; they remove themselves
      * (in every thread) once its stack is empty. */
     if (tls.n == 0) uninstall_current();
@@ -1035,12 +1025,10 @@ int py__mode(void) {
 void py__client_stopped(void) {
     g_live = 0;
     g_depth_limit = 0;
-#if PY_HAVE_EVAL_HOOK
     /* eval_hook itself does not look at the limit */
     if (g_enabled && g_mode == PY_MODE_EVAL) {
         PyInterpreterState *interp = PyInterpreterState_Get();
         if (py_get_eval(interp) == eval_hook)
             py_set_eval(interp, eval_func());
     }
-#endif
 }

@@ -18,8 +18,6 @@
 
 #include <frameobject.h>
 
-#define PY_HAVE_EVAL_HOOK 1
-
 #if PY_VERSION_HEX >= 0x030B0000
 /* _PyInterpreterFrame and struct _frame's f_frame */
 #define Py_BUILD_CORE 1
