@@ -906,10 +906,10 @@ static void uninstall_current(void) {
     if (py__opts.lines) PyEval_SetTrace(NULL, NULL);
 }
 
-/* The callbacks of the mode in thread ts (see py_set_profile). */
+/* The callbacks of the mode in thread ts (see py_set_func). */
 static void install_thread(PyThreadState *ts) {
-    if (g_mode == PY_MODE_PROFILE || py__opts.trace_c) py_set_profile(ts, profile_cb);
-    if (g_mode == PY_MODE_TRACE) py_set_trace(ts, trace_cb);
+    if (g_mode == PY_MODE_PROFILE || py__opts.trace_c) py_set_func(ts, profile_cb, 0);
+    if (g_mode == PY_MODE_TRACE) py_set_func(ts, trace_cb, 1);
 }
 
 /* The callbacks in every thread of the interpreter; threads started later

@@ -107,7 +107,7 @@ static inline PyObject *PyFrame_GetGlobals(PyFrameObject *fo) {
 }
 #endif
 
-/* Profile and trace functions of any thread of the interpreter:
+/* py_set_func: the profile or trace function of any thread of the interpreter:
  * 3.9-3.12 _PyEval_SetProfile/_PyEval_SetTrace; 3.8 sets the thread's fields
  * as PyEval_SetProfile/SetTrace do. 3.13 exports neither: hook.c uses
  * PyEval_Set*AllThreads (3.12+) there, and this only sets the calling
@@ -125,34 +125,19 @@ static inline void py38_set(PyThreadState *ts, Py_tracefunc fn, int trace) {
 }
 #endif
 
-static inline int py_set_profile(PyThreadState *ts, Py_tracefunc fn) {
+/* trace: the trace function, else the profile function. */
+static inline int py_set_func(PyThreadState *ts, Py_tracefunc fn, int trace) {
 #if PY_VERSION_HEX < 0x03090000
-    py38_set(ts, fn, 0);
+    py38_set(ts, fn, trace);
     return 1;
 #else
     if (ts == PyThreadState_Get()) {
-        PyEval_SetProfile(fn, NULL);
+        if (trace) PyEval_SetTrace(fn, NULL);
+        else PyEval_SetProfile(fn, NULL);
         return 1;
     }
 #if PY_VERSION_HEX < 0x030D0000
-    return _PyEval_SetProfile(ts, fn, NULL) == 0;
-#else
-    return 0;
-#endif
-#endif
-}
-
-static inline int py_set_trace(PyThreadState *ts, Py_tracefunc fn) {
-#if PY_VERSION_HEX < 0x03090000
-    py38_set(ts, fn, 1);
-    return 1;
-#else
-    if (ts == PyThreadState_Get()) {
-        PyEval_SetTrace(fn, NULL);
-        return 1;
-    }
-#if PY_VERSION_HEX < 0x030D0000
-    return _PyEval_SetTrace(ts, fn, NULL) == 0;
+    return (trace ? _PyEval_SetTrace(ts, fn, NULL) : _PyEval_SetProfile(ts, fn, NULL)) == 0;
 #else
     return 0;
 #endif
