@@ -1,16 +1,17 @@
 """Why `tracy._tracy` does not import: the package holds one extension per
 interpreter ABI (_tracy<EXT_SUFFIX>), and one built for another Python would
-otherwise surface as a puzzling "circular import"."""
-import glob
+otherwise surface as a puzzling "circular import". Also what Python 3.8
+lacks. Imports nothing at start-up beyond os (python -m tracy loads it)."""
 import os
-import sys
-import sysconfig
 
 
 def extension_missing():
     """Raises ImportError naming this interpreter and the builds present,
     when there is no extension for it; returns when there is one (its own
     import error is then the one to show)."""
+    import glob
+    import sys
+    import sysconfig
     here = os.path.dirname(os.path.abspath(__file__))
     suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
     if os.path.exists(os.path.join(here, "_tracy" + suffix)):
