@@ -11,6 +11,9 @@ import time
 R = None  # bench/run.py (NA, run, callgrind, Daemon, log), set by its caller
 
 TARGETS = {"fib": 1.6, "mixed": 1.10}
+# mixed.py rounds here (section 1 runs 10): 7 interpreters x 5 configurations
+# under callgrind must fit in the suite's time
+MIXED_ROUNDS = int(os.environ.get("BENCH_PY_MIXED_ROUNDS", "2"))
 CONFIGS = [("none", "no profiler"), ("empty", "empty setprofile"),
            ("mon", "empty sys.monitoring"), ("cprofile", "cProfile"),
            ("tracy", "python -m tracy")]
@@ -98,6 +101,7 @@ def one_interpreter(ctx, py, rep):
     if not os.path.exists(os.path.join(ctx.build, "python", "tracy", "_tracy" + suffix)):
         raise R.NA("tracy not built for %s (make python-all)" % ver)
     env = dict(ctx.env)
+    env["BENCH_MIXED_ROUNDS"] = str(MIXED_ROUNDS)
     env["PYTHONPATH"] = os.pathsep.join([os.path.join(ctx.build, "python"), extdir])
     # the workloads' bytecode for this interpreter (runs keep none)
     R.run([py, "-m", "compileall", "-q", "--invalidation-mode", "checked-hash",
@@ -153,7 +157,8 @@ def section_py(ctx, rep):
     rep.add("## 7. Python hook on every interpreter\n")
     rep.add("Instruction ratios (callgrind, the traced process only; 1.000 = the same "
             "workload on the same interpreter with no profiler; interpreter start "
-            "included) of `bench/workloads/fib.py` (recursive fib(25)) and `mixed.py`. "
+            "included) of `bench/workloads/fib.py` (recursive fib(25)) and `mixed.py` "
+            "(%d of its 10 rounds, `BENCH_MIXED_ROUNDS`). " % MIXED_ROUNDS +
             "*empty setprofile*: a C profile function that does nothing; *empty "
             "sys.monitoring* (3.12+): a C callback that does nothing for PY_START, "
             "PY_RESUME, PY_RETURN, PY_YIELD, PY_UNWIND and PY_THROW -- the floor of a "
@@ -164,7 +169,7 @@ def section_py(ctx, rep):
     pys, skipped = interpreters()
     for s in skipped:
         rep.add("- " + s)
-    # two interpreters at a time (callgrind is single-threaded)
+    # three interpreters at a time (callgrind is single-threaded)
     from concurrent.futures import ThreadPoolExecutor
 
     def job(py):
@@ -173,22 +178,23 @@ def section_py(ctx, rep):
             return one_interpreter(ctx, py, rep)
         except R.NA as e:
             return e
-    with ThreadPoolExecutor(max_workers=int(os.environ.get("BENCH_PY_JOBS", "2"))) as ex:
+    with ThreadPoolExecutor(max_workers=int(os.environ.get("BENCH_PY_JOBS", "3"))) as ex:
         results = list(ex.map(job, pys))
-    rows = []
+    rows, raw = [], {}
     for py, r in zip(pys, results):
         if isinstance(r, R.NA):
-            rows.append([py, rep.not_available(7, py, str(r))] + [""] * 9)
+            rows.append([py, rep.not_available(7, py, str(r))] + [""] * 7)
             continue
         ver, minor, res = r
-        row = ["%s (`%s`)" % (ver, py), mechanism(minor)]
+        raw[ver] = {"%s/%s" % k: (v if isinstance(v, int) else str(v)) for k, v in res.items()}
         for w in ("fib", "mixed"):
             base = res.get((w, "none"))
-            row.append("%.1fM" % (base / 1e6) if isinstance(base, int) else "n/a")
-            for config, _ in CONFIGS[1:]:
-                row.append(cell(rep, res, w, config, ver, minor))
-        rows.append(row)
-    head = ["Python", "mechanism"]
-    for w in ("fib", "mixed"):
-        head += ["%s: none (instr)" % w] + ["%s: %s" % (w, label) for _, label in CONFIGS[1:]]
-    rep.table(head, rows)
+            row = ["%s (`%s`)" % (ver, py), mechanism(minor), w,
+                   "%.1fM" % (base / 1e6) if isinstance(base, int) else "n/a"]
+            row += [cell(rep, res, w, config, ver, minor) for config, _ in CONFIGS[1:]]
+            rows.append(row)
+    rep.table(["Python", "mechanism", "workload", "no profiler (instr)"]
+              + [label for _, label in CONFIGS[1:]], rows)
+    import json
+    with open(os.path.join(ctx.work, "sec_py.json"), "w") as f:
+        json.dump(raw, f, indent=1)
