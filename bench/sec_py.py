@@ -19,7 +19,7 @@ CONFIGS = [("none", "no profiler"), ("empty", "empty setprofile"),
            ("tracy", "python -m tracy")]
 
 MON_RUNNER = """\
-import runpy, sys
+import os, runpy, sys
 import emptymon
 M = sys.monitoring
 E = M.events
@@ -31,6 +31,7 @@ for e in evs:
     mask |= e
 target = sys.argv[1]
 sys.argv = sys.argv[1:]
+sys.path[0] = os.path.dirname(os.path.abspath(target))  # as `python target` has it
 M.set_events(2, mask)
 runpy.run_path(target, run_name="__main__")
 """
