@@ -54,7 +54,45 @@ typedef PyFrameObject py_frame;
 #define EVAL_PARAMS py_frame *f, int exc
 #define EVAL_ARGS f, exc
 #endif
+#if PY_VERSION_HEX >= 0x030C0000 && PY_VERSION_HEX < 0x030D0000
+/* CPython 3.12 charges two units of its C recursion budget (C_RECURSION_LIMIT,
+ * 1500) for every entry into _PyEval_EvalFrameDefault. Unprofiled, a Python
+ * call is evaluated inline and charges none; through the hook every call is
+ * such an entry, so that recursion would stop at about 740 levels where the
+ * program reaches sys.getrecursionlimit(). The hook gives those two units
+ * back while the thread's stack has room (PY_STACK_MARGIN left); nearer its
+ * end CPython's own limit applies again, and raises RecursionError before
+ * the stack overflows. 3.13 budgets by stack size and needs none of this. */
+#include <pthread.h>
+#define PY_STACK_MARGIN (512u << 10)
+static __thread uintptr_t py_stack_floor; /* lowest usable address + margin */
+
+static __attribute__((noinline)) uintptr_t py_stack_floor_init(void) {
+    pthread_attr_t a;
+    void *lo = NULL;
+    size_t size = 0;
+    uintptr_t floor = UINTPTR_MAX; /* unknown: never give units back */
+    if (pthread_getattr_np(pthread_self(), &a) == 0) {
+        if (pthread_attr_getstack(&a, &lo, &size) == 0 && size > 2 * PY_STACK_MARGIN)
+            floor = (uintptr_t)lo + PY_STACK_MARGIN;
+        pthread_attr_destroy(&a);
+    }
+    return py_stack_floor = floor;
+}
+
+static inline PyObject *py_eval_default(PyThreadState *ts, py_frame *f, int exc) {
+    uintptr_t floor = py_stack_floor;
+    if (__builtin_expect(floor == 0, 0)) floor = py_stack_floor_init();
+    if ((uintptr_t)__builtin_frame_address(0) < floor) return _PyEval_EvalFrameDefault(ts, f, exc);
+    ts->c_recursion_remaining += 2;
+    PyObject *r = _PyEval_EvalFrameDefault(ts, f, exc);
+    ts->c_recursion_remaining -= 2;
+    return r;
+}
+#define EVAL_DEFAULT() py_eval_default(EVAL_ARGS)
+#else
 #define EVAL_DEFAULT() _PyEval_EvalFrameDefault(EVAL_ARGS)
+#endif
 
 #if PY_VERSION_HEX >= 0x03090000
 typedef _PyFrameEvalFunction py_eval_fn;
