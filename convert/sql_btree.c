@@ -105,6 +105,15 @@ static int file_fail(sqb_file *f, const char *what) {
     return -1;
 }
 
+/* The next free page number. SQLite never uses the page holding its lock
+ * bytes (offset 1 GiB, https://www.sqlite.org/fileformat.html#the_lock_byte_page):
+ * it is skipped, as SQLite itself skips it. */
+static uint32_t new_page(sqb_file *f) {
+    uint32_t lock_page = (uint32_t)(0x40000000u / f->page_size) + 1;
+    if (++f->npages == lock_page) ++f->npages;
+    return f->npages;
+}
+
 static int write_page(sqb_file *f, uint32_t pgno, const uint8_t *buf) {
     if (cv_pwrite_full(f->fd, buf, f->page_size, (uint64_t)(pgno - 1) * f->page_size))
         return file_fail(f, "write database pages");
@@ -267,7 +276,7 @@ static int push_kid(sqb_tree *t, uint32_t pgno, int64_t key, const uint8_t *sep)
 /* Writes the leaf to a new page and starts an empty one; `sep` is the key
  * that follows it (index). */
 static int flush_leaf(sqb_tree *t, const uint8_t *sep) {
-    uint32_t pgno = ++t->f->npages;
+    uint32_t pgno = new_page(t->f);
     uint8_t type = t->is_index ? PAGE_LEAF_INDEX : PAGE_LEAF_TABLE;
     if (page_write(t, &t->leaf, type, 0, pgno) || push_kid(t, pgno, t->leaf_max, sep)) return -1;
     page_reset(t->f, &t->leaf, 8);
@@ -352,7 +361,7 @@ static int build_level(sqb_tree *t, uint8_t *buf) {
                 memcpy(c + 4, tmp, v);
             }
         }
-        uint32_t pgno = npages == 1 ? t->root : ++t->f->npages;
+        uint32_t pgno = npages == 1 ? t->root : new_page(t->f);
         uint8_t type = t->is_index ? PAGE_INNER_INDEX : PAGE_INNER_TABLE;
         if (page_write(t, &p, type, t->kids[i + m - 1], pgno)) return -1;
         /* Children k of the next level reuse the slots from the front. */

@@ -381,8 +381,10 @@ static int write_row(sqlx *x, const int64_t *v) {
     uint8_t rec[SQB_RECORD_MAX];
     uint32_t nulls = 1u | (v[5] ? 0 : 1u << 5) | (v[6] ? 0 : 1u << 6);
     size_t n = sqb_record(x->file, rec, v, nulls, SLICE_COLS);
-    /* (track_id, ts, id, dur, depth, func_id) and (func_id, 0, id) */
-    const int64_t track_key[6] = {v[3], v[1], v[0], v[2], v[4], v[7]};
+    /* The index records: (track_id, ts, dur, depth, func_id, id) and
+     * (func_id, 0, id). Zones of a thread that start at the same
+     * nanosecond sort by duration there, not by id. */
+    const int64_t track_key[6] = {v[3], v[1], v[2], v[4], v[7], v[0]};
     const int64_t func_key[3] = {v[7], 0, v[0]};
     if (sqb_table_add(x->table, v[0], rec, n) || sqs_add(x->by_track, track_key) ||
         sqs_add(x->by_func, func_key))
@@ -736,13 +738,12 @@ typedef struct index_out {
     sqb_tree *tree;
 } index_out;
 
-/* Index records: (track_id, ts, dur, depth, func_id, id), from the sort
- * key (track_id, ts, id, dur, depth, func_id), and (func_id, id). */
+/* Index records: (track_id, ts, dur, depth, func_id, id), the sort key
+ * itself, and (func_id, id). */
 static int emit_track_key(void *ctx, const int64_t *k) {
     index_out *o = ctx;
     uint8_t rec[SQB_RECORD_MAX];
-    int64_t v[6] = {k[0], k[1], k[3], k[4], k[5], k[2]};
-    return sqb_index_add(o->tree, rec, sqb_record(o->file, rec, v, 0, 6));
+    return sqb_index_add(o->tree, rec, sqb_record(o->file, rec, k, 0, 6));
 }
 
 static int emit_func_key(void *ctx, const int64_t *k) {

@@ -1,4 +1,5 @@
 /* sql_sort.c -- bounded-memory sorting of integer keys (see sql_sort.h). */
+#define _GNU_SOURCE /* qsort_r */
 #include "sql_sort.h"
 
 #include <errno.h>
@@ -35,14 +36,16 @@ struct sqs_sorter {
     size_t nruns;
 };
 
-/* Compares (a, b, id): the first three integers of each key. */
-static int key_cmp(const int64_t *x, const int64_t *y) {
-    for (int i = 0; i < 3; i++)
+/* Compares two keys of `w` integers, integer by integer. */
+static int key_cmp(const int64_t *x, const int64_t *y, unsigned w) {
+    for (unsigned i = 0; i < w; i++)
         if (x[i] != y[i]) return x[i] < y[i] ? -1 : 1;
     return 0;
 }
 
-static int key_qcmp(const void *x, const void *y) { return key_cmp(x, y); }
+static int key_qcmp(const void *x, const void *y, void *w) {
+    return key_cmp(x, y, *(const unsigned *)w);
+}
 
 sqs_sorter *sqs_new(size_t run_keys, unsigned width) {
     if (width < SQS_MIN_WIDTH || width > SQS_MAX_WIDTH) return NULL;
@@ -66,9 +69,9 @@ void sqs_free(sqs_sorter *s) {
     free(s);
 }
 
-/* Sorts the keys in memory: a stable radix sort on `a` keeps the order of
- * arrival within each `a`, which is already (b, id) order in the usual
- * case; anything else falls back to qsort. */
+/* Sorts the keys in memory: a stable radix sort on the first integer keeps
+ * the order of arrival within each of its values, which is already the
+ * order of the rest in the usual case; anything else falls back to qsort. */
 static void sort_keys(sqs_sorter *s) {
     int64_t *k = s->keys, *t = s->tmp;
     size_t n = s->n, w = s->width;
@@ -76,7 +79,7 @@ static void sort_keys(sqs_sorter *s) {
     for (size_t i = 0; i < n; i++) {
         int64_t a = k[i * w];
         if (a < 0) {
-            qsort(k, n, s->key_bytes, key_qcmp);
+            qsort_r(k, n, s->key_bytes, key_qcmp, &s->width);
             return;
         }
         if ((uint64_t)a > max) max = (uint64_t)a;
@@ -96,8 +99,8 @@ static void sort_keys(sqs_sorter *s) {
     s->keys = k;
     s->tmp = t;
     for (size_t i = 1; i < n; i++)
-        if (key_cmp(&k[(i - 1) * w], &k[i * w]) > 0) {
-            qsort(k, n, s->key_bytes, key_qcmp);
+        if (key_cmp(&k[(i - 1) * w], &k[i * w], s->width) > 0) {
+            qsort_r(k, n, s->key_bytes, key_qcmp, &s->width);
             return;
         }
 }
@@ -221,11 +224,11 @@ static int run_next(sqs_sorter *s, run *r) {
 }
 
 /* Restores the heap of runs (ordered by their current key) below slot i. */
-static void sift(run **h, size_t n, size_t i) {
+static void sift(run **h, size_t n, size_t i, unsigned w) {
     for (;;) {
         size_t l = 2 * i + 1, m = i;
-        if (l < n && key_cmp(h[l]->key, h[m]->key) < 0) m = l;
-        if (l + 1 < n && key_cmp(h[l + 1]->key, h[m]->key) < 0) m = l + 1;
+        if (l < n && key_cmp(h[l]->key, h[m]->key, w) < 0) m = l;
+        if (l + 1 < n && key_cmp(h[l + 1]->key, h[m]->key, w) < 0) m = l + 1;
         if (m == i) return;
         run *t = h[i];
         h[i] = h[m];
@@ -252,7 +255,7 @@ static int merge(sqs_sorter *s, sqs_emit emit, void *ctx) {
             rc = 0;
         }
     }
-    for (size_t i = n / 2; i-- > 0;) sift(heap, n, i);
+    for (size_t i = n / 2; i-- > 0;) sift(heap, n, i, s->width);
     while (!rc && n) {
         run *r = heap[0];
         if ((rc = emit(ctx, r->key))) break;
@@ -262,7 +265,7 @@ static int merge(sqs_sorter *s, sqs_emit emit, void *ctx) {
             break;
         }
         if (!more) heap[0] = heap[--n];
-        sift(heap, n, 0);
+        sift(heap, n, 0, s->width);
     }
     free(heap);
     return rc;

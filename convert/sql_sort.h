@@ -1,17 +1,17 @@
-/* sql_sort.h -- sorting of (a, b, id) integer keys in bounded memory:
- * runs of a fixed number of keys are sorted in memory; when there is more
- * than one, they go to an unlinked temporary file (each integer as a varint
- * of its difference from the key before) and are merged at the end. Keys added in increasing `id` order with `b` following it within
- * each `a` (the usual case for tracy-sql) sort in linear time. */
+/* sql_sort.h -- sorting of integer keys in bounded memory: runs of a fixed
+ * number of keys are sorted in memory; when there is more than one, they go
+ * to an unlinked temporary file (each integer as a varint of its difference
+ * from the key before) and are merged at the end. Keys that arrive already
+ * in order within each value of their first integer (the usual case for
+ * tracy-sql) sort in linear time. */
 #ifndef CONVERT_SQL_SORT_H
 #define CONVERT_SQL_SORT_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-/* A key is `width` integers: k[0] = a, k[1] = b, k[2] = id, then
- * width - 3 values carried along with it (an index's other columns), not
- * compared. */
+/* A key is `width` integers, compared one by one from the first: an index's
+ * columns then the rowid, so that no two keys are equal. */
 #define SQS_MIN_WIDTH 3
 #define SQS_MAX_WIDTH 8
 
@@ -29,7 +29,7 @@ sqs_sorter *sqs_new(size_t run_keys, unsigned width);
  * error. */
 int sqs_add(sqs_sorter *s, const int64_t *k);
 
-/* Calls `emit` for every key in (a, b, id) order. Returns 0, -1 after
+/* Calls `emit` for every key in increasing order. Returns 0, -1 after
  * printing an error, or what `emit` returned. */
 int sqs_finish(sqs_sorter *s, sqs_emit emit, void *ctx);
 

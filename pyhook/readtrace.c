@@ -151,7 +151,11 @@ PyObject *py__read_trace(PyObject *self, PyObject *arg) {
     rc = lt_reader_open(&r, PyBytes_AS_STRING(path), detail, sizeof detail);
     Py_END_ALLOW_THREADS
     if (rc < 0) {
-        PyErr_Format(PyExc_ValueError, "%s: %s", PyBytes_AS_STRING(path),
+        /* Some details name the file already ("PATH: No such file..."). */
+        const char *p = PyBytes_AS_STRING(path);
+        size_t n = strlen(p);
+        int named = strncmp(detail, p, n) == 0 && detail[n] == ':';
+        PyErr_Format(PyExc_ValueError, "%s%s%s", named ? "" : p, named ? "" : ": ",
                      detail[0] ? detail : lt_strerror(rc));
         Py_DECREF(path);
         return NULL;

@@ -437,6 +437,51 @@ START_TEST(sql_export_has_every_zone_with_parents_and_self_time) {
 }
 END_TEST
 
+/* Zones of a thread that start at the same nanosecond (a coarse clock, or
+ * calls nested faster than it ticks): the per-thread index orders them by
+ * duration, and SQLite's integrity_check compares it with the table. */
+START_TEST(sql_index_orders_zones_starting_together_by_duration) {
+    char dir[] = "/tmp/check_convert.XXXXXX", trace[64], db_path[64], args[160];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(trace, sizeof trace, "%s/t.tracy", dir);
+    snprintf(db_path, sizeof db_path, "%s/t.db", dir);
+    lt_builder *b;
+    ck_assert_int_eq(lt_builder_open(&b, trace, 0, "check_convert"), 0);
+    const char *argv1[] = {"prog"};
+    ck_assert_int_eq(lt_builder_process(b, 42, -1, "h", "prog", 1, argv1, 0, 0), 1);
+    ck_assert_int_eq(lt_builder_thread(b, 1, 43, "main"), 1);
+    ck_assert_int_eq(lt_builder_loc(b, 1, LT_LOC_PYTHON, "f", "f.py", 1), 1);
+    for (uint64_t ts = 1000, i = 0; i < 50; i++, ts += 100) {
+        for (int d = 0; d < 4; d++) ck_assert_int_eq(lt_builder_zone_begin(b, 1, 1, ts, 1), 0);
+        for (int d = 0; d < 4; d++) ck_assert_int_eq(lt_builder_zone_end(b, 1, 1, ts + 10 + d), 0);
+    }
+    ck_assert_int_eq(lt_builder_close(b, 0), 0);
+    snprintf(args, sizeof args, "'%s' -o '%s'", trace, db_path);
+    ck_assert_int_eq(run_tool("tracy-sql", args), 0);
+    sqlite3 *db;
+    sqlite3_stmt *s;
+    ck_assert_int_eq(sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &s, NULL), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_step(s), SQLITE_ROW);
+    ck_assert_str_eq((const char *)sqlite3_column_text(s, 0), "ok");
+    sqlite3_finalize(s);
+    /* A seek on (track_id, ts, dur) finds each zone. */
+    ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT count(*) FROM slice_data"
+        " INDEXED BY slice_data_track_ts WHERE track_id = (SELECT min(track_id) FROM"
+        " slice_data) AND ts = 1100 AND dur = ?", -1, &s, NULL), SQLITE_OK);
+    for (int d = 0; d < 4; d++) {
+        sqlite3_bind_int(s, 1, 10 + d);
+        ck_assert_int_eq(sqlite3_step(s), SQLITE_ROW);
+        ck_assert_int_eq(sqlite3_column_int(s, 0), 1);
+        sqlite3_reset(s);
+    }
+    sqlite3_finalize(s);
+    ck_assert_int_eq(sqlite3_close(db), SQLITE_OK);
+    snprintf(args, sizeof args, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(args), 0);
+}
+END_TEST
+
 Suite *convert_suite(void) {
     Suite *s = suite_create("convert");
     TCase *units = tcase_create("units");
@@ -451,6 +496,7 @@ Suite *convert_suite(void) {
     tcase_set_timeout(programs, 120);
     tcase_add_test(programs, json_output_parses_and_holds_every_event);
     tcase_add_test(programs, sql_export_has_every_zone_with_parents_and_self_time);
+    tcase_add_test(programs, sql_index_orders_zones_starting_together_by_duration);
     suite_add_tcase(s, programs);
     return s;
 }

@@ -4,6 +4,7 @@
  * height and integers of every size pass `PRAGMA integrity_check` and
  * answer queries through the table and both indexes. (cv_err comes from
  * convert/common.c, compiled into check_convert.c.) */
+#define _GNU_SOURCE /* qsort_r, as convert/sql_sort.c */
 #include <check.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -17,8 +18,7 @@
 
 /* ---- Sorter ----------------------------------------------------------- */
 
-/* Keys of width W: (a, b, id) and two values carried with them, which
- * must arrive with their own key. */
+/* Keys of width W: (a, b, id) and two more values, compared after them. */
 #define W 5
 
 typedef struct key5 {
@@ -71,7 +71,7 @@ START_TEST(sorter_sorts_like_qsort_in_memory_and_with_runs_on_disk) {
             key5 *in = malloc((n + 1) * sizeof *in), *want = malloc((n + 1) * sizeof *want);
             make_keys(in, n, p);
             memcpy(want, in, n * sizeof *in);
-            qsort(want, n, sizeof *want, key_qcmp);
+            qsort_r(want, n, sizeof *want, key_qcmp, &(unsigned){W});
             sqs_sorter *s = sqs_new(1000, W);
             ck_assert_ptr_nonnull(s);
             for (size_t i = 0; i < n; i++) ck_assert_int_eq(sqs_add(s, &in[i].a), 0);
@@ -163,9 +163,32 @@ static int cmp_abr(const void *x, const void *y) {
     return 0;
 }
 
+/* Puts the pages after the file's last one up to `last` on the freelist
+ * (trunk pages only are written: the file stays sparse), so that the trees
+ * loaded next start there. */
+static void free_pages_up_to(sqb_file *f, uint32_t last) {
+    uint32_t per = f->usable / 4 - 8, first = f->npages + 1;
+    uint8_t *buf = calloc(1, f->page_size);
+    for (uint32_t trunk = first; trunk <= last;) {
+        uint32_t leaves = last - trunk < per ? last - trunk : per;
+        uint32_t next = trunk + leaves + 1 <= last ? trunk + leaves + 1 : 0;
+        memset(buf, 0, f->page_size);
+        put32(buf, next);
+        put32(buf + 4, leaves);
+        for (uint32_t i = 0; i < leaves; i++) put32(buf + 8 + 4 * i, trunk + 1 + i);
+        ck_assert_int_eq(write_page(f, trunk, buf), 0);
+        trunk = next ? next : last + 1;
+    }
+    free(buf);
+    put32(f->hdr + 32, first);
+    put32(f->hdr + 36, last - first + 1);
+    f->npages = last;
+}
+
 /* Bulk-loads n rows into a fresh database of the given page size and
- * checks it with SQLite. */
-static void load_and_check(uint32_t page_size, size_t n) {
+ * checks it with SQLite; with `near_lock`, the trees start a few pages
+ * before the page holding SQLite's lock bytes (1 GiB into the file). */
+static void load_and_check_at(uint32_t page_size, size_t n, int near_lock) {
     char path[] = "/tmp/check_sqlbulk.XXXXXX";
     int fd = mkstemp(path);
     ck_assert_int_ge(fd, 0);
@@ -188,6 +211,7 @@ static void load_and_check(uint32_t page_size, size_t n) {
 
     sqb_file *f = sqb_file_open(path);
     ck_assert_ptr_nonnull(f);
+    if (near_lock) free_pages_up_to(f, 0x40000000u / page_size - 3);
     sqb_tree *t = sqb_tree_new(f, root[0], 0);
     int64_t (*ab)[3] = malloc((n + 1) * sizeof *ab), (*c)[3] = malloc((n + 1) * sizeof *c);
     size_t nc = 0;
@@ -259,12 +283,22 @@ static void load_and_check(uint32_t page_size, size_t n) {
     unlink(path);
 }
 
+static void load_and_check(uint32_t page_size, size_t n) { load_and_check_at(page_size, n, 0); }
+
 START_TEST(btrees_of_every_height_pass_integrity_check) {
     static const size_t sizes[] = {0, 1, 2, 17, 300, 5000, 40000};
     for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) load_and_check(512, sizes[i]);
     load_and_check(4096, 40000);
     load_and_check(65536, 5000);
     load_and_check(65536, 150000);
+}
+END_TEST
+
+/* A database past 1 GiB: SQLite never uses the page of its lock bytes, and
+ * a tree that took it failed integrity_check ("2nd reference to page"). */
+START_TEST(btrees_skip_the_lock_byte_page) {
+    load_and_check_at(65536, 20000, 1);
+    load_and_check_at(4096, 20000, 1);
 }
 END_TEST
 
@@ -276,6 +310,7 @@ Suite *sqlbulk_suite(void) {
     tcase_add_test(t, sorter_takes_keys_of_three_to_eight_integers);
     tcase_add_test(t, sorter_stops_when_the_receiver_fails);
     tcase_add_test(t, btrees_of_every_height_pass_integrity_check);
+    tcase_add_test(t, btrees_skip_the_lock_byte_page);
     suite_add_tcase(s, t);
     return s;
 }

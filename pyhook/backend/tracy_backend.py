@@ -27,15 +27,15 @@ PROGRAMS = ("capture-release", "tracy-csv")
 
 
 def _version():
-    for mk in ("libtrace/build.mk", "Makefile"):
-        try:
-            with open(os.path.join(ROOT, mk)) as f:
-                m = re.search(r"^LT_VERSION\s*:?=\s*([0-9][0-9A-Za-z.+-]*)", f.read(), re.M)
-        except OSError:
-            continue
-        if m:
-            return m.group(1)
-    return "0.0.0"
+    """The library's version, written once in libtrace/trace.h."""
+    try:
+        with open(os.path.join(ROOT, "libtrace", "trace.h")) as f:
+            text = f.read()
+    except OSError:
+        return "0.0.0"
+    parts = [re.search(r"^#define LT_VERSION_%s (\d+)$" % p, text, re.M)
+             for p in ("MAJOR", "MINOR", "PATCH")]
+    return ".".join(m.group(1) for m in parts) if all(parts) else "0.0.0"
 
 
 def _tag():

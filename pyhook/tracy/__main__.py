@@ -704,8 +704,10 @@ def main(argv):
 
 def finish_quietly(run, cli):
     """A fatal signal (SIGTERM, SIGHUP) reached the program: ship what was
-    recorded and let the daemon finish the file before dying of it."""
+    recorded and let the daemon finish the file before dying of it. The
+    multiprocessing helpers are clients that the daemon would wait for."""
     try:
+        tracy._stop_mp_helpers()
         finish(run, cli)
     except BaseException:
         pass

@@ -41,14 +41,15 @@ QUERY = ("SELECT name, category, calls, round(self / 1e6, 3) AS self_ms, "
 
 
 def run_sql(path, n):
-    """Prints the table through tracy-sql; returns False when not installed."""
+    """Prints the table through tracy-sql and returns its exit status (its
+    error already printed), or None when tracy-sql is not installed."""
     from tracy.__main__ import find_tool
     sql = find_tool("tracy-sql")
     if sql is None:
-        return False
+        return None
     pid = os.posix_spawn(sql, [sql, "--table", path, QUERY % n], os.environ)
     _, status = os.waitpid(pid, 0)
-    return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+    return os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1
 
 
 def main(argv):
@@ -59,11 +60,14 @@ def main(argv):
     try:
         n = int(argv[1]) if len(argv) > 1 else 10
     except ValueError:
-        sys.stderr.write("tracy.top: N must be a number, not %r\n" % argv[1])
+        n = 0
+    if n < 1:
+        sys.stderr.write("tracy.top: N must be a number of at least 1, not %r\n" % argv[1])
         return 2
     sys.stdout.flush()
-    if run_sql(path, n):
-        return 0
+    status = run_sql(path, n)
+    if status is not None:
+        return status
     try:
         rows = top_zones(path, n)
     except (OSError, ValueError) as e:

@@ -315,6 +315,27 @@ def test_sigterm_sighup_sigint_keep_status_and_what_was_recorded(run_tracy, tmp_
         assert r.trace["complete"]
 
 
+def test_sigterm_after_a_spawn_pool_ends_the_run_as_python_would(run_tracy, tmp_path):
+    # The pool's resource tracker lives on, a client of the capture: the
+    # signal path stops it as the normal exit does (it waited for it).
+    src = """
+import multiprocessing as mp, os, signal, time
+def square(x):
+    return x * x
+if __name__ == "__main__":
+    with mp.get_context("spawn").Pool(2) as p:
+        print(sum(p.map(square, range(10))), flush=True)
+    os.kill(os.getpid(), signal.SIGTERM)
+    time.sleep(30)
+    print("not reached")
+"""
+    plain = plain_run(tmp_path, src)
+    r = run_tracy(src, timeout=25)
+    assert (r.rc, r.out) == (plain.returncode, plain.stdout) == (-signal.SIGTERM, "285\n")
+    assert r.count("square") == 10
+    assert r.trace["complete"]
+
+
 def test_the_programs_own_signal_handler_runs_and_decides(run_tracy, tmp_path):
     src = SIGNALLED % ("""
 def on_term(signum, frame):

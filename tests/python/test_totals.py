@@ -82,3 +82,27 @@ def test_csv_stats_and_top_agree_with_function_stats(run_tracy):
         assert rows[name][2] == stats[name][0]
         assert rows[name][3] == stats[name][2]
         assert rows[name][4] == stats[name][1], name
+
+
+def test_top_reports_a_bad_input_once_and_refuses_a_bad_n(run_tracy, tmp_path):
+    r = run_tracy(FIB)
+    assert r.rc == 0, r.err
+    env = env_for_tests()
+    missing = str(tmp_path / "missing.tracy")
+    out = subprocess.run([PYTHON, "-m", "tracy.top", missing], capture_output=True,
+                         text=True, env=env, timeout=60)
+    # one line, tracy-sql's own, and its exit status (2: cannot read)
+    assert out.returncode == 2, out.stderr
+    assert out.stderr.count("\n") == 1 and "missing.tracy" in out.stderr, out.stderr
+    # without tracy-sql, its own decoder: the file named once
+    from tracy import top
+    try:
+        top.top_zones(missing, 3)
+        raise AssertionError("no error for a missing trace")
+    except ValueError as e:
+        assert str(e) == missing + ": No such file or directory"
+    for n in ("0", "-3", "ten"):
+        out = subprocess.run([PYTHON, "-m", "tracy.top", r.path, n], capture_output=True,
+                             text=True, env=env, timeout=60)
+        assert out.returncode == 2 and out.stdout == "", (n, out.stdout)
+        assert out.stderr == "tracy.top: N must be a number of at least 1, not %r\n" % n
