@@ -76,7 +76,8 @@ int py__main_interpreter(void);
 /* threading.setprofile/settrace target (METH_VARARGS). */
 PyObject *py__thread_hook(PyObject *self, PyObject *args);
 
-/* The named tuples of _read_trace's lists (PyStructSequence heap types). */
+/* The named tuples of _read_trace's lists (PyStructSequence heap types),
+ * made by its first call: a traced program does not pay for them. */
 typedef struct py_trace_types {
     PyTypeObject *zone, *message, *signpost, *plot, *frame, *lost, *thread;
 } py_trace_types;
@@ -100,8 +101,8 @@ py_mstate *py__mstate(PyObject *m);
 int py__module_add(PyObject *m, const char *name, PyObject *o);
 
 /* Creates the types of `t` and adds them to module m. 0, or -1 with an
- * exception set (then the types made so far are in t, for the module's
- * clear function). */
+ * exception set (the types made so far are then in t, which the module's
+ * clear function frees, and t->zone is NULL so that a later call retries). */
 int py__trace_types_init(PyObject *m, py_trace_types *t);
 
 /* tracy._tracy._read_trace(path) -> dict (readtrace.c); `module` is the

@@ -491,8 +491,9 @@ PyDoc_STRVAR(read_trace_doc,
 "kind, file, line, begin_ts, end_ts, depth, text, flags, child_ns),\n"
 "messages,\n"
 "signposts, plots, frames, lost: lists of named tuples (Zone, Message,\n"
-"Signpost, PlotSample, FrameMark, Lost, Thread), each still indexable as\n"
-"the plain tuple it replaces. For tests and small tools.");
+"Signpost, PlotSample, FrameMark, Lost, Thread: module attributes from the\n"
+"first call on), each still indexable as the plain tuple it replaces. For\n"
+"tests and small tools.");
 
 static PyMethodDef tracy_methods[] = {
     {"configure", (PyCFunction)(void (*)(void))m_configure, METH_VARARGS | METH_KEYWORDS,
@@ -552,7 +553,6 @@ static int tracy_exec(PyObject *m) {
     if (!st->user_locs || !st->plots || !st->hook_error || !st->counts ||
         py__module_add(m, "HookError", st->hook_error) < 0 ||
         py__module_add(m, "Counts", (PyObject *)st->counts) < 0 ||
-        py__trace_types_init(m, &st->trace) < 0 ||
         PyModule_AddIntConstant(m, "MODE_EVAL", PY_MODE_EVAL) < 0 ||
         PyModule_AddIntConstant(m, "MODE_PROFILE", PY_MODE_PROFILE) < 0 ||
         PyModule_AddIntConstant(m, "MODE_TRACE", PY_MODE_TRACE) < 0 ||

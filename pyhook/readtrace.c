@@ -56,19 +56,21 @@ DESC(thread_desc, "Thread", "A thread of _read_trace().", thread_fields);
 #undef DESC
 
 static int add_type(PyObject *m, PyTypeObject **slot, PyStructSequence_Desc *d) {
+    if (*slot) return 0; /* made by an earlier, failed call */
     *slot = PyStructSequence_NewType(d);
     if (!*slot) return -1;
     return py__module_add(m, strrchr(d->name, '.') + 1, (PyObject *)*slot);
 }
 
+/* Zone last: it stands for "all made". */
 int py__trace_types_init(PyObject *m, py_trace_types *t) {
-    return add_type(m, &t->zone, &zone_desc) < 0 ||
-                   add_type(m, &t->message, &message_desc) < 0 ||
+    return add_type(m, &t->message, &message_desc) < 0 ||
                    add_type(m, &t->signpost, &signpost_desc) < 0 ||
                    add_type(m, &t->plot, &plot_desc) < 0 ||
                    add_type(m, &t->frame, &frame_desc) < 0 ||
                    add_type(m, &t->lost, &lost_desc) < 0 ||
-                   add_type(m, &t->thread, &thread_desc) < 0
+                   add_type(m, &t->thread, &thread_desc) < 0 ||
+                   add_type(m, &t->zone, &zone_desc) < 0
                ? -1
                : 0;
 }
@@ -234,7 +236,8 @@ static int add_events(lt_reader *r, const py_trace_types *ty, PyObject *out) {
 }
 
 PyObject *py__read_trace(PyObject *module, PyObject *arg) {
-    const py_trace_types *ty = &py__mstate(module)->trace;
+    py_trace_types *ty = &py__mstate(module)->trace;
+    if (!ty->zone && py__trace_types_init(module, ty) < 0) return NULL;
     PyObject *path = NULL;
     if (!PyUnicode_FSConverter(arg, &path)) return NULL;
     lt_reader *r = NULL;
