@@ -94,7 +94,10 @@ static void tstate_free(void *p) {
 static int grow(void **arr, uint32_t *cap, size_t elem) {
     uint32_t ncap = *cap ? *cap * 2 : 64;
     void *n = realloc(*arr, ncap * elem);
-    if (!n) return -1;
+    if (!n) {
+        py__hook_failed("out of memory for a thread's stack of zones (zones were lost)");
+        return -1;
+    }
     *arr = n;
     *cap = ncap;
     if (!tls.registered) {
@@ -102,6 +105,62 @@ static int grow(void **arr, uint32_t *cap, size_t elem) {
         pthread_setspecific(g_tls_key, &tls);
     }
     return 0;
+}
+
+/* ---- Failures inside hook work ---------------------------------------------- */
+
+/* The hook never raises into the program: a failure (a callback that
+ * raised, memory exhausted) is counted here with the first one's
+ * description and exception, and py__hook_raise turns them into one
+ * exception at the next disable() or stop(). */
+static struct {
+    unsigned long n;
+    const char *first; /* what failed first (a literal) */
+    PyObject *exc;     /* its exception, or NULL */
+} g_fail;
+
+void py__hook_failed(const char *what) {
+    PyObject *type, *value, *tbk;
+    PyErr_Fetch(&type, &value, &tbk);
+    if (g_fail.n++ == 0) {
+        g_fail.first = what;
+        if (type) {
+            PyErr_NormalizeException(&type, &value, &tbk);
+            if (value && tbk) PyException_SetTraceback(value, tbk);
+            g_fail.exc = value;
+            value = NULL;
+        }
+    }
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(tbk);
+}
+
+int py__hook_raise(PyObject *err_type) {
+    if (g_fail.n == 0) return 0;
+    unsigned long n = g_fail.n;
+    PyObject *cause = g_fail.exc;
+    g_fail.n = 0;
+    g_fail.exc = NULL;
+    if (cause)
+        PyErr_Format(err_type, "%lu failure%s in the profiler's hook; the first: %s: %R",
+                     n, n == 1 ? "" : "s", g_fail.first, cause);
+    else
+        PyErr_Format(err_type, "%lu failure%s in the profiler's hook; the first: %s",
+                     n, n == 1 ? "" : "s", g_fail.first);
+    if (cause) {
+        PyObject *type, *value, *tbk;
+        PyErr_Fetch(&type, &value, &tbk);
+        PyErr_NormalizeException(&type, &value, &tbk);
+        if (value) PyException_SetCause(value, cause); /* steals cause */
+        else Py_DECREF(cause);
+        PyErr_Restore(type, value, tbk);
+    }
+    return -1;
+}
+
+int py__main_interpreter(void) {
+    return PyInterpreterState_Get() == PyInterpreterState_Main();
 }
 
 /* ---- Recording primitives -------------------------------------------------- */
@@ -112,7 +171,7 @@ void py__thread_first(void) {
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
     PyObject *r = PyObject_CallNoArgs(cb);
-    if (!r) PyErr_WriteUnraisable(cb);
+    if (!r) py__hook_failed("the on_thread callback raised (the thread keeps its name)");
     Py_XDECREF(r);
     PyErr_Restore(type, value, tb);
 }
@@ -226,13 +285,14 @@ static int filter_ok(PyObject *qualname, PyObject *module, PyObject *file) {
     PyObject *r = PyObject_CallFunctionObjArgs(f, qualname, module ? module : Py_None,
                                                file ? file : Py_None, NULL);
     if (!r) {
-        PyErr_WriteUnraisable(f);
+        py__hook_failed("the filter callback raised (the function is recorded)");
         return 1;
     }
     int ok = PyObject_IsTrue(r);
     Py_DECREF(r);
     if (ok < 0) {
-        PyErr_Clear();
+        py__hook_failed("the filter callback's result has no truth value "
+                        "(the function is recorded)");
         ok = 1;
     }
     return ok;
@@ -366,7 +426,7 @@ static __attribute__((noinline)) uint32_t code_loc_slow(PyCodeObject *co,
     if (loc && mon_watch(co)) tag |= PY_MON_BIT;
     uintptr_t v = ((uintptr_t)tag << 32) | loc;
     if (py_code_set_extra((PyObject *)co, g_extra_idx, (void *)v) < 0)
-        PyErr_Clear();
+        py__hook_failed("a code object's location could not be kept");
     PyErr_Restore(type, value, tbk);
     s->in_slow = 0;
     return loc;
@@ -422,7 +482,11 @@ static py_lmap_ent *lmap_slot(py_lmap *m, const void *k1, uintptr_t k2) {
     if ((m->n + 1) * 2 > m->cap) {
         size_t ncap = m->cap ? m->cap * 2 : 256;
         py_lmap_ent *ne = calloc(ncap, sizeof *ne);
-        if (!ne) return NULL;
+        if (!ne) {
+            py__hook_failed("out of memory for the locations of C functions or lines "
+                            "(zones were lost)");
+            return NULL;
+        }
         for (size_t i = 0; i < m->cap; i++) {
             if (!m->e[i].epoch) continue;
             size_t j = lmap_hash(m->e[i].k1, m->e[i].k2) & (ncap - 1);
@@ -758,9 +822,12 @@ static PyObject *mon_end(PyObject *self, PyObject *const *a, Py_ssize_t n) {
     Py_RETURN_NONE;
 }
 
+PyDoc_STRVAR(mon_start_doc, "_mon_start(code, offset)\n--\n\nPY_START of a watched __init__.");
+PyDoc_STRVAR(mon_end_doc, "_mon_end(code, offset, value)\n--\n\nPY_RETURN or PY_UNWIND.");
+
 static PyMethodDef g_mon_defs[] = {
-    {"_mon_start", (PyCFunction)(void (*)(void))mon_start, METH_FASTCALL, NULL},
-    {"_mon_end", (PyCFunction)(void (*)(void))mon_end, METH_FASTCALL, NULL}};
+    {"_mon_start", (PyCFunction)(void (*)(void))mon_start, METH_FASTCALL, mon_start_doc},
+    {"_mon_end", (PyCFunction)(void (*)(void))mon_end, METH_FASTCALL, mon_end_doc}};
 
 static long mon_event(PyObject *events, const char *name) {
     PyObject *v = PyObject_GetAttrString(events, name);

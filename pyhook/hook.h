@@ -60,10 +60,53 @@ void py__pending_flush(void);
 /* Called for each thread's first event: names it through opts.on_thread. */
 void py__thread_first(void);
 
+/* Records a failure inside hook work instead of raising it: the exception
+ * set, if any, is taken (the first one is kept). `what` is a literal saying
+ * what failed and what it cost. The hook itself never raises. */
+void py__hook_failed(const char *what);
+
+/* Turns the failures recorded since the last call into one exception of
+ * err_type (its __cause__ the first failure's exception) and forgets them.
+ * Returns -1 with the exception set, or 0 when there were none. */
+int py__hook_raise(PyObject *err_type);
+
+/* 1 when running in the main interpreter. */
+int py__main_interpreter(void);
+
 /* threading.setprofile/settrace target (METH_VARARGS). */
 PyObject *py__thread_hook(PyObject *self, PyObject *args);
 
-/* tracy._tracy._read_trace(path) -> dict (readtrace.c). */
-PyObject *py__read_trace(PyObject *self, PyObject *arg);
+/* The named tuples of _read_trace's lists (PyStructSequence heap types),
+ * made by its first call: a traced program does not pay for them. */
+typedef struct py_trace_types {
+    PyTypeObject *zone, *message, *signpost, *plot, *frame, *lost, *thread;
+} py_trace_types;
+
+/* State of a tracy._tracy module object. What the hook uses is process-wide
+ * (one frame-evaluation hook, one client per process): the module refuses
+ * sub-interpreters instead. */
+typedef struct py_mstate {
+    PyObject *user_locs;     /* dict: (name, file, line) -> epoch << 32 | id */
+    PyObject *plots;         /* dict: name -> epoch << 32 | id */
+    PyObject *hook_error;    /* tracy._tracy.HookError */
+    PyTypeObject *counts;    /* counts() result */
+    py_trace_types trace;
+} py_mstate;
+
+/* The state of module m (a tracy._tracy module object). */
+py_mstate *py__mstate(PyObject *m);
+
+/* Adds o to module m as `name`, with a reference of its own (the caller
+ * keeps its own). 0, or -1 with an exception set. */
+int py__module_add(PyObject *m, const char *name, PyObject *o);
+
+/* Creates the types of `t` and adds them to module m. 0, or -1 with an
+ * exception set (the types made so far are then in t, which the module's
+ * clear function frees, and t->zone is NULL so that a later call retries). */
+int py__trace_types_init(PyObject *m, py_trace_types *t);
+
+/* tracy._tracy._read_trace(path) -> dict (readtrace.c); `module` is the
+ * tracy._tracy module. */
+PyObject *py__read_trace(PyObject *module, PyObject *arg);
 
 #endif /* PYHOOK_HOOK_H */

@@ -15,11 +15,24 @@
 #include "client_fast.h"
 #include "trace_client.h"
 
-/* Ids of user zones and plots by name, as (epoch << 32 | id): ids belong to
- * one connection, and a forked child (a new epoch) is a new client. */
-static PyObject *g_user_locs; /* dict: (name, file, line) -> int */
-static PyObject *g_plots;     /* dict: name -> int */
+/* The client was stopped (process-wide, as the client). The module's
+ * objects are in its state (py_mstate): the ids of user zones and plots by
+ * name as (epoch << 32 | id) -- ids belong to one connection, and a forked
+ * child (a new epoch) is a new client -- and its types. */
 static int g_stopped;
+
+py_mstate *py__mstate(PyObject *m) {
+    return (py_mstate *)PyModule_GetState(m);
+}
+
+int py__module_add(PyObject *m, const char *name, PyObject *o) {
+    Py_INCREF(o);
+    if (PyModule_AddObject(m, name, o) < 0) {
+        Py_DECREF(o);
+        return -1;
+    }
+    return 0;
+}
 
 /* ---- Configuration and recording -------------------------------------------- */
 
@@ -90,10 +103,14 @@ static PyObject *m_enable(PyObject *self, PyObject *unused) {
 
 PyDoc_STRVAR(disable_doc,
 "disable()\n--\n\n"
-"Stops recording. Zones that began end when their frames return.");
+"Stops recording. Zones that began end when their frames return.\n"
+"Raises HookError (once) when the hook failed since the last disable()\n"
+"or stop(): a filter or on_thread callback raised, or memory ran out.\n"
+"Recording is stopped all the same.");
 
 static PyObject *m_disable(PyObject *self, PyObject *unused) {
     py__disable();
+    if (py__hook_raise(py__mstate(self)->hook_error) < 0) return NULL;
     Py_RETURN_NONE;
 }
 
@@ -192,7 +209,8 @@ static PyObject *m_dump(PyObject *self, PyObject *unused) {
 PyDoc_STRVAR(stop_doc,
 "stop()\n--\n\n"
 "Stops recording, flushes every thread and disconnects from the daemon.\n"
-"Later events are ignored. Safe to call twice.");
+"Later events are ignored. Safe to call twice. Then raises HookError, as\n"
+"disable() does, when the hook failed since the last check.");
 
 static PyObject *m_stop(PyObject *self, PyObject *unused) {
     if (g_stopped) Py_RETURN_NONE;
@@ -203,16 +221,34 @@ static PyObject *m_stop(PyObject *self, PyObject *unused) {
     Py_BEGIN_ALLOW_THREADS
     lt_client_stop();
     Py_END_ALLOW_THREADS
+    if (py__hook_raise(py__mstate(self)->hook_error) < 0) return NULL;
     Py_RETURN_NONE;
 }
 
 PyDoc_STRVAR(counts_doc,
-"counts() -> (sent, lost)\n--\n\nEvents handed to the sender and events dropped.");
+"counts() -> Counts(sent, lost)\n--\n\n"
+"Events handed to the sender and events dropped.");
+
+static PyStructSequence_Field counts_fields[] = {
+    {"sent", "events handed to the sender"}, {"lost", "events dropped"}, {NULL, NULL}};
+static PyStructSequence_Desc counts_desc = {
+    "tracy._tracy.Counts", "Result of counts(): events sent and lost.", counts_fields, 2};
 
 static PyObject *m_counts(PyObject *self, PyObject *unused) {
     uint64_t sent = 0, lost = 0;
     lt_client_counts(&sent, &lost);
-    return Py_BuildValue("(KK)", (unsigned long long)sent, (unsigned long long)lost);
+    PyObject *o = PyStructSequence_New(py__mstate(self)->counts);
+    if (!o) return NULL;
+    PyObject *a = PyLong_FromUnsignedLongLong(sent), *b = PyLong_FromUnsignedLongLong(lost);
+    if (!a || !b) {
+        Py_XDECREF(a);
+        Py_XDECREF(b);
+        Py_DECREF(o);
+        return NULL;
+    }
+    PyStructSequence_SET_ITEM(o, 0, a);
+    PyStructSequence_SET_ITEM(o, 1, b);
+    return o;
 }
 
 PyDoc_STRVAR(stored_doc,
@@ -283,7 +319,7 @@ static PyObject *m_zone_begin(PyObject *self, PyObject *args) {
     if (!ready()) Py_RETURN_FALSE;
     PyObject *key = Py_BuildValue("(ssI)", u.name, u.file, u.line);
     if (!key) return NULL;
-    long id = cached_id(g_user_locs, key, reg_user, &u);
+    long id = cached_id(py__mstate(self)->user_locs, key, reg_user, &u);
     Py_DECREF(key);
     if (id < 0) return NULL;
     if (id == 0) Py_RETURN_FALSE;
@@ -340,7 +376,7 @@ static PyObject *m_plot(PyObject *self, PyObject *args) {
     if (!ready()) Py_RETURN_NONE;
     const char *s = PyUnicode_AsUTF8(name);
     if (!s) return NULL;
-    long id = cached_id(g_plots, name, reg_plot, (void *)s);
+    long id = cached_id(py__mstate(self)->plots, name, reg_plot, (void *)s);
     if (id < 0) return NULL;
     if (id > 0) lt_plot((uint32_t)id, value);
     Py_RETURN_NONE;
@@ -454,7 +490,10 @@ PyDoc_STRVAR(read_trace_doc,
 "Decodes a .tracy file: processes, threads, zones (process, thread, name,\n"
 "kind, file, line, begin_ts, end_ts, depth, text, flags, child_ns),\n"
 "messages,\n"
-"signposts, plots, frames. For tests and small tools.");
+"signposts, plots, frames, lost: lists of named tuples (Zone, Message,\n"
+"Signpost, PlotSample, FrameMark, Lost, Thread: module attributes from the\n"
+"first call on), each still indexable as the plain tuple it replaces. For\n"
+"tests and small tools.");
 
 static PyMethodDef tracy_methods[] = {
     {"configure", (PyCFunction)(void (*)(void))m_configure, METH_VARARGS | METH_KEYWORDS,
@@ -484,14 +523,37 @@ static PyMethodDef tracy_methods[] = {
     {"_read_trace", py__read_trace, METH_O, read_trace_doc},
     {NULL, NULL, 0, NULL}};
 
+/* The hook, the code-extra slot and the client are process-wide: a second
+ * interpreter would replace the first one's hook or share its connection.
+ * 3.12+ declares it (Py_mod_multiple_interpreters), which CPython enforces
+ * for isolated interpreters only; legacy sub-interpreters
+ * (Py_NewInterpreter) reach this check. */
+static int refuse_subinterpreter(void) {
+    if (py__main_interpreter()) return 0;
+    PyErr_SetString(PyExc_ImportError,
+                    "tracy._tracy cannot be imported in a sub-interpreter: its hook and "
+                    "its connection to the capture daemon belong to the whole process "
+                    "(import tracy in the main interpreter)");
+    return -1;
+}
+
+PyDoc_STRVAR(hook_error_doc,
+"A failure inside the profiler's hook (a filter or on_thread callback that\n"
+"raised, memory exhausted), raised by the next disable() or stop(); its\n"
+"__cause__ is the first failure's exception.");
+
 static int tracy_exec(PyObject *m) {
-    if (py__hook_init() < 0) return -1;
-    if (!g_user_locs) {
-        g_user_locs = PyDict_New();
-        g_plots = PyDict_New();
-        if (!g_user_locs || !g_plots) return -1;
-    }
-    if (PyModule_AddIntConstant(m, "MODE_EVAL", PY_MODE_EVAL) < 0 ||
+    py_mstate *st = py__mstate(m);
+    if (refuse_subinterpreter() < 0 || py__hook_init() < 0) return -1;
+    st->user_locs = PyDict_New();
+    st->plots = PyDict_New();
+    st->hook_error = PyErr_NewExceptionWithDoc("tracy._tracy.HookError", hook_error_doc,
+                                               PyExc_RuntimeError, NULL);
+    st->counts = PyStructSequence_NewType(&counts_desc);
+    if (!st->user_locs || !st->plots || !st->hook_error || !st->counts ||
+        py__module_add(m, "HookError", st->hook_error) < 0 ||
+        py__module_add(m, "Counts", (PyObject *)st->counts) < 0 ||
+        PyModule_AddIntConstant(m, "MODE_EVAL", PY_MODE_EVAL) < 0 ||
         PyModule_AddIntConstant(m, "MODE_PROFILE", PY_MODE_PROFILE) < 0 ||
         PyModule_AddIntConstant(m, "MODE_TRACE", PY_MODE_TRACE) < 0 ||
         PyModule_AddStringConstant(m, "VERSION", LT_VERSION_STRING) < 0)
@@ -499,14 +561,46 @@ static int tracy_exec(PyObject *m) {
     return 0;
 }
 
-static PyModuleDef_Slot tracy_slots[] = {{Py_mod_exec, tracy_exec}, {0, NULL}};
+/* Every object of the state, for traverse and clear. */
+#define STATE_OBJECTS(X, st)                                                          \
+    X(st->user_locs) X(st->plots) X(st->hook_error) X(st->counts) X(st->trace.zone)  \
+    X(st->trace.message) X(st->trace.signpost) X(st->trace.plot) X(st->trace.frame)  \
+    X(st->trace.lost) X(st->trace.thread)
+
+static int tracy_traverse(PyObject *m, visitproc visit, void *arg) {
+    py_mstate *st = py__mstate(m);
+    if (!st) return 0;
+#define VISIT(o) Py_VISIT(o);
+    STATE_OBJECTS(VISIT, st)
+#undef VISIT
+    return 0;
+}
+
+static int tracy_clear(PyObject *m) {
+    py_mstate *st = py__mstate(m);
+    if (!st) return 0;
+#define CLEAR(o) Py_CLEAR(o);
+    STATE_OBJECTS(CLEAR, st)
+#undef CLEAR
+    return 0;
+}
+
+static void tracy_free(void *m) {
+    tracy_clear((PyObject *)m);
+}
+
+static PyModuleDef_Slot tracy_slots[] = {
+#if PY_VERSION_HEX >= 0x030C0000
+    {Py_mod_multiple_interpreters, Py_MOD_MULTIPLE_INTERPRETERS_NOT_SUPPORTED},
+#endif
+    {Py_mod_exec, tracy_exec},
+    {0, NULL}};
 
 PyDoc_STRVAR(module_doc, "Low-level hooks of the tracy profiler (see the tracy package).");
 
 static struct PyModuleDef tracy_module = {
-    PyModuleDef_HEAD_INIT, "tracy._tracy", module_doc, 0, tracy_methods,
-    tracy_slots, NULL, NULL, NULL};
-
+    PyModuleDef_HEAD_INIT, "tracy._tracy", module_doc, sizeof(py_mstate), tracy_methods,
+    tracy_slots, tracy_traverse, tracy_clear, tracy_free};
 #if PY_VERSION_HEX < 0x03090000
 /* 3.8's PyMODINIT_FUNC leaves it to -fvisibility=hidden */
 __attribute__((visibility("default")))

@@ -14,7 +14,85 @@ static PyObject *cstr(const char *s) {
     return PyUnicode_DecodeUTF8(s ? s : "", s ? (Py_ssize_t)strlen(s) : 0, "replace");
 }
 
-static int add_meta(lt_reader *r, PyObject *out) {
+/* ---- Named results -------------------------------------------------------- */
+
+#define F(name, doc) {(char *)name, (char *)doc}
+static PyStructSequence_Field zone_fields[] = {
+    F("process", "process index (1-based)"), F("thread", "thread index in the process"),
+    F("name", "zone name"), F("kind", "location kind (1 Python, 2 C, 3 line, 4 user)"),
+    F("file", "source file"), F("line", "source line"), F("begin_ts", "begin, ns"),
+    F("end_ts", "end, ns"), F("depth", "nesting depth (0 outermost)"),
+    F("text", "attached text"), F("flags", "end flags (0 a normal end)"),
+    F("child_ns", "time in child zones, ns"), {NULL, NULL}};
+static PyStructSequence_Field message_fields[] = {
+    F("process", NULL), F("thread", NULL), F("ts", "ns"), F("text", NULL), {NULL, NULL}};
+static PyStructSequence_Field signpost_fields[] = {
+    F("process", NULL), F("thread", NULL), F("ts", "ns"), F("header", NULL),
+    F("body", NULL), {NULL, NULL}};
+static PyStructSequence_Field plot_fields[] = {
+    F("process", NULL), F("thread", NULL), F("ts", "ns"), F("name", NULL),
+    F("value", NULL), {NULL, NULL}};
+static PyStructSequence_Field frame_fields[] = {
+    F("process", NULL), F("thread", NULL), F("ts", "ns"), F("name", "'' for the default"),
+    {NULL, NULL}};
+static PyStructSequence_Field lost_fields[] = {
+    F("process", NULL), F("thread", NULL), F("ts", "ns"), F("count", "events lost"),
+    {NULL, NULL}};
+static PyStructSequence_Field thread_fields[] = {
+    F("process", NULL), F("thread", NULL), F("tid", "OS thread id"), F("name", NULL),
+    {NULL, NULL}};
+#undef F
+
+#define DESC(var, name, doc, fields) \
+    static PyStructSequence_Desc var = {"tracy._tracy." name, doc, fields, \
+                                        sizeof fields / sizeof *fields - 1}
+DESC(zone_desc, "Zone", "A zone of _read_trace()['zones'].", zone_fields);
+DESC(message_desc, "Message", "A log message of _read_trace().", message_fields);
+DESC(signpost_desc, "Signpost", "A phase marker of _read_trace().", signpost_fields);
+DESC(plot_desc, "PlotSample", "A counter sample of _read_trace().", plot_fields);
+DESC(frame_desc, "FrameMark", "A frame mark of _read_trace().", frame_fields);
+DESC(lost_desc, "Lost", "Events lost, from _read_trace().", lost_fields);
+DESC(thread_desc, "Thread", "A thread of _read_trace().", thread_fields);
+#undef DESC
+
+static int add_type(PyObject *m, PyTypeObject **slot, PyStructSequence_Desc *d) {
+    if (*slot) return 0; /* made by an earlier, failed call */
+    *slot = PyStructSequence_NewType(d);
+    if (!*slot) return -1;
+    return py__module_add(m, strrchr(d->name, '.') + 1, (PyObject *)*slot);
+}
+
+/* Zone last: it stands for "all made". */
+int py__trace_types_init(PyObject *m, py_trace_types *t) {
+    return add_type(m, &t->message, &message_desc) < 0 ||
+                   add_type(m, &t->signpost, &signpost_desc) < 0 ||
+                   add_type(m, &t->plot, &plot_desc) < 0 ||
+                   add_type(m, &t->frame, &frame_desc) < 0 ||
+                   add_type(m, &t->lost, &lost_desc) < 0 ||
+                   add_type(m, &t->thread, &thread_desc) < 0 ||
+                   add_type(m, &t->zone, &zone_desc) < 0
+               ? -1
+               : 0;
+}
+
+/* The tuple `tup` (taken) as an instance of `type`, or NULL. */
+static PyObject *named(PyTypeObject *type, PyObject *tup) {
+    if (!tup) return NULL;
+    PyObject *o = PyStructSequence_New(type);
+    if (o) {
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(tup); i++) {
+            PyObject *v = PyTuple_GET_ITEM(tup, i);
+            Py_INCREF(v);
+            PyStructSequence_SET_ITEM(o, i, v);
+        }
+    }
+    Py_DECREF(tup);
+    return o;
+}
+
+/* ---- Decoding ------------------------------------------------------------- */
+
+static int add_meta(lt_reader *r, const py_trace_types *ty, PyObject *out) {
     PyObject *procs = PyList_New(0), *threads = PyList_New(0);
     if (!procs || !threads) goto err;
     for (uint32_t p = 1; p <= lt_reader_nprocesses(r); p++) {
@@ -47,8 +125,9 @@ static int add_meta(lt_reader *r, PyObject *out) {
         for (uint32_t t = 1; t <= lt_reader_nthreads(r, p); t++) {
             const lt_thread *th = lt_reader_thread(r, p, t);
             if (!th) continue;
-            PyObject *tt = Py_BuildValue("(IIKN)", p, t, (unsigned long long)th->tid,
-                                         cstr(th->name));
+            PyObject *tt = named(ty->thread,
+                                 Py_BuildValue("(IIKN)", p, t, (unsigned long long)th->tid,
+                                               cstr(th->name)));
             if (!tt || PyList_Append(threads, tt) < 0) {
                 Py_XDECREF(tt);
                 goto err;
@@ -68,7 +147,7 @@ err:
     return -1;
 }
 
-static PyObject *event_tuple(lt_reader *r, const lt_event *ev) {
+static PyObject *event_values(lt_reader *r, const lt_event *ev) {
     switch (ev->type) {
     case LT_EV_ZONE_END: {
         const lt_loc *l = lt_reader_loc(r, ev->process, ev->loc);
@@ -101,6 +180,21 @@ static PyObject *event_tuple(lt_reader *r, const lt_event *ev) {
     Py_RETURN_NONE;
 }
 
+/* The event as an instance of its named type. */
+static PyObject *event_tuple(lt_reader *r, const py_trace_types *ty, const lt_event *ev) {
+    PyTypeObject *type = NULL;
+    switch (ev->type) {
+    case LT_EV_ZONE_END: type = ty->zone; break;
+    case LT_EV_MESSAGE: type = ty->message; break;
+    case LT_EV_SIGNPOST: type = ty->signpost; break;
+    case LT_EV_PLOT: type = ty->plot; break;
+    case LT_EV_FRAME: type = ty->frame; break;
+    case LT_EV_LOST: type = ty->lost; break;
+    }
+    PyObject *t = event_values(r, ev);
+    return type ? named(type, t) : t;
+}
+
 static const char *list_key(uint8_t type) {
     switch (type) {
     case LT_EV_ZONE_END: return "zones";
@@ -113,7 +207,7 @@ static const char *list_key(uint8_t type) {
     return NULL;
 }
 
-static int add_events(lt_reader *r, PyObject *out) {
+static int add_events(lt_reader *r, const py_trace_types *ty, PyObject *out) {
     static const char *keys[] = {"zones", "messages", "signposts", "plots", "frames", "lost"};
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
         PyObject *l = PyList_New(0);
@@ -128,7 +222,7 @@ static int add_events(lt_reader *r, PyObject *out) {
     while ((rc = lt_reader_next(r, &ev)) == 1) {
         const char *k = list_key(ev.type);
         if (!k) continue;
-        PyObject *t = event_tuple(r, &ev);
+        PyObject *t = event_tuple(r, ty, &ev);
         if (!t) return -1;
         int arc = PyList_Append(PyDict_GetItemString(out, k), t);
         Py_DECREF(t);
@@ -141,7 +235,9 @@ static int add_events(lt_reader *r, PyObject *out) {
     return 0;
 }
 
-PyObject *py__read_trace(PyObject *self, PyObject *arg) {
+PyObject *py__read_trace(PyObject *module, PyObject *arg) {
+    py_trace_types *ty = &py__mstate(module)->trace;
+    if (!ty->zone && py__trace_types_init(module, ty) < 0) return NULL;
     PyObject *path = NULL;
     if (!PyUnicode_FSConverter(arg, &path)) return NULL;
     lt_reader *r = NULL;
@@ -164,7 +260,7 @@ PyObject *py__read_trace(PyObject *self, PyObject *arg) {
     PyObject *out = PyDict_New();
     const lt_file_info *fi = lt_reader_info(r);
     if (!out || PyDict_SetItemString(out, "complete", fi->complete ? Py_True : Py_False) < 0 ||
-        add_meta(r, out) < 0 || add_events(r, out) < 0) {
+        add_meta(r, ty, out) < 0 || add_events(r, ty, out) < 0) {
         Py_XDECREF(out);
         lt_reader_free(r);
         return NULL;

@@ -305,12 +305,14 @@ def _disable():
         return
     _state["count"] -= 1
     if _state["count"] == 0:
-        _tracy.disable()
-        if _state["threads"]:
-            import threading
-            threading._trace_hook = None
-            threading._profile_hook = None
-            _state["threads"] = False
+        try:
+            _tracy.disable()  # HookError: the hook failed while enabled
+        finally:
+            if _state["threads"]:
+                import threading
+                threading._trace_hook = None
+                threading._profile_hook = None
+                _state["threads"] = False
 
 
 def enabled():

@@ -606,11 +606,21 @@ def connect(cli, out):
     return run
 
 
+def _checked(fn):
+    """Calls _tracy.disable or _tracy.stop: a failure of the hook during the
+    run (a callback that raised, memory exhausted), raised there once, is
+    reported in one line and the run goes on."""
+    try:
+        fn()
+    except _tracy.HookError as e:
+        sys.stderr.write("tracy: %s\n" % e)
+
+
 def finish(run, cli):
     """After the program: stop recording, let the daemon finish, report.
     An interrupt (Ctrl-C, SIGTERM) while waiting asks the daemon to finish
     the file now: processes still connected are recorded as stopped."""
-    _tracy.disable()
+    _checked(_tracy.disable)
     interrupted = False
 
     def say(msg):
@@ -621,7 +631,7 @@ def finish(run, cli):
         _capture.wait_for_children(say)
     except KeyboardInterrupt:
         interrupted = True
-    _tracy.stop()
+    _checked(_tracy.stop)
     sent, lost = _tracy.counts()
     if run["mode"] == "own":
         code = wait_daemon(run["pid"], interrupted)
@@ -695,7 +705,7 @@ def main(argv):
     # From here on the work is the profiler's own: not recorded. Stop
     # multiprocessing's helper processes (resource tracker, fork server),
     # which live until this process exits: they are clients of the capture.
-    _tracy.disable()
+    _checked(_tracy.disable)
     tracy._stop_mp_helpers()
     tracy._signals_done()
     finish(run, cli)
