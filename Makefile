@@ -37,8 +37,8 @@ CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null)
 OPT ?= -O2
 WARN := -Wall -Wextra -Wshadow -Wno-unused-parameter
 PROJ_CFLAGS = -std=gnu11 $(OPT) -g $(WARN) -fPIC -fvisibility=hidden \
-	-DLT_BUILDING -Ilibtrace -MMD -MP $(DEP_CFLAGS)
-PROJ_CXXFLAGS = -std=c++17 $(OPT) -g $(WARN) -Ilibtrace -MMD -MP
+	-DLT_BUILDING $(LT_INC) -MMD -MP $(DEP_CFLAGS)
+PROJ_CXXFLAGS = -std=c++17 $(OPT) -g $(WARN) $(LT_INC) -MMD -MP
 ALL_CFLAGS = $(PROJ_CFLAGS) $(CFLAGS)
 ALL_CXXFLAGS = $(PROJ_CXXFLAGS) $(CXXFLAGS)
 ALL_LDFLAGS = $(LDFLAGS)

@@ -1,10 +1,17 @@
-# libtrace/build.mk -- the library every program links.
+# libtrace/build.mk -- the library every program links. Its parts:
+#   common/  what every part shares: errors, the record codec (records.c),
+#            the wire codec (wire.c), open-zone stacks, the version
+#   format/  the file: writer, builder, reader, merge, rotation, splicing
+#   client/  what runs inside the profiled program: buffers, sender, clock
+# The public headers (trace.h, trace_client.h, trace_builder.h) stay here.
 # The version is written once, in trace.h.
 LT_VERSION := $(shell sed -n 's/^\#define LT_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\)$$/\2/p' \
 	libtrace/trace.h | paste -sd.)
 LT_SONAME := libtrace.so.$(firstword $(subst ., ,$(LT_VERSION)))
 LT_HEADERS := libtrace/trace.h libtrace/trace_client.h libtrace/trace_builder.h
-LIBTRACE_SRCS := $(wildcard libtrace/*.c)
+LT_PARTS := common format client
+LT_INC := -Ilibtrace $(LT_PARTS:%=-Ilibtrace/%)
+LIBTRACE_SRCS := $(foreach p,$(LT_PARTS),$(wildcard libtrace/$(p)/*.c))
 LIBTRACE_OBJS := $(LIBTRACE_SRCS:%.c=$(B)/obj/%.o)
 LIBTRACE_SAN_OBJS := $(LIBTRACE_SRCS:%.c=$(B)/asan/obj/%.o)
 LIBTRACE_A := $(B)/lib/libtrace.a

@@ -1,5 +1,5 @@
 # splice/build.mk -- tracy-merge and tracy-cut: thin programs over libtrace's
-# block-level copy (libtrace/splice.c), sharing splice/cli.c and the
+# block-level copy (libtrace/format/splice.c), sharing splice/cli.c and the
 # converters' convert/common.c (messages, exit codes, opening a trace).
 SPLICE_BINS := $(B)/bin/tracy-merge $(B)/bin/tracy-cut
 BINS += $(SPLICE_BINS)

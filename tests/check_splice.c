@@ -1,4 +1,4 @@
-/* check_splice.c -- tracy-cut and tracy-merge (libtrace/splice.c): windows,
+/* check_splice.c -- tracy-cut and tracy-merge (libtrace/format/splice.c): windows,
  * cut zones, choice of processes and threads, clock alignment of hosts. */
 #include <check.h>
 #include <inttypes.h>

@@ -1,4 +1,4 @@
-/* check_wire.c -- the protocol codec (libtrace/wire.c) that the client and
+/* check_wire.c -- the protocol codec (libtrace/common/wire.c) that the client and
  * the daemon share: what one side encodes the other decodes, byte for byte
  * as PROTOCOL.md lays it out, and malformed bodies are refused with a
  * reason. */

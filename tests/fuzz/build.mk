@@ -12,7 +12,7 @@ FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := reader records capture convert
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
-FUZZ_CFLAGS = -std=gnu11 -O1 -g $(WARN) -DLT_BUILDING -Ilibtrace -Icapture -Itests/fuzz \
+FUZZ_CFLAGS = -std=gnu11 -O1 -g $(WARN) -DLT_BUILDING $(LT_INC) -Icapture -Itests/fuzz \
 	$(DEP_CFLAGS) $(FUZZ_SAN)
 FUZZ_LIB_OBJS := $(LIBTRACE_SRCS:%.c=$(B)/fuzz/obj/%.o)
 FUZZ_BINS := $(FUZZ_TARGETS:%=$(B)/fuzz/fuzz_%)
