@@ -12,6 +12,7 @@
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -733,6 +734,12 @@ static void do_stop(uv_timer_t *t) {
     uv_close((uv_handle_t *)&srv->stop, NULL);
     uv_close((uv_handle_t *)&srv->sigint, NULL);
     uv_close((uv_handle_t *)&srv->sigterm, NULL);
+    /* Closing the handles restored the default actions: a SIGINT or SIGTERM
+     * now (a second Ctrl-C, python -m tracy asking for the stop as the
+     * last client leaves) would kill the daemon before the trailer. The
+     * capture is already finishing: they are ignored. */
+    signal(SIGINT, SIG_IGN);
+    signal(SIGTERM, SIG_IGN);
     if (srv->have_status) uv_close((uv_handle_t *)&srv->status, NULL);
     if (srv->have_deadline) uv_close((uv_handle_t *)&srv->deadline, NULL);
     while (srv->clients) {

@@ -616,19 +616,22 @@ def _checked(fn):
         sys.stderr.write("tracy: %s\n" % e)
 
 
-def finish(run, cli):
+def finish(run, cli, urgent=False):
     """After the program: stop recording, let the daemon finish, report.
     An interrupt (Ctrl-C, SIGTERM) while waiting asks the daemon to finish
-    the file now: processes still connected are recorded as stopped."""
+    the file now: processes still connected are recorded as stopped.
+    urgent: the program is being ended by a signal; nothing is waited for
+    but the daemon, asked to finish at once (see finish_quietly)."""
     _checked(_tracy.disable)
-    interrupted = False
+    interrupted = urgent
 
     def say(msg):
         _say(cli, msg)
     try:
-        if run["mode"] == "own":
-            _capture.wait_for_ranks(run["rv"], run["size"], say)
-        _capture.wait_for_children(say)
+        if not urgent:
+            if run["mode"] == "own":
+                _capture.wait_for_ranks(run["rv"], run["size"], say)
+            _capture.wait_for_children(say)
     except KeyboardInterrupt:
         interrupted = True
     _checked(_tracy.stop)
@@ -714,11 +717,12 @@ def main(argv):
 
 def finish_quietly(run, cli):
     """A fatal signal (SIGTERM, SIGHUP) reached the program: ship what was
-    recorded and let the daemon finish the file before dying of it. The
-    multiprocessing helpers are clients that the daemon would wait for."""
+    recorded, have the daemon finish the file now, and die of the signal.
+    Nothing else is waited for: unprofiled, the program would end at once,
+    and its children (pool workers, multiprocessing's resource tracker) may
+    be waiting for it. Those still connected are recorded as stopped."""
     try:
-        tracy._stop_mp_helpers()
-        finish(run, cli)
+        finish(run, cli, urgent=True)
     except BaseException:
         pass
 

@@ -564,3 +564,28 @@ def test_a_stale_rendezvous_naming_a_reused_pid_does_not_block_a_run(tmp_path):
     assert p.returncode == 0, p.stderr
     assert info(out)["complete"]
     assert not os.path.exists(rv.path)  # the owner removed it at the end
+
+
+def test_sigterm_while_pool_workers_live_ends_the_run_as_python_would(run_tracy, tmp_path):
+    # The workers wait for the parent and the resource tracker for them: a
+    # fatal signal waits for none of them (it hung before). The daemon is
+    # asked to finish at once; the workers still connected are "stopped".
+    src = """
+import multiprocessing as mp, os, signal, time
+def work(x):
+    return x + 1
+if __name__ == "__main__":
+    with mp.get_context("fork").Pool(2) as p:
+        print(sum(p.map(work, range(100))), flush=True)
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(30)
+        print("not reached")
+"""
+    plain = plain_run(tmp_path, src)
+    r = run_tracy(src, timeout=25)
+    assert (r.rc, r.out) == (plain.returncode, plain.stdout) == (-signal.SIGTERM, "5050\n")
+    t = r.trace
+    assert t["complete"]
+    main = [p for p in t["processes"] if p["status"] == 0]
+    assert len(main) == 1, t["processes"]
+    assert all(p["status"] != 0 for p in t["processes"] if p not in main)
