@@ -521,25 +521,20 @@ static int handshake(int fd, const char *token) {
              g->where, "");
         return LT_ECONNECT;
     }
-    uint32_t len = (uint32_t)h[0] | (uint32_t)h[1] << 8 | (uint32_t)h[2] << 16 |
-                   (uint32_t)h[3] << 24;
+    uint32_t len = lt__wire_length(h);
     if (len < 1 || len - 1 > sizeof body ||
         (h[4] != LT_MSG_WELCOME && h[4] != LT_MSG_REFUSE) ||
         read_full(fd, body, len - 1, deadline) < 0) {
         warn("unexpected answer from %s%s (not a capture daemon?)", g->where, "");
         return LT_EPROTO;
     }
-    const uint8_t *p = body, *end = body + len - 1;
+    unsigned maj = 0, min = 0;
+    const char *why;
     if (h[4] == LT_MSG_REFUSE) {
-        const char *reason = "";
-        size_t rl = 0;
-        unsigned maj = 0, min = 0;
-        if (end - p >= 4) {
-            maj = (unsigned)(p[0] | p[1] << 8);
-            min = (unsigned)(p[2] | p[3] << 8);
-            p += 4;
-            if (lt__get_str(&p, end, &reason, &rl) < 0) rl = 0;
-        }
+        const char *reason;
+        size_t rl;
+        /* a malformed reason leaves it empty: the refusal stands */
+        (void)lt__wire_refuse_decode(body, len - 1, &maj, &min, &reason, &rl, &why);
         /* The reason is the daemon's text: keep the warning one printable
          * line whatever it holds. */
         char safe[201];
@@ -554,21 +549,18 @@ static int handshake(int fd, const char *token) {
         warn("capture daemon at %s refused the connection (%s)", g->where, msg);
         return LT_EPROTO;
     }
-    if (end - p < LT_WIRE_MAGIC_LEN + 4 || memcmp(p, LT_WIRE_MAGIC, LT_WIRE_MAGIC_LEN)) {
+    uint32_t index = 0;
+    if (lt__wire_welcome_decode(body, len - 1, &maj, &min, &index, &why) < 0) {
         warn("unexpected answer from %s%s (not a capture daemon?)", g->where, "");
         return LT_EPROTO;
     }
-    p += LT_WIRE_MAGIC_LEN;
-    unsigned maj = (unsigned)(p[0] | p[1] << 8), min = (unsigned)(p[2] | p[3] << 8);
-    p += 4;
     if (maj != LT_WIRE_MAJOR) {
         snprintf(msg, sizeof msg, "protocol %u.%u, this client %u.%u", maj, min,
                  LT_WIRE_MAJOR, LT_WIRE_MINOR);
         warn("capture daemon at %s speaks %s", g->where, msg);
         return LT_EPROTO;
     }
-    uint64_t index = 0;
-    if (lt__get_varint(&p, end, &index) == 0) g->process_index = (uint32_t)index;
+    g->process_index = index;
     return 0;
 }
 
