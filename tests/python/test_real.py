@@ -237,7 +237,7 @@ def test_threads_at_a_barrier_holding_buffers_do_not_hang_the_program(run_tracy)
 
 # ---- 3. no silent loss -----------------------------------------------------------
 
-def test_fork_pool_terminated_by_its_context_manager_keeps_every_call(run_tracy):
+def test_fork_pool_terminated_by_its_context_manager_keeps_every_call(run_tracy, tmp_path):
     src = """
     import multiprocessing as mp
     def work(x):
@@ -247,8 +247,10 @@ def test_fork_pool_terminated_by_its_context_manager_keeps_every_call(run_tracy)
         with mp.Pool(2) as p:
             print(sum(p.map(work, range(3000))))
     """
-    for _ in range(3):  # one run in three lost calls before
-        r = run_tracy(src, timeout=60)
+    for i in range(3):  # one run in three lost calls before
+        # a path per run: under heavy load, one run on 3.12 once found the
+        # previous run's daemon still writing the same path (not explained yet)
+        r = run_tracy(src, timeout=60, output=str(tmp_path / ("trace%d.tracy" % i)))
         assert r.rc == 0, r.err
         assert r.out == "4501500\n"
         assert r.count("work") == 3000
