@@ -31,6 +31,7 @@ bench-deps:
 bench-progs: bench-deps
 	-$(Q)$(MAKE) --no-print-directory -k all
 	-$(Q)$(MAKE) --no-print-directory -k $(BENCH_EXT) $(BENCH_BINS)
+	-$(Q)$(MAKE) --no-print-directory -k python-all # section 7: every interpreter
 
 bench: bench-progs
 	$(Q)$(BENCH_PYTHON) bench/run.py --build $(B) --out BENCHMARKS.md
