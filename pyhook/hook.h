@@ -73,6 +73,17 @@ int py__hook_raise(PyObject *err_type);
 /* 1 when running in the main interpreter. */
 int py__main_interpreter(void);
 
+/* fatal.c. _fatal_guard(sig): right after signal.signal(sig, handler) in
+ * the main thread, wraps Python's C-level handler of sig so that a signal
+ * the main thread misses (it arrived just before a blocking call) is sent
+ * to it again until _fatal_begin(sig) says the Python handler has begun;
+ * True when done. _fatal_begin(sig): True the first time in this process
+ * (False: the handler is already running). _fatal_after_fork(): in a
+ * forked child, before the signals held across fork are unblocked. */
+PyObject *py__fatal_guard(PyObject *self, PyObject *arg);
+PyObject *py__fatal_begin(PyObject *self, PyObject *arg);
+PyObject *py__fatal_after_fork(PyObject *self, PyObject *unused);
+
 /* threading.setprofile/settrace target (METH_VARARGS). */
 PyObject *py__thread_hook(PyObject *self, PyObject *args);
 

@@ -174,6 +174,8 @@ def _on_fatal(signum, frame):
     process): ship what was recorded, then end by the same signal, so that
     the program's parent sees what it would have seen unprofiled."""
     import signal
+    if not _tracy._fatal_begin(signum):
+        return  # delivered again while this handler runs: it is under way
     signal.signal(signum, signal.SIG_DFL)
     try:
         _ending()()
@@ -204,8 +206,58 @@ def _install_signals(on_signal):
         try:
             if sig is not None and signal.getsignal(sig) == signal.SIG_DFL:
                 signal.signal(sig, _on_fatal)
+                _tracy._fatal_guard(sig)
         except (ValueError, OSError):  # not the main thread
             pass
+    _guard_forks()
+
+
+def _fatal_ours():
+    """The fatal signals whose handler is _on_fatal in this process."""
+    import signal
+    sigs = []
+    for name in _FATAL:
+        sig = getattr(signal, name, None)
+        try:
+            if sig is not None and signal.getsignal(sig) is _on_fatal:
+                sigs.append(sig)
+        except (ValueError, OSError):
+            pass
+    return sigs
+
+
+def _guard_forks():
+    """A forked child forgets a signal that arrives before the interpreter
+    has finished its own after-fork work (CPython clears pending Python
+    handlers then). With the default action, SIGTERM would have ended the
+    child anyway; with _on_fatal it was lost, and a Pool worker terminated
+    that early waited for a task forever. So _on_fatal's signals are held
+    blocked across os.fork: the kernel keeps one that arrives meanwhile
+    pending, and it is handled once the child unblocks it. (A signal that
+    arrives just before a blocking call is delivered again by the
+    extension: see pyhook/fatal.c.)"""
+    if _state.get("fork_guard") or not hasattr(os, "register_at_fork"):
+        return
+    import signal
+    if not hasattr(signal, "pthread_sigmask"):
+        return
+    _state["fork_guard"] = True
+    held = []
+
+    def before():
+        sigs = _fatal_ours()
+        if sigs:
+            held.append(signal.pthread_sigmask(signal.SIG_BLOCK, sigs))
+
+    def after():
+        if held:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held.pop())
+
+    def after_in_child():
+        _tracy._fatal_after_fork()
+        after()
+    os.register_at_fork(before=before, after_in_parent=after,
+                        after_in_child=after_in_child)
 
 
 def _signals_done():

@@ -1,0 +1,182 @@
+/* fatal.c -- a fatal signal that Python would miss is delivered again.
+ *
+ * The tracy package handles SIGTERM/SIGHUP in Python (_on_fatal: ship what
+ * was recorded, then end by the same signal). A Python handler runs when the
+ * main thread next checks for signals, and CPython's blocking calls check
+ * after a system call fails with EINTR. A signal that arrives between such a
+ * call's last check and the system call itself (multiprocessing's
+ * SemLock.acquire: sem_trywait, then sem_wait) sets the handler's flag and
+ * interrupts nothing: the call then blocks for ever, with the flag set. With
+ * the default action the process would have ended; a Pool worker terminated
+ * in that window hung its parent's Pool.terminate().
+ *
+ * So the C-level handler Python installs for such a signal is wrapped by
+ * relay(), which calls it and then wakes a watchdog thread. Until the Python
+ * handler has begun (py__fatal_begin), the watchdog sends the signal again to
+ * the main thread every KICK_MS: the blocked call then fails with EINTR and
+ * Python runs the handler. A program that installs its own handler later
+ * replaces the relay, and the watchdog leaves that signal alone. */
+#include "hook.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <string.h>
+#include <time.h>
+
+#define KICK_MS 200
+#define MAX_SIG 65
+
+static struct sigaction g_prev[MAX_SIG]; /* the handler relay() wraps */
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER; /* g_begun vs kicks */
+static sem_t g_wake;                  /* relay -> watchdog */
+static volatile sig_atomic_t g_pending; /* the signal to deliver again, or 0 */
+static int g_begun;                   /* the Python handler has begun (g_mu) */
+static int g_running;                 /* the watchdog thread exists */
+static pthread_t g_main;              /* the thread Python runs handlers in */
+
+static void relay(int sig, siginfo_t *info, void *uctx) {
+    int saved = errno;
+    const struct sigaction *p = &g_prev[sig];
+    if (p->sa_flags & SA_SIGINFO)
+        p->sa_sigaction(sig, info, uctx);
+    else if (p->sa_handler != SIG_DFL && p->sa_handler != SIG_IGN)
+        p->sa_handler(sig);
+    if (g_running && !g_pending) {
+        g_pending = sig;
+        sem_post(&g_wake);
+    }
+    errno = saved;
+}
+
+static int relay_installed(int sig) {
+    struct sigaction cur;
+    return sigaction(sig, NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) &&
+           cur.sa_sigaction == relay;
+}
+
+static void sleep_ms(long ms) {
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) < 0 && errno == EINTR) {}
+}
+
+/* Sends `sig` to the main thread until the Python handler has begun or the
+ * program replaced the relay. */
+static void deliver_again(int sig) {
+    for (;;) {
+        sleep_ms(KICK_MS);
+        pthread_mutex_lock(&g_mu);
+        int go = !g_begun && relay_installed(sig);
+        if (go) pthread_kill(g_main, sig);
+        pthread_mutex_unlock(&g_mu);
+        if (!go) return;
+    }
+}
+
+static void *watchdog(void *unused) {
+    (void)unused;
+    for (;;) {
+        while (sem_wait(&g_wake) < 0 && errno == EINTR) {}
+        int sig = g_pending;
+        if (sig > 0) deliver_again(sig);
+        g_pending = 0;
+    }
+    return NULL;
+}
+
+/* The watchdog never takes a signal: they stay for the program's threads. */
+static int start_watchdog(void) {
+    if (g_running) return 0;
+    if (sem_init(&g_wake, 0, 0) < 0) return -1;
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pthread_attr_t a;
+    pthread_attr_init(&a);
+    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&a, 64 << 10);
+    pthread_t t;
+    int rc = pthread_create(&t, &a, watchdog, NULL);
+    pthread_attr_destroy(&a);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) return -1;
+    g_running = 1;
+    return 0;
+}
+
+static int fatal_guard(int sig) {
+    if (sig <= 0 || sig >= MAX_SIG) return 0;
+    struct sigaction cur;
+    if (sigaction(sig, NULL, &cur) < 0) return 0;
+    if ((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == relay) return 1;
+    if (!(cur.sa_flags & SA_SIGINFO) &&
+        (cur.sa_handler == SIG_DFL || cur.sa_handler == SIG_IGN))
+        return 0; /* no handler of Python's to wrap */
+    g_main = pthread_self();
+    if (start_watchdog() < 0) return 0;
+    g_prev[sig] = cur;
+    struct sigaction r = cur;
+    r.sa_flags |= SA_SIGINFO;
+    r.sa_sigaction = relay;
+    return sigaction(sig, &r, NULL) == 0;
+}
+
+static void after_fork_child(void) {
+    /* the parent's watchdog did not come along; its semaphore may hold a
+     * count; g_mu may have been held by it */
+    pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+    g_mu = fresh;
+    g_running = 0;
+    g_pending = 0;
+    g_begun = 0;
+    for (int sig = 1; sig < MAX_SIG; sig++) {
+        if (relay_installed(sig)) {
+            g_main = pthread_self();
+            start_watchdog();
+            return;
+        }
+    }
+}
+
+static int fatal_begin(int sig) {
+    pthread_mutex_lock(&g_mu);
+    int first = !g_begun;
+    g_begun = 1;
+    pthread_mutex_unlock(&g_mu);
+    if (first && sig > 0 && sig < MAX_SIG) {
+        /* a kick sent just before g_begun was set may still be pending: take
+         * it now, before the handler restores the default action */
+        sigset_t one, old;
+        sigemptyset(&one);
+        sigaddset(&one, sig);
+        pthread_sigmask(SIG_BLOCK, &one, &old);
+        struct timespec zero = {0, 0};
+        while (sigtimedwait(&one, NULL, &zero) == sig) {}
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+    }
+    return first;
+}
+
+/* ---- Python-callable ---------------------------------------------------- */
+
+PyObject *py__fatal_guard(PyObject *self, PyObject *arg) {
+    (void)self;
+    long sig = PyLong_AsLong(arg);
+    if (sig == -1 && PyErr_Occurred()) return NULL;
+    return PyBool_FromLong(fatal_guard((int)sig));
+}
+
+PyObject *py__fatal_begin(PyObject *self, PyObject *arg) {
+    (void)self;
+    long sig = PyLong_AsLong(arg);
+    if (sig == -1 && PyErr_Occurred()) return NULL;
+    return PyBool_FromLong(fatal_begin((int)sig));
+}
+
+PyObject *py__fatal_after_fork(PyObject *self, PyObject *unused) {
+    (void)self;
+    (void)unused;
+    after_fork_child();
+    Py_RETURN_NONE;
+}
