@@ -51,6 +51,15 @@ LT_API int lt_client_flush(void);
  * automatically at exit. Later events are ignored. Safe to call twice. */
 LT_API void lt_client_stop(void);
 
+/* SIGTERM, SIGINT and SIGHUP: when the client connects, each whose action
+ * is still the default gets a handler that ships what was recorded (as
+ * lt_client_stop does, waiting at most 5 s) and then ends the process by
+ * the same signal, as it would have ended unprofiled; a second signal ends
+ * it at once. A handler the program installs replaces this one.
+ * lt_client_catch_signals(0) before the client starts (or TRACY_SIGNALS=0)
+ * leaves the three signals alone: for a runtime that handles them. */
+LT_API void lt_client_catch_signals(int on);
+
 /* 1 when connected and recording. */
 LT_API int lt_client_active(void);
 

@@ -25,6 +25,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "client_internal.h"
+
 #define KICK_MS 200
 #define MAX_SIG 65
 
@@ -89,18 +91,8 @@ static void *watchdog(void *unused) {
 static int start_watchdog(void) {
     if (g_running) return 0;
     if (sem_init(&g_wake, 0, 0) < 0) return -1;
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    pthread_attr_t a;
-    pthread_attr_init(&a);
-    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-    pthread_attr_setstacksize(&a, 64 << 10);
     pthread_t t;
-    int rc = pthread_create(&t, &a, watchdog, NULL);
-    pthread_attr_destroy(&a);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (rc != 0) return -1;
+    if (lt__thread_nosig(&t, watchdog, 1) < 0) return -1;
     g_running = 1;
     return 0;
 }

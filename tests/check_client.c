@@ -108,6 +108,15 @@ static void daemon_cleanup(capd *d) {
 
 typedef void (*scenario)(void *arg);
 
+/* A profiled child starts as a program does: the test runner's handlers of
+ * SIGTERM, SIGINT and SIGHUP (which end the runner's process group) are not
+ * the program's. */
+static void default_signals(void) {
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGHUP, SIG_DFL);
+}
+
 /* Runs fn(arg) in a child process profiled into the daemon at `port` with
  * the extra environment `env` ("K=V" strings, NULL-terminated); the child
  * ends with exit(0), so the client flushes at exit. stderr goes to err_fd
@@ -117,6 +126,7 @@ static int run_child(scenario fn, void *arg, const char *port,
     pid_t pid = fork();
     ck_assert_int_ge(pid, 0);
     if (pid == 0) {
+        default_signals();
         if (err_fd >= 0) dup2(err_fd, 2);
         setenv("TRACY_ADDR", "127.0.0.1", 1);
         setenv("TRACY_PORT", port, 1);
@@ -153,7 +163,7 @@ typedef struct stream {
 
 typedef struct facts {
     lt_reader *r;
-    stream s[3][MAXT + 1];   /* [process][thread] */
+    stream s[4][MAXT + 1];   /* [process][thread] */
     uint64_t unclosed, aborted, lost;
     uint64_t zones_named[8]; /* ZONE_ENDs per name in `names` */
     const char *names[8];
@@ -170,7 +180,7 @@ static void facts_read(facts *f, const char *path, const char *const *names) {
     /* No ck_assert per event: each one is a message to the test runner. */
     const char *bad = NULL;
     while ((rc = lt_reader_next(f->r, &ev)) == 1) {
-        if (ev.process > 2 || ev.thread > MAXT) {
+        if (ev.process > 3 || ev.thread > MAXT) {
             bad = "process or thread index out of the expected range";
             break;
         }
@@ -429,25 +439,32 @@ static void forks(void *arg) {
     LT_ZONE_SCOPED("parent after");
 }
 
-START_TEST(forked_child_is_a_second_process) {
+/* Runs fn, which forks once, and checks the two clean processes it made
+ * and the zones named names[0..2] that they recorded. */
+static void parent_and_child(scenario fn, const char *const names[3],
+                             const uint64_t want[3]) {
     capd d;
     daemon_start(&d, 2);
-    assert_clean_exit(run_child(forks, NULL, d.port, NULL, -1));
+    assert_clean_exit(run_child(fn, NULL, d.port, NULL, -1));
     daemon_finish(&d);
 
     facts f;
-    const char *names[] = {"parent before", "child", "parent after", NULL};
-    facts_read(&f, d.path, names);
+    const char *all[] = {names[0], names[1], names[2], NULL};
+    facts_read(&f, d.path, all);
     ck_assert_uint_eq(lt_reader_nprocesses(f.r), 2);
     assert_process_clean(&f, 1);
     assert_process_clean(&f, 2);
     ck_assert_uint_ne(lt_reader_process(f.r, 1)->pid, lt_reader_process(f.r, 2)->pid);
-    ck_assert_uint_eq(f.zones_named[0], 1);
-    ck_assert_uint_eq(f.zones_named[1], 1);
-    ck_assert_uint_eq(f.zones_named[2], 1);
+    for (int i = 0; i < 3; i++) ck_assert_uint_eq(f.zones_named[i], want[i]);
     ck_assert_uint_eq(f.unclosed, 0);
     facts_free(&f);
     daemon_cleanup(&d);
+}
+
+START_TEST(forked_child_is_a_second_process) {
+    static const char *const names[3] = {"parent before", "child", "parent after"};
+    static const uint64_t want[3] = {1, 1, 1};
+    parent_and_child(forks, names, want);
 }
 END_TEST
 
@@ -782,6 +799,141 @@ START_TEST(a_stalled_daemon_makes_the_client_drop_after_a_bounded_wait) {
 }
 END_TEST
 
+/* ---- fatal signals ------------------------------------------------------- */
+
+#define SIG_ZONES 3000
+
+/* Like run_child, but once fn(arg) has returned the parent sends `sig` to
+ * the child, which would otherwise sleep for 30 s and exit 9. */
+static int run_signalled(scenario fn, void *arg, const char *port,
+                         const char *const *env, int sig) {
+    int ready[2];
+    ck_assert_int_eq(pipe(ready), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        default_signals();
+        close(ready[0]);
+        setenv("TRACY_ADDR", "127.0.0.1", 1);
+        setenv("TRACY_PORT", port, 1);
+        unsetenv("TRACY_SIGNALS");
+        for (; env && *env; env++) putenv((char *)*env);
+        fn(arg);
+        ck_assert_int_eq(write(ready[1], "r", 1), 1);
+        for (int i = 0; i < 300; i++) sleep_ms(100);
+        exit(9);
+    }
+    close(ready[1]);
+    char b;
+    struct pollfd pf = {ready[0], POLLIN, 0};
+    ck_assert_msg(poll(&pf, 1, 60000) == 1 && read(ready[0], &b, 1) == 1,
+                  "the profiled child did not get ready");
+    close(ready[0]);
+    kill(pid, sig);
+    return wait_bounded(pid, 60000);
+}
+
+static void zones_then_wait(void *arg) {
+    (void)arg;
+    for (int i = 0; i < SIG_ZONES; i++) {
+        LT_ZONE_SCOPED("before signal");
+    }
+}
+
+START_TEST(fatal_signals_ship_then_end_the_process_by_them) {
+    static const int sigs[] = {SIGTERM, SIGINT, SIGHUP};
+    capd d;
+    daemon_start(&d, 3);
+    for (int i = 0; i < 3; i++) {
+        int st = run_signalled(zones_then_wait, NULL, d.port, NULL, sigs[i]);
+        ck_assert_msg(st >= 0 && WIFSIGNALED(st) && WTERMSIG(st) == sigs[i],
+                      "signal %d: child status %d", sigs[i], st);
+    }
+    daemon_finish(&d);
+    facts f;
+    const char *names[] = {"before signal", NULL};
+    facts_read(&f, d.path, names);
+    ck_assert_uint_eq(lt_reader_nprocesses(f.r), 3);
+    for (uint32_t p = 1; p <= 3; p++) assert_process_clean(&f, p);
+    ck_assert_uint_eq(f.zones_named[0], 3 * SIG_ZONES);
+    facts_free(&f);
+    daemon_cleanup(&d);
+}
+END_TEST
+
+static volatile sig_atomic_t own_handler_ran;
+static void own_handler(int sig) { own_handler_ran = sig; }
+
+START_TEST(a_program_handler_and_signals_off_are_respected) {
+    capd d;
+    daemon_start(&d, 2);
+    /* the program's own handler: it runs, the process is not ended by us */
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        default_signals();
+        setenv("TRACY_ADDR", "127.0.0.1", 1);
+        setenv("TRACY_PORT", d.port, 1);
+        signal(SIGTERM, own_handler); /* before the client connects */
+        zones_then_wait(NULL);
+        kill(getpid(), SIGTERM); /* the handler decides: here, exit 7 */
+        for (int i = 0; i < 300 && !own_handler_ran; i++) sleep_ms(10);
+        exit(own_handler_ran == SIGTERM ? 7 : 8);
+    }
+    int st = wait_bounded(pid, 60000);
+    ck_assert_msg(st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 7, "status %d", st);
+    /* TRACY_SIGNALS=0: the default action, at once; the daemon sees the
+     * connection cut without a goodbye */
+    const char *off[] = {"TRACY_SIGNALS=0", NULL};
+    st = run_signalled(zones_then_wait, NULL, d.port, off, SIGTERM);
+    ck_assert_msg(st >= 0 && WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM, "status %d", st);
+    daemon_finish(&d);
+    facts f;
+    const char *names[] = {"before signal", NULL};
+    facts_read(&f, d.path, names);
+    ck_assert_uint_eq(lt_reader_nprocesses(f.r), 2);
+    assert_process_clean(&f, 1);
+    ck_assert_int_eq(lt_reader_process(f.r, 2)->status, LT_PROC_LOST);
+    facts_free(&f);
+    daemon_cleanup(&d);
+}
+END_TEST
+
+/* A forked child, signalled, ships its own events and ends; its parent's
+ * client goes on (the child has a reaper and pipes of its own). */
+static void child_signalled(void *arg) {
+    (void)arg;
+    {
+        LT_ZONE_SCOPED("parent before");
+    }
+    int ready[2];
+    if (pipe(ready) < 0) exit(3);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(ready[0]);
+        zones_then_wait(NULL);
+        if (write(ready[1], "r", 1) != 1) _exit(3);
+        for (int i = 0; i < 300; i++) sleep_ms(100);
+        _exit(9);
+    }
+    close(ready[1]);
+    char b;
+    if (read(ready[0], &b, 1) != 1) exit(4);
+    kill(pid, SIGTERM);
+    int st = wait_bounded(pid, 60000);
+    if (st < 0 || !WIFSIGNALED(st) || WTERMSIG(st) != SIGTERM) exit(5);
+    for (int i = 0; i < 100; i++) {
+        LT_ZONE_SCOPED("parent after");
+    }
+}
+
+START_TEST(a_signalled_forked_child_ships_and_its_parent_goes_on) {
+    static const char *const names[3] = {"parent before", "before signal", "parent after"};
+    static const uint64_t want[3] = {1, SIG_ZONES, 100};
+    parent_and_child(child_signalled, names, want);
+}
+END_TEST
+
 Suite *client_suite(void) {
     Suite *s = suite_create("client");
     TCase *t = tcase_create("capture");
@@ -798,6 +950,12 @@ Suite *client_suite(void) {
     tcase_set_tags(t, "fork_with_threads");
     tcase_set_timeout(t, 180);
     tcase_add_test(t, forked_child_is_a_second_process);
+    tcase_add_test(t, a_signalled_forked_child_ships_and_its_parent_goes_on);
+    suite_add_tcase(s, t);
+    t = tcase_create("signals");
+    tcase_set_timeout(t, 180);
+    tcase_add_test(t, fatal_signals_ship_then_end_the_process_by_them);
+    tcase_add_test(t, a_program_handler_and_signals_off_are_respected);
     suite_add_tcase(s, t);
     t = tcase_create("no_daemon");
     tcase_set_timeout(t, 120);

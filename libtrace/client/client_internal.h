@@ -105,6 +105,10 @@ extern lt__client lt__g;
 
 /* ---- client_send.c -------------------------------------------------- */
 
+/* Starts a thread running fn(NULL) with every signal blocked (signals are
+ * for the program's threads); `detached`: detached, with a 64 KiB stack.
+ * Returns 0 or -1. */
+int lt__thread_nosig(pthread_t *t, void *(*fn)(void *), int detached);
 /* Starts the sender thread on the connected socket. Returns 0 or LT_ENOMEM. */
 int lt__sender_start(void);
 /* Final round, BYE, close; joins the sender. Called with mu not held. */
@@ -125,6 +129,12 @@ void lt__clock_first(void);
  * gethostname), NUL-terminated in buf[n]. */
 void lt__host_init(void);
 void lt__host_name(char *buf, size_t n);
+
+/* ---- client_signal.c ------------------------------------------------- */
+/* Once connected: SIGTERM, SIGINT and SIGHUP whose action is the default
+ * ship what was recorded before they end the process (unless TRACY_SIGNALS=0
+ * or lt_client_catch_signals(0)). Called with init_mu held. */
+void lt__signals_install(void);
 
 /* ---- client_ring.c: the flight recorder (TRACY_FLIGHT) ---------------- */
 /* Reads TRACY_FLIGHT: 1 flight mode, 0 streaming, -1 invalid (warned). */

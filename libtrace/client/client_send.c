@@ -341,15 +341,26 @@ static void *sender_main(void *arg) {
     return NULL;
 }
 
-int lt__sender_start(void) {
-    lt__client *g = &lt__g;
-    /* The sender must not take signals meant for the program. */
+int lt__thread_nosig(pthread_t *t, void *(*fn)(void *), int detached) {
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    int rc = pthread_create(&g->sender, NULL, sender_main, NULL);
+    pthread_attr_t a;
+    pthread_attr_init(&a);
+    if (detached) {
+        pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+        pthread_attr_setstacksize(&a, 64u << 10);
+    }
+    int rc = pthread_create(t, &a, fn, NULL);
+    pthread_attr_destroy(&a);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (rc != 0) return LT_ENOMEM;
+    return rc == 0 ? 0 : -1;
+}
+
+int lt__sender_start(void) {
+    lt__client *g = &lt__g;
+    /* The sender must not take signals meant for the program. */
+    if (lt__thread_nosig(&g->sender, sender_main, 0) < 0) return LT_ENOMEM;
     g->sender_running = 1;
     return 0;
 }

@@ -1,0 +1,125 @@
+/* client_signal.c -- a profiled process that SIGTERM, SIGINT or SIGHUP ends
+ * (the default action) first ships what it recorded.
+ *
+ * When the client connects, each of these signals whose action is still the
+ * default gets on_fatal(), installed with SA_RESETHAND | SA_NODEFER: the
+ * default action is back as soon as it runs, so a second signal ends the
+ * process at once. The handler only does async-signal-safe things: it wakes
+ * the reaper thread through a pipe, waits (poll, bounded) until the reaper
+ * has stopped the client (lt_client_stop: last send, goodbye, the daemon's
+ * STORED), and raises the signal again, which now ends the process as it
+ * would have unprofiled. If the signal interrupted a thread holding the
+ * client's lock the stop cannot finish; the wait then ends after
+ * LT__FATAL_WAIT_MS and the daemon records the process as cut off.
+ *
+ * A handler the program installed before the client connected, or an
+ * ignored signal, is left alone; one it installs later replaces on_fatal.
+ * TRACY_SIGNALS=0 or lt_client_catch_signals(0) before the start turns this
+ * off (the Python extension does: Python code handles these signals). The
+ * child of fork() inherits on_fatal but neither the reaper nor the pipes: it
+ * gets its own when its client connects; until then on_fatal just ends it. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "client_internal.h"
+
+#define LT__FATAL_WAIT_MS 5000
+
+static const int fatal_sigs[] = {SIGTERM, SIGINT, SIGHUP};
+static int catch_mode = -1;           /* -1 from TRACY_SIGNALS, else 0/1 */
+static int req_fd[2] = {-1, -1};      /* handler -> reaper */
+static int done_fd[2] = {-1, -1};     /* reaper -> handler(s): stays readable */
+static volatile sig_atomic_t reaper_pid; /* the process the reaper belongs to */
+
+void lt_client_catch_signals(int on) { catch_mode = on != 0; }
+
+static int wanted(void) {
+    if (catch_mode >= 0) return catch_mode;
+    const char *v = getenv("TRACY_SIGNALS");
+    return !(v && *v && strcmp(v, "0") == 0);
+}
+
+static long ms_left(const struct timespec *end) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (end->tv_sec - now.tv_sec) * 1000 + (end->tv_nsec - now.tv_nsec) / 1000000;
+}
+
+static void on_fatal(int sig) {
+    int saved = errno;
+    if (reaper_pid == getpid()) {
+        char b = (char)sig;
+        ssize_t w = write(req_fd[1], &b, 1); /* full: the reaper is awake */
+        (void)w;
+        struct timespec end;
+        clock_gettime(CLOCK_MONOTONIC, &end);
+        end.tv_sec += LT__FATAL_WAIT_MS / 1000;
+        struct pollfd pf = {done_fd[0], POLLIN, 0};
+        long left;
+        while ((left = ms_left(&end)) > 0 && poll(&pf, 1, (int)left) < 0 && errno == EINTR) {}
+    }
+    /* the default action is back (SA_RESETHAND), and the signal is not
+     * blocked in its handler (SA_NODEFER): this ends the process */
+    signal(sig, SIG_DFL);
+    raise(sig);
+    errno = saved;
+}
+
+static void *reaper(void *arg) {
+    (void)arg;
+    char b;
+    while (read(req_fd[0], &b, 1) < 0 && errno == EINTR) {}
+    lt_client_stop();
+    char d = 1;
+    ssize_t w = write(done_fd[1], &d, 1);
+    (void)w;
+    return NULL;
+}
+
+static void close_pipes(void) {
+    for (int i = 0; i < 2; i++) {
+        if (req_fd[i] >= 0) close(req_fd[i]);
+        if (done_fd[i] >= 0) close(done_fd[i]);
+        req_fd[i] = done_fd[i] = -1;
+    }
+}
+
+/* The pipes and the reaper of this process (a forked child closes its
+ * parent's copies). The reaper takes no signal. Returns 0 or -1. */
+static int start_reaper(void) {
+    close_pipes();
+    if (pipe2(req_fd, O_CLOEXEC) < 0) return -1;
+    if (pipe2(done_fd, O_CLOEXEC) < 0) {
+        close_pipes();
+        return -1;
+    }
+    fcntl(req_fd[1], F_SETFL, O_NONBLOCK);
+    pthread_t t;
+    if (lt__thread_nosig(&t, reaper, 1) < 0) {
+        close_pipes();
+        return -1;
+    }
+    reaper_pid = getpid();
+    return 0;
+}
+
+void lt__signals_install(void) {
+    if (!wanted() || reaper_pid == getpid() || start_reaper() < 0) return;
+    for (size_t i = 0; i < sizeof fatal_sigs / sizeof *fatal_sigs; i++) {
+        struct sigaction old, sa;
+        if (sigaction(fatal_sigs[i], NULL, &old) < 0) continue;
+        if (old.sa_handler == on_fatal) continue; /* a forked child's, inherited */
+        if ((old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL) continue;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_fatal;
+        sa.sa_flags = SA_RESETHAND | SA_NODEFER;
+        sigemptyset(&sa.sa_mask);
+        sigaction(fatal_sigs[i], &sa, NULL);
+    }
+}
