@@ -84,6 +84,10 @@ class OutputError(UsageError):
     """A refused output path: one line, no usage."""
 
 
+class ModuleMissing(Exception):
+    """-m NAME finds no module: one line and exit status 1, as python -m."""
+
+
 def _int_opt(name, v):
     try:
         n = int(v)
@@ -386,7 +390,7 @@ def prepare_script(path, args):
 def prepare_module(name, args):
     """As `python -m name`: finds the module (importing its package) before
     recording starts, so that runpy's frames are not the program's. Raises
-    UsageError when there is no such module."""
+    ModuleMissing when there is no such module."""
     import runpy
     if name == "pytest" and "tracy.pytest_plugin" not in args:
         args = ["-p", "tracy.pytest_plugin"] + list(args)
@@ -394,10 +398,10 @@ def prepare_module(name, args):
     try:
         mod_name, spec, code = runpy._get_module_details(name)
     except ImportError as e:
-        raise OutputError(str(e).strip().splitlines()[-1] if str(e).strip()
-                          else "no module named %s" % name)
+        raise ModuleMissing(str(e).strip().splitlines()[-1] if str(e).strip()
+                            else "no module named %s" % name)
     except Exception as e:  # an error while importing the parent package
-        raise OutputError("cannot run module %s: %s: %s" % (name, type(e).__name__, e))
+        raise ModuleMissing("cannot run module %s: %s: %s" % (name, type(e).__name__, e))
     sys.argv[:] = [spec.origin or name] + list(args)
     main = type(sys)("__main__")
     main.__dict__.update(__name__="__main__", __file__=spec.origin,
@@ -684,7 +688,7 @@ def main(argv):
     except UsageError as e:
         sys.stderr.write("tracy: %s\n%s" % (e, USAGE.split("\n\n")[0] + "\n"))
         return 2
-    except OSError as e:
+    except (OSError, ModuleMissing) as e:
         sys.stderr.write("tracy: %s\n" % e)
         return 1
     except SyntaxError:  # as the interpreter: the error alone, no frames
