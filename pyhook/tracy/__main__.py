@@ -597,6 +597,10 @@ def connect(cli, out):
                              "run)\n" % (" and ".join("-" + o[0] for o in asked), addr, port))
         return run
     check_output(out, cli)
+    spread = _capture.spread()
+    if spread is not None:  # ranks on several hosts: a daemon and a part per host
+        run.update(spread=spread, final=out)
+        out = run["out"] = _capture.part_path(out, spread[0])
     mode, pid, port, rv, size = _capture.own_or_join(out, lambda: start_daemon(out, cli))
     os.environ["TRACY_ADDR"] = addr = "127.0.0.1"
     run.update(mode=mode, pid=pid, port=port, rv=rv, size=size, addr=addr)
@@ -646,13 +650,44 @@ def finish(run, cli, urgent=False):
         if code != 0:
             sys.stderr.write("tracy: capture-release exited with status %d\n" % code)
     summarize(run, sent, lost)
-    if run["mode"] == "own" and cli["report"]:
-        report = write_report(run["out"], cli)
+    final = run["out"] if run["mode"] == "own" else None
+    if "spread" in run:
+        final = gather(run, say) if not urgent else None
+    if final and cli["report"]:
+        report = write_report(final, cli)
         if report:
             sys.stderr.write("tracy: op report written to %s\n" % report)
-        html = write_html_report(run["out"])
+        html = write_html_report(final)
         if html:
             sys.stderr.write("tracy: HTML report written to %s\n" % html)
+
+
+def gather(run, say):
+    """A job on several hosts: rank 0 merges the hosts' parts into the trace
+    asked for. Returns its path, or None (another rank, or no merge)."""
+    job, world, rank = run["spread"]
+    if rank != 0:
+        return None
+    tools = (find_tool("tracy-info"), find_tool("tracy-merge"))
+    if None in tools:
+        sys.stderr.write("tracy: tracy-info or tracy-merge not found: the hosts' parts "
+                         "stay as they are\n")
+        return None
+    try:
+        got = _capture.gather_parts(run["final"], job, world, tools, say)
+    except KeyboardInterrupt:
+        sys.stderr.write("tracy: interrupted; the hosts' parts of %s are not merged\n"
+                         % run["final"])
+        return None
+    if got is None:
+        return None
+    ranks, hosts, missing = got
+    sys.stderr.write("tracy: trace written to %s (%d of %d ranks from %d hosts)\n"
+                     % (run["final"], ranks, world, hosts))
+    if missing:
+        sys.stderr.write("tracy: ranks missing from the trace (their host's part never "
+                         "finished): %s\n" % " ".join(map(str, missing[:50])))
+    return run["final"]
 
 
 def _die_like(status):

@@ -172,6 +172,120 @@ def wait_for_ranks(rv, size, say, limit=60.0):
     say("all %d processes joined" % size)
 
 
+# ---- a job on several hosts -------------------------------------------------------
+
+def _first_int(names):
+    for v in names:
+        if os.environ.get(v, "").isdigit():
+            return int(os.environ[v])
+    return 0
+
+
+def spread():
+    """For an MPI or Slurm job whose ranks run on several hosts: (job key,
+    world size, world rank), else None. Each host then has a daemon of its
+    own (its ranks reach it on the loopback), writing a part of the trace
+    that rank 0 merges (gather_parts). A job key that only one host knows (a
+    parent's pid) cannot name the parts: None, as for one host."""
+    job, local, rank = _job()
+    world = _first_int(("OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "PMI_SIZE", "SLURM_NTASKS"))
+    nodes = _first_int(("SLURM_STEP_NUM_NODES", "SLURM_JOB_NUM_NODES", "SLURM_NNODES"))
+    several = (world and local and world > local) or nodes > 1
+    if not several or not world or rank is None or job.startswith("ppid="):
+        return None
+    return job, world, rank
+
+
+def host_name():
+    import socket
+    return os.environ.get("TRACY_HOST") or socket.gethostname() or "host"
+
+
+def part_pattern(out, job):
+    """The parts of `out` written by the hosts of `job`: (prefix, suffix);
+    a part is prefix + host + suffix."""
+    stem = out[:-6] if out.endswith(".tracy") else out
+    return "%s.%s." % (stem, _fnv(job)[:8]), ".tracy"
+
+
+def part_path(out, job):
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in host_name())
+    pre, suf = part_pattern(out, job)
+    return pre + safe + suf
+
+
+def _part_facts(info_exe, path):
+    """(complete, ranks) of a part, from tracy-info --json."""
+    import json
+    import subprocess
+    try:
+        p = subprocess.run([info_exe, "--json", path], capture_output=True, text=True,
+                           timeout=60)
+        d = json.loads(p.stdout)
+    except (OSError, ValueError, subprocess.SubprocessError):
+        return False, set()
+    return bool(d.get("complete")), {q.get("rank") for q in d.get("processes", [])}
+
+
+def _parts(out, job):
+    pre, suf = part_pattern(out, job)
+    d = os.path.dirname(pre) or "."
+    base = os.path.basename(pre)
+    try:
+        names = os.listdir(d)
+    except OSError:
+        return []
+    return sorted(os.path.join(d, n) for n in names if n.startswith(base) and n.endswith(suf))
+
+
+def gather_parts(out, job, world, tools, say, limit=120.0):
+    """Rank 0 of a job on several hosts: waits until finished parts hold
+    every rank (at most `limit` seconds without one more finished), merges
+    them into `out` and removes them. Returns (ranks merged, hosts, missing
+    ranks), or None when there was nothing to merge or the merge failed (the
+    parts are then kept, and the reason said on stderr)."""
+    import subprocess
+    import time
+    info_exe, merge_exe = tools
+    done, ranks, seen = {}, set(), {}
+    last = time.monotonic()
+    while True:
+        for path in _parts(out, job):
+            try:
+                st = os.stat(path)
+            except OSError:
+                continue
+            if path not in done and seen.get(path) != (st.st_size, st.st_mtime_ns):
+                seen[path] = (st.st_size, st.st_mtime_ns)
+                complete, r = _part_facts(info_exe, path)
+                if complete:
+                    done[path] = r
+                    ranks |= r
+                    last = time.monotonic()
+        if ranks >= set(range(world)) or time.monotonic() - last > limit:
+            break
+        time.sleep(0.2)
+    if not done:
+        sys.stderr.write("tracy: no finished part of %s to merge\n" % out)
+        return None
+    parts = sorted(done)
+    p = subprocess.run([merge_exe, "-q", "-f", "-o", out] + parts, capture_output=True,
+                       text=True)
+    if p.returncode not in (0, 3):
+        sys.stderr.write("tracy: merging the hosts' parts failed (tracy-merge status %d: %s);"
+                         " they are kept: %s\n" % (p.returncode, p.stderr.strip(),
+                                                   " ".join(parts)))
+        return None
+    for path in parts:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+    missing = sorted(set(range(world)) - ranks)
+    say("merged %d parts into %s" % (len(parts), out))
+    return len(ranks & set(range(world))), len(parts), missing
+
+
 # ---- children of this process ---------------------------------------------------
 
 def _is_python(pid, me_exe):

@@ -118,3 +118,64 @@ def test_mpirun_four_ranks_one_trace(tmp_path):
     assert info.returncode == 0, info.stderr
     ranks = sorted(p["rank"] for p in json.loads(info.stdout)["processes"])
     assert ranks == [0, 1, 2, 3]
+
+
+RANK_SCRIPT = """\
+import os
+import time
+
+
+def compute(n):
+    return sum(i * i for i in range(n))
+
+
+rank = int(os.environ["OMPI_COMM_WORLD_RANK"])
+time.sleep(0.2 * (3 - rank))  # rank 0 ends last but others end at other times
+for _ in range(5):
+    compute(1000 * (rank + 1))
+print("rank", rank)
+"""
+
+
+def test_ranks_on_two_hosts_one_trace_without_a_daemon(tmp_path):
+    """An Open MPI job of 4 ranks on two hosts (2 a host), as its environment
+    says it: each host's first rank starts a daemon its ranks share (the
+    rendezvous is in the host's own TMPDIR, as /tmp is on real hosts); each
+    writes a part of the trace in the shared folder; rank 0 merges them into
+    the one trace asked for and removes the parts."""
+    script = tmp_path / "app.py"
+    script.write_text(RANK_SCRIPT)
+    trace = tmp_path / "run.tracy"
+    job = "tracytest%d" % os.getpid()
+    procs = []
+    for rank in range(4):
+        host = "host%s" % "AB"[rank // 2]
+        tmp = tmp_path / ("tmp-" + host)
+        tmp.mkdir(exist_ok=True)
+        env = env_for_tests(OMPI_COMM_WORLD_SIZE="4", OMPI_COMM_WORLD_LOCAL_SIZE="2",
+                            OMPI_COMM_WORLD_RANK=str(rank), OMPI_MCA_ess_base_jobid=job,
+                            TRACY_HOST=host, TMPDIR=str(tmp))
+        procs.append(subprocess.Popen([PYTHON, "-m", "tracy", "-o", str(trace), str(script)],
+                                      env=env, cwd=str(tmp_path), stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True))
+    outs = []
+    for p in procs:
+        out, err = p.communicate(timeout=240)
+        outs.append((p.returncode, out, err))
+    for rank, (rc, out, err) in enumerate(outs):
+        assert rc == 0, err
+        assert out == "rank %d\n" % rank
+    assert "(4 of 4 ranks from 2 hosts)" in outs[0][2], outs[0][2]
+    assert sorted(os.listdir(tmp_path)) == ["app.py", "run.tracy", "tmp-hostA", "tmp-hostB"]
+    info = json.loads(subprocess.run([os.path.join(BIN, "tracy-info"), "--json", str(trace)],
+                                     capture_output=True, text=True, timeout=60).stdout)
+    assert info["complete"] and info["lost_events"] == 0
+    procs = info["processes"]
+    assert sorted(p["rank"] for p in procs) == [0, 1, 2, 3]
+    assert {p["rank"]: p["hostname"] for p in procs} == {0: "hostA", 1: "hostA",
+                                                         2: "hostB", 3: "hostB"}
+    assert all(p["status"] == "clean" for p in procs), procs
+    calls = sql(str(trace), "SELECT p.rank AS rank, count(*) AS n FROM slice s JOIN thread_track "
+                "tt ON s.track_id = tt.id JOIN thread USING (utid) JOIN process p USING (upid) "
+                "WHERE s.name = 'compute' GROUP BY p.rank ORDER BY p.rank")
+    assert [(r["rank"], r["n"]) for r in calls] == [(0, 5), (1, 5), (2, 5), (3, 5)]
