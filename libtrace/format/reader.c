@@ -100,8 +100,7 @@ static int lt__grow(void **arr, uint32_t *cap, uint32_t need, size_t elem) {
 
 static lt__rproc *lt__get_proc(lt_reader *r, uint32_t idx) {
     if (idx >= r->nprocs) {
-        uint32_t cap = r->nprocs;
-        if (lt__grow((void **)&r->procs, &cap, idx + 1, sizeof *r->procs) < 0)
+        if (lt__grow((void **)&r->procs, &r->procs_cap, idx + 1, sizeof *r->procs) < 0)
             return NULL;
         r->nprocs = idx + 1;
     }
@@ -122,14 +121,12 @@ static lt__rproc *lt__get_proc(lt_reader *r, uint32_t idx) {
 
 static lt__rstream *lt__get_stream(lt_reader *r, lt__rproc *p, uint32_t t) {
     if (t > p->nthreads) {
-        uint32_t cap = p->nthreads;
-        if (lt__grow((void **)&p->threads, &cap, t, sizeof *p->threads) < 0)
+        if (lt__grow((void **)&p->threads, &p->threads_cap, t, sizeof *p->threads) < 0)
             return NULL;
         p->nthreads = t;
     }
     if (!p->threads[t - 1]) {
-        uint32_t cap = r->nstreams;
-        if (lt__grow((void **)&r->streams, &cap, r->nstreams + 1,
+        if (lt__grow((void **)&r->streams, &r->streams_cap, r->nstreams + 1,
                      sizeof *r->streams) < 0)
             return NULL;
         lt__rstream *s = calloc(1, sizeof *s);
@@ -378,10 +375,12 @@ static int lt__scan(lt_reader *r, uint64_t off) {
 
 /* ---- Metadata and statistics ----------------------------------------- */
 
-static int lt__set_name(lt_reader *r, const char ***tab, uint32_t *n,
+/* Definition tables keep their capacity apart from their highest id: one
+ * growth per doubling, not one per new id (which copied and cleared the
+ * table each time: quadratic in the number of definitions). */
+static int lt__set_name(lt_reader *r, const char ***tab, uint32_t *n, uint32_t *cap,
                         uint64_t id, lt__str s) {
-    uint32_t cap = *n;
-    if (lt__grow((void **)tab, &cap, (uint32_t)id, sizeof **tab) < 0) return LT_ENOMEM;
+    if (lt__grow((void **)tab, cap, (uint32_t)id, sizeof **tab) < 0) return LT_ENOMEM;
     if (id > *n) *n = (uint32_t)id;
     (*tab)[id - 1] = lt__arena_str(&r->arena, s.s, s.len);
     return (*tab)[id - 1] ? 0 : LT_ENOMEM;
@@ -427,8 +426,7 @@ static int lt__meta_record(lt_reader *r, lt__rproc *p, const lt__meta_rec *m,
         return s->info.name ? 0 : LT_ENOMEM;
     }
     case LT_TAG_LOC_DEF: {
-        uint32_t cap = p->nlocs;
-        if (lt__grow((void **)&p->locs, &cap, (uint32_t)m->id, sizeof *p->locs) < 0)
+        if (lt__grow((void **)&p->locs, &p->locs_cap, (uint32_t)m->id, sizeof *p->locs) < 0)
             return LT_ENOMEM;
         if (m->id > p->nlocs) p->nlocs = (uint32_t)m->id;
         lt_loc *l = (lt_loc *)lt__arena_alloc(&r->arena, sizeof *l);
@@ -442,9 +440,9 @@ static int lt__meta_record(lt_reader *r, lt__rproc *p, const lt__meta_rec *m,
         return l->name && l->file ? 0 : LT_ENOMEM;
     }
     case LT_TAG_PLOT_DEF:
-        return lt__set_name(r, &p->plots, &p->nplots, m->id, m->name);
+        return lt__set_name(r, &p->plots, &p->nplots, &p->plots_cap, m->id, m->name);
     case LT_TAG_FRAME_DEF:
-        return lt__set_name(r, &p->frames, &p->nframes, m->id, m->name);
+        return lt__set_name(r, &p->frames, &p->nframes, &p->frames_cap, m->id, m->name);
     case LT_TAG_PROC_END:
         p->info.status = m->kind;
         p->info.end_ts = m->ts;

@@ -83,11 +83,12 @@ typedef struct lt__rproc {
     lt_process info;
     uint64_t meta_bytes;       /* raw bytes of its metadata blocks: bounds ids */
     lt_loc **locs;
-    uint32_t nlocs;
+    uint32_t nlocs, locs_cap;     /* highest id defined; slots allocated */
     const char **plots, **frames;
     uint32_t nplots, nframes;
+    uint32_t plots_cap, frames_cap;
     lt__rstream **threads;
-    uint32_t nthreads;
+    uint32_t nthreads, threads_cap;
     int has_events;            /* an event block seen */
 } lt__rproc;
 
@@ -112,8 +113,9 @@ struct lt_reader {
     int have_ts;               /* info.first_ts is set */
     lt__rproc **procs;         /* indexed by process index (0 = capture) */
     uint32_t nprocs;           /* highest index + 1 */
+    uint32_t procs_cap;
     lt__rstream **streams;     /* every stream, in creation order */
-    uint32_t nstreams;
+    uint32_t nstreams, streams_cap;
     lt_stat *stats;
     size_t nstats;
     lt__named *totals;

@@ -30,7 +30,7 @@ struct lt__rot {
     rt_proc **procs;          /* by process index */
     uint32_t nprocs;
     rt_stream **streams;      /* in creation order */
-    size_t nstreams;
+    size_t nstreams, streams_bytes; /* count; bytes allocated */
     uint8_t *stats;           /* the last statistics block (raw) */
     size_t stats_len;
     uint64_t file_raw, header_bytes;
@@ -121,9 +121,10 @@ static rt_stream *rt_stream_get(lt__rot *r, uint32_t proc, uint32_t thread) {
         p->nthreads = thread;
     }
     if (!p->threads[thread - 1]) {
-        rt_stream **all = realloc(r->streams, (r->nstreams + 1) * sizeof *all);
-        if (!all) return NULL;
-        r->streams = all;
+        if (rt_grow((uint8_t **)&r->streams, &r->streams_bytes,
+                    (r->nstreams + 1) * sizeof *r->streams) < 0)
+            return NULL;
+        rt_stream **all = r->streams;
         rt_stream *s = calloc(1, sizeof *s);
         if (!s) return NULL;
         s->proc = proc;
