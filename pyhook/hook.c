@@ -802,12 +802,23 @@ static int g_mon_tool = -1; /* -2: none could be had */
 static PyObject *g_mon_set_local;
 static long g_mon_events;
 
+/* --label args for an __init__ seen through sys.monitoring: PY_START runs
+ * inside the new frame, which is then the thread's current one. */
+static void mon_args_text(PyCodeObject *co) {
+    PyFrameObject *fr = PyEval_GetFrame(); /* borrowed */
+    if (!fr) return;
+    PyCodeObject *fc = PyFrame_GetCode(fr);
+    if (fc == co) zone_args_text(co, PYFO_LOCALS(fr));
+    Py_DECREF(fc);
+}
+
 static PyObject *mon_start(PyObject *self, PyObject *const *a, Py_ssize_t n) {
     if (n >= 1 && PyCode_Check(a[0])) {
         uint8_t rec = 0;
         if (g_enabled && g_mode == PY_MODE_EVAL) {
             uint32_t loc = code_loc((PyCodeObject *)a[0], NULL);
             rec = loc && zbegin(loc);
+            if (rec && py__opts.label_args) mon_args_text((PyCodeObject *)a[0]);
         }
         if (!push(a[0], ENT_MON, rec) && rec) zend();
     }

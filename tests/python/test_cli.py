@@ -274,12 +274,19 @@ def test_labels_args_file_and_line(run_tracy):
     r = run_tracy("""
     def greet(name, times=2):
         return name * times
+    class Point:
+        def __init__(self, x, y):  # 3.13 runs it inline: seen by sys.monitoring
+            self.x = x
     greet("ab", times=3)
+    for i in range(3):
+        Point(i, i + 1)
     """, "--label", "args,file,line")
     assert r.rc == 0, r.err
     z = [z for z in r.zones if z[2].startswith("greet")][0]
     assert z[2] == "greet [prog.py:2]"
     assert z[9] == "name='ab', times=3"
+    inits = [z[9] for z in r.zones if z[2].startswith("Point.__init__")]
+    assert [t.split(", ", 1)[1] for t in inits] == ["x=0, y=1", "x=1, y=2", "x=2, y=3"], inits
 
 
 def test_output_directory_and_report(run_tracy, tmp_path):
