@@ -37,6 +37,11 @@ check-valgrind: $(B)/tests/check_all all
 check-cli: all
 	$(Q)if [ -d tests/cli ]; then sh tests/cli/run.sh $(B); fi
 
+# README's `pip install .` into fresh virtual environments (the oldest and
+# newest interpreter), then python -m tracy without the build tree.
+check-pip: all
+	$(Q)sh tests/pipinstall.sh $(B)
+
 # The Python suite once per interpreter found (pyhook/pythons.sh), two at a
 # time, pytest always under /usr/bin/python3: one line per interpreter.
 check-python: all python-all
