@@ -152,6 +152,18 @@ static int fatal_begin(int sig) {
 
 /* ---- Python-callable ---------------------------------------------------- */
 
+const char py__fatal_guard_doc[] = PyDoc_STR(
+"_fatal_guard(signum) -> bool\n--\n\n"
+"Right after signal.signal(signum, handler) in the main thread: a signum the\n"
+"main thread misses (it arrived just before a blocking call) is sent to it\n"
+"again until _fatal_begin(signum).");
+const char py__fatal_begin_doc[] = PyDoc_STR(
+"_fatal_begin(signum) -> bool\n--\n\n"
+"The fatal-signal handler has begun: True the first time in this process.");
+const char py__fatal_after_fork_doc[] = PyDoc_STR(
+"_fatal_after_fork()\n--\n\n"
+"In a forked child, before the signals held across fork are unblocked.");
+
 PyObject *py__fatal_guard(PyObject *self, PyObject *arg) {
     (void)self;
     long sig = PyLong_AsLong(arg);

@@ -521,9 +521,9 @@ static PyMethodDef tracy_methods[] = {
     {"_compile_exec", m_compile_exec, METH_VARARGS, compile_exec_doc},
     {"_thread_hook", py__thread_hook, METH_VARARGS, thread_hook_doc},
     {"_read_trace", py__read_trace, METH_O, read_trace_doc},
-    {"_fatal_guard", py__fatal_guard, METH_O, NULL},
-    {"_fatal_begin", py__fatal_begin, METH_O, NULL},
-    {"_fatal_after_fork", py__fatal_after_fork, METH_NOARGS, NULL},
+    {"_fatal_guard", py__fatal_guard, METH_O, py__fatal_guard_doc},
+    {"_fatal_begin", py__fatal_begin, METH_O, py__fatal_begin_doc},
+    {"_fatal_after_fork", py__fatal_after_fork, METH_NOARGS, py__fatal_after_fork_doc},
     {NULL, NULL, 0, NULL}};
 
 /* The hook, the code-extra slot and the client are process-wide: a second
