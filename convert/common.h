@@ -35,6 +35,17 @@ int cv_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Prints "PROG VERSION (libtrace, format MAJOR.MINOR)"; returns CV_EXIT_OK. */
 int cv_print_version(void);
 
+/* The options every program handles alike, for the default branch of its
+ * getopt_long switch (opterr = 0, an optstring that starts with ':'): -h
+ * prints `usage` on stdout, -V the version (both return CV_EXIT_OK, and the
+ * program then exits 0); a missing value (':') and anything else are usage
+ * errors (one line, CV_EXIT_USAGE). */
+int cv_std_option(int c, const char *usage, char *const *argv);
+
+/* After the options, the one trace the program reads: returns 0 with *path
+ * set, or CV_EXIT_USAGE after one line when there is none or more. */
+int cv_one_trace(int argc, char *const *argv, const char **path);
+
 /* Parses a whole decimal unsigned number; returns 0 or -1. */
 int cv_parse_u64(const char *s, uint64_t *out);
 

@@ -156,15 +156,10 @@ static int parse_args(int argc, char **argv, ex_opts *o, int *done) {
                 return cv_usage_error("--period: not a number of nanoseconds: '%s'", optarg);
             break;
         case OPT_ALLOW: o->allow_truncated = 1; break;
-        case 'h': fputs(usage_text, stdout); *done = 1; return 0;
-        case 'V': cv_print_version(); *done = 1; return 0;
-        case ':': return cv_usage_error("option '%s' needs an argument", argv[optind - 1]);
-        default: return cv_usage_error("unknown option '%s'", argv[optind - 1]);
+        default: *done = 1; return cv_std_option(c, usage_text, argv);
         }
     }
-    if (optind != argc - 1)
-        return cv_usage_error(optind >= argc ? "no trace file given" : "too many arguments");
-    o->path = argv[optind];
+    if (cv_one_trace(argc, argv, &o->path)) return CV_EXIT_USAGE;
     if (!o->output) return cv_usage_error("no output given (-o FILE, or -o - with -f)");
     return 0;
 }

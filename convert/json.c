@@ -435,14 +435,8 @@ int main(int argc, char **argv) {
         switch (c) {
         case 'o': o.output = optarg; break;
         case OPT_ALLOW: o.allow_truncated = 1; break;
-        case 'h': fputs(usage_text, stdout); return CV_EXIT_OK;
-        case 'V': return cv_print_version();
-        case ':': return cv_usage_error("option '%s' needs an argument", argv[optind - 1]);
-        default: return cv_usage_error("unknown option '%s'", argv[optind - 1]);
+        default: return cv_std_option(c, usage_text, argv);
         }
     }
-    if (optind != argc - 1)
-        return cv_usage_error(optind >= argc ? "no trace file given" : "too many arguments");
-    o.path = argv[optind];
-    return run(&o);
+    return cv_one_trace(argc, argv, &o.path) ? CV_EXIT_USAGE : run(&o);
 }

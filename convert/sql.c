@@ -378,10 +378,7 @@ int main(int argc, char **argv) {
                                       optarg);
             o.page_size = (uint32_t)v;
             break;
-        case 'h': fputs(usage_text, stdout); return CV_EXIT_OK;
-        case 'V': return cv_print_version();
-        case ':': return cv_usage_error("option '%s' needs an argument", argv[optind - 1]);
-        default: return cv_usage_error("unknown option '%s'", argv[optind - 1]);
+        default: return cv_std_option(c, usage_text, argv);
         }
     }
     if (optind >= argc) return cv_usage_error("no trace file given");
