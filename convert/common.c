@@ -304,7 +304,7 @@ int cv_out_open(cv_out *o, const char *path) {
         o->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
         if (o->fd < 0) {
             cv_err("%s: cannot create: %s", path, strerror(errno));
-            return -1;
+            return CV_EXIT_OUTPUT;
         }
         o->close_fd = 1;
     }
@@ -313,7 +313,7 @@ int cv_out_open(cv_out *o, const char *path) {
     o->buf = malloc(o->cap);
     if (!o->buf) {
         cv_err("out of memory");
-        return -1;
+        return CV_EXIT_OUTPUT;
     }
     return 0;
 }

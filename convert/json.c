@@ -399,10 +399,7 @@ static int run(const json_opts *o) {
         code = CV_EXIT_INPUT;
         goto done;
     }
-    if (cv_out_open(&s.out, out)) {
-        code = CV_EXIT_OUTPUT;
-        goto done;
-    }
+    if ((code = cv_out_open(&s.out, out))) goto done;
     if (out && ends_with(out, ".gz") && start_gzip(&s.out, out)) {
         cv_out_close(&s.out, out);
         code = CV_EXIT_OUTPUT;
@@ -424,8 +421,7 @@ int main(int argc, char **argv) {
     static const struct option longs[] = {
         {"output", required_argument, 0, 'o'},
         {"allow-truncated", no_argument, 0, OPT_ALLOW},
-        {"help", no_argument, 0, 'h'},
-        {"version", no_argument, 0, 'V'},
+        CV_STD_LONG_OPTIONS,
         {0, 0, 0, 0}};
     json_opts o = {0};
     int c;

@@ -356,8 +356,7 @@ int main(int argc, char **argv) {
         {"cache", no_argument, 0, OPT_CACHE},
         {"allow-truncated", no_argument, 0, OPT_ALLOW},
         {"page-size", required_argument, 0, OPT_PAGE},
-        {"help", no_argument, 0, 'h'},
-        {"version", no_argument, 0, 'V'},
+        CV_STD_LONG_OPTIONS,
         {0, 0, 0, 0}};
     sql_opts o = {.page_size = 65536};
     uint64_t v;

@@ -23,8 +23,7 @@ typedef struct sc_output {
 #define SC_LONG_OPTIONS                                                        \
     {"output", required_argument, 0, 'o'}, {"force", no_argument, 0, 'f'},     \
         {"level", required_argument, 0, SC_OPT_LEVEL},                         \
-        {"quiet", no_argument, 0, 'q'}, {"help", no_argument, 0, 'h'},         \
-        {"version", no_argument, 0, 'V'}
+        {"quiet", no_argument, 0, 'q'}, CV_STD_LONG_OPTIONS
 
 /* sc_option() took the option: parsing goes on. */
 #define SC_MORE (-1)
