@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -47,6 +48,22 @@ int cv_print_version(void) {
     printf("%s %s (libtrace, format %d.%d)\n", cv_prog, LT_VERSION_STRING,
            LT_FORMAT_MAJOR, LT_FORMAT_MINOR);
     return CV_EXIT_OK;
+}
+
+int cv_std_option(int c, const char *usage, char *const *argv) {
+    switch (c) {
+    case 'h': fputs(usage, stdout); return CV_EXIT_OK;
+    case 'V': return cv_print_version();
+    case ':': return cv_usage_error("option '%s' needs an argument", argv[optind - 1]);
+    default: return cv_usage_error("unknown option '%s'", argv[optind - 1]);
+    }
+}
+
+int cv_one_trace(int argc, char *const *argv, const char **path) {
+    if (optind != argc - 1)
+        return cv_usage_error(optind >= argc ? "no trace file given" : "too many arguments");
+    *path = argv[optind];
+    return 0;
 }
 
 int cv_parse_u64(const char *s, uint64_t *out) {
@@ -287,7 +304,7 @@ int cv_out_open(cv_out *o, const char *path) {
         o->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
         if (o->fd < 0) {
             cv_err("%s: cannot create: %s", path, strerror(errno));
-            return -1;
+            return CV_EXIT_OUTPUT;
         }
         o->close_fd = 1;
     }
@@ -296,7 +313,7 @@ int cv_out_open(cv_out *o, const char *path) {
     o->buf = malloc(o->cap);
     if (!o->buf) {
         cv_err("out of memory");
-        return -1;
+        return CV_EXIT_OUTPUT;
     }
     return 0;
 }

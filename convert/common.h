@@ -35,6 +35,21 @@ int cv_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Prints "PROG VERSION (libtrace, format MAJOR.MINOR)"; returns CV_EXIT_OK. */
 int cv_print_version(void);
 
+/* The options every program handles alike, for the default branch of its
+ * getopt_long switch (opterr = 0, an optstring that starts with ':'): -h
+ * prints `usage` on stdout, -V the version (both return CV_EXIT_OK, and the
+ * program then exits 0); a missing value (':') and anything else are usage
+ * errors (one line, CV_EXIT_USAGE). */
+int cv_std_option(int c, const char *usage, char *const *argv);
+
+/* The long options cv_std_option() handles, for the end of a table
+ * (<getopt.h> names no_argument). */
+#define CV_STD_LONG_OPTIONS {"help", no_argument, 0, 'h'}, {"version", no_argument, 0, 'V'}
+
+/* After the options, the one trace the program reads: returns 0 with *path
+ * set, or CV_EXIT_USAGE after one line when there is none or more. */
+int cv_one_trace(int argc, char *const *argv, const char **path);
+
 /* Parses a whole decimal unsigned number; returns 0 or -1. */
 int cv_parse_u64(const char *s, uint64_t *out);
 
@@ -162,8 +177,8 @@ typedef struct cv_out {
     uint64_t total;    /* bytes handed to the sink */
 } cv_out;
 
-/* Opens `path` for writing (NULL or "-": stdout). Returns 0 or -1 after
- * printing an error. */
+/* Opens `path` for writing (NULL or "-": stdout). Returns 0, or
+ * CV_EXIT_OUTPUT after printing an error. */
 int cv_out_open(cv_out *o, const char *path);
 /* Flushes, closes and frees. Returns 0, or -1 after printing an error naming
  * `what` (the path, or "standard output"). */

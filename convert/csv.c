@@ -392,10 +392,7 @@ static int run(const csv_opts *o) {
         code = CV_EXIT_INPUT;
         goto out;
     }
-    if (cv_out_open(&s.out, o->output)) {
-        code = CV_EXIT_OUTPUT;
-        goto out;
-    }
+    if ((code = cv_out_open(&s.out, o->output))) goto out;
     convert(&s, &run.read_exit);
     code = cv_run_exit(&run, cv_out_close(&s.out, o->output) != 0);
 out:
@@ -429,8 +426,7 @@ static int parse_args(int argc, char **argv, csv_opts *o, int *done) {
         {"thread", required_argument, 0, OPT_THREAD},
         {"process", required_argument, 0, OPT_PROCESS},
         {"allow-truncated", no_argument, 0, OPT_ALLOW},
-        {"help", no_argument, 0, 'h'},
-        {"version", no_argument, 0, 'V'},
+        CV_STD_LONG_OPTIONS,
         {0, 0, 0, 0}};
     uint64_t v;
     int c;
@@ -462,15 +458,10 @@ static int parse_args(int argc, char **argv, csv_opts *o, int *done) {
         case OPT_THREAD: o->thread = optarg; break;
         case OPT_PROCESS: o->process = optarg; break;
         case OPT_ALLOW: o->allow_truncated = 1; break;
-        case 'h': fputs(usage_text, stdout); *done = 1; return 0;
-        case 'V': cv_print_version(); *done = 1; return 0;
-        case ':': return cv_usage_error("option '%s' needs an argument", argv[optind - 1]);
-        default: return cv_usage_error("unknown option '%s'", argv[optind - 1]);
+        default: *done = 1; return cv_std_option(c, usage_text, argv);
         }
     }
-    if (optind != argc - 1)
-        return cv_usage_error(optind >= argc ? "no trace file given" : "too many arguments");
-    o->path = argv[optind];
+    if (cv_one_trace(argc, argv, &o->path)) return CV_EXIT_USAGE;
     return 0;
 }
 

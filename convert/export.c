@@ -114,10 +114,7 @@ static int run(const ex_opts *o, int fmt) {
         code = CV_EXIT_INPUT;
         goto done;
     }
-    if (cv_out_open(&x.out, out)) {
-        code = CV_EXIT_OUTPUT;
-        goto done;
-    }
+    if ((code = cv_out_open(&x.out, out))) goto done;
     int rc = write_format(&x, fmt);
     if (cv_out_close(&x.out, out ? out : "standard output")) code = CV_EXIT_OUTPUT;
     else if (rc) code = x.read_exit ? x.read_exit : CV_EXIT_INPUT;
@@ -140,8 +137,7 @@ static int parse_args(int argc, char **argv, ex_opts *o, int *done) {
         {"per-thread", no_argument, 0, OPT_PER_THREAD},
         {"period", required_argument, 0, OPT_PERIOD},
         {"allow-truncated", no_argument, 0, OPT_ALLOW},
-        {"help", no_argument, 0, 'h'},
-        {"version", no_argument, 0, 'V'},
+        CV_STD_LONG_OPTIONS,
         {0, 0, 0, 0}};
     int c;
     *done = 0;
@@ -156,15 +152,10 @@ static int parse_args(int argc, char **argv, ex_opts *o, int *done) {
                 return cv_usage_error("--period: not a number of nanoseconds: '%s'", optarg);
             break;
         case OPT_ALLOW: o->allow_truncated = 1; break;
-        case 'h': fputs(usage_text, stdout); *done = 1; return 0;
-        case 'V': cv_print_version(); *done = 1; return 0;
-        case ':': return cv_usage_error("option '%s' needs an argument", argv[optind - 1]);
-        default: return cv_usage_error("unknown option '%s'", argv[optind - 1]);
+        default: *done = 1; return cv_std_option(c, usage_text, argv);
         }
     }
-    if (optind != argc - 1)
-        return cv_usage_error(optind >= argc ? "no trace file given" : "too many arguments");
-    o->path = argv[optind];
+    if (cv_one_trace(argc, argv, &o->path)) return CV_EXIT_USAGE;
     if (!o->output) return cv_usage_error("no output given (-o FILE, or -o - with -f)");
     return 0;
 }

@@ -175,66 +175,58 @@ static void hj_key(cv_out *o, const char *k) {
     cv_out_str(o, "\":");
 }
 
-static void write_processes(ex_ctx *x) {
+/* Writes "key":[...] with item(x, i) writing the i-th of n items. */
+static void hj_array(ex_ctx *x, const char *key, size_t n, void (*item)(ex_ctx *x, size_t i)) {
     cv_out *o = &x->out;
-    uint32_t np = lt_reader_nprocesses(x->r);
-    hj_key(o, "processes");
+    hj_key(o, key);
     cv_out_ch(o, '[');
-    for (uint32_t p = 1; p <= np; p++) {
-        const lt_process *pr = lt_reader_process(x->r, p);
-        if (p > 1) cv_out_ch(o, ',');
-        cv_out_printf(o, "{\"pid\":%llu,\"rank\":%lld,\"program\":",
-                      (unsigned long long)(pr ? pr->pid : 0), (long long)(pr ? pr->rank : -1));
-        hj_str(o, pr ? pr->program : "");
-        cv_out_str(o, ",\"host\":");
-        hj_str(o, pr ? pr->hostname : "");
-        cv_out_str(o, ",\"status\":");
-        hj_str(o, cv_status_name(pr ? pr->status : -2));
-        cv_out_printf(o, ",\"lost\":%llu,\"args\":", (unsigned long long)(pr ? pr->events_lost : 0));
-        char args[1024];
-        size_t n = 0;
-        args[0] = '\0';
-        for (uint32_t i = 0; pr && i < pr->argc && n + 2 < sizeof args; i++)
-            n += (size_t)snprintf(args + n, sizeof args - n, i ? " %s" : "%s", pr->argv[i]);
-        hj_str(o, args);
-        cv_out_ch(o, '}');
-    }
-    cv_out_ch(o, ']');
-}
-
-static void write_threads(ex_ctx *x) {
-    cv_out *o = &x->out;
-    size_t ns = ct_tree_nstreams(x->tree);
-    hj_key(o, "threads");
-    cv_out_ch(o, '[');
-    for (size_t i = 0; i < ns; i++) {
-        const ct_stream *s = ct_tree_stream(x->tree, i);
-        const lt_thread *th = lt_reader_thread(x->r, s->process, s->thread);
+    for (size_t i = 0; i < n; i++) {
         if (i) cv_out_ch(o, ',');
-        cv_out_printf(o, "{\"p\":%u,\"tid\":%llu,\"zones\":%llu,\"first\":%llu,\"last\":%llu,"
-                      "\"name\":", s->process - 1, (unsigned long long)(th ? th->tid : 0),
-                      (unsigned long long)s->zones, (unsigned long long)s->first_ts,
-                      (unsigned long long)s->last_ts);
-        hj_str(o, th ? th->name : "");
-        cv_out_ch(o, '}');
+        item(x, i);
     }
     cv_out_ch(o, ']');
 }
 
-static void write_funcs(ex_ctx *x) {
+static void process_item(ex_ctx *x, size_t i) {
     cv_out *o = &x->out;
-    size_t nf = ct_tree_nfuncs(x->tree);
-    hj_key(o, "funcs");
+    const lt_process *pr = lt_reader_process(x->r, (uint32_t)i + 1);
+    cv_out_printf(o, "{\"pid\":%llu,\"rank\":%lld,\"program\":",
+                  (unsigned long long)(pr ? pr->pid : 0), (long long)(pr ? pr->rank : -1));
+    hj_str(o, pr ? pr->program : "");
+    cv_out_str(o, ",\"host\":");
+    hj_str(o, pr ? pr->hostname : "");
+    cv_out_str(o, ",\"status\":");
+    hj_str(o, cv_status_name(pr ? pr->status : -2));
+    cv_out_printf(o, ",\"lost\":%llu,\"args\":", (unsigned long long)(pr ? pr->events_lost : 0));
+    char args[1024];
+    size_t n = 0;
+    args[0] = '\0';
+    for (uint32_t a = 0; pr && a < pr->argc && n + 2 < sizeof args; a++)
+        n += (size_t)snprintf(args + n, sizeof args - n, a ? " %s" : "%s", pr->argv[a]);
+    hj_str(o, args);
+    cv_out_ch(o, '}');
+}
+
+static void thread_item(ex_ctx *x, size_t i) {
+    cv_out *o = &x->out;
+    const ct_stream *s = ct_tree_stream(x->tree, i);
+    const lt_thread *th = lt_reader_thread(x->r, s->process, s->thread);
+    cv_out_printf(o, "{\"p\":%u,\"tid\":%llu,\"zones\":%llu,\"first\":%llu,\"last\":%llu,"
+                  "\"name\":", s->process - 1, (unsigned long long)(th ? th->tid : 0),
+                  (unsigned long long)s->zones, (unsigned long long)s->first_ts,
+                  (unsigned long long)s->last_ts);
+    hj_str(o, th ? th->name : "");
+    cv_out_ch(o, '}');
+}
+
+static void func_item(ex_ctx *x, size_t i) {
+    cv_out *o = &x->out;
+    const ct_func *fn = ct_tree_func(x->tree, i);
     cv_out_ch(o, '[');
-    for (size_t f = 0; f < nf; f++) {
-        const ct_func *fn = ct_tree_func(x->tree, f);
-        cv_out_str(o, f ? ",[" : "[");
-        hj_str(o, fn->name);
-        cv_out_ch(o, ',');
-        hj_str(o, fn->file);
-        cv_out_printf(o, ",%u,\"%s\"]", fn->line, cv_kind_name(fn->kind));
-    }
-    cv_out_ch(o, ']');
+    hj_str(o, fn->name);
+    cv_out_ch(o, ',');
+    hj_str(o, fn->file);
+    cv_out_printf(o, ",%u,\"%s\"]", fn->line, cv_kind_name(fn->kind));
 }
 
 static int cmp_u64_desc(const void *a, const void *b) {
@@ -413,11 +405,11 @@ static int write_data(ex_ctx *x) {
     cv_out *o = &x->out;
     cv_out_ch(o, '{');
     write_summary(x);
-    write_processes(x);
+    hj_array(x, "processes", lt_reader_nprocesses(x->r), process_item);
     cv_out_ch(o, ',');
-    write_threads(x);
+    hj_array(x, "threads", ct_tree_nstreams(x->tree), thread_item);
     cv_out_ch(o, ',');
-    write_funcs(x);
+    hj_array(x, "funcs", ct_tree_nfuncs(x->tree), func_item);
     cv_out_str(o, ",\n");
     if (write_nodes(x)) return -1;
     cv_out_str(o, ",\n");

@@ -399,10 +399,7 @@ static int run(const json_opts *o) {
         code = CV_EXIT_INPUT;
         goto done;
     }
-    if (cv_out_open(&s.out, out)) {
-        code = CV_EXIT_OUTPUT;
-        goto done;
-    }
+    if ((code = cv_out_open(&s.out, out))) goto done;
     if (out && ends_with(out, ".gz") && start_gzip(&s.out, out)) {
         cv_out_close(&s.out, out);
         code = CV_EXIT_OUTPUT;
@@ -424,8 +421,7 @@ int main(int argc, char **argv) {
     static const struct option longs[] = {
         {"output", required_argument, 0, 'o'},
         {"allow-truncated", no_argument, 0, OPT_ALLOW},
-        {"help", no_argument, 0, 'h'},
-        {"version", no_argument, 0, 'V'},
+        CV_STD_LONG_OPTIONS,
         {0, 0, 0, 0}};
     json_opts o = {0};
     int c;
@@ -435,14 +431,8 @@ int main(int argc, char **argv) {
         switch (c) {
         case 'o': o.output = optarg; break;
         case OPT_ALLOW: o.allow_truncated = 1; break;
-        case 'h': fputs(usage_text, stdout); return CV_EXIT_OK;
-        case 'V': return cv_print_version();
-        case ':': return cv_usage_error("option '%s' needs an argument", argv[optind - 1]);
-        default: return cv_usage_error("unknown option '%s'", argv[optind - 1]);
+        default: return cv_std_option(c, usage_text, argv);
         }
     }
-    if (optind != argc - 1)
-        return cv_usage_error(optind >= argc ? "no trace file given" : "too many arguments");
-    o.path = argv[optind];
-    return run(&o);
+    return cv_one_trace(argc, argv, &o.path) ? CV_EXIT_USAGE : run(&o);
 }

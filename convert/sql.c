@@ -356,8 +356,7 @@ int main(int argc, char **argv) {
         {"cache", no_argument, 0, OPT_CACHE},
         {"allow-truncated", no_argument, 0, OPT_ALLOW},
         {"page-size", required_argument, 0, OPT_PAGE},
-        {"help", no_argument, 0, 'h'},
-        {"version", no_argument, 0, 'V'},
+        CV_STD_LONG_OPTIONS,
         {0, 0, 0, 0}};
     sql_opts o = {.page_size = 65536};
     uint64_t v;
@@ -378,10 +377,7 @@ int main(int argc, char **argv) {
                                       optarg);
             o.page_size = (uint32_t)v;
             break;
-        case 'h': fputs(usage_text, stdout); return CV_EXIT_OK;
-        case 'V': return cv_print_version();
-        case ':': return cv_usage_error("option '%s' needs an argument", argv[optind - 1]);
-        default: return cv_usage_error("unknown option '%s'", argv[optind - 1]);
+        default: return cv_std_option(c, usage_text, argv);
         }
     }
     if (optind >= argc) return cv_usage_error("no trace file given");

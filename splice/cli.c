@@ -1,4 +1,5 @@
-/* cli.c -- the output side shared by tracy-merge and tracy-cut. */
+/* cli.c -- the output side shared by tracy-merge and tracy-cut: its
+ * options, creating, filling and closing it. */
 #include "cli.h"
 
 #include <errno.h>
@@ -19,10 +20,39 @@ int sc_check_output(const char *out, char *const *inputs, int ninputs) {
     return 0;
 }
 
-int sc_open(lt_splice **s, const char *out, int force, int level) {
+/* Parses a zstd level 1..19. Returns 0 or -1. */
+static int sc_parse_level(const char *arg, int *level) {
+    uint64_t v;
+    if (cv_parse_u64(arg, &v) < 0 || v < 1 || v > 19) return -1;
+    *level = (int)v;
+    return 0;
+}
+
+int sc_option(int c, sc_output *o, const char *usage, char *const *argv) {
+    switch (c) {
+    case 'o': o->path = optarg; return SC_MORE;
+    case 'f': o->force = 1; return SC_MORE;
+    case 'q': o->quiet = 1; return SC_MORE;
+    case SC_OPT_LEVEL:
+        if (sc_parse_level(optarg, &o->level) < 0)
+            return cv_usage_error("--level: '%s' is not a level from 1 to 19", optarg);
+        return SC_MORE;
+    case ':': return cv_usage_error("option '%s' needs a value", argv[optind - 1]);
+    default: return cv_std_option(c, usage, argv);
+    }
+}
+
+int sc_check_args(const sc_output *o, int argc) {
+    if (!o->path) return cv_usage_error("no output given (-o FILE)");
+    if (optind >= argc) return cv_usage_error("no input trace given");
+    return 0;
+}
+
+int sc_open(lt_splice **s, const sc_output *o) {
     char creator[64];
+    const char *out = o->path;
     snprintf(creator, sizeof creator, "%s %s", cv_prog, LT_VERSION_STRING);
-    int rc = lt_splice_open(s, out, force ? LT_WRITE_FORCE : 0, creator, level);
+    int rc = lt_splice_open(s, out, o->force ? LT_WRITE_FORCE : 0, creator, o->level);
     if (rc == LT_EEXIST) {
         cv_err("%s: file exists (use -f to overwrite it)", out);
         return CV_EXIT_OUTPUT;
@@ -42,7 +72,15 @@ static int sc_exit_for(int rc) {
     return cv_exit_for(rc);
 }
 
-int sc_finish(lt_splice *s, const char *out, int quiet, int ok_exit) {
+int sc_abandon(lt_splice *s, const char *out) {
+    cv_err("out of memory");
+    lt_splice_free(s);
+    (void)remove(out);
+    return CV_EXIT_OUTPUT;
+}
+
+int sc_finish(lt_splice *s, const sc_output *o, int ok_exit) {
+    const char *out = o->path;
     int rc = lt_splice_run(s);
     int code = 0;
     if (rc < 0) {
@@ -62,15 +100,8 @@ int sc_finish(lt_splice *s, const char *out, int quiet, int ok_exit) {
             cv_warn("%s: cannot remove the incomplete output: %s", out, strerror(errno));
         return code;
     }
-    if (!quiet)
+    if (!o->quiet)
         fprintf(stderr, "%s: wrote %s: %" PRIu64 " events (%" PRIu64 " of the input's left out)\n",
                 cv_prog, out, events, dropped);
     return ok_exit;
-}
-
-int sc_parse_level(const char *arg, int *level) {
-    uint64_t v;
-    if (cv_parse_u64(arg, &v) < 0 || v < 1 || v > 19) return -1;
-    *level = (int)v;
-    return 0;
 }

@@ -36,9 +36,10 @@ static const char usage_text[] =
     "5 cannot write the output (it is removed).\n";
 
 typedef struct ct_opts {
-    const char *out, *in;
+    sc_output output;
+    const char *in;
     const char *from_s, *to_s, *procs, *threads;
-    int force, quiet, absolute, level;
+    int absolute;
 } ct_opts;
 
 /* The threads to keep, resolved against the reader. */
@@ -149,7 +150,7 @@ static int ct_run(const ct_opts *o) {
     uint32_t *out = NULL;
     int64_t *shift = NULL;
     char *inputs[1] = {(char *)o->in};
-    int code = sc_check_output(o->out, inputs, 1);
+    int code = sc_check_output(o->output.path, inputs, 1);
     if (code || (code = cv_open(o->in, &r))) return code;
     int trunc = cv_check_complete(r, o->in, 1) == 0 && !lt_reader_info(r)->complete;
     ct_sel sel = {r, o->procs, o->threads};
@@ -171,15 +172,12 @@ static int ct_run(const ct_opts *o) {
     }
     in.proc_out = out;
     in.proc_shift = shift;
-    if ((code = sc_open(&s, o->out, o->force, o->level))) goto out;
+    if ((code = sc_open(&s, &o->output))) goto out;
     if (lt_splice_add(s, &in) < 0) {
-        cv_err("out of memory");
-        lt_splice_free(s);
-        (void)remove(o->out);
-        code = CV_EXIT_OUTPUT;
+        code = sc_abandon(s, o->output.path);
         goto out;
     }
-    code = sc_finish(s, o->out, o->quiet, trunc ? CV_EXIT_TRUNCATED : CV_EXIT_OK);
+    code = sc_finish(s, &o->output, trunc ? CV_EXIT_TRUNCATED : CV_EXIT_OK);
 out:
     free(out);
     free(shift);
@@ -187,42 +185,29 @@ out:
     return code;
 }
 
-enum { OPT_FROM = 256, OPT_TO, OPT_ABS, OPT_LEVEL };
+enum { OPT_FROM = 256, OPT_TO, OPT_ABS };
 
 int main(int argc, char **argv) {
     static const struct option longs[] = {
-        {"output", required_argument, 0, 'o'}, {"force", no_argument, 0, 'f'},
         {"from", required_argument, 0, OPT_FROM}, {"to", required_argument, 0, OPT_TO},
         {"absolute", no_argument, 0, OPT_ABS}, {"process", required_argument, 0, 'p'},
-        {"thread", required_argument, 0, 't'}, {"level", required_argument, 0, OPT_LEVEL},
-        {"quiet", no_argument, 0, 'q'}, {"help", no_argument, 0, 'h'},
-        {"version", no_argument, 0, 'V'}, {0, 0, 0, 0}};
-    ct_opts o = {.level = 3};
-    int c;
+        {"thread", required_argument, 0, 't'}, SC_LONG_OPTIONS, {0, 0, 0, 0}};
+    ct_opts o = {.output.level = 3};
+    int c, code;
     cv_prog = "tracy-cut";
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":o:fp:t:qhV", longs, NULL)) != -1) {
         switch (c) {
-        case 'o': o.out = optarg; break;
-        case 'f': o.force = 1; break;
         case 'p': o.procs = optarg; break;
         case 't': o.threads = optarg; break;
-        case 'q': o.quiet = 1; break;
         case OPT_FROM: o.from_s = optarg; break;
         case OPT_TO: o.to_s = optarg; break;
         case OPT_ABS: o.absolute = 1; break;
-        case OPT_LEVEL:
-            if (sc_parse_level(optarg, &o.level) < 0)
-                return cv_usage_error("--level: '%s' is not a level from 1 to 19", optarg);
-            break;
-        case 'h': fputs(usage_text, stdout); return CV_EXIT_OK;
-        case 'V': return cv_print_version();
-        case ':': return cv_usage_error("option '%s' needs a value", argv[optind - 1]);
-        default: return cv_usage_error("unknown option '%s'", argv[optind - 1]);
+        default:
+            if ((code = sc_option(c, &o.output, usage_text, argv)) != SC_MORE) return code;
         }
     }
-    if (!o.out) return cv_usage_error("no output given (-o FILE)");
-    if (optind >= argc) return cv_usage_error("no input trace given");
+    if ((code = sc_check_args(&o.output, argc))) return code;
     if (argc - optind > 1) return cv_usage_error("one input trace only (tracy-merge joins several)");
     o.in = argv[optind];
     return ct_run(&o);

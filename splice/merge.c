@@ -36,8 +36,8 @@ static const char usage_text[] =
     "4 an input is corrupt, 5 cannot write the output (it is removed).\n";
 
 typedef struct mg_opts {
-    const char *out;
-    int force, no_align, quiet, level;
+    sc_output output;
+    int no_align;
     char **inputs;
     int ninputs;
 } mg_opts;
@@ -176,7 +176,7 @@ static int mg_run(const mg_opts *o) {
         cv_err("out of memory");
         return CV_EXIT_INPUT;
     }
-    if ((code = sc_check_output(o->out, o->inputs, o->ninputs))) goto out;
+    if ((code = sc_check_output(o->output.path, o->inputs, o->ninputs))) goto out;
     for (int i = 0; i < o->ninputs && code == 0; i++) {
         code = cv_open(o->inputs[i], &m.r[i]);
         if (code == 0 && cv_check_complete(m.r[i], o->inputs[i], 1) == 0 &&
@@ -189,15 +189,12 @@ static int mg_run(const mg_opts *o) {
         code = CV_EXIT_INPUT;
         goto out;
     }
-    if ((code = sc_open(&s, o->out, o->force, o->level))) goto out;
+    if ((code = sc_open(&s, &o->output))) goto out;
     if (mg_add_inputs(s, &m, o) < 0 || mg_stats(s, &m, o) < 0) {
-        cv_err("out of memory");
-        lt_splice_free(s);
-        (void)remove(o->out);
-        code = CV_EXIT_OUTPUT;
+        code = sc_abandon(s, o->output.path);
         goto out;
     }
-    code = sc_finish(s, o->out, o->quiet, trunc ? CV_EXIT_TRUNCATED : CV_EXIT_OK);
+    code = sc_finish(s, &o->output, trunc ? CV_EXIT_TRUNCATED : CV_EXIT_OK);
 out:
     for (int i = 0; i < o->ninputs; i++) lt_reader_free(m.r[i]);
     free(m.r);
@@ -205,36 +202,23 @@ out:
     return code;
 }
 
-enum { OPT_NO_ALIGN = 256, OPT_LEVEL };
+enum { OPT_NO_ALIGN = 256 };
 
 int main(int argc, char **argv) {
     static const struct option longs[] = {
-        {"output", required_argument, 0, 'o'}, {"force", no_argument, 0, 'f'},
-        {"no-align", no_argument, 0, OPT_NO_ALIGN}, {"level", required_argument, 0, OPT_LEVEL},
-        {"quiet", no_argument, 0, 'q'}, {"help", no_argument, 0, 'h'},
-        {"version", no_argument, 0, 'V'}, {0, 0, 0, 0}};
-    mg_opts o = {.level = 3};
-    int c;
+        {"no-align", no_argument, 0, OPT_NO_ALIGN}, SC_LONG_OPTIONS, {0, 0, 0, 0}};
+    mg_opts o = {.output.level = 3};
+    int c, code;
     cv_prog = "tracy-merge";
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":o:fqhV", longs, NULL)) != -1) {
         switch (c) {
-        case 'o': o.out = optarg; break;
-        case 'f': o.force = 1; break;
-        case 'q': o.quiet = 1; break;
         case OPT_NO_ALIGN: o.no_align = 1; break;
-        case OPT_LEVEL:
-            if (sc_parse_level(optarg, &o.level) < 0)
-                return cv_usage_error("--level: '%s' is not a level from 1 to 19", optarg);
-            break;
-        case 'h': fputs(usage_text, stdout); return CV_EXIT_OK;
-        case 'V': return cv_print_version();
-        case ':': return cv_usage_error("option '%s' needs a value", argv[optind - 1]);
-        default: return cv_usage_error("unknown option '%s'", argv[optind - 1]);
+        default:
+            if ((code = sc_option(c, &o.output, usage_text, argv)) != SC_MORE) return code;
         }
     }
-    if (!o.out) return cv_usage_error("no output given (-o FILE)");
-    if (optind >= argc) return cv_usage_error("no input trace given");
+    if ((code = sc_check_args(&o.output, argc))) return code;
     o.inputs = argv + optind;
     o.ninputs = argc - optind;
     return mg_run(&o);

@@ -7,29 +7,11 @@
 #include <unistd.h>
 #include "records.h"
 #include "trace_builder.h"
+#include "scratch.h"
 
 /* ---- Helpers ----------------------------------------------------------- */
 
-static char tmpdir[64];
-
-static void setup_dir(void) {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/check_reader.XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-}
-
-static void teardown_dir(void) {
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    ck_assert_int_eq(system(cmd), 0);
-}
-
-static const char *tpath(const char *name) {
-    static char buf[4][128];
-    static int k;
-    k = (k + 1) % 4;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", tmpdir, name);
-    return buf[k];
-}
+static void setup_dir(void) { scratch_make("check_reader"); }
 
 static uint8_t *slurp(const char *path, size_t *len) {
     FILE *f = fopen(path, "rb");
@@ -273,7 +255,7 @@ START_TEST(round_trip_edge_values) {
     memset(big, 'n', LT_MAX_STRING);
     big[LT_MAX_STRING] = '\0';
     gen *g = calloc(1, sizeof *g);
-    const char *path = tpath("edge.tracy");
+    const char *path = scratch_path("edge.tracy");
     ck_assert_int_eq(lt_builder_open(&g->b, path, 0, "check"), 0);
     const char *argv[] = {"prog", "", "caf\xc3\xa9"};
     ck_assert_int_eq(lt_builder_process(g->b, UINT64_MAX, -1, "", big, 3, argv,
@@ -375,7 +357,7 @@ END_TEST
  * (ts, process, thread, stream order), and select() gives one stream. */
 START_TEST(merge_orders_many_streams) {
     gen *g = calloc(1, sizeof *g);
-    const char *path = tpath("merge.tracy");
+    const char *path = scratch_path("merge.tracy");
     ck_assert_int_eq(lt_builder_open(&g->b, path, 0, NULL), 0);
     uint32_t seed = 12345;
     for (uint32_t p = 1; p <= 3; p++) {
@@ -443,7 +425,7 @@ END_TEST
 
 START_TEST(builder_refuses_invalid_sequences) {
     lt_builder *b;
-    ck_assert_int_eq(lt_builder_open(&b, tpath("bad.tracy"), 0, NULL), 0);
+    ck_assert_int_eq(lt_builder_open(&b, scratch_path("bad.tracy"), 0, NULL), 0);
     ck_assert_int_eq(lt_builder_process(b, 1, 0, "h", "p", 0, NULL, 0, 0), 1);
     ck_assert_int_eq(lt_builder_thread(b, 1, 1, "t"), 1);
     ck_assert_int_eq(lt_builder_loc(b, 1, LT_LOC_USER, "z", "z.c", 1), 1);
@@ -460,7 +442,7 @@ START_TEST(builder_refuses_invalid_sequences) {
     ck_assert_int_eq(lt_builder_process_end(b, 1, 6, 7, ""), LT_EINVAL);
     ck_assert_int_eq(lt_builder_zone_end(b, 1, 1, 6), 0);
     ck_assert_int_eq(lt_builder_close(b, 1), 0);
-    lt_reader *r = open_ok(tpath("bad.tracy"));
+    lt_reader *r = open_ok(scratch_path("bad.tracy"));
     ck_assert_int_eq(lt_reader_info(r)->complete, 0);
     ck_assert_uint_eq(lt_reader_info(r)->n_events, 2);
     lt_reader_free(r);
@@ -589,7 +571,7 @@ static int read_stream(lt_reader *r, uint32_t thread, got *g) {
 
 START_TEST(cut_file_recovers_complete_units) {
     small s;
-    const char *path = tpath("small.tracy"), *cut = tpath("cut.tracy");
+    const char *path = scratch_path("small.tracy"), *cut = scratch_path("cut.tracy");
     write_small(path, &s);
     size_t len;
     uint8_t *data = slurp(path, &len);
@@ -658,7 +640,7 @@ END_TEST
  * fail cleanly; never a crash, a hang or a leak. */
 START_TEST(flipped_bytes_never_crash) {
     small s;
-    const char *path = tpath("small.tracy"), *bad = tpath("flip.tracy");
+    const char *path = scratch_path("small.tracy"), *bad = scratch_path("flip.tracy");
     write_small(path, &s);
     size_t len;
     uint8_t *data = slurp(path, &len);
@@ -700,7 +682,7 @@ END_TEST
 
 START_TEST(corrupt_descriptor_sizes_are_refused) {
     small s;
-    const char *path = tpath("small.tracy"), *bad = tpath("desc.tracy");
+    const char *path = scratch_path("small.tracy"), *bad = scratch_path("desc.tracy");
     write_small(path, &s);
     size_t len;
     uint8_t *data = slurp(path, &len);
@@ -732,7 +714,7 @@ END_TEST
 
 START_TEST(newer_major_version_is_refused) {
     small s;
-    const char *path = tpath("small.tracy"), *bad = tpath("v2.tracy");
+    const char *path = scratch_path("small.tracy"), *bad = scratch_path("v2.tracy");
     write_small(path, &s);
     size_t len;
     uint8_t *data = slurp(path, &len);
@@ -757,25 +739,25 @@ END_TEST
 START_TEST(non_trace_files_are_refused) {
     lt_reader *r = (lt_reader *)1;
     char d[256];
-    spit(tpath("text"), (const uint8_t *)"hello, world\n", 13);
-    ck_assert_int_eq(lt_reader_open(&r, tpath("text"), d, sizeof d), LT_EFORMAT);
+    spit(scratch_path("text"), (const uint8_t *)"hello, world\n", 13);
+    ck_assert_int_eq(lt_reader_open(&r, scratch_path("text"), d, sizeof d), LT_EFORMAT);
     ck_assert_ptr_null(r);
     ck_assert_ptr_nonnull(strstr(d, "not a .tracy file"));
-    spit(tpath("empty"), (const uint8_t *)"", 0);
-    ck_assert_int_eq(lt_reader_open(&r, tpath("empty"), d, sizeof d), LT_EFORMAT);
-    ck_assert_int_eq(lt_reader_open(&r, tpath("missing"), d, sizeof d), LT_EOPEN);
-    ck_assert_int_eq(lt_reader_open(&r, tmpdir, NULL, 0), LT_EOPEN);
+    spit(scratch_path("empty"), (const uint8_t *)"", 0);
+    ck_assert_int_eq(lt_reader_open(&r, scratch_path("empty"), d, sizeof d), LT_EFORMAT);
+    ck_assert_int_eq(lt_reader_open(&r, scratch_path("missing"), d, sizeof d), LT_EOPEN);
+    ck_assert_int_eq(lt_reader_open(&r, scratch_dir, NULL, 0), LT_EOPEN);
     /* a zstd skippable frame that is not our header */
     uint8_t f[16] = {0x50, 0x2A, 0x4D, 0x18, 8, 0, 0, 0, 'N', 'O', 'T', 'T', 'R', 'A', 'C', 'E'};
-    spit(tpath("skip"), f, sizeof f);
-    ck_assert_int_eq(lt_reader_open(&r, tpath("skip"), d, sizeof d), LT_EFORMAT);
+    spit(scratch_path("skip"), f, sizeof f);
+    ck_assert_int_eq(lt_reader_open(&r, scratch_path("skip"), d, sizeof d), LT_EFORMAT);
 }
 END_TEST
 
 START_TEST(statistics_blocks_and_trailer_totals) {
     lt_writer *w;
     uint8_t buf[256];
-    const char *path = tpath("stats.tracy");
+    const char *path = scratch_path("stats.tracy");
     ck_assert_int_eq(lt_writer_open(&w, path, 0, NULL, 0), 0);
     for (int k = 1; k <= 2; k++) {
         uint8_t *p = buf + lt_block_header(buf, LT_BLOCK_STATS, 0, 0, 0);
@@ -811,7 +793,7 @@ END_TEST
 Suite *reader_suite(void) {
     Suite *s = suite_create("reader");
     TCase *t = tcase_create("round_trip");
-    tcase_add_checked_fixture(t, setup_dir, teardown_dir);
+    tcase_add_checked_fixture(t, setup_dir, scratch_remove);
     tcase_set_timeout(t, 120);
     tcase_add_test(t, round_trip_edge_values);
     tcase_add_test(t, merge_orders_many_streams);
@@ -819,7 +801,7 @@ Suite *reader_suite(void) {
     tcase_add_test(t, statistics_blocks_and_trailer_totals);
     suite_add_tcase(s, t);
     t = tcase_create("damage");
-    tcase_add_checked_fixture(t, setup_dir, teardown_dir);
+    tcase_add_checked_fixture(t, setup_dir, scratch_remove);
     tcase_set_timeout(t, 300);
     tcase_add_test(t, cut_file_recovers_complete_units);
     tcase_add_test(t, flipped_bytes_never_crash);

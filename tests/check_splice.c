@@ -10,27 +10,9 @@
 #include <unistd.h>
 #include "trace.h"
 #include "trace_builder.h"
+#include "scratch.h"
 
-static char dir[64];
-
-static void setup_dir(void) {
-    snprintf(dir, sizeof dir, "/tmp/check_splice.XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-}
-
-static void teardown_dir(void) {
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    ck_assert_int_eq(system(cmd), 0);
-}
-
-static const char *path_of(const char *name) {
-    static char buf[4][160];
-    static int k;
-    k = (k + 1) % 4;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", dir, name);
-    return buf[k];
-}
+static void setup_dir(void) { scratch_make("check_splice"); }
 
 /* Runs a program of the build with arguments; returns its exit code. */
 static int run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -42,7 +24,7 @@ static int run(const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(args, sizeof args, fmt, ap);
     va_end(ap);
-    snprintf(cmd, sizeof cmd, "cd '%s' && %s/bin/%s 2>>stderr.txt", dir, build, args);
+    snprintf(cmd, sizeof cmd, "cd '%s' && %s/bin/%s 2>>stderr.txt", scratch_dir, build, args);
     int st = system(cmd);
     ck_assert(WIFEXITED(st));
     return WEXITSTATUS(st);
@@ -51,7 +33,7 @@ static int run(const char *fmt, ...) {
 /* Runs a shell command in the test directory; returns its exit code. */
 static int shell(const char *cmd) {
     char full[1400];
-    snprintf(full, sizeof full, "cd '%s' && %s", dir, cmd);
+    snprintf(full, sizeof full, "cd '%s' && %s", scratch_dir, cmd);
     int st = system(full);
     ck_assert(WIFEXITED(st));
     return WEXITSTATUS(st);
@@ -156,9 +138,9 @@ static void small_trace(const char *path, uint64_t mono0, uint64_t anchor_mono,
 }
 
 START_TEST(cut_window_keeps_whole_zones_and_marks_cut_ones) {
-    small_trace(path_of("in.tracy"), 1000, 0, 0, "h");
+    small_trace(scratch_path("in.tracy"), 1000, 0, 0, "h");
     ck_assert_int_eq(run("tracy-cut -q --absolute --from 1500 --to 1800 -o w.tracy in.tracy"), 0);
-    rows got = read_all(path_of("w.tracy"));
+    rows got = read_all(scratch_path("w.tracy"));
     /* E (thread 2) spans the window without an event inside it: it is
      * written cut at the start and left open. */
     const row want[] = {
@@ -176,7 +158,7 @@ START_TEST(cut_window_keeps_whole_zones_and_marks_cut_ones) {
     rows_eq(&got, &w);
     /* The statistics say what the window left out; the version is 1.1. */
     lt_reader *r;
-    ck_assert_int_eq(lt_reader_open(&r, path_of("w.tracy"), NULL, 0), 0);
+    ck_assert_int_eq(lt_reader_open(&r, scratch_path("w.tracy"), NULL, 0), 0);
     ck_assert_uint_eq(lt_reader_info(r)->minor, 1);
     ck_assert_ptr_nonnull(lt_reader_thread(r, 1, 2));
     ck_assert_str_eq(lt_reader_thread(r, 1, 2)->name, "worker");
@@ -186,10 +168,10 @@ START_TEST(cut_window_keeps_whole_zones_and_marks_cut_ones) {
 END_TEST
 
 START_TEST(cut_of_a_cut_keeps_the_marks) {
-    small_trace(path_of("in.tracy"), 1000, 0, 0, "h");
+    small_trace(scratch_path("in.tracy"), 1000, 0, 0, "h");
     ck_assert_int_eq(run("tracy-cut -q --absolute --from 1500 -o w.tracy in.tracy"), 0);
     ck_assert_int_eq(run("tracy-cut -q -o w2.tracy w.tracy"), 0);
-    rows a = read_all(path_of("w.tracy")), b = read_all(path_of("w2.tracy"));
+    rows a = read_all(scratch_path("w.tracy")), b = read_all(scratch_path("w2.tracy"));
     rows_eq(&a, &b);
     ck_assert_uint_eq(a.v[0].flags, LT_EVF_CUT);
     free(a.v);
@@ -311,8 +293,8 @@ static void clear_text(rows *r) {
 
 START_TEST(cut_random_windows_equal_the_filtered_original) {
     uint64_t first, last;
-    random_trace(path_of("in.tracy"), 7, &first, &last);
-    rows all = read_all(path_of("in.tracy"));
+    random_trace(scratch_path("in.tracy"), 7, &first, &last);
+    rows all = read_all(scratch_path("in.tracy"));
     clear_text(&all);
     uint64_t span = last - first;
     const uint64_t win[][2] = {{first + span / 3, first + span / 2},
@@ -324,7 +306,7 @@ START_TEST(cut_random_windows_equal_the_filtered_original) {
         snprintf(name, sizeof name, "w%zu.tracy", w);
         ck_assert_int_eq(run("tracy-cut -q --absolute --from %" PRIu64 " --to %" PRIu64
                              " -o %s in.tracy", win[w][0], win[w][1], name), 0);
-        rows got = read_all(path_of(name));
+        rows got = read_all(scratch_path(name));
         clear_text(&got);
         for (uint32_t p = 1; p <= 2; p++)
             for (uint32_t t = 1; t <= 3; t++) {
@@ -345,11 +327,11 @@ END_TEST
 
 START_TEST(cut_by_process_and_thread_renumbers) {
     uint64_t first, last;
-    random_trace(path_of("in.tracy"), 9, &first, &last);
+    random_trace(scratch_path("in.tracy"), 9, &first, &last);
     ck_assert_int_eq(run("tracy-cut -q -t 2:3,1:2 -o t.tracy in.tracy"), 0);
     ck_assert_int_eq(run("tracy-cut -q -p 2 -o p.tracy in.tracy"), 0);
-    rows all = read_all(path_of("in.tracy"));
-    rows t = read_all(path_of("t.tracy")), p = read_all(path_of("p.tracy"));
+    rows all = read_all(scratch_path("in.tracy"));
+    rows t = read_all(scratch_path("t.tracy")), p = read_all(scratch_path("p.tracy"));
     /* threads 1.2 and 2.3 become 1.1 and 2.1; process 2 becomes 1 */
     rows a = stream_of(&all, 1, 2), b = stream_of(&t, 1, 1);
     for (size_t i = 0; i < a.n; i++) a.v[i].thread = 1;
@@ -368,7 +350,7 @@ START_TEST(cut_by_process_and_thread_renumbers) {
         free(a.v), free(b.v);
     }
     lt_reader *r;
-    ck_assert_int_eq(lt_reader_open(&r, path_of("p.tracy"), NULL, 0), 0);
+    ck_assert_int_eq(lt_reader_open(&r, scratch_path("p.tracy"), NULL, 0), 0);
     ck_assert_uint_eq(lt_reader_nprocesses(r), 1);
     ck_assert_uint_eq(lt_reader_process(r, 1)->pid, 12);
     lt_reader_free(r);
@@ -381,15 +363,15 @@ START_TEST(cut_by_process_and_thread_renumbers) {
 END_TEST
 
 START_TEST(output_never_replaces_a_file_unasked) {
-    small_trace(path_of("in.tracy"), 1000, 0, 0, "h");
-    FILE *f = fopen(path_of("keep.txt"), "w");
+    small_trace(scratch_path("in.tracy"), 1000, 0, 0, "h");
+    FILE *f = fopen(scratch_path("keep.txt"), "w");
     ck_assert_ptr_nonnull(f);
     fputs("precious\n", f);
     fclose(f);
     ck_assert_int_eq(run("tracy-cut -q -o keep.txt in.tracy"), 5);
     ck_assert_int_eq(run("tracy-merge -q -o keep.txt in.tracy"), 5);
     char buf[32] = "";
-    f = fopen(path_of("keep.txt"), "r");
+    f = fopen(scratch_path("keep.txt"), "r");
     ck_assert_ptr_nonnull(fgets(buf, sizeof buf, f));
     fclose(f);
     ck_assert_str_eq(buf, "precious\n");
@@ -405,10 +387,10 @@ END_TEST
  * than host a's (it booted D later); their wall clocks agree. */
 START_TEST(merge_aligns_hosts_by_their_anchors) {
     const uint64_t D = 3600000000000ull, W = 1700000000000000000ull;
-    small_trace(path_of("a.tracy"), 10000000000000ull, 10000000000000ull, W, "node-a");
-    small_trace(path_of("b.tracy"), 10000000000000ull - D, 10000000000000ull - D, W, "node-b");
+    small_trace(scratch_path("a.tracy"), 10000000000000ull, 10000000000000ull, W, "node-a");
+    small_trace(scratch_path("b.tracy"), 10000000000000ull - D, 10000000000000ull - D, W, "node-b");
     ck_assert_int_eq(run("tracy-merge -q -o m.tracy a.tracy b.tracy"), 0);
-    rows m = read_all(path_of("m.tracy")), a = read_all(path_of("a.tracy"));
+    rows m = read_all(scratch_path("m.tracy")), a = read_all(scratch_path("a.tracy"));
     ck_assert_uint_eq(m.n, 2 * a.n);
     /* process 2 (host b) is now on host a's timeline: every event at the
      * same time as its twin of process 1, exactly */
@@ -416,7 +398,7 @@ START_TEST(merge_aligns_hosts_by_their_anchors) {
     for (size_t i = 0; i < m2.n; i++) m2.v[i].process = 1;
     rows_eq(&m1, &m2);
     lt_reader *r;
-    ck_assert_int_eq(lt_reader_open(&r, path_of("m.tracy"), NULL, 0), 0);
+    ck_assert_int_eq(lt_reader_open(&r, scratch_path("m.tracy"), NULL, 0), 0);
     uint64_t v = 0;
     ck_assert(lt_reader_total(r, "clock_shift_ns:node-b", &v));
     ck_assert_uint_eq(v, D);
@@ -433,27 +415,27 @@ START_TEST(merge_aligns_hosts_by_their_anchors) {
     lt_reader_free(r);
     /* --no-align keeps the recorded times */
     ck_assert_int_eq(run("tracy-merge -q --no-align -o n.tracy b.tracy a.tracy"), 0);
-    rows n = read_all(path_of("n.tracy"));
+    rows n = read_all(scratch_path("n.tracy"));
     ck_assert_uint_eq(n.v[0].ts, 10000000000000ull - D + 50);
     free(m.v), free(a.v), free(m1.v), free(m2.v), free(n.v);
 }
 END_TEST
 
 START_TEST(merge_refuses_corrupt_input_and_leaves_no_output) {
-    small_trace(path_of("a.tracy"), 1000, 0, 0, "h");
+    small_trace(scratch_path("a.tracy"), 1000, 0, 0, "h");
     ck_assert_int_eq(shell("cp a.tracy bad.tracy && printf '\\377\\377\\377\\377' | "
                            "dd of=bad.tracy bs=1 seek=$(( $(stat -c %s a.tracy) - 400 )) "
                            "conv=notrunc status=none"), 0);
     int rc = run("tracy-merge -q -o m.tracy a.tracy bad.tracy");
     ck_assert_msg(rc == 4 || rc == 2, "exit %d", rc);
-    ck_assert_int_eq(access(path_of("m.tracy"), F_OK), -1);
+    ck_assert_int_eq(access(scratch_path("m.tracy"), F_OK), -1);
 }
 END_TEST
 
 Suite *splice_suite(void) {
     Suite *s = suite_create("splice");
     TCase *c = tcase_create("cut");
-    tcase_add_checked_fixture(c, setup_dir, teardown_dir);
+    tcase_add_checked_fixture(c, setup_dir, scratch_remove);
     tcase_set_timeout(c, 60);
     tcase_add_test(c, cut_window_keeps_whole_zones_and_marks_cut_ones);
     tcase_add_test(c, cut_of_a_cut_keeps_the_marks);
@@ -462,7 +444,7 @@ Suite *splice_suite(void) {
     tcase_add_test(c, output_never_replaces_a_file_unasked);
     suite_add_tcase(s, c);
     c = tcase_create("merge");
-    tcase_add_checked_fixture(c, setup_dir, teardown_dir);
+    tcase_add_checked_fixture(c, setup_dir, scratch_remove);
     tcase_set_timeout(c, 60);
     tcase_add_test(c, merge_aligns_hosts_by_their_anchors);
     tcase_add_test(c, merge_refuses_corrupt_input_and_leaves_no_output);

@@ -10,27 +10,9 @@
 #include <unistd.h>
 #include "records.h"
 #include "trace_builder.h"
+#include "scratch.h"
 
-static char dir[64];
-
-static void setup_dir(void) {
-    snprintf(dir, sizeof dir, "/tmp/check_writer.XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-}
-
-static void teardown_dir(void) {
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    ck_assert_int_eq(system(cmd), 0);
-}
-
-static const char *path_of(const char *name) {
-    static char buf[4][128];
-    static int k;
-    k = (k + 1) % 4;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", dir, name);
-    return buf[k];
-}
+static void setup_dir(void) { scratch_make("check_writer"); }
 
 START_TEST(errors_have_messages) {
     ck_assert_int_eq(LT_ENOMEM, -1);
@@ -50,7 +32,7 @@ START_TEST(errors_have_messages) {
 END_TEST
 
 START_TEST(refuses_existing_file_unless_forced) {
-    const char *p = path_of("a.tracy");
+    const char *p = scratch_path("a.tracy");
     lt_writer *w;
     ck_assert_int_eq(lt_writer_open(&w, p, 0, "t", 0), 0);
     ck_assert_int_eq(lt_writer_close(w, NULL, 0, NULL, 0), 0);
@@ -61,7 +43,7 @@ START_TEST(refuses_existing_file_unless_forced) {
     ck_assert_int_eq(lt_builder_open(&b, p, 0, "t"), LT_EEXIST);
     ck_assert_int_eq(lt_writer_open(&w, p, LT_WRITE_FORCE, "t", 0), 0);
     ck_assert_int_eq(lt_writer_close(w, NULL, 0, NULL, 0), 0);
-    ck_assert_int_eq(lt_writer_open(&w, path_of("no/such/dir.tracy"), 0, "t", 0), LT_EOPEN);
+    ck_assert_int_eq(lt_writer_open(&w, scratch_path("no/such/dir.tracy"), 0, "t", 0), LT_EOPEN);
     struct stat st;
     ck_assert_int_eq(stat(p, &st), 0);
     ck_assert_int_eq(st.st_mode & 0111, 0);
@@ -72,7 +54,7 @@ END_TEST
 
 /* The header and the first unit, byte by byte against FORMAT.md. */
 START_TEST(layout_matches_the_format) {
-    const char *p = path_of("l.tracy");
+    const char *p = scratch_path("l.tracy");
     lt_writer *w;
     ck_assert_int_eq(lt_writer_open(&w, p, 0, "me 1.0", 0), 0);
     uint64_t hdr = lt_writer_bytes(w);
@@ -128,7 +110,7 @@ END_TEST
 
 START_TEST(oversized_block_is_refused) {
     lt_writer *w;
-    ck_assert_int_eq(lt_writer_open(&w, path_of("big.tracy"), 0, NULL, 0), 0);
+    ck_assert_int_eq(lt_writer_open(&w, scratch_path("big.tracy"), 0, NULL, 0), 0);
     uint8_t *raw = calloc(1, LT_MAX_BLOCK_RAW + 1);
     lt_block_desc d = {.kind = LT_BLOCK_META, .process = 1};
     ck_assert_int_eq(lt_writer_block(w, &d, raw, LT_MAX_BLOCK_RAW + 1), LT_ELIMIT);
@@ -140,7 +122,7 @@ END_TEST
 /* A file size limit hits in the middle of a unit: the error is EFBIG, it
  * sticks, and the file keeps every complete unit and nothing else. */
 START_TEST(file_too_large_keeps_complete_units) {
-    const char *p = path_of("fbig.tracy");
+    const char *p = scratch_path("fbig.tracy");
     signal(SIGXFSZ, SIG_IGN);
     struct rlimit old, lim;
     ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &old), 0);
@@ -188,7 +170,7 @@ START_TEST(file_too_large_keeps_complete_units) {
 END_TEST
 
 START_TEST(builder_totals_reach_the_trailer) {
-    const char *p = path_of("tot.tracy");
+    const char *p = scratch_path("tot.tracy");
     lt_builder *b;
     ck_assert_int_eq(lt_builder_open(&b, p, 0, NULL), 0);
     ck_assert_int_eq(lt_builder_process(b, 1, 0, "h", "p", 0, NULL, 0, 0), 1);
@@ -231,7 +213,7 @@ END_TEST
 Suite *writer_suite(void) {
     Suite *s = suite_create("writer");
     TCase *t = tcase_create("writer");
-    tcase_add_checked_fixture(t, setup_dir, teardown_dir);
+    tcase_add_checked_fixture(t, setup_dir, scratch_remove);
     tcase_add_test(t, errors_have_messages);
     tcase_add_test(t, refuses_existing_file_unless_forced);
     tcase_add_test(t, layout_matches_the_format);

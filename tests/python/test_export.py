@@ -14,34 +14,10 @@ import time
 
 import pytest
 
-from conftest import BIN, BUILD, PYTHON, ROOT, env_for_tests
+from conftest import BUILD, PYTHON, ROOT, env_for_tests
+from programs import RECURSIVE, tool
 
 SPEEDSCOPE = os.path.join(BUILD, "npm", "node_modules", "speedscope", "dist", "release")
-
-RECURSIVE = """
-def fib(n):
-    return n if n < 2 else fib(n - 1) + fib(n - 2)
-
-def main():
-    return fib(20)
-
-def ping(n):
-    return pong(n - 1) if n else 0
-
-def pong(n):
-    return ping(n) if n else 0
-
-main()
-ping(30)
-"""
-
-
-def tool(name, *args, check=True):
-    proc = subprocess.run([os.path.join(BIN, name)] + list(args), capture_output=True,
-                          text=True, timeout=300)
-    if check:
-        assert proc.returncode == 0, proc.stderr
-    return proc
 
 
 def function_stats(trace):

@@ -4,45 +4,21 @@ tracy-csv --stats and python -m tracy.top agree, and a recursive function
 never takes longer than the caller that holds every one of its calls."""
 import csv
 import io
-import os
 import subprocess
 
-from conftest import BIN, PYTHON, env_for_tests
-
-FIB = """
-def fib(n):
-    return n if n < 2 else fib(n - 1) + fib(n - 2)
-
-def main():
-    return fib(20)
-
-def ping(n):
-    return pong(n - 1) if n else 0
-
-def pong(n):
-    return ping(n) if n else 0
-
-main()
-ping(30)
-"""
-
-
-def tool(name, *args):
-    proc = subprocess.run([os.path.join(BIN, name)] + list(args), capture_output=True,
-                          text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    return proc.stdout
+from conftest import PYTHON, env_for_tests
+from programs import RECURSIVE, tool
 
 
 def sql_stats(trace):
     out = tool("tracy-sql", "--csv", trace,
-               "SELECT name, calls, total, self FROM function_stats")
+               "SELECT name, calls, total, self FROM function_stats").stdout
     rows = list(csv.reader(io.StringIO(out)))[1:]
     return {r[0]: (int(r[1]), int(r[2]), int(r[3])) for r in rows}
 
 
 def test_recursive_total_is_the_outermost_call_only(run_tracy):
-    r = run_tracy(FIB)
+    r = run_tracy(RECURSIVE)
     assert r.rc == 0, r.err
     stats = sql_stats(r.path)
     calls, total, self_ = stats["fib"]
@@ -60,10 +36,10 @@ def test_recursive_total_is_the_outermost_call_only(run_tracy):
 
 
 def test_csv_stats_and_top_agree_with_function_stats(run_tracy):
-    r = run_tracy(FIB)
+    r = run_tracy(RECURSIVE)
     assert r.rc == 0, r.err
     stats = sql_stats(r.path)
-    rows = list(csv.DictReader(io.StringIO(tool("tracy-csv", "--stats", r.path))))
+    rows = list(csv.DictReader(io.StringIO(tool("tracy-csv", "--stats", r.path).stdout)))
     by_name = {row["name"]: row for row in rows}
     for name in ("fib", "main", "ping", "pong"):
         assert int(by_name[name]["total_ns"]) == stats[name][1], name
@@ -85,7 +61,7 @@ def test_csv_stats_and_top_agree_with_function_stats(run_tracy):
 
 
 def test_top_reports_a_bad_input_once_and_refuses_a_bad_n(run_tracy, tmp_path):
-    r = run_tracy(FIB)
+    r = run_tracy(RECURSIVE)
     assert r.rc == 0, r.err
     env = env_for_tests()
     missing = str(tmp_path / "missing.tracy")
