@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -934,6 +935,46 @@ START_TEST(a_signalled_forked_child_ships_and_its_parent_goes_on) {
 }
 END_TEST
 
+/* A signal the program handles, arriving while the client waits for the
+ * daemon's WELCOME, is not a timeout: the handshake goes on. */
+static void on_alarm(int sig) { (void)sig; }
+
+START_TEST(a_signal_during_the_handshake_is_not_a_timeout) {
+    capd d;
+    daemon_start(&d, 1);
+    ck_assert_int_eq(kill(d.pid, SIGSTOP), 0); /* the daemon answers late */
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        default_signals();
+        setenv("TRACY_ADDR", "127.0.0.1", 1);
+        setenv("TRACY_PORT", d.port, 1);
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_alarm; /* no SA_RESTART: poll() fails with EINTR */
+        sigaction(SIGALRM, &sa, NULL);
+        struct itimerval it = {{0, 0}, {0, 200000}};
+        setitimer(ITIMER_REAL, &it, NULL);
+        int rc = lt_client_start();
+        for (int i = 0; i < 10; i++) {
+            LT_ZONE_SCOPED("after handshake");
+        }
+        exit(rc == 0 ? 0 : 4);
+    }
+    sleep_ms(700);
+    ck_assert_int_eq(kill(d.pid, SIGCONT), 0);
+    assert_clean_exit(wait_bounded(pid, 60000));
+    daemon_finish(&d);
+    facts f;
+    const char *names[] = {"after handshake", NULL};
+    facts_read(&f, d.path, names);
+    assert_process_clean(&f, 1);
+    ck_assert_uint_eq(f.zones_named[0], 10);
+    facts_free(&f);
+    daemon_cleanup(&d);
+}
+END_TEST
+
 Suite *client_suite(void) {
     Suite *s = suite_create("client");
     TCase *t = tcase_create("capture");
@@ -956,6 +997,7 @@ Suite *client_suite(void) {
     tcase_set_timeout(t, 180);
     tcase_add_test(t, fatal_signals_ship_then_end_the_process_by_them);
     tcase_add_test(t, a_program_handler_and_signals_off_are_respected);
+    tcase_add_test(t, a_signal_during_the_handshake_is_not_a_timeout);
     suite_add_tcase(s, t);
     t = tcase_create("no_daemon");
     tcase_set_timeout(t, 120);

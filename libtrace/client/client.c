@@ -421,7 +421,12 @@ static int connect_one(const struct addrinfo *ai, int timeout_ms) {
         struct pollfd pf = {fd, POLLOUT, 0};
         int err = 0;
         socklen_t len = sizeof err;
-        rc = poll(&pf, 1, timeout_ms);
+        uint64_t deadline = mono_ms() + (uint64_t)timeout_ms, now;
+        /* a signal (the program's handler) is not a timeout */
+        do {
+            now = mono_ms();
+            rc = now >= deadline ? 0 : poll(&pf, 1, (int)(deadline - now));
+        } while (rc < 0 && errno == EINTR);
         if (rc == 0) {
             errno = ETIMEDOUT;
             rc = -1;
@@ -474,7 +479,9 @@ static int read_full(int fd, uint8_t *p, size_t n, uint64_t deadline) {
     while (n > 0) {
         uint64_t now = mono_ms();
         struct pollfd pf = {fd, POLLIN, 0};
-        if (now >= deadline || poll(&pf, 1, (int)(deadline - now)) <= 0) {
+        int rc = now >= deadline ? 0 : poll(&pf, 1, (int)(deadline - now));
+        if (rc < 0 && errno == EINTR) continue; /* a signal is not a timeout */
+        if (rc <= 0) {
             errno = ETIMEDOUT;
             return -1;
         }

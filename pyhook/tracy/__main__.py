@@ -412,9 +412,18 @@ def prepare_module(name, args):
     return code, main.__dict__
 
 
+class Signalled:
+    """The program ended by a signal (an uncaught KeyboardInterrupt: SIGINT),
+    not by an exit status: any int, negative ones too, is a status."""
+
+    def __init__(self, sig):
+        self.sig = sig
+
+
 def run_program(code, glb, start):
-    """Runs the target, calling start() just before; returns its exit status,
-    or -SIG when it ended by KeyboardInterrupt (exceptions are reported as the
+    """Runs the target, calling start() just before; returns its exit status
+    (what sys.exit was given, as the interpreter takes it), or Signalled(2)
+    when it ended by KeyboardInterrupt (exceptions are reported as the
     interpreter would)."""
     try:
         start()
@@ -430,7 +439,7 @@ def run_program(code, glb, start):
         return 1
     except KeyboardInterrupt:
         _report()
-        return -2
+        return Signalled(2)
     except BaseException:
         _report()
         return 1
@@ -456,7 +465,12 @@ def wind_down():
             th._shutdown()
         except BaseException:
             pass
-    atexit._run_exitfuncs()
+    try:
+        atexit._run_exitfuncs()
+    except (Exception, SystemExit):
+        # 3.8/3.9 raise the last callback's exception again once all have
+        # run (each was printed); the interpreter ignores it at exit
+        pass
 
 
 def file_summary(out):
@@ -691,12 +705,13 @@ def gather(run, say):
 
 
 def _die_like(status):
-    """Exit status of the program; a negative one is the signal that ended
-    it, raised again so that the parent sees the same end."""
-    if status >= 0:
+    """Exit status of the program (for sys.exit, which takes it as the
+    program's own sys.exit would), or the signal that ended it, raised again
+    so that the parent sees the same end."""
+    if not isinstance(status, Signalled):
         return status
     import signal
-    sig = -status
+    sig = status.sig
     sys.stdout.flush()
     sys.stderr.flush()
     signal.signal(sig, signal.SIG_DFL)
@@ -739,11 +754,19 @@ def main(argv):
     def start():
         if not opts["partial"]:
             tracy._enable()
+    me = os.getpid()
     status = run_program(code, glb, start)
     try:
         wind_down()
     except KeyboardInterrupt:
-        status = -2
+        status = Signalled(2)
+    if os.getpid() != me:
+        # a child forked by the program (os.fork, not multiprocessing, which
+        # ends its children itself) ended by sys.exit or by returning: it
+        # ships what it recorded and exits as the interpreter would; the
+        # trace is the parent's to finish
+        _checked(_tracy.stop)
+        return _die_like(status)
     # From here on the work is the profiler's own: not recorded. Stop
     # multiprocessing's helper processes (resource tracker, fork server),
     # which live until this process exits: they are clients of the capture.

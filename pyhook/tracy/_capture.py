@@ -55,8 +55,11 @@ class Rendezvous:
         self.path = os.path.join(tmp, "tracy-%d-%s.run" % (os.getuid(), _fnv(out)))
         self.fd = None
 
-    def lock(self):
-        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    def lock(self, create=False):
+        """Takes the file's lock; only the owner's first call creates it
+        (OSError when it is gone: the owner has finished)."""
+        flags = os.O_RDWR | os.O_CLOEXEC | (os.O_CREAT if create else 0)
+        self.fd = os.open(self.path, flags, 0o600)
         os.lockf(self.fd, os.F_LOCK, 0)  # (os has it: no module to import)
 
     def unlock(self):
@@ -88,7 +91,10 @@ class Rendezvous:
         """A joining process is connected: the owner may stop waiting for
         it (counted only once connected, so that the daemon cannot end
         between the count and the connection)."""
-        self.lock()
+        try:
+            self.lock()
+        except OSError:
+            return
         try:
             rec = self.read()
             if rec.get("pid") == str(daemon_pid):
@@ -98,14 +104,20 @@ class Rendezvous:
             self.unlock()
 
     def joined(self):
-        self.lock()
+        try:
+            self.lock()
+        except OSError:
+            return 0
         try:
             return int(self.read().get("joined", "0") or 0)
         finally:
             self.unlock()
 
     def remove(self, daemon_pid):
-        self.lock()
+        try:
+            self.lock()
+        except OSError:
+            return
         try:
             if self.read().get("pid") == str(daemon_pid):
                 os.unlink(self.path)
@@ -135,7 +147,7 @@ def own_or_join(out, start_daemon):
     cannot start; another run writes `out`)."""
     job, size, _ = _job()
     rv = Rendezvous(out)
-    rv.lock()
+    rv.lock(create=True)
     try:
         rec = rv.read()
         pid = int(rec.get("pid", "0") or 0)
