@@ -118,6 +118,13 @@ static void default_signals(void) {
     signal(SIGHUP, SIG_DFL);
 }
 
+/* In a forked test child: default signals, the daemon at `port`. */
+static void profiled_child(const char *port) {
+    default_signals();
+    setenv("TRACY_ADDR", "127.0.0.1", 1);
+    setenv("TRACY_PORT", port, 1);
+}
+
 /* Runs fn(arg) in a child process profiled into the daemon at `port` with
  * the extra environment `env` ("K=V" strings, NULL-terminated); the child
  * ends with exit(0), so the client flushes at exit. stderr goes to err_fd
@@ -872,9 +879,7 @@ START_TEST(a_program_handler_and_signals_off_are_respected) {
     pid_t pid = fork();
     ck_assert_int_ge(pid, 0);
     if (pid == 0) {
-        default_signals();
-        setenv("TRACY_ADDR", "127.0.0.1", 1);
-        setenv("TRACY_PORT", d.port, 1);
+        profiled_child(d.port);
         signal(SIGTERM, own_handler); /* before the client connects */
         zones_then_wait(NULL);
         kill(getpid(), SIGTERM); /* the handler decides: here, exit 7 */
@@ -946,9 +951,7 @@ START_TEST(a_signal_during_the_handshake_is_not_a_timeout) {
     pid_t pid = fork();
     ck_assert_int_ge(pid, 0);
     if (pid == 0) {
-        default_signals();
-        setenv("TRACY_ADDR", "127.0.0.1", 1);
-        setenv("TRACY_PORT", d.port, 1);
+        profiled_child(d.port);
         struct sigaction sa;
         memset(&sa, 0, sizeof sa);
         sa.sa_handler = on_alarm; /* no SA_RESTART: poll() fails with EINTR */

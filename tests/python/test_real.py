@@ -559,7 +559,7 @@ def test_a_stale_rendezvous_naming_a_reused_pid_does_not_block_a_run(tmp_path):
     write(tmp_path, "app.py", "def f():\n    pass\nf()\n")
     out = str(tmp_path / "app.tracy")
     rv = _capture.Rendezvous(out)
-    rv.lock()
+    rv.lock(create=True)
     try:  # as left by a run killed with SIGKILL: its pid now belongs to us
         rv.write({"pid": os.getpid(), "port": 1, "job": "another", "joined": 1})
     finally:
