@@ -176,7 +176,7 @@ def _on_fatal(signum, frame):
     import signal
     if not _tracy._fatal_begin(signum):
         return  # delivered again while this handler runs: it is under way
-    signal.signal(signum, signal.SIG_DFL)
+    _sig()[0](signum, signal.SIG_DFL)
     try:
         _ending()()
     except BaseException:
@@ -195,21 +195,72 @@ def _on_late_signal(signum, frame):
     raise KeyboardInterrupt
 
 
+def _sig():
+    """(signal.signal, signal.getsignal) as the signal module defines them,
+    for the profiler's own use: the program sees them through _hide_ours."""
+    f = _state.get("sigfuncs")
+    if f is None:
+        import signal
+        f = _state["sigfuncs"] = (signal.signal, signal.getsignal)
+    return f
+
+
+def _take_default(sig):
+    """Installs _on_fatal where the action of sig is the default one."""
+    real_set, real_get = _sig()
+    import signal
+    if real_get(sig) == signal.SIG_DFL:
+        real_set(sig, _on_fatal)
+        _tracy._fatal_guard(sig)
+
+
 def _install_signals(on_signal):
     """Handlers only where the action is the default one: a signal the
     program ignores stays ignored, and a handler the program installs later
     replaces this one (its handler then decides; exit paths flush)."""
     import signal
     _state["on_signal"] = (os.getpid(), on_signal)
+    _sig()
     for name in _FATAL:
         sig = getattr(signal, name, None)
         try:
-            if sig is not None and signal.getsignal(sig) == signal.SIG_DFL:
-                signal.signal(sig, _on_fatal)
-                _tracy._fatal_guard(sig)
+            if sig is not None:
+                _take_default(sig)
         except (ValueError, OSError):  # not the main thread
             pass
+    _hide_ours(signal)
     _guard_forks()
+
+
+def _hide_ours(signal):
+    """_on_fatal is the default action as the program knows it (the process
+    ends by the signal; it only ships the recording first): getsignal says
+    SIG_DFL for it, signal() returns SIG_DFL for it, and setting SIG_DFL
+    back on SIGTERM/SIGHUP installs it again. A program (or a test suite
+    such as CPython's test_signal) sees what it would see unprofiled."""
+    if getattr(signal.getsignal, "_tracy", False):
+        return
+    real_set, real_get = _sig()
+    fatal = {getattr(signal, n) for n in _FATAL if hasattr(signal, n)}
+
+    def shown(h):
+        return signal.SIG_DFL if h is _on_fatal else h
+
+    def getsignal(signalnum):
+        return shown(real_get(signalnum))
+
+    def signal_(signalnum, handler):
+        if handler == signal.SIG_DFL and signalnum in fatal and \
+                _state.get("on_signal") is not None:
+            old = real_set(signalnum, _on_fatal)
+            _tracy._fatal_guard(signalnum)
+            return shown(old)
+        return shown(real_set(signalnum, handler))
+    for fake, real in ((getsignal, real_get), (signal_, real_set)):
+        fake.__name__, fake.__qualname__ = real.__name__, real.__qualname__
+        fake.__doc__, fake.__module__ = real.__doc__, real.__module__
+        fake._tracy = True
+    signal.getsignal, signal.signal = getsignal, signal_
 
 
 def _fatal_ours():
@@ -219,7 +270,7 @@ def _fatal_ours():
     for name in _FATAL:
         sig = getattr(signal, name, None)
         try:
-            if sig is not None and signal.getsignal(sig) is _on_fatal:
+            if sig is not None and _sig()[1](sig) is _on_fatal:
                 sigs.append(sig)
         except (ValueError, OSError):
             pass
@@ -267,8 +318,8 @@ def _signals_done():
     for name in _FATAL:
         sig = getattr(signal, name, None)
         try:
-            if sig is not None and signal.getsignal(sig) is _on_fatal:
-                signal.signal(sig, _on_late_signal)
+            if sig is not None and _sig()[1](sig) is _on_fatal:
+                _sig()[0](sig, _on_late_signal)
         except (ValueError, OSError):
             pass
 

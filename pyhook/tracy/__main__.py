@@ -714,7 +714,7 @@ def _die_like(status):
     sig = status.sig
     sys.stdout.flush()
     sys.stderr.flush()
-    signal.signal(sig, signal.SIG_DFL)
+    tracy._sig()[0](sig, signal.SIG_DFL)
     os.kill(os.getpid(), sig)
     return 128 + sig
 
