@@ -22,6 +22,8 @@
 #include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -183,4 +185,64 @@ PyObject *py__fatal_after_fork(PyObject *self, PyObject *unused) {
     (void)unused;
     after_fork_child();
     Py_RETURN_NONE;
+}
+
+const char py__own_threads_doc[] = PyDoc_STR(
+"_own_threads() -> int\n--\n\n"
+"Threads of the profiler in this process (the client's sender, the\n"
+"fatal-signal watchdog): not the program's.");
+
+PyObject *py__own_threads(PyObject *self, PyObject *unused) {
+    (void)self;
+    (void)unused;
+    return PyLong_FromLong((long)lt__g.sender_running + g_running);
+}
+
+/* ---- os.fork without a warning about the profiler's threads ------------- */
+
+/* Threads of this process from /proc/self/stat, or 0. */
+static long os_threads(void) {
+    FILE *f = fopen("/proc/self/stat", "r");
+    if (!f) return 0;
+    char buf[1024];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    char *p = strrchr(buf, ')');
+    long v = 0;
+    /* after ") ": state, then fields 4..; num_threads is field 20 */
+    for (int field = 2; p && field < 20; field++) p = strchr(p + 1, ' ');
+    if (p) v = strtol(p + 1, NULL, 10);
+    return v;
+}
+
+/* self: (real os.fork, quiet fork). A C function adds no Python frame: the
+ * warning CPython 3.12+ gives for a fork with threads names the program's
+ * line, as unprofiled. Only when the threads besides the caller are all the
+ * profiler's (the program, unprofiled, would get no warning) is the quiet
+ * fork (which ignores that warning) used instead. */
+static PyObject *fork_call(PyObject *self, PyObject *unused) {
+    (void)unused;
+    PyObject *real = PyTuple_GET_ITEM(self, 0), *quiet = PyTuple_GET_ITEM(self, 1);
+    long own = (long)lt__g.sender_running + g_running;
+    return PyObject_CallObject(own > 0 && os_threads() - own == 1 ? quiet : real, NULL);
+}
+
+static PyMethodDef g_fork_def = {"fork", fork_call, METH_NOARGS,
+                                 "Fork a child process. Return 0 to child process and "
+                                 "PID of child to parent process."};
+
+const char py__fork_wrapper_doc[] = PyDoc_STR(
+"_fork_wrapper(real_fork, quiet_fork) -> callable\n--\n\n"
+"os.fork for a profiled program (see fatal.c).");
+
+PyObject *py__fork_wrapper(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *real, *quiet;
+    if (!PyArg_ParseTuple(args, "OO", &real, &quiet)) return NULL;
+    PyObject *pair = PyTuple_Pack(2, real, quiet);
+    if (!pair) return NULL;
+    PyObject *f = PyCFunction_NewEx(&g_fork_def, pair, NULL);
+    Py_DECREF(pair);
+    return f;
 }

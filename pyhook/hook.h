@@ -80,7 +80,11 @@ int py__main_interpreter(void);
  * True when done. _fatal_begin(sig): True the first time in this process
  * (False: the handler is already running). _fatal_after_fork(): in a
  * forked child, before the signals held across fork are unblocked. */
-extern const char py__fatal_guard_doc[], py__fatal_begin_doc[], py__fatal_after_fork_doc[];
+extern const char py__fatal_guard_doc[], py__fatal_begin_doc[], py__fatal_after_fork_doc[],
+    py__own_threads_doc[];
+PyObject *py__own_threads(PyObject *self, PyObject *unused);
+extern const char py__fork_wrapper_doc[];
+PyObject *py__fork_wrapper(PyObject *self, PyObject *args);
 PyObject *py__fatal_guard(PyObject *self, PyObject *arg);
 PyObject *py__fatal_begin(PyObject *self, PyObject *arg);
 PyObject *py__fatal_after_fork(PyObject *self, PyObject *unused);

@@ -524,6 +524,8 @@ static PyMethodDef tracy_methods[] = {
     {"_fatal_guard", py__fatal_guard, METH_O, py__fatal_guard_doc},
     {"_fatal_begin", py__fatal_begin, METH_O, py__fatal_begin_doc},
     {"_fatal_after_fork", py__fatal_after_fork, METH_NOARGS, py__fatal_after_fork_doc},
+    {"_own_threads", py__own_threads, METH_NOARGS, py__own_threads_doc},
+    {"_fork_wrapper", py__fork_wrapper, METH_VARARGS, py__fork_wrapper_doc},
     {NULL, NULL, 0, NULL}};
 
 /* The hook, the code-extra slot and the client are process-wide: a second

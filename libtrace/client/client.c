@@ -15,6 +15,7 @@
 
 #define LT__CLIENT_NAME "libtrace " LT_VERSION_STRING
 #define LT__MAX_ARG 4096u          /* bytes kept of one argument */
+#define LT__FD_MIN 200               /* the daemon socket's lowest number */
 #define LT__MAX_ARGS (32u << 10)   /* bytes kept of all arguments: HELLO stays
                                       below LT_WIRE_MAX_HELLO */
 
@@ -443,6 +444,14 @@ static int connect_one(const struct addrinfo *ai, int timeout_ms) {
     }
     int fl = fcntl(fd, F_GETFL);
     fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    /* Out of the way of the program's own descriptors: one that expects
+     * open() to give it the lowest free number (3 in a fresh process) still
+     * gets it. */
+    int high = fcntl(fd, F_DUPFD_CLOEXEC, LT__FD_MIN);
+    if (high >= 0) {
+        close(fd);
+        fd = high;
+    }
     int sz = 8 << 20;
     setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof sz);
     return fd;

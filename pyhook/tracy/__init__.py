@@ -29,6 +29,7 @@ __version__ = _tracy.VERSION
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 _state = {"setup": False, "count": 0, "threads": False, "opts": None}
 _real_exit = os._exit
+_real_fork = getattr(os, "fork", None)
 
 
 # ---- options ---------------------------------------------------------------
@@ -340,10 +341,23 @@ def _stop_mp_helpers():
                 pass
 
 
+def _quiet_fork():
+    """os.fork ignoring 3.12's "multi-threaded, use of fork() may lead to
+    deadlocks" warning: used (pyhook/fatal.c) when the only threads besides
+    the caller are the profiler's, so no other Python thread runs."""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", r"This process \(pid=\d+\) is multi-threaded",
+                                DeprecationWarning)
+        return _real_fork()
+
+
 def _install_process_hooks(on_signal=None, at_exit=True):
     """at_exit: stop at interpreter exit (python -m tracy stops by itself,
     after the program's exit functions and the processes it started)."""
     os._exit = _exit
+    if _real_fork is not None and sys.version_info >= (3, 12) and os.fork is _real_fork:
+        os.fork = _tracy._fork_wrapper(_real_fork, _quiet_fork)
     if at_exit:
         import atexit
         atexit.register(_tracy.stop)

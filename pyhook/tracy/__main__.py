@@ -256,6 +256,11 @@ def check_output(out, cli):
     try:
         os.makedirs(d, exist_ok=True)
     except OSError as e:
+        f = d
+        while f and not os.path.exists(f):
+            f = os.path.dirname(f)
+        if f and not os.path.isdir(f):  # makedirs says "File exists"
+            raise OutputError("cannot create %s: %s is not a folder" % (d, f))
         raise OutputError("cannot create %s: %s" % (d, e.strerror))
 
 

@@ -344,3 +344,24 @@ def test_connects_to_a_running_daemon(run_tracy, tmp_path):
     r.path = str(out)
     assert r.count("fib") == 25
     r.assert_balanced()
+
+
+def test_output_under_a_file_says_it_is_not_a_folder(tmp_path):
+    (tmp_path / "prog.py").write_text("x = 1\n")
+    (tmp_path / "afile").write_text("")
+    p = subprocess.run([PYTHON, "-m", "tracy", "-o", "afile/sub/out.tracy", "prog.py"],
+                       cwd=str(tmp_path), env=env_for_tests(), capture_output=True,
+                       text=True, timeout=60)
+    assert p.returncode == 2
+    d = tmp_path / "afile"
+    assert p.stderr == "tracy: cannot create %s: %s is not a folder\n" % (d / "sub", d), p.stderr
+
+
+def test_the_daemon_socket_leaves_the_low_descriptors_to_the_program(run_tracy):
+    r = run_tracy("""
+    import os
+    fd = os.open(os.devnull, os.O_RDONLY)
+    print(fd)
+    """)
+    assert r.rc == 0, r.err
+    assert r.out == "3\n"
