@@ -217,7 +217,8 @@ const char py__fatal_guard_doc[] = PyDoc_STR(
 "again until _fatal_begin(signum).");
 const char py__fatal_begin_doc[] = PyDoc_STR(
 "_fatal_begin(signum) -> bool\n--\n\n"
-"The fatal-signal handler has begun: True the first time in this process.");
+"The fatal-signal handler has begun: True the first time in this process;\n"
+"False after the watchdog took over (the main thread was stuck in C).");
 const char py__fatal_after_fork_doc[] = PyDoc_STR(
 "_fatal_after_fork()\n--\n\n"
 "In a forked child, before the signals held across fork are unblocked.");
