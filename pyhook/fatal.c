@@ -15,7 +15,23 @@
  * handler has begun (py__fatal_begin), the watchdog sends the signal again to
  * the main thread every KICK_MS: the blocked call then fails with EINTR and
  * Python runs the handler. A program that installs its own handler later
- * replaces the relay, and the watchdog leaves that signal alone. */
+ * replaces the relay, and the watchdog leaves that signal alone.
+ *
+ * A main thread inside a long C call that never returns to the bytecode
+ * loop (sum(range(10**10)), a C library's computation) cannot run the Python
+ * handler at all: unprofiled the signal would end the process at once. So
+ * after TAKEOVER_KICKS kicks (about 1 s) the watchdog takes over, without
+ * the GIL and without touching a Python object: it marks the handler begun
+ * (one that starts later returns at once), stops the client in a helper
+ * thread (lt_client_stop: every thread's committed events, goodbye, the
+ * daemon's STORED; later writes are discarded), waits for that at most
+ * STOP_WAIT_MS (the stop blocks when the interrupted thread holds the
+ * client's lock: the daemon then records the process as cut off), restores
+ * the default action and sends the signal to the process, which ends by it.
+ * In python -m tracy's own process this ships the events and dies without
+ * what the Python handler does there (finish(urgent=True) asks the daemon
+ * to finish the file now): the daemon finishes it once its other clients,
+ * if any, have gone, as it does when the program ends normally. */
 #include "hook.h"
 
 #include <errno.h>
@@ -26,15 +42,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "client_internal.h"
 
 #define KICK_MS 200
+#define TAKEOVER_KICKS 5    /* kicks unanswered before the watchdog takes over */
+#define STOP_WAIT_MS 3000   /* longest wait for the client's stop then */
 #define MAX_SIG 65
 
 static struct sigaction g_prev[MAX_SIG]; /* the handler relay() wraps */
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER; /* g_begun vs kicks */
 static sem_t g_wake;                  /* relay -> watchdog */
+static sem_t g_stopped;               /* stopper -> watchdog */
 static volatile sig_atomic_t g_pending; /* the signal to deliver again, or 0 */
 static int g_begun;                   /* the Python handler has begun (g_mu) */
 static int g_running;                 /* the watchdog thread exists */
@@ -65,15 +85,53 @@ static void sleep_ms(long ms) {
     while (nanosleep(&ts, &ts) < 0 && errno == EINTR) {}
 }
 
+static void *stopper(void *unused) {
+    (void)unused;
+    lt_client_stop();
+    sem_post(&g_stopped);
+    return NULL;
+}
+
+/* Stops the client, waiting at most STOP_WAIT_MS, then ends the process by
+ * `sig` (default action). The watchdog blocks every signal: the kill goes to
+ * another thread, or to this one once `sig` is unblocked here. */
+static void take_over(int sig) {
+    pthread_t t;
+    if (lt__thread_nosig(&t, stopper, 1) == 0) {
+        struct timespec end;
+        clock_gettime(CLOCK_REALTIME, &end);
+        end.tv_sec += STOP_WAIT_MS / 1000;
+        end.tv_nsec += (STOP_WAIT_MS % 1000) * 1000000L;
+        if (end.tv_nsec >= 1000000000L) {
+            end.tv_sec++;
+            end.tv_nsec -= 1000000000L;
+        }
+        while (sem_timedwait(&g_stopped, &end) < 0 && errno == EINTR) {}
+    }
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    sigaction(sig, &dfl, NULL);
+    kill(getpid(), sig);
+    sigset_t one;
+    sigemptyset(&one);
+    sigaddset(&one, sig);
+    pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+}
+
 /* Sends `sig` to the main thread until the Python handler has begun or the
- * program replaced the relay. */
+ * program replaced the relay; takes over after TAKEOVER_KICKS kicks. */
 static void deliver_again(int sig) {
-    for (;;) {
+    for (int kicks = 0;; kicks++) {
         sleep_ms(KICK_MS);
         pthread_mutex_lock(&g_mu);
         int go = !g_begun && relay_installed(sig);
-        if (go) pthread_kill(g_main, sig);
+        int mine = go && kicks >= TAKEOVER_KICKS;
+        if (mine) g_begun = 1; /* a Python handler starting now returns */
+        else if (go) pthread_kill(g_main, sig);
         pthread_mutex_unlock(&g_mu);
+        if (mine) take_over(sig);
         if (!go) return;
     }
 }
@@ -92,7 +150,7 @@ static void *watchdog(void *unused) {
 /* The watchdog never takes a signal: they stay for the program's threads. */
 static int start_watchdog(void) {
     if (g_running) return 0;
-    if (sem_init(&g_wake, 0, 0) < 0) return -1;
+    if (sem_init(&g_wake, 0, 0) < 0 || sem_init(&g_stopped, 0, 0) < 0) return -1;
     pthread_t t;
     if (lt__thread_nosig(&t, watchdog, 1) < 0) return -1;
     g_running = 1;
@@ -161,7 +219,8 @@ const char py__fatal_guard_doc[] = PyDoc_STR(
 "again until _fatal_begin(signum).");
 const char py__fatal_begin_doc[] = PyDoc_STR(
 "_fatal_begin(signum) -> bool\n--\n\n"
-"The fatal-signal handler has begun: True the first time in this process.");
+"The fatal-signal handler has begun: True the first time in this process;\n"
+"False after the watchdog took over (the main thread was stuck in C).");
 const char py__fatal_after_fork_doc[] = PyDoc_STR(
 "_fatal_after_fork()\n--\n\n"
 "In a forked child, before the signals held across fork are unblocked.");

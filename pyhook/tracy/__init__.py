@@ -176,7 +176,7 @@ def _on_fatal(signum, frame):
     the program's parent sees what it would have seen unprofiled."""
     import signal
     if not _tracy._fatal_begin(signum):
-        return  # delivered again while this handler runs: it is under way
+        return  # under way: here, or in the extension's watchdog (fatal.c)
     _sig()[0](signum, signal.SIG_DFL)
     try:
         _ending()()
