@@ -51,7 +51,7 @@ struct cap_server {
     const cap_opts *o;
     uv_tcp_t listener;
     uv_timer_t tick, status, stop, deadline;
-    uv_signal_t sigint, sigterm;
+    uv_signal_t sigint, sigterm, sigusr1;
     int have_status, have_deadline;
     cap_store *store;
     cap_worker *wk;
@@ -67,6 +67,7 @@ struct cap_server {
     uint32_t stop_after;        /* clients to wait for; 0: time or signal */
     int port;
     int paused, stop_requested, stopping;
+    int draining;               /* SIGUSR1: no new process, end with the last */
     int exit_code;
 };
 
@@ -157,6 +158,7 @@ static void client_close(cap_client *c) {
 }
 
 static void check_stop(cap_server *srv) {
+    if (srv->draining && srv->n_active == 0) request_stop(srv, CAP_EXIT_OK);
     if (srv->stop_after && srv->n_welcomed >= srv->stop_after &&
         srv->n_active == 0)
         request_stop(srv, CAP_EXIT_OK);
@@ -382,6 +384,44 @@ void cap_server_done(void *arg, cap_blk *done) {
 
 /* ---- Messages ---------------------------------------------------------- */
 
+/* The parent of `pid` on this host, from /proc (0 when unknown). */
+static uint64_t parent_of(uint64_t pid) {
+    char path[48], buf[512];
+    snprintf(path, sizeof path, "/proc/%llu/stat", (unsigned long long)pid);
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    const char *e = strrchr(buf, ')'); /* the name may hold spaces and ')' */
+    unsigned long long pp = 0;
+    if (!e || sscanf(e + 1, " %*c %llu", &pp) != 1) return 0;
+    return pp;
+}
+
+/* While draining, a process is still welcome when one of its ancestors is a
+ * connected client (a child a running process starts now): only those whose
+ * ancestors have all left are turned away. */
+static int ancestor_connected(const cap_server *srv, uint64_t pid) {
+    for (int depth = 0; depth < 64 && pid > 1; depth++) {
+        pid = parent_of(pid);
+        for (const cap_client *c = srv->clients; c; c = c->next)
+            if (c->proc && c->pid == pid) return 1;
+    }
+    return 0;
+}
+
+/* A process that arrives while the capture drains: told why, counted in
+ * clients_after_end (not a loss: it started after the traced program). */
+static void turn_away(cap_client *c) {
+    cap_store_stat_add(c->srv->store, CAP_ST_CLIENTS_DRAINED, 1);
+    cap_logv("turned away connection from %s (pid %llu): the capture is draining",
+             c->peer, (unsigned long long)c->pid);
+    send_refuse(c, "the capture is finishing: the traced program has ended");
+    discard_input(c);
+    client_close(c);
+}
+
 static int hello(cap_client *c, const uint8_t *body, size_t n) {
     cap_server *srv = c->srv;
     char reason[160];
@@ -421,6 +461,11 @@ static int hello(cap_client *c, const uint8_t *body, size_t n) {
         c->program[i] = ch >= 0x20 && ch < 0x7f ? ch : '?';
     }
     c->program[pl] = 0;
+    if (srv->draining && !ancestor_connected(srv, c->pid)) {
+        free(info);
+        turn_away(c);
+        return -1;
+    }
     uint32_t index = (uint32_t)(srv->n_welcomed + 1);
     c->proc = cap_proc_new(srv->store, index, info, h.info_len, m.anchor_mono_ns);
     free(info);
@@ -700,6 +745,17 @@ static void on_deadline(uv_timer_t *t) {
     request_stop(srv, CAP_EXIT_OK);
 }
 
+/* SIGUSR1: drain. No new process is accepted (but for children of those
+ * still connected); the capture ends when the last connected one leaves. */
+static void on_drain(uv_signal_t *s, int signum) {
+    cap_server *srv = s->data;
+    (void)signum;
+    if (srv->draining) return;
+    srv->draining = 1;
+    cap_logv("SIGUSR1: draining (%u processes connected)", srv->n_active);
+    check_stop(srv);
+}
+
 static void on_signal(uv_signal_t *s, int signum) {
     cap_server *srv = s->data;
     cap_logv("%s: finishing the capture", signum == SIGINT ? "SIGINT" : "SIGTERM");
@@ -734,17 +790,20 @@ static void do_stop(uv_timer_t *t) {
     uv_close((uv_handle_t *)&srv->stop, NULL);
     uv_close((uv_handle_t *)&srv->sigint, NULL);
     uv_close((uv_handle_t *)&srv->sigterm, NULL);
+    uv_close((uv_handle_t *)&srv->sigusr1, NULL);
     /* Closing the handles restored the default actions: a SIGINT or SIGTERM
      * now (a second Ctrl-C, python -m tracy asking for the stop as the
      * last client leaves) would kill the daemon before the trailer. The
      * capture is already finishing: they are ignored. */
     signal(SIGINT, SIG_IGN);
     signal(SIGTERM, SIG_IGN);
+    signal(SIGUSR1, SIG_IGN);
     if (srv->have_status) uv_close((uv_handle_t *)&srv->status, NULL);
     if (srv->have_deadline) uv_close((uv_handle_t *)&srv->deadline, NULL);
     while (srv->clients) {
         cap_client *c = srv->clients;
         if (c->proc) end_client(c, LT_PROC_STOPPED, "capture stopped");
+        else if (srv->draining) turn_away(c);
         else refuse_quiet(c, "capture stopped");
     }
     log_limit_quiet(srv);
@@ -855,6 +914,9 @@ int cap_server_run(cap_server *srv, cap_store *store, cap_worker *wk) {
     srv->sigint.data = srv->sigterm.data = srv;
     uv_signal_start(&srv->sigint, on_signal, SIGINT);
     uv_signal_start(&srv->sigterm, on_signal, SIGTERM);
+    uv_signal_init(srv->loop, &srv->sigusr1);
+    srv->sigusr1.data = srv;
+    uv_signal_start(&srv->sigusr1, on_drain, SIGUSR1);
     if (o->seconds > 0) {
         uv_timer_init(srv->loop, &srv->deadline);
         srv->deadline.data = srv;

@@ -87,6 +87,9 @@ static const struct {
      "--max-size: events are no longer stored once the file has this size"},
     {"events_dropped_size_limit", LT_SEV_DATA_LOSS,
      "events received after the file reached --max-size, not stored"},
+    {"clients_after_end", LT_SEV_INFO,
+     "processes turned away while the capture was draining (SIGUSR1): "
+     "started after the traced program ended, they ran unprofiled"},
 };
 
 /* ---- Blocks ------------------------------------------------------------ */

@@ -664,6 +664,11 @@ def finish(run, cli, urgent=False):
     _checked(_tracy.stop)
     sent, lost = _tracy.counts()
     if run["mode"] == "own":
+        if not interrupted:
+            _capture.drain_daemon(run["pid"])
+            # A thread still running may have started multiprocessing's
+            # helpers again: connected, they would hold the capture open.
+            tracy._stop_mp_helpers()
         code = wait_daemon(run["pid"], interrupted)
         run["rv"].remove(run["pid"])
         if code != 0:

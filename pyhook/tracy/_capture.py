@@ -354,21 +354,46 @@ def _profiled_descendants():
     return found
 
 
+def _mp_helper(pid):
+    """Whether `pid` is multiprocessing's resource tracker or fork server:
+    they live until their parent exits, not to be waited for."""
+    try:
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            argv = f.read()
+    except OSError:
+        return False
+    return (b"from multiprocessing.resource_tracker import" in argv
+            or b"from multiprocessing.forkserver import" in argv)
+
+
 def wait_for_children(say, limit=10.0):
     """A child started by the program connects to the daemon as it starts,
     maybe just after the program has ended: this process stays connected (so
-    that the daemon does not end) while profiled descendants are alive, at
-    most `limit` seconds (a child connected by then keeps the daemon open
-    itself)."""
+    that the daemon does not end) while the profiled descendants alive now
+    are, at most `limit` seconds (a child connected by then keeps the daemon
+    open itself). Descendants started later (by a daemon thread still
+    running) are not waited for: the capture drains once this process has
+    stopped (see drain_daemon)."""
     import time
-    said = False
+    kids = {k for k in _profiled_descendants() if not _mp_helper(k)}
+    if not kids:
+        return
+    say("waiting for %d profiled child process(es): %s"
+        % (len(kids), " ".join(map(str, sorted(kids)[:10]))))
     end = time.monotonic() + limit
     while time.monotonic() < end:
-        kids = _profiled_descendants()
+        time.sleep(0.05)
+        kids &= set(_profiled_descendants())
         if not kids:
             return
-        if not said:
-            say("waiting for %d profiled child process(es): %s"
-                 % (len(kids), " ".join(map(str, kids[:10]))))
-            said = True
-        time.sleep(0.05)
+
+
+def drain_daemon(pid):
+    """This process has stopped its client: the daemon it owns accepts no
+    new process (but children of those still connected) and finishes the
+    file when the connected ones have left (SIGUSR1, see capture-release)."""
+    import signal
+    try:
+        os.kill(pid, signal.SIGUSR1)
+    except OSError:
+        pass
