@@ -167,6 +167,24 @@ def _exit(code):
         _real_exit(code)
 
 
+def _exec_wrapper(real):
+    """os.execv / os.execve (every os.exec* goes through one of them) that
+    first ends this process's recording cleanly: exec replaces the process,
+    and what it recorded would be cut off with the connection. Should the
+    exec fail, the rest of the process is not recorded, and that is said."""
+    def exec_(*args):
+        _tracy.stop()  # the daemon finishes the file when its clients are gone
+        try:
+            return real(*args)
+        except OSError:
+            sys.stderr.write("tracy: exec failed; the rest of this process (pid %d) is "
+                             "not recorded\n" % os.getpid())
+            raise
+    exec_.__name__, exec_.__qualname__, exec_.__doc__ = real.__name__, real.__qualname__, real.__doc__
+    exec_._tracy = True
+    return exec_
+
+
 _FATAL = ("SIGTERM", "SIGHUP")
 
 
@@ -356,6 +374,10 @@ def _install_process_hooks(on_signal=None, at_exit=True):
     """at_exit: stop at interpreter exit (python -m tracy stops by itself,
     after the program's exit functions and the processes it started)."""
     os._exit = _exit
+    for name in ("execv", "execve"):
+        real = getattr(os, name, None)
+        if real is not None and not getattr(real, "_tracy", False):
+            setattr(os, name, _exec_wrapper(real))
     if _real_fork is not None and sys.version_info >= (3, 12) and os.fork is _real_fork:
         os.fork = _tracy._fork_wrapper(_real_fork, _quiet_fork)
     if at_exit:
