@@ -412,6 +412,19 @@ static uint64_t mono_ms(void) {
     return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
+/* Waits until fd is ready for `events` or the deadline passes; a signal
+ * (the program's handler) is not a timeout. poll()'s result: > 0 ready,
+ * 0 timed out, < 0 error. */
+static int wait_fd(int fd, short events, uint64_t deadline) {
+    struct pollfd pf = {fd, events, 0};
+    int rc;
+    do {
+        uint64_t now = mono_ms();
+        rc = now >= deadline ? 0 : poll(&pf, 1, (int)(deadline - now));
+    } while (rc < 0 && errno == EINTR);
+    return rc;
+}
+
 /* Connects to one address within timeout_ms. Returns the socket or -errno. */
 static int connect_one(const struct addrinfo *ai, int timeout_ms) {
     int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
@@ -419,15 +432,9 @@ static int connect_one(const struct addrinfo *ai, int timeout_ms) {
     if (fd < 0) return -errno;
     int rc = connect(fd, ai->ai_addr, ai->ai_addrlen);
     if (rc < 0 && errno == EINPROGRESS) {
-        struct pollfd pf = {fd, POLLOUT, 0};
         int err = 0;
         socklen_t len = sizeof err;
-        uint64_t deadline = mono_ms() + (uint64_t)timeout_ms, now;
-        /* a signal (the program's handler) is not a timeout */
-        do {
-            now = mono_ms();
-            rc = now >= deadline ? 0 : poll(&pf, 1, (int)(deadline - now));
-        } while (rc < 0 && errno == EINTR);
+        rc = wait_fd(fd, POLLOUT, mono_ms() + (uint64_t)timeout_ms);
         if (rc == 0) {
             errno = ETIMEDOUT;
             rc = -1;
@@ -486,11 +493,7 @@ static int connect_daemon(const char *addr, const char *port, double wait_s,
 /* Reads exactly n bytes before the deadline. Returns 0 or -1. */
 static int read_full(int fd, uint8_t *p, size_t n, uint64_t deadline) {
     while (n > 0) {
-        uint64_t now = mono_ms();
-        struct pollfd pf = {fd, POLLIN, 0};
-        int rc = now >= deadline ? 0 : poll(&pf, 1, (int)(deadline - now));
-        if (rc < 0 && errno == EINTR) continue; /* a signal is not a timeout */
-        if (rc <= 0) {
+        if (wait_fd(fd, POLLIN, deadline) <= 0) {
             errno = ETIMEDOUT;
             return -1;
         }

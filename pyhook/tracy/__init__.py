@@ -180,7 +180,8 @@ def _exec_wrapper(real):
             sys.stderr.write("tracy: exec failed; the rest of this process (pid %d) is "
                              "not recorded\n" % os.getpid())
             raise
-    exec_.__name__, exec_.__qualname__, exec_.__doc__ = real.__name__, real.__qualname__, real.__doc__
+    import functools
+    functools.update_wrapper(exec_, real)
     exec_._tracy = True
     return exec_
 
@@ -224,13 +225,19 @@ def _sig():
     return f
 
 
+def _install_ours(sig):
+    """Installs _on_fatal (and the extension's relay) for sig; returns the
+    handler it replaces."""
+    old = _sig()[0](sig, _on_fatal)
+    _tracy._fatal_guard(sig)
+    return old
+
+
 def _take_default(sig):
     """Installs _on_fatal where the action of sig is the default one."""
-    real_set, real_get = _sig()
     import signal
-    if real_get(sig) == signal.SIG_DFL:
-        real_set(sig, _on_fatal)
-        _tracy._fatal_guard(sig)
+    if _sig()[1](sig) == signal.SIG_DFL:
+        _install_ours(sig)
 
 
 def _install_signals(on_signal):
@@ -271,13 +278,11 @@ def _hide_ours(signal):
     def signal_(signalnum, handler):
         if handler == signal.SIG_DFL and signalnum in fatal and \
                 _state.get("on_signal") is not None:
-            old = real_set(signalnum, _on_fatal)
-            _tracy._fatal_guard(signalnum)
-            return shown(old)
+            return shown(_install_ours(signalnum))
         return shown(real_set(signalnum, handler))
+    import functools
     for fake, real in ((getsignal, real_get), (signal_, real_set)):
-        fake.__name__, fake.__qualname__ = real.__name__, real.__qualname__
-        fake.__doc__, fake.__module__ = real.__doc__, real.__module__
+        functools.update_wrapper(fake, real)
         fake._tracy = True
     signal.getsignal, signal.signal = getsignal, signal_
 
