@@ -12,20 +12,20 @@ import os
 import sys
 
 
+def _env_int(names):
+    """The first of these environment variables that holds a number, or None."""
+    for v in names:
+        if os.environ.get(v, "").isdigit():
+            return int(os.environ[v])
+    return None
+
+
 def _job():
     """(job key, expected processes on this host or 0, rank or None)."""
     env = os.environ
-    size = 0
-    for v in ("OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "PMI_SIZE",
-              "OMPI_COMM_WORLD_SIZE", "PMIX_SIZE"):
-        if env.get(v, "").isdigit():
-            size = int(env[v])
-            break
-    rank = None
-    for v in ("OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"):
-        if env.get(v, "").isdigit():
-            rank = int(env[v])
-            break
+    size = _env_int(("OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "PMI_SIZE",
+                     "OMPI_COMM_WORLD_SIZE", "PMIX_SIZE")) or 0
+    rank = _env_int(("OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"))
     for v in ("PMIX_NAMESPACE", "OMPI_MCA_ess_base_jobid"):
         if env.get(v):
             return "%s=%s" % (v, env[v]), size, rank
@@ -186,13 +186,6 @@ def wait_for_ranks(rv, size, say, limit=60.0):
 
 # ---- a job on several hosts -------------------------------------------------------
 
-def _first_int(names):
-    for v in names:
-        if os.environ.get(v, "").isdigit():
-            return int(os.environ[v])
-    return 0
-
-
 def spread():
     """For an MPI or Slurm job whose ranks run on several hosts: (job key,
     world size, world rank), else None. Each host then has a daemon of its
@@ -200,8 +193,8 @@ def spread():
     that rank 0 merges (gather_parts). A job key that only one host knows (a
     parent's pid) cannot name the parts: None, as for one host."""
     job, local, rank = _job()
-    world = _first_int(("OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "PMI_SIZE", "SLURM_NTASKS"))
-    nodes = _first_int(("SLURM_STEP_NUM_NODES", "SLURM_JOB_NUM_NODES", "SLURM_NNODES"))
+    world = _env_int(("OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "PMI_SIZE", "SLURM_NTASKS")) or 0
+    nodes = _env_int(("SLURM_STEP_NUM_NODES", "SLURM_JOB_NUM_NODES", "SLURM_NNODES")) or 0
     several = (world and local and world > local) or nodes > 1
     if not several or not world or rank is None or job.startswith("ppid="):
         return None
@@ -320,11 +313,23 @@ def _has_children():
         return True
 
 
-def _profiled_descendants():
-    """Live descendants of this process that are profiled Python programs
-    (a Python interpreter with TRACY_PY_OPTS in its environment), from /proc."""
+def _profiled(pid):
+    """True when `pid` runs with TRACY_PY_OPTS in its environment, False
+    when it does not, None when that cannot be read now (a process in the
+    middle of exec shows an empty environment for a moment)."""
+    try:
+        with open("/proc/%d/environ" % pid, "rb") as f:
+            env = f.read()
+    except OSError:
+        return None
+    return (b"\0TRACY_PY_OPTS=" in b"\0" + env) if env else None
+
+
+def _python_descendants():
+    """{pid: _profiled(pid)} of the live descendants of this process that
+    run a Python interpreter, from /proc."""
     if not _has_children():
-        return []
+        return {}
     parent = {}
     for d in os.listdir("/proc"):
         if not d.isdigit():
@@ -337,20 +342,14 @@ def _profiled_descendants():
         fields = st[st.rfind(b")") + 2:].split()
         if len(fields) > 1 and fields[0] != b"Z":
             parent[int(d)] = int(fields[1])
-    me, found = os.getpid(), []
+    me, found = os.getpid(), {}
     me_exe = os.path.realpath(sys.executable)
     for pid in parent:
         p, seen = parent.get(pid), 0
         while p and p != me and seen < 64:
             p, seen = parent.get(p), seen + 1
-        if p != me or not _is_python(pid, me_exe):
-            continue
-        try:
-            with open("/proc/%d/environ" % pid, "rb") as f:
-                if b"\0TRACY_PY_OPTS=" in b"\0" + f.read():
-                    found.append(pid)
-        except OSError:
-            pass
+        if p == me and _is_python(pid, me_exe):
+            found[pid] = _profiled(pid)
     return found
 
 
@@ -375,7 +374,10 @@ def wait_for_children(say, limit=10.0):
     running) are not waited for: the capture drains once this process has
     stopped (see drain_daemon)."""
     import time
-    kids = {k for k in _profiled_descendants() if not _mp_helper(k)}
+    # a child whose environment cannot be read yet (in exec) is kept until
+    # it can: a child missed here would be refused by the drained capture
+    kids = {k for k, prof in _python_descendants().items()
+            if prof is not False and not _mp_helper(k)}
     if not kids:
         return
     say("waiting for %d profiled child process(es): %s"
@@ -383,7 +385,8 @@ def wait_for_children(say, limit=10.0):
     end = time.monotonic() + limit
     while time.monotonic() < end:
         time.sleep(0.05)
-        kids &= set(_profiled_descendants())
+        now = _python_descendants()
+        kids = {k for k in kids if k in now and now[k] is not False}
         if not kids:
             return
 
