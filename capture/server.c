@@ -12,6 +12,7 @@
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -788,16 +789,25 @@ static void do_stop(uv_timer_t *t) {
     uv_close((uv_handle_t *)&srv->listener, NULL);
     uv_close((uv_handle_t *)&srv->tick, NULL);
     uv_close((uv_handle_t *)&srv->stop, NULL);
+    /* Closing the signal handles restores the default actions: a SIGINT,
+     * SIGTERM or SIGUSR1 then (a second Ctrl-C, python -m tracy draining
+     * as its last client leaves) would kill the daemon before the trailer.
+     * The capture is already finishing: they are ignored, and held blocked
+     * in this thread (the only one that takes them: the writer blocks all)
+     * from before the close until they are, so none lands in between. */
+    sigset_t stops, old;
+    sigemptyset(&stops);
+    sigaddset(&stops, SIGINT);
+    sigaddset(&stops, SIGTERM);
+    sigaddset(&stops, SIGUSR1);
+    pthread_sigmask(SIG_BLOCK, &stops, &old);
     uv_close((uv_handle_t *)&srv->sigint, NULL);
     uv_close((uv_handle_t *)&srv->sigterm, NULL);
     uv_close((uv_handle_t *)&srv->sigusr1, NULL);
-    /* Closing the handles restored the default actions: a SIGINT or SIGTERM
-     * now (a second Ctrl-C, python -m tracy asking for the stop as the
-     * last client leaves) would kill the daemon before the trailer. The
-     * capture is already finishing: they are ignored. */
     signal(SIGINT, SIG_IGN);
     signal(SIGTERM, SIG_IGN);
     signal(SIGUSR1, SIG_IGN);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (srv->have_status) uv_close((uv_handle_t *)&srv->status, NULL);
     if (srv->have_deadline) uv_close((uv_handle_t *)&srv->deadline, NULL);
     while (srv->clients) {

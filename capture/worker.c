@@ -6,6 +6,7 @@
  * loop never calls zstd or write(2) on the output.
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include "capture.h"
 
@@ -82,7 +83,14 @@ int cap_worker_start(cap_worker **out, uv_loop_t *loop, lt_writer *w,
     if (uv_async_init(loop, &wk->async, on_async) < 0) goto err;
     wk->async.data = wk;
     wk->async_live = 1;
-    if (pthread_create(&wk->thread, NULL, worker_main, wk) != 0) {
+    /* The writer takes no signal: SIGINT/SIGTERM/SIGUSR1 reach the loop's
+     * thread, which alone can hold them off while it stops (do_stop). */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&wk->thread, NULL, worker_main, wk);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) {
         wk->async_live = 0;
         uv_close((uv_handle_t *)&wk->async, NULL);
         uv_run(loop, UV_RUN_NOWAIT); /* let the close finish */
