@@ -361,9 +361,14 @@ static void wait_for_memory(cap_client *c) {
 
 /* Gives waiting clients their buffer while it fits, then lets them read. */
 static void wake_waiting(cap_server *srv) {
+    int full = srv->paused; /* -m is: only the handshake reserve may have room */
     for (cap_client *c = srv->clients; c && srv->n_waiting; c = c->next) {
-        if (!c->waiting) continue;
-        if (rbuf_resize(c, rbuf_want(c)) != 0) return;
+        if (!c->waiting || (full && c->state != CL_HANDSHAKE)) continue;
+        if (rbuf_resize(c, rbuf_want(c)) != 0) {
+            if (c->state == CL_HANDSHAKE) continue; /* its own reserve */
+            full = 1;
+            continue;
+        }
         c->waiting = 0;
         srv->n_waiting--;
         c->partial_ms = uv_now(srv->loop); /* its wait was not its fault */
@@ -388,7 +393,7 @@ static void check_mem(cap_server *srv) {
         for (cap_client *c = srv->clients; c; c = c->next)
             if (c->state == CL_ACTIVE && !c->waiting) set_reading(c, 1);
     }
-    if (!srv->paused && srv->n_waiting) wake_waiting(srv);
+    if (srv->n_waiting) wake_waiting(srv);
 }
 
 /* Stops the capture on a write or memory error of the store. */
@@ -811,6 +816,7 @@ static void on_tick(uv_timer_t *t) {
     cap_server *srv = t->data;
     log_limit_quiet(srv);
     close_stalled(srv);
+    check_mem(srv); /* handshakes that ended gave their reserve back */
     for (cap_client *c = srv->clients; c; c = c->next)
         if (c->proc) cap_store_flush_proc(srv->store, c->proc);
     cap_store_stats_block(srv->store);

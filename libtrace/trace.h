@@ -129,9 +129,10 @@ enum lt_severity { LT_SEV_INFO = 0, LT_SEV_DATA_LOSS = 1, LT_SEV_ERROR = 2 };
 /* Timestamps are below 2^63, so that they fit a signed 64-bit integer. */
 #define LT_MAX_TS ((uint64_t)INT64_MAX)
 /* Metadata (names of processes, threads, locations, plots, frames), as a
- * reader holds it: each record costs LT_META_REC_COST, plus for each of its
- * strings its length and LT_META_STR_COST (argv entries: twice that, for
- * the pointer). lt__meta_cost() counts it. A reader holds metadata and
+ * reader holds it: for each string its length and LT_META_STR_COST (argv
+ * entries: twice that, for the pointer), and LT_META_REC_COST more for a
+ * location or a process (the structure the reader keeps). lt__meta_cost()
+ * counts it. A reader holds metadata and
  * decompressed blocks within LT_READER_BUDGET_PER_BYTE times the file size,
  * at least LT_READER_BUDGET_MIN whatever the size. The capture daemon keeps
  * a file's metadata within LT_MAX_META, or LT_META_PER_BYTE times what it

@@ -401,7 +401,6 @@ START_TEST(random_client_streams_always_give_a_readable_file) {
         every_reader_reads(&d, d.out);
         ft_dir_clean(&d);
     }
-    fprintf(stderr, "over %llu rejected %llu\n", (unsigned long long)over, (unsigned long long)rejected);
     /* The rounds went past the budget and broke the protocol. */
     ck_assert_uint_ge(over, 1);
     ck_assert_uint_ge(rejected, over + 1);

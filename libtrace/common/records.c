@@ -341,14 +341,16 @@ _Static_assert(LT_MAX_META_CLIENT <= LT_MAX_META, "a client fits the file");
 static uint64_t lt__str_cost(uint64_t len) { return len + LT_META_STR_COST; }
 
 uint64_t lt__meta_cost(const lt__meta_rec *m) {
-    uint64_t c = LT_META_REC_COST + lt__str_cost(m->name.len);
+    uint64_t c = lt__str_cost(m->name.len);
     switch (m->tag) {
-    case LT_TAG_LOC_DEF:
+    case LT_TAG_LOC_DEF: /* an lt_loc */
+        c += LT_META_REC_COST + lt__str_cost(m->file.len);
+        break;
     case LT_TAG_STAT:
         c += lt__str_cost(m->file.len);
         break;
     case LT_TAG_PROC_INFO: {
-        c += lt__str_cost(m->hostname.len) + lt__str_cost(m->program.len) +
+        c = LT_META_REC_COST + lt__str_cost(m->hostname.len) + lt__str_cost(m->program.len) +
              lt__str_cost(m->client.len) + 8; /* argv's terminating NULL */
         const uint8_t *q = m->argv;
         /* argv was validated by lt__next_meta: argc strings, in bounds */
