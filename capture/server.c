@@ -795,6 +795,7 @@ static void close_stalled(cap_server *srv) {
     if (n) qsort(slow, n, sizeof *slow, by_partial_age);
     for (size_t i = 0; i < n && (srv->n_waiting || srv->paused) && !srv->stopping; i++) {
         cap_client *c = slow[i];
+        if (c->state != CL_ACTIVE || c->waiting) continue;
         size_t want = msg_size(c);
         snprintf(text, sizeof text,
                  "stalled in the middle of a message (%zu bytes) while other clients "
