@@ -381,9 +381,9 @@ cap_proc *cap_proc_new(cap_store *s, uint32_t index, const uint8_t *info,
     if (!p) goto oom;
     p->index = index;
     p->anchor_mono = anchor_mono_ns;
-    meta_charge(s, p, proc_cost(info, info_len));
     p->meta = blk_new(s, HDR_MAX + info_len + BLK_MIN);
     if (!p->meta) goto oom;
+    meta_charge(s, p, proc_cost(info, info_len));
     p->meta->len = lt_block_header(p->meta->data, LT_BLOCK_META, index, 0, 0);
     memcpy(p->meta->data + p->meta->len, info, info_len);
     p->meta->len += info_len;
