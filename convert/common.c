@@ -66,6 +66,23 @@ int cv_one_trace(int argc, char *const *argv, const char **path) {
     return 0;
 }
 
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+int cv_has_dup_u64(const uint64_t *v, size_t n) {
+    if (n < 2) return 0;
+    uint64_t *c = malloc(n * sizeof *c);
+    if (!c) return -1;
+    memcpy(c, v, n * sizeof *c);
+    qsort(c, n, sizeof *c, cmp_u64);
+    int dup = 0;
+    for (size_t i = 1; i < n && !dup; i++) dup = c[i] == c[i - 1];
+    free(c);
+    return dup;
+}
+
 int cv_parse_u64(const char *s, uint64_t *out) {
     uint64_t v = 0;
     if (!s || !*s) return -1;

@@ -50,6 +50,11 @@ int cv_std_option(int c, const char *usage, char *const *argv);
  * set, or CV_EXIT_USAGE after one line when there is none or more. */
 int cv_one_trace(int argc, char *const *argv, const char **path);
 
+/* Whether two of the n values are equal: 1, 0, or -1 when out of memory.
+ * n log n (a sorted copy): for pids of processes and tids of threads, of
+ * which a trace may hold a million. */
+int cv_has_dup_u64(const uint64_t *v, size_t n);
+
 /* Parses a whole decimal unsigned number; returns 0 or -1. */
 int cv_parse_u64(const char *s, uint64_t *out);
 

@@ -59,6 +59,7 @@ typedef struct lt__rstream {
     uint32_t depth, stack_cap;
     uint32_t cut_depth;        /* zones open at the window's start (kind 17) */
     uint32_t cut_left;         /* of those, begins not yet delivered */
+    uint8_t summarised;        /* lt_reader_check: a trailer summary seen */
     lt__zstr *strs;            /* by depth, up to the deepest zone with text */
     uint32_t strs_cap;
     /* LT__PARK_EVICTED: its block was released (see lt__make_room); the
