@@ -523,6 +523,10 @@ int lt_reader_next(lt_reader *r, lt_event *ev) {
     int rc;
     if (r->err) return r->err;
     if (!r->started) {
+        if ((rc = lt_reader_sound(r)) < 0) { /* the trailer contradicts the file */
+            r->err = rc;
+            return rc;
+        }
         if ((rc = lt__merge_start(r)) < 0) goto fail;
     } else if (r->pending) {
         rc = r->pending;

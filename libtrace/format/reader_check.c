@@ -1,6 +1,6 @@
-/* reader_check.c -- lt_reader_check(): every event block decompressed and
- * checked, and the trailer compared with what the descriptors say, without
- * decoding a record. */
+/* reader_check.c -- the trailer compared with what the descriptors say
+ * (lt__check_trailer, when opening: every reader), and lt_reader_check():
+ * every event block decompressed and checked, without decoding a record. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -155,10 +155,16 @@ static int lt__check_totals(lt_reader *r) {
     return 0;
 }
 
+int lt__check_trailer(lt_reader *r) {
+    if (!r->info.complete) return 0;
+    int rc = lt__check_summaries(r);
+    return rc == 0 ? lt__check_totals(r) : rc;
+}
+
 int lt_reader_check(lt_reader *r) {
     int rc = lt__check_frames(r);
-    if (rc == 0 && r->info.complete) rc = lt__check_summaries(r);
-    if (rc == 0 && r->info.complete) rc = lt__check_totals(r);
+    /* The trailer was compared when opening (lt__check_trailer). */
+    if (rc == 0) rc = lt_reader_sound(r);
     if (rc == LT_ENOMEM) snprintf(r->errmsg, sizeof r->errmsg, "out of memory");
     return rc;
 }
