@@ -1027,10 +1027,15 @@ def section_drop(ctx, rep):
     sec_drop.section(ctx, rep, sys.modules[__name__])
 
 
+def section_streams(ctx, rep):
+    import sec_streams  # section 12: readers against the number of streams
+    sec_streams.section(ctx, rep, sys.modules[__name__])
+
+
 SECTIONS.update({"7": section_py, "8": section_views, "9": section_diff,
-                 "10": section_long, "11": section_drop})
+                 "10": section_long, "11": section_drop, "12": section_streams})
 # Ingest runs before the client section, whose table shows a figure of it.
-ORDER = ["1", "3", "2", "4", "5", "6", "7", "8", "9", "10", "11"]
+ORDER = ["1", "3", "2", "4", "5", "6", "7", "8", "9", "10", "11", "12"]
 
 
 def main():

@@ -2,7 +2,8 @@
  *
  * main.c     thin main: options, setup, run, exit code
  * options.c  command line and usage text
- * server.c   libuv event loop: listener, clients, message framing, handshake
+ * server.c   libuv event loop: clients, message framing, handshake
+ * listen.c   the listeners (Unix socket, TCP) and who may connect
  * store.c    processes, streams, block buffers, metadata, statistics
  * worker.c   the writer thread that compresses and appends blocks
  * status.c   logging, live status line and final summary
@@ -32,7 +33,9 @@ enum cap_exit {
 
 typedef struct cap_opts {
     const char *output;
-    const char *addr;       /* numeric IPv4 or IPv6 address */
+    const char *addr;       /* -a: TCP on this numeric IPv4/IPv6 address;
+                               NULL: the Unix socket only */
+    const char *socket;     /* --socket PATH; NULL: in the run folder */
     int port;               /* 0 = pick a free port and print it */
     int force;              /* -f */
     double seconds;         /* -s, 0 = no time limit */
@@ -57,6 +60,38 @@ typedef struct cap_opts {
  * Free the result with cap_opts_free(). */
 int cap_opts_parse(cap_opts *o, int argc, char **argv);
 void cap_opts_free(cap_opts *o);
+
+/* ---- listen.c --------------------------------------------------------- */
+
+typedef struct cap_listen {
+    uv_tcp_t tcp;
+    uv_pipe_t pipe;
+    int have_tcp, have_pipe;
+    int port;               /* the TCP port bound (-p 0: the one picked) */
+    int number;             /* the N of daemon-N.sock (0: --socket) */
+    char path[108];         /* the Unix socket ("" once removed) */
+    dev_t dev;              /* its inode: removed at the end only if still */
+    ino_t ino;              /* the one bound here */
+    void *data;             /* given to both handles */
+} cap_listen;
+
+/* Opens the listeners of o: TCP on -a ADDR:PORT when -a is given, and the
+ * Unix socket (--socket PATH, or daemon-<N>.sock in the run folder, N the
+ * port, the TCP port picked, or with -p 0 and no TCP a free number picked
+ * from 49152..65534). Returns 0 or an exit code after logging why. */
+int cap_listen_open(cap_listen *l, uv_loop_t *loop, const cap_opts *o,
+                    uv_connection_cb cb, void *data);
+/* Prints the port picked (-p 0), alone on a line: the TCP port, or the N
+ * of daemon-N.sock (clients then set TRACY_PORT=N). */
+void cap_listen_print(const cap_listen *l);
+/* Closes the listeners and removes the socket (if it is still ours). */
+void cap_listen_close(cap_listen *l);
+/* Whether the accepted connection s may go on: NULL, or the reason to
+ * refuse it (static). Writes a name for the peer to `peer` (for Unix
+ * sockets; a TCP peer's address is already there and gets its uid
+ * appended when refused). */
+const char *cap_listen_admit(uv_stream_t *s, const cap_opts *o, char *peer,
+                             size_t peer_len);
 
 /* ---- worker.c --------------------------------------------------------- */
 
@@ -198,10 +233,8 @@ typedef struct cap_server cap_server;
 /* Binds and listens (the loop is not run). Returns 0, or CAP_EXIT_USAGE /
  * CAP_EXIT_BIND after printing one line. */
 int cap_server_bind(cap_server **out, uv_loop_t *loop, const cap_opts *o);
-/* The bound port. */
-int cap_server_port(const cap_server *srv);
-/* With -p 0, prints the bound port on stdout, once (cap_server_run() does
- * it when it was not done before). */
+/* With -p 0, prints the port picked on stdout, once (cap_listen_print();
+ * cap_server_run() does it when it was not done before). */
 void cap_server_print_port(cap_server *srv);
 /* Starts accepting and serving into `store` (with -p 0, first prints the
  * port on stdout); runs the loop until the capture ends. Returns the exit code the capture ended with (CAP_EXIT_OK,

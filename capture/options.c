@@ -13,15 +13,20 @@
 
 static const char usage_text[] =
     "Usage: " CAP_NAME " -o FILE [options]\n"
-    "Accepts profiled processes over TCP and writes their events into one\n"
-    ".tracy file.\n"
+    "Accepts profiled processes of this user (on a Unix socket in a private\n"
+    "folder; over TCP with -a) and writes their events into one .tracy file.\n"
     "\n"
     "  -o FILE               output file (required)\n"
     "  -f                    replace FILE if it exists (a new file renamed\n"
     "                        over it; a link is replaced, not followed)\n"
-    "  -a ADDR               bind address (numeric IPv4/IPv6), default 127.0.0.1\n"
-    "  -p PORT               port, default $TRACY_PORT or 8086; 0 picks a free\n"
-    "                        port and prints it alone on the first stdout line\n"
+    "  -p PORT               port, default $TRACY_PORT or 8086: local clients\n"
+    "                        reach the daemon at daemon-PORT.sock in this user's\n"
+    "                        run folder; 0 picks a free one and prints where\n"
+    "                        (unix:PATH, or the TCP port with -a) on stdout\n"
+    "  -a ADDR               also listen on TCP at ADDR (numeric IPv4/IPv6);\n"
+    "                        loopback clients of other users are refused\n"
+    "                        unless --token-file is given\n"
+    "  --socket PATH         the Unix socket's path (instead of the run folder)\n"
     "  -s SECONDS            stop after SECONDS\n"
     "  -n CLIENTS            stop once CLIENTS clients have connected and all\n"
     "                        have disconnected (default 1, unless -s is given)\n"
@@ -69,7 +74,8 @@ enum {
     OPT_LEVEL,
     OPT_VERSION,
     OPT_MAX_SIZE,
-    OPT_ROTATE
+    OPT_ROTATE,
+    OPT_SOCKET
 };
 
 static const struct option long_opts[] = {
@@ -84,6 +90,7 @@ static const struct option long_opts[] = {
     {"level", required_argument, NULL, OPT_LEVEL},
     {"max-size", required_argument, NULL, OPT_MAX_SIZE},
     {"rotate", no_argument, NULL, OPT_ROTATE},
+    {"socket", required_argument, NULL, OPT_SOCKET},
     {NULL, 0, NULL, 0}};
 
 static int bad(const char *fmt, const char *a, const char *b) {
@@ -178,7 +185,6 @@ static int read_token(cap_opts *o, const char *path) {
 
 static void defaults(cap_opts *o) {
     memset(o, 0, sizeof *o);
-    o->addr = LT_DEFAULT_ADDR;
     o->port = LT_DEFAULT_PORT;
     o->mem_limit = 256ull << 20;
     o->max_clients = 4096;
@@ -237,6 +243,10 @@ static int one_opt(cap_opts *o, int c, const char *arg) {
         o->max_size = mib << 20;
         return 0;
     case OPT_ROTATE: o->rotate = 1; return 0;
+    case OPT_SOCKET:
+        if (!*arg || strlen(arg) >= 108) return bad("invalid --socket '%s'%s", arg, "");
+        o->socket = arg;
+        return 0;
     case OPT_LEVEL:
         if (parse_u32("--level", arg, 1, 19, &v) < 0) return -1;
         o->level = (int)v;

@@ -34,7 +34,11 @@
 enum { CL_HANDSHAKE, CL_ACTIVE, CL_CLOSING };
 
 typedef struct cap_client {
-    uv_tcp_t tcp;
+    union {                     /* the connection: uv_stream_t fields first */
+        uv_stream_t stream;
+        uv_tcp_t tcp;
+        uv_pipe_t pipe;
+    } conn;
     uv_timer_t timer;           /* handshake timeout */
     struct cap_client *prev, *next;
     cap_server *srv;
@@ -58,7 +62,7 @@ typedef struct cap_client {
 struct cap_server {
     uv_loop_t *loop;
     const cap_opts *o;
-    uv_tcp_t listener;
+    cap_listen listen;
     uv_timer_t tick, status, stop, deadline;
     uv_signal_t sigint, sigterm, sigusr1;
     int have_status, have_deadline;
@@ -77,8 +81,9 @@ struct cap_server {
     const char *limit_why;      /* reason of the last of those */
     uint64_t n_welcomed;
     uint32_t stop_after;        /* clients to wait for; 0: time or signal */
-    int port, port_printed;
-    int accept_pending;         /* a connection came before cap_server_run */
+    int port_printed;
+    int accept_pending;         /* a connection came before cap_server_run:
+                                   bit 1 on TCP, bit 2 on the Unix socket */
     int paused, stop_requested, stopping;
     int draining;               /* SIGUSR1: no new process, end with the last */
     int exit_code;
@@ -124,14 +129,14 @@ static void on_sent(uv_write_t *req, int status) {
  * once. */
 static void send_msg(cap_client *c, const uint8_t *msg, size_t len) {
     uv_buf_t b = uv_buf_init((char *)msg, (unsigned)len);
-    int w = uv_try_write((uv_stream_t *)&c->tcp, &b, 1);
+    int w = uv_try_write(&c->conn.stream, &b, 1);
     size_t done = w > 0 ? (size_t)w : 0;
     if (done == len) return;
     send_req *r = malloc(sizeof *r + len - done);
     if (!r) return;
     memcpy(r->data, msg + done, len - done);
     b = uv_buf_init((char *)r->data, (unsigned)(len - done));
-    if (uv_write(&r->req, (uv_stream_t *)&c->tcp, &b, 1, on_sent) < 0) free(r);
+    if (uv_write(&r->req, &c->conn.stream, &b, 1, on_sent) < 0) free(r);
 }
 
 static void send_refuse(cap_client *c, const char *reason) {
@@ -166,7 +171,7 @@ static void client_close(cap_client *c) {
     else srv->clients = c->next;
     if (c->next) c->next->prev = c->prev;
     srv->n_conns--;
-    uv_close((uv_handle_t *)&c->tcp, on_client_closed);
+    uv_close((uv_handle_t *)&c->conn.stream, on_client_closed);
     uv_close((uv_handle_t *)&c->timer, on_client_closed);
 }
 
@@ -194,7 +199,7 @@ static void end_client(cap_client *c, int status, const char *reason) {
 static void discard_input(cap_client *c) {
     uv_os_fd_t fd;
     char scratch[4096];
-    if (uv_fileno((uv_handle_t *)&c->tcp, &fd) != 0) return;
+    if (uv_fileno((uv_handle_t *)&c->conn.stream, &fd) != 0) return;
     for (int i = 0; i < 16; i++)
         if (recv(fd, scratch, sizeof scratch, MSG_DONTWAIT) <= 0) return;
 }
@@ -346,8 +351,8 @@ static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf) {
 
 static void set_reading(cap_client *c, int on) {
     if (c->state == CL_CLOSING || c->reading == on) return;
-    if (on) uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
-    else uv_read_stop((uv_stream_t *)&c->tcp);
+    if (on) uv_read_start(&c->conn.stream, on_alloc, on_read);
+    else uv_read_stop(&c->conn.stream);
     c->reading = on;
 }
 
@@ -692,7 +697,7 @@ static void peer_name(cap_client *c) {
     int len = sizeof ss;
     char host[INET6_ADDRSTRLEN] = "?";
     int port = 0;
-    if (uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&ss, &len) == 0) {
+    if (uv_tcp_getpeername(&c->conn.tcp, (struct sockaddr *)&ss, &len) == 0) {
         if (ss.ss_family == AF_INET6) {
             struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
             uv_ip6_name(a, host, sizeof host);
@@ -710,7 +715,7 @@ static void on_connection(uv_stream_t *l, int status) {
     cap_server *srv = l->data;
     if (srv->stopping) return;
     if (!srv->store) { /* not serving yet: see accept_later() */
-        srv->accept_pending = 1;
+        srv->accept_pending |= l->type == UV_NAMED_PIPE ? 2 : 1;
         return;
     }
     if (status < 0) {
@@ -725,20 +730,26 @@ static void on_connection(uv_stream_t *l, int status) {
     cap_client *c = calloc(1, sizeof *c);
     if (!c) return;
     c->srv = srv;
-    uv_tcp_init(srv->loop, &c->tcp);
+    if (l->type == UV_NAMED_PIPE) uv_pipe_init(srv->loop, &c->conn.pipe, 0);
+    else uv_tcp_init(srv->loop, &c->conn.tcp);
     uv_timer_init(srv->loop, &c->timer);
-    c->tcp.data = c->timer.data = c;
+    c->conn.stream.data = c->timer.data = c;
     c->handles = 2;
     c->state = CL_HANDSHAKE;
     c->next = srv->clients;
     if (srv->clients) srv->clients->prev = c;
     srv->clients = c;
     srv->n_conns++;
-    if (uv_accept(l, (uv_stream_t *)&c->tcp) < 0) {
+    if (uv_accept(l, &c->conn.stream) < 0) {
         client_close(c);
         return;
     }
-    peer_name(c);
+    if (l->type == UV_TCP) peer_name(c);
+    const char *denied = cap_listen_admit(&c->conn.stream, srv->o, c->peer, sizeof c->peer);
+    if (denied) {
+        refuse_limit(c, denied);
+        return;
+    }
     if (srv->n_conns > srv->o->max_clients) {
         refuse_limit(c, "too many clients (--max-clients)");
         return;
@@ -859,14 +870,14 @@ static void on_signal(uv_signal_t *s, int signum) {
  * socket's receive buffer: the client is not waited for. */
 static void drain(cap_client *c) {
     uv_os_fd_t fd;
-    if (uv_fileno((uv_handle_t *)&c->tcp, &fd) != 0) return;
+    if (uv_fileno((uv_handle_t *)&c->conn.stream, &fd) != 0) return;
     while (c->state == CL_ACTIVE) {
         uv_buf_t b;
-        on_alloc((uv_handle_t *)&c->tcp, 0, &b);
+        on_alloc((uv_handle_t *)&c->conn.stream, 0, &b);
         if (b.base == NULL || b.len == 0) return;
         ssize_t n = recv(fd, b.base, b.len, MSG_DONTWAIT);
         if (n <= 0) return;
-        on_read((uv_stream_t *)&c->tcp, n, &b);
+        on_read(&c->conn.stream, n, &b);
     }
 }
 
@@ -877,7 +888,7 @@ static void do_stop(uv_timer_t *t) {
         drain(c);
     }
     srv->stopping = 1;
-    uv_close((uv_handle_t *)&srv->listener, NULL);
+    cap_listen_close(&srv->listen);
     uv_close((uv_handle_t *)&srv->tick, NULL);
     uv_close((uv_handle_t *)&srv->stop, NULL);
     /* Closing the signal handles restores the default actions: a SIGINT,
@@ -923,29 +934,7 @@ static void request_stop(cap_server *srv, int code) {
 
 /* ---- Setup ------------------------------------------------------------- */
 
-static int is_loopback(const struct sockaddr *sa) {
-    if (sa->sa_family == AF_INET)
-        return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
-    const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
-    if (IN6_IS_ADDR_LOOPBACK(a)) return 1;
-    return IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127;
-}
-
 int cap_server_bind(cap_server **out, uv_loop_t *loop, const cap_opts *o) {
-    struct sockaddr_storage ss;
-    struct sockaddr *sa = (struct sockaddr *)&ss;
-    int rc;
-    if (strchr(o->addr, ':') ? uv_ip6_addr(o->addr, o->port, (struct sockaddr_in6 *)&ss)
-                             : uv_ip4_addr(o->addr, o->port, (struct sockaddr_in *)&ss)) {
-        cap_log("invalid address '%s' (expected a numeric IPv4 or IPv6 address)",
-                o->addr);
-        return CAP_EXIT_USAGE;
-    }
-    if (!is_loopback(sa) && !o->token && !o->insecure) {
-        cap_log("refusing to listen on non-loopback address %s without "
-                "--token-file (or --insecure)", o->addr);
-        return CAP_EXIT_USAGE;
-    }
     cap_server *srv = calloc(1, sizeof *srv);
     if (!srv) {
         cap_log("out of memory");
@@ -953,32 +942,19 @@ int cap_server_bind(cap_server **out, uv_loop_t *loop, const cap_opts *o) {
     }
     srv->loop = loop;
     srv->o = o;
-    uv_tcp_init(loop, &srv->listener);
-    srv->listener.data = srv;
-    if ((rc = uv_tcp_bind(&srv->listener, sa, 0)) < 0 ||
-        (rc = uv_listen((uv_stream_t *)&srv->listener, 4096, on_connection)) < 0) {
-        cap_log("cannot listen on %s port %d: %s", o->addr, o->port, uv_strerror(rc));
-        uv_close((uv_handle_t *)&srv->listener, NULL);
-        uv_run(loop, UV_RUN_DEFAULT);
+    int rc = cap_listen_open(&srv->listen, loop, o, on_connection, srv);
+    if (rc != 0) {
         free(srv);
-        return CAP_EXIT_BIND;
+        return rc;
     }
-    int len = sizeof ss;
-    uv_tcp_getsockname(&srv->listener, sa, &len);
-    srv->port = ntohs(sa->sa_family == AF_INET6
-                          ? ((struct sockaddr_in6 *)sa)->sin6_port
-                          : ((struct sockaddr_in *)sa)->sin_port);
     *out = srv;
     return 0;
 }
 
-int cap_server_port(const cap_server *srv) { return srv->port; }
-
 void cap_server_print_port(cap_server *srv) {
     if (srv->o->port != 0 || srv->port_printed) return;
     srv->port_printed = 1;
-    printf("%d\n", srv->port);
-    fflush(stdout);
+    cap_listen_print(&srv->listen);
 }
 
 /* Descriptors open now (32 when /proc cannot tell). */
@@ -1012,9 +988,10 @@ static void compute_fd_cap(cap_server *srv) {
  * for a FIFO's reader) was left to libuv, which then stopped watching the
  * listener: accepting it now restarts the watcher. */
 static void accept_later(cap_server *srv) {
-    if (!srv->accept_pending) return;
+    int pending = srv->accept_pending;
     srv->accept_pending = 0;
-    on_connection((uv_stream_t *)&srv->listener, 0);
+    if (pending & 1) on_connection((uv_stream_t *)&srv->listen.tcp, 0);
+    if (pending & 2) on_connection((uv_stream_t *)&srv->listen.pipe, 0);
 }
 
 int cap_server_run(cap_server *srv, cap_store *store, cap_worker *wk) {
@@ -1062,8 +1039,8 @@ void cap_server_counts(const cap_server *srv, uint32_t *active,
 
 void cap_server_free(cap_server *srv) {
     if (!srv) return;
-    if (!uv_is_closing((uv_handle_t *)&srv->listener)) {
-        uv_close((uv_handle_t *)&srv->listener, NULL);
+    if (!srv->stopping) {
+        cap_listen_close(&srv->listen);
         uv_run(srv->loop, UV_RUN_DEFAULT);
     }
     free(srv);

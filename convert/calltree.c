@@ -26,7 +26,7 @@ static inline int grow(void **arr, uint32_t *n, uint32_t want, size_t elem) {
 
 static inline int push_u32(uint32_t **a, uint32_t *n, uint32_t *cap, uint32_t v) {
     if (*n == *cap) {
-        uint32_t c = *cap ? *cap * 2 : 16;
+        uint32_t c = *cap ? *cap * 2 : 4;
         uint32_t *p = realloc(*a, (size_t)c * sizeof *p);
         if (!p) return -1;
         *a = p;
@@ -93,7 +93,7 @@ static uint32_t *slot_of(astream *s, uint32_t key) {
 }
 
 static int rehash(astream *s) {
-    uint32_t size = s->size ? s->size * 2 : 16;
+    uint32_t size = s->size ? s->size * 2 : 4; /* small: one per thread */
     uint32_t *keys = calloc(size, sizeof *keys), *counts = calloc(size, sizeof *counts);
     if (!keys || !counts) {
         free(keys);

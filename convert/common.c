@@ -66,6 +66,23 @@ int cv_one_trace(int argc, char *const *argv, const char **path) {
     return 0;
 }
 
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+int cv_has_dup_u64(const uint64_t *v, size_t n) {
+    if (n < 2) return 0;
+    uint64_t *c = malloc(n * sizeof *c);
+    if (!c) return -1;
+    memcpy(c, v, n * sizeof *c);
+    qsort(c, n, sizeof *c, cmp_u64);
+    int dup = 0;
+    for (size_t i = 1; i < n && !dup; i++) dup = c[i] == c[i - 1];
+    free(c);
+    return dup;
+}
+
 int cv_parse_u64(const char *s, uint64_t *out) {
     uint64_t v = 0;
     if (!s || !*s) return -1;
@@ -122,7 +139,9 @@ int cv_exit_for(int lt_err) {
     }
 }
 
-int cv_open(const char *path, lt_reader **out) {
+/* Opens without refusing a trailer that contradicts the file (tracy-info
+ * reports it after its summary). */
+static int cv_open_any(const char *path, lt_reader **out) {
     char detail[512] = "";
     int rc = lt_reader_open(out, path, detail, sizeof detail);
     if (rc == 0) return 0;
@@ -135,6 +154,18 @@ int cv_open(const char *path, lt_reader **out) {
     else
         cv_err("%s: %s", path, detail);
     return cv_exit_for(rc) == CV_EXIT_OK ? CV_EXIT_INPUT : cv_exit_for(rc);
+}
+
+int cv_open(const char *path, lt_reader **out) {
+    int code = cv_open_any(path, out);
+    if (code) return code;
+    if (lt_reader_sound(*out) < 0) { /* tracy-info --verify's line and code */
+        cv_err("%s: %s", path, lt_reader_error(*out));
+        lt_reader_free(*out);
+        *out = NULL;
+        return CV_EXIT_CORRUPT;
+    }
+    return 0;
 }
 
 int cv_check_complete(const lt_reader *r, const char *path, int allow_truncated) {
@@ -163,7 +194,7 @@ int cv_final_exit(int read_exit, int trunc_exit) {
 int cv_run_open(cv_run *c, const char *path, int truncated) {
     memset(c, 0, sizeof *c);
     c->path = path;
-    int code = cv_open(path, &c->r);
+    int code = truncated == CV_TRUNC_SILENT ? cv_open_any(path, &c->r) : cv_open(path, &c->r);
     if (code) return code;
     if (truncated != CV_TRUNC_SILENT)
         c->trunc = cv_check_complete(c->r, path, truncated == CV_TRUNC_ALLOW);
@@ -271,7 +302,7 @@ uint64_t cv_zones_begin(cv_zones *z, uint32_t process, uint32_t thread) {
     zstack *s = stack_of(z, process, thread);
     if (!s) return 0;
     if (s->n == s->cap) {
-        uint32_t cap = s->cap ? s->cap * 2 : 16;
+        uint32_t cap = s->cap ? s->cap * 2 : 4; /* small: one per thread */
         uint64_t *ids = realloc(s->ids, cap * sizeof *ids);
         if (!ids) return 0;
         s->ids = ids;

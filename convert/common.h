@@ -50,6 +50,11 @@ int cv_std_option(int c, const char *usage, char *const *argv);
  * set, or CV_EXIT_USAGE after one line when there is none or more. */
 int cv_one_trace(int argc, char *const *argv, const char **path);
 
+/* Whether two of the n values are equal: 1, 0, or -1 when out of memory.
+ * n log n (a sorted copy): for pids of processes and tids of threads, of
+ * which a trace may hold a million. */
+int cv_has_dup_u64(const uint64_t *v, size_t n);
+
 /* Parses a whole decimal unsigned number; returns 0 or -1. */
 int cv_parse_u64(const char *s, uint64_t *out);
 
@@ -65,7 +70,10 @@ int cv_pread_full(int fd, void *buf, size_t n, uint64_t off);
 int cv_exit_for(int lt_err);
 
 /* Opens a trace; on failure prints one line ("PROG: PATH: not a .tracy file
- * (detail)") and returns the exit code, else returns 0 with *out set. */
+ * (detail)") and returns the exit code, else returns 0 with *out set. A
+ * trailer that contradicts the file (lt_reader_sound) is a failure too:
+ * "PROG: PATH: trailer does not match the file: ...", CV_EXIT_CORRUPT, the
+ * line tracy-info prints. */
 int cv_open(const char *path, lt_reader **out);
 
 /* When the file has no trailer, warns on stderr with the number of bytes
@@ -101,7 +109,8 @@ enum { CV_TRUNC_REFUSE = 0, CV_TRUNC_ALLOW = 1, CV_TRUNC_SILENT = 2 };
 
 /* Opens `path` (one line on stderr on failure) and checks that the file is
  * complete (see cv_check_complete and the CV_TRUNC_* modes). Returns 0 with
- * c->r set, or the exit code. */
+ * c->r set, or the exit code. CV_TRUNC_SILENT (tracy-info) also opens a
+ * file whose trailer contradicts it: tracy-info says so itself. */
 int cv_run_open(cv_run *c, const char *path, int truncated);
 
 /* Hands every event of r to fn(ctx, ev), until the end, a read error (its

@@ -303,7 +303,9 @@ static int act_grow(active *a) {
     active b = {0};
     uint32_t live = 0;
     for (uint32_t i = 0; i < a->cap; i++) live += a->keys[i] && a->counts[i];
-    for (b.cap = 64; b.cap < 4 * (live + 1); b.cap *= 2) {}
+    /* From 8 slots: a trace of a million threads with a zone or two each
+     * keeps 64 bytes per thread here, not 512. */
+    for (b.cap = 8; b.cap < 4 * (live + 1); b.cap *= 2) {}
     b.keys = calloc(b.cap, sizeof *b.keys);
     b.counts = calloc(b.cap, sizeof *b.counts);
     if (!b.keys || !b.counts) {
@@ -470,6 +472,15 @@ static int read_streams(dp_profile *p, dp_input *in) {
         for (uint32_t t = 1; t <= lt_reader_nthreads(p->r, pr); t++) {
             if (!lt_reader_thread(p->r, pr, t)) continue;
             int code = lt_reader_select(p->r, pr, t) ? CV_EXIT_INPUT : read_events(p, in);
+            if (pr < p->nprocs && t < p->procs[pr].nthreads) { /* read: its state goes */
+                stream *s = &p->procs[pr].threads[t];
+                free(s->stack);
+                free(s->act.keys);
+                free(s->act.counts);
+                s->stack = NULL;
+                s->act = (active){0};
+                s->n = s->cap = 0;
+            }
             if (code) {
                 if (!p->err[0]) snprintf(p->err, sizeof p->err, "%s: cannot select a thread", in->path);
                 return code;

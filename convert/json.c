@@ -34,9 +34,8 @@ typedef struct proc_cache {
     uint64_t pid;
     loc_cache *locs;
     uint32_t nlocs;
-    char **who;   /* per thread: "pid":P,"tid":T, */
-    size_t *who_len;
     uint32_t nthreads;
+    int tid_clash;  /* thread indices stand in for tids */
 } proc_cache;
 
 typedef struct json_state {
@@ -47,6 +46,9 @@ typedef struct json_state {
     uint32_t nproc;
     uint64_t nonfinite;
     uint64_t events;
+    uint32_t who_process, who_thread; /* whose "pid","tid" who_buf holds */
+    size_t who_len;
+    char who_buf[64];
 } json_state;
 
 static const char usage_text[] =
@@ -134,39 +136,35 @@ static const loc_cache *get_loc(json_state *s, uint32_t process, uint32_t id) {
 static int build_procs(json_state *s) {
     s->nproc = lt_reader_nprocesses(s->r);
     s->procs = calloc(s->nproc + 1, sizeof *s->procs);
-    if (!s->procs) return -1;
-    int pid_clash = 0;
+    uint64_t *ids = malloc((s->nproc + 1) * sizeof *ids);
+    if (!s->procs || !ids) {
+        free(ids);
+        return -1;
+    }
     for (uint32_t p = 1; p <= s->nproc; p++) {
         const lt_process *pr = lt_reader_process(s->r, p);
-        s->procs[p].pid = pr ? pr->pid : p;
-        for (uint32_t q = 1; q < p; q++)
-            pid_clash |= s->procs[q].pid == s->procs[p].pid;
+        ids[p - 1] = s->procs[p].pid = pr ? pr->pid : p;
     }
+    int pid_clash = cv_has_dup_u64(ids, s->nproc);
+    free(ids);
+    if (pid_clash < 0) return -1;
     for (uint32_t p = 1; p <= s->nproc; p++) {
         proc_cache *pc = &s->procs[p];
         if (pid_clash) pc->pid = p;
         uint32_t nt = lt_reader_nthreads(s->r, p);
         pc->nthreads = nt;
-        pc->who = calloc(nt + 1, sizeof *pc->who);
-        pc->who_len = calloc(nt + 1, sizeof *pc->who_len);
-        if (!pc->who || !pc->who_len) return -1;
-        int tid_clash = 0;
-        for (uint32_t t = 1; t <= nt; t++)
-            for (uint32_t u = 1; u < t; u++) {
-                const lt_thread *a = lt_reader_thread(s->r, p, t);
-                const lt_thread *b = lt_reader_thread(s->r, p, u);
-                tid_clash |= a && b && a->tid == b->tid;
-            }
+        /* Thread names are rendered as they are needed ("who"): nothing
+         * kept per thread but whether tids clash in the process. */
+        uint64_t *tids = malloc((nt + 1) * sizeof *tids);
+        size_t n = 0;
+        if (!tids) return -1;
         for (uint32_t t = 1; t <= nt; t++) {
             const lt_thread *th = lt_reader_thread(s->r, p, t);
-            char buf[80];
-            int n = snprintf(buf, sizeof buf, "\"pid\":%llu,\"tid\":%llu,",
-                             (unsigned long long)pc->pid,
-                             (unsigned long long)(tid_clash || !th ? t : th->tid));
-            pc->who[t] = strdup(buf);
-            pc->who_len[t] = (size_t)n;
-            if (!pc->who[t]) return -1;
+            if (th) tids[n++] = th->tid;
         }
+        pc->tid_clash = cv_has_dup_u64(tids, n);
+        free(tids);
+        if (pc->tid_clash < 0) return -1;
     }
     return 0;
 }
@@ -180,9 +178,6 @@ static void free_procs(json_state *s) {
             free(pc->locs[i].args);
         }
         free(pc->locs);
-        for (uint32_t t = 0; t <= pc->nthreads && pc->who; t++) free(pc->who[t]);
-        free(pc->who);
-        free(pc->who_len);
     }
     free(s->procs);
 }
@@ -193,11 +188,24 @@ static void sep(json_state *s) {
     if (s->events++) cv_out_write(&s->out, ",\n", 2);
 }
 
+/* "pid":P,"tid":T, of a thread: rendered when the thread differs from the
+ * last event's (one entry kept, not a string per thread). */
 static void who(json_state *s, uint32_t process, uint32_t thread) {
-    if (process && process <= s->nproc && thread && thread <= s->procs[process].nthreads)
-        cv_out_write(&s->out, s->procs[process].who[thread], s->procs[process].who_len[thread]);
-    else
+    if (!(process && process <= s->nproc && thread && thread <= s->procs[process].nthreads)) {
         cv_out_printf(&s->out, "\"pid\":%u,\"tid\":%u,", process, thread);
+        return;
+    }
+    if (process != s->who_process || thread != s->who_thread || !s->who_len) {
+        const proc_cache *pc = &s->procs[process];
+        const lt_thread *th = lt_reader_thread(s->r, process, thread);
+        int n = snprintf(s->who_buf, sizeof s->who_buf, "\"pid\":%llu,\"tid\":%llu,",
+                         (unsigned long long)pc->pid,
+                         (unsigned long long)(pc->tid_clash || !th ? thread : th->tid));
+        s->who_len = (size_t)n;
+        s->who_process = process;
+        s->who_thread = thread;
+    }
+    cv_out_write(&s->out, s->who_buf, s->who_len);
 }
 
 /* Added to the first process_name event's args (see the top). */

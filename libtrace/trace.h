@@ -286,12 +286,20 @@ LT_API int lt_reader_rewind(lt_reader *r);
  * (FORMAT.md, "Limits"); a file beyond it fails with LT_ECORRUPT. */
 LT_API int lt_reader_next(lt_reader *r, lt_event *ev);
 
+/* Whether the file is sound as far as its descriptors tell, checked by
+ * lt_reader_open() without reading a block: when the file has a trailer,
+ * each stream summary (events, blocks, raw and compressed bytes, first and
+ * last timestamps) and the totals `events`, `threads`, `raw_bytes`,
+ * `body_bytes`, `first_ts`, `last_ts` agree with the descriptors (units
+ * of unknown kind and descriptors out of range already fail the open).
+ * Returns 0, or LT_ECORRUPT with lt_reader_error() naming the mismatch;
+ * lt_reader_next() then fails with the same error at its first call. Every
+ * tool refuses such a file (exit 4); tracy-info prints its summary first. */
+LT_API int lt_reader_sound(lt_reader *r);
+
 /* Checks what lt_reader_open() does not, without decoding records:
  * decompresses every event block (zstd checksum, content size, block header
- * against its descriptor) and, when the file has a trailer, compares each
- * stream summary (events, blocks, raw and compressed bytes, first and last
- * timestamps) and the totals `events`, `threads`, `raw_bytes`,
- * `body_bytes`, `first_ts`, `last_ts` with what the descriptors say.
+ * against its descriptor), then lt_reader_sound().
  * Returns 0, or LT_ECORRUPT (lt_reader_error() names the unit or the
  * mismatch), LT_EIO, LT_ENOMEM. Does not move the event iterator. */
 LT_API int lt_reader_check(lt_reader *r);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "client_fast.h"
+#include "client_internal.h"
 #include "trace_client.h"
 
 /* The client was stopped (process-wide, as the client). The module's
@@ -495,6 +496,18 @@ PyDoc_STRVAR(read_trace_doc,
 "first call on), each still indexable as the plain tuple it replaces. For\n"
 "tests and small tools.");
 
+PyDoc_STRVAR(rundir_doc,
+"_rundir() -> path or None\n--\n\n"
+"This user's private run folder (daemon sockets, rendezvous files), found\n"
+"or created now (None: no candidate is private). A candidate passed over\n"
+"is said once per process on stderr.");
+
+static PyObject *m_rundir(PyObject *self, PyObject *unused) {
+    char dir[LT__RUNDIR_MAX];
+    if (lt__rundir_said(dir, sizeof dir) < 0) Py_RETURN_NONE;
+    return PyUnicode_DecodeFSDefault(dir);
+}
+
 static PyMethodDef tracy_methods[] = {
     {"configure", (PyCFunction)(void (*)(void))m_configure, METH_VARARGS | METH_KEYWORDS,
      configure_doc},
@@ -518,6 +531,7 @@ static PyMethodDef tracy_methods[] = {
     {"frame_mark", m_frame_mark, METH_VARARGS, frame_mark_doc},
     {"thread_name", m_thread_name, METH_VARARGS, thread_name_doc},
     {"probe", m_probe, METH_VARARGS, probe_doc},
+    {"_rundir", m_rundir, METH_NOARGS, rundir_doc},
     {"_compile_exec", m_compile_exec, METH_VARARGS, compile_exec_doc},
     {"_thread_hook", py__thread_hook, METH_VARARGS, thread_hook_doc},
     {"_read_trace", py__read_trace, METH_O, read_trace_doc},

@@ -42,6 +42,12 @@ check-cli: all
 check-pip: all
 	$(Q)sh tests/pipinstall.sh $(B)
 
+# Two real local users against one another (tests/shared): useradd makes
+# them, so it needs root, as make check has on CI; the transport is the same
+# for every interpreter, so it runs once, under Debian's python3.
+check-shared: all
+	$(Q)LT_BUILD=$(CURDIR)/$(B) $(PYTHON) -m pytest -q -p no:cacheprovider tests/shared
+
 # The Python suite once per interpreter found (pyhook/pythons.sh), two at a
 # time, pytest always under /usr/bin/python3: one line per interpreter.
 check-python: all python-all

@@ -139,13 +139,15 @@ static void d_spawn(dproc *d, char *const argv[]) {
     d->port = read_port(pfd[0], d->line, sizeof d->line);
 }
 
-/* capture-release -o OUT -p 0 EXTRA... */
+/* capture-release -o OUT -a 127.0.0.1 -p 0 EXTRA... */
 static void d_start(dproc *d, const char *const *extra) {
     char *argv[40];
     int n = 0;
     argv[n++] = (char *)bin_path();
     argv[n++] = "-o";
     argv[n++] = d->out;
+    argv[n++] = "-a"; /* TCP: the tests speak the protocol on raw sockets */
+    argv[n++] = "127.0.0.1";
     argv[n++] = "-p";
     argv[n++] = "0";
     for (; extra && *extra; extra++) argv[n++] = (char *)*extra;
@@ -906,7 +908,7 @@ START_TEST(token_is_checked_in_handshake) {
     static const mode_t open_modes[] = {0644, 0604, 0620, 0602};
     for (size_t i = 0; i < sizeof open_modes / sizeof open_modes[0]; i++) {
         ck_assert_int_eq(chmod(tok, open_modes[i]), 0);
-        d_spawn(&d, (char *[]){(char *)bin_path(), "-o", d.out, "-p", "0",
+        d_spawn(&d, (char *[]){(char *)bin_path(), "-o", d.out, "-a", "127.0.0.1", "-p", "0",
                                "--token-file", tok, NULL});
         ck_assert_int_eq(d.port, -1);
         ck_assert_int_eq(d_wait(&d), 1);
@@ -1045,7 +1047,7 @@ START_TEST(existing_output_needs_force) {
     FILE *f = fopen(d.out, "w");
     fputs("precious", f);
     fclose(f);
-    d_spawn(&d, (char *[]){(char *)bin_path(), "-o", d.out, "-p", "0", NULL});
+    d_spawn(&d, (char *[]){(char *)bin_path(), "-o", d.out, "-a", "127.0.0.1", "-p", "0", NULL});
     ck_assert_int_eq(d.port, -1);
     ck_assert_int_eq(d_wait(&d), 2);
     ck_assert(err_contains(&d, "file exists"));
@@ -1074,7 +1076,7 @@ START_TEST(port_in_use_exits_3) {
     getsockname(ls, (struct sockaddr *)&a, &al);
     char port[16];
     snprintf(port, sizeof port, "%d", ntohs(a.sin_port));
-    d_spawn(&d, (char *[]){(char *)bin_path(), "-o", d.out, "-p", port, NULL});
+    d_spawn(&d, (char *[]){(char *)bin_path(), "-o", d.out, "-a", "127.0.0.1", "-p", port, NULL});
     ck_assert_int_eq(d_wait(&d), 3);
     ck_assert(err_contains(&d, "cannot listen"));
     ck_assert_int_eq(access(d.out, F_OK), -1); /* nothing created */
@@ -1087,7 +1089,7 @@ START_TEST(file_size_limit_exits_4_with_readable_file) {
     dproc d;
     d_init(&d);
     char *argv[] = {"/bin/sh", "-c", "ulimit -f 64; exec \"$0\" \"$@\"",
-                    (char *)bin_path(), "-o", d.out, "-p", "0", "--level", "1",
+                    (char *)bin_path(), "-o", d.out, "-a", "127.0.0.1", "-p", "0", "--level", "1",
                     NULL};
     d_spawn(&d, argv);
     ck_assert_int_gt(d.port, 0);

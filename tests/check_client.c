@@ -53,7 +53,9 @@ typedef struct capd {
 } capd;
 
 /* Starts capture-release -p 0 on a fresh file, stopping after `clients`
- * clients, and reads its port from the first line of its stdout. */
+ * clients, and reads its port from the first line of its stdout: the N of
+ * its Unix socket daemon-N.sock, the default transport, which the clients
+ * reach with TRACY_PORT=N. */
 static void daemon_start(capd *d, int clients) {
     const char *build = getenv("LT_BUILD");
     ck_assert_msg(build != NULL, "LT_BUILD is not set (run through make check)");
@@ -121,7 +123,7 @@ static void default_signals(void) {
 /* In a forked test child: default signals, the daemon at `port`. */
 static void profiled_child(const char *port) {
     default_signals();
-    setenv("TRACY_ADDR", "127.0.0.1", 1);
+    unsetenv("TRACY_ADDR"); /* this user's daemon-PORT.sock */
     setenv("TRACY_PORT", port, 1);
 }
 
@@ -136,7 +138,7 @@ static int run_child(scenario fn, void *arg, const char *port,
     if (pid == 0) {
         default_signals();
         if (err_fd >= 0) dup2(err_fd, 2);
-        setenv("TRACY_ADDR", "127.0.0.1", 1);
+        unsetenv("TRACY_ADDR"); /* this user's daemon-PORT.sock */
         setenv("TRACY_PORT", port, 1);
         unsetenv("TRACY_DROP");
         unsetenv("TRACY_QUIET");
@@ -508,8 +510,9 @@ START_TEST(no_daemon_warns_once_and_runs_on) {
     ck_assert_int_ge(pread(fd, buf, sizeof buf - 1, 0), 1);
     close(fd);
     char want[128];
-    snprintf(want, sizeof want, "tracy: no capture daemon at 127.0.0.1:%s (", d.port);
-    ck_assert_msg(strncmp(buf, want, strlen(want)) == 0, "stderr: %s", buf);
+    snprintf(want, sizeof want, "/daemon-%s.sock (", d.port);
+    ck_assert_msg(strncmp(buf, "tracy: no capture daemon at /", 29) == 0, "stderr: %s", buf);
+    ck_assert_msg(strstr(buf, want) != NULL, "stderr: %s", buf);
     ck_assert_ptr_nonnull(strstr(buf, "; running unprofiled\n"));
     ck_assert_msg(strchr(buf, '\n') + 1 == buf + strlen(buf), "stderr: %s", buf); /* one line */
     daemon_cleanup(&d);
@@ -822,7 +825,7 @@ static int run_signalled(scenario fn, void *arg, const char *port,
     if (pid == 0) {
         default_signals();
         close(ready[0]);
-        setenv("TRACY_ADDR", "127.0.0.1", 1);
+        unsetenv("TRACY_ADDR"); /* this user's daemon-PORT.sock */
         setenv("TRACY_PORT", port, 1);
         unsetenv("TRACY_SIGNALS");
         for (; env && *env; env++) putenv((char *)*env);

@@ -233,7 +233,7 @@ START_TEST(disk_full_stops_with_exit_4_and_a_readable_file) {
     snprintf(err, sizeof err, "%s/stderr.txt", d.dir);
     ft_daemon dm;
     char *argv[] = {"/bin/sh", "-c", "ulimit -f 512; exec \"$0\" \"$@\"",
-                    (char *)ft_bin("capture-release"), "-o", out, "-p", "0", "-q",
+                    (char *)ft_bin("capture-release"), "-o", out, "-a", "127.0.0.1", "-p", "0", "-q",
                     "--level", "1", NULL};
     ft_spawn(&dm, mounted ? argv + 3 : argv, err, 1);
     pid_t c = ft_client(dm.port, (const char *[]){"TRACY_QUIET=1", NULL}, NULL,
@@ -296,9 +296,9 @@ START_TEST(unusable_options_one_line_documented_exit) {
     snprintf(nodir, sizeof nodir, "%s/missing/run.tracy", d.dir);
     snprintf(token, sizeof token, "%s/no-token", d.dir);
     /* 2: the output cannot be created. */
-    expect_one_line(&d, 2, (char *[]){"-o", nodir, "-p", "0", NULL});
-    expect_one_line(&d, 2, (char *[]){"-o", d.dir, "-f", "-p", "0", NULL});
-    expect_one_line(&d, 2, (char *[]){"-o", "/proc/run.tracy", "-p", "0", NULL});
+    expect_one_line(&d, 2, (char *[]){"-o", nodir, "-a", "127.0.0.1", "-p", "0", NULL});
+    expect_one_line(&d, 2, (char *[]){"-o", d.dir, "-f", "-a", "127.0.0.1", "-p", "0", NULL});
+    expect_one_line(&d, 2, (char *[]){"-o", "/proc/run.tracy", "-a", "127.0.0.1", "-p", "0", NULL});
     /* 3: the port is taken. */
     int ls = socket(AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in a = {.sin_family = AF_INET};
@@ -309,7 +309,7 @@ START_TEST(unusable_options_one_line_documented_exit) {
     getsockname(ls, (struct sockaddr *)&a, &al);
     char port[16];
     snprintf(port, sizeof port, "%d", ntohs(a.sin_port));
-    expect_one_line(&d, 3, (char *[]){"-o", d.out, "-p", port, NULL});
+    expect_one_line(&d, 3, (char *[]){"-o", d.out, "-a", "127.0.0.1", "-p", port, NULL});
     close(ls);
     ck_assert_int_eq(access(d.out, F_OK), -1);
     /* 1: bad values. */
@@ -333,7 +333,7 @@ END_TEST
 
 /* capture-release -o OUT -p 0 -q -s 0.2 EXTRA (no client): its exit code. */
 static int short_capture(const ft_dir *d, const char *out, const char *extra) {
-    char *argv[] = {(char *)ft_bin("capture-release"), "-o", (char *)out, "-p", "0",
+    char *argv[] = {(char *)ft_bin("capture-release"), "-o", (char *)out, "-a", "127.0.0.1", "-p", "0",
                     "-q", "-s", "0.2", (char *)extra, NULL};
     ft_daemon dm;
     ft_spawn(&dm, argv, d->err, 0);
@@ -389,7 +389,7 @@ START_TEST(full_disk_at_open_leaves_no_file) {
     }
     snprintf(out, sizeof out, "%s/run.tracy", mnt);
     char *argv[] = {"/bin/sh", "-c", "ulimit -f 0; exec \"$0\" \"$@\"",
-                    (char *)ft_bin("capture-release"), "-o", out, "-p", "0", "-q",
+                    (char *)ft_bin("capture-release"), "-o", out, "-a", "127.0.0.1", "-p", "0", "-q",
                     "-s", "0.2", NULL};
     ft_daemon dm;
     ft_spawn(&dm, mounted ? argv + 3 : argv, d.err, 0);
@@ -460,7 +460,7 @@ START_TEST(client_waits_for_a_late_daemon_with_tracy_wait) {
     pid_t c = ft_client(port, (const char *[]){"TRACY_WAIT=30", NULL}, cerr, plain_work, &w);
     usleep(500000); /* the client is retrying by now (or soon) */
     ft_daemon dm;
-    char *argv[] = {(char *)ft_bin("capture-release"), "-o", d.out, "-p", ps, "-q", NULL};
+    char *argv[] = {(char *)ft_bin("capture-release"), "-o", d.out, "-a", "127.0.0.1", "-p", ps, "-q", NULL};
     ft_spawn(&dm, argv, d.err, 0);
     ck_assert_int_eq(ft_wait(c, FT_WAIT_MS), 0);
     ck_assert_int_eq(ft_daemon_wait(&dm), 0);
@@ -555,7 +555,7 @@ START_TEST(fd_limit_refusals_are_told_counted_and_logged) {
     ck_assert_uint_ge(rl.rlim_cur, FD_FLOOD + 64);
     ft_daemon dm;
     char *argv[] = {"/bin/sh", "-c", "ulimit -n 256; exec \"$0\" \"$@\"",
-                    (char *)ft_bin("capture-release"), "-o", d.out, "-p", "0", "-s", "600",
+                    (char *)ft_bin("capture-release"), "-o", d.out, "-a", "127.0.0.1", "-p", "0", "-s", "600",
                     "--handshake-timeout", "600000", NULL};
     ft_spawn(&dm, argv, d.err, 1);
     /* Silent connections: the first ones hold the daemon's descriptors. */

@@ -521,8 +521,8 @@ START_TEST(a_fifo_output_waits_for_its_reader_without_blocking) {
     char fifo[160], *s;
     snprintf(fifo, sizeof fifo, "%s/out.fifo", d.dir);
     ck_assert_int_eq(mkfifo(fifo, 0600), 0);
-    char *argv[] = {(char *)ft_bin("capture-release"), "-o", fifo, "-p", "0", "-s", "600",
-                    NULL, NULL};
+    char *argv[] = {(char *)ft_bin("capture-release"), "-o", fifo, "-a", "127.0.0.1",
+                    "-p", "0", "-s", "600", NULL, NULL};
     /* Without -f: refused at once, in one line. */
     ft_daemon dm;
     ft_spawn(&dm, argv, d.err, 0);
@@ -532,7 +532,7 @@ START_TEST(a_fifo_output_waits_for_its_reader_without_blocking) {
     free(s);
     /* With -f and no reader: the port first, one line, and a signal still
      * ends it (the loop is not blocked in open). */
-    argv[7] = "-f";
+    argv[9] = "-f";
     ft_spawn(&dm, argv, d.err, 1);
     for (int i = 0; i < FT_WAIT_MS / 10; i++) {
         s = ft_slurp(d.err);

@@ -21,8 +21,8 @@ static pid_t spawn_daemon(const char *out, const char *errpath, const char *cons
     ck_assert_msg(b != NULL, "LT_BUILD is not set (run through make check-c)");
     char bin[512];
     snprintf(bin, sizeof bin, "%s/bin/capture-release", b);
-    char *argv[32] = {bin, "-o", (char *)out, "-p", "0"};
-    int n = 5;
+    char *argv[32] = {bin, "-o", (char *)out, "-a", "127.0.0.1", "-p", "0"};
+    int n = 7;
     for (; *extra; extra++) argv[n++] = (char *)*extra;
     int pfd[2];
     ck_assert_int_eq(pipe(pfd), 0);

@@ -371,7 +371,8 @@ START_TEST(client_streams_replay_against_daemon) {
         dup2(pfd[1], 1);
         dup2(e, 2);
         close(pfd[0]);
-        execl(bin, bin, "-o", out, "-p", "0", "-q", "-s", "600", "--handshake-timeout", "2000",
+        execl(bin, bin, "-o", out, "-a", "127.0.0.1", "-p", "0", "-q", "-s", "600",
+              "--handshake-timeout", "2000",
               (char *)NULL);
         _exit(127);
     }

@@ -142,13 +142,15 @@ static inline void ft_spawn(ft_daemon *d, char *const argv[], const char *err_pa
     ck_assert_msg(d->port > 0, "the daemon did not print its port");
 }
 
-/* capture-release -o OUT -p 0 -q EXTRA... (NULL-terminated). */
+/* capture-release -o OUT -a 127.0.0.1 -p 0 -q EXTRA... (NULL-terminated). */
 static inline void ft_daemon_start(ft_daemon *d, const ft_dir *dir, ...) {
     char *argv[40];
     int n = 0;
     argv[n++] = (char *)ft_bin("capture-release");
     argv[n++] = "-o";
     argv[n++] = (char *)dir->out;
+    argv[n++] = "-a"; /* TCP, for raw connections; the client tests use Unix */
+    argv[n++] = "127.0.0.1";
     argv[n++] = "-p";
     argv[n++] = "0";
     va_list ap;

@@ -303,7 +303,7 @@ static int parse_args(int argc, char **argv, gen_opts *o) {
         case 'z': if (parse_count(optarg, &o->zones, 0, "--zones")) return 1; break;
         case 'p': if (parse_count(optarg, &v, 1, "--processes") || v > 100000) return 1;
             o->processes = (uint32_t)v; break;
-        case 't': if (parse_count(optarg, &v, 1, "--threads") || v > 100000) return 1;
+        case 't': if (parse_count(optarg, &v, 1, "--threads") || v > 4194304) return 1;
             o->threads = (uint32_t)v; break;
         case 'd': if (parse_count(optarg, &v, 1, "--depth") || v > 1000) return 1;
             o->depth = (uint32_t)v; break;

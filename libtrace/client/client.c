@@ -9,9 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 #include "client_internal.h"
+#include "local.h"
 
 #define LT__CLIENT_NAME "libtrace " LT_VERSION_STRING
 #define LT__MAX_ARG 4096u          /* bytes kept of one argument */
@@ -426,20 +428,19 @@ static int wait_fd(int fd, short events, uint64_t deadline) {
 }
 
 /* Connects to one address within timeout_ms. Returns the socket or -errno. */
-static int connect_one(const struct addrinfo *ai, int timeout_ms) {
-    int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK,
-                    ai->ai_protocol);
+static int connect_addr(const struct sockaddr *sa, socklen_t len, int timeout_ms) {
+    int fd = socket(sa->sa_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0) return -errno;
-    int rc = connect(fd, ai->ai_addr, ai->ai_addrlen);
-    if (rc < 0 && errno == EINPROGRESS) {
+    int rc = connect(fd, sa, len);
+    if (rc < 0 && (errno == EINPROGRESS || errno == EAGAIN)) {
         int err = 0;
-        socklen_t len = sizeof err;
+        socklen_t elen = sizeof err;
         rc = wait_fd(fd, POLLOUT, mono_ms() + (uint64_t)timeout_ms);
         if (rc == 0) {
             errno = ETIMEDOUT;
             rc = -1;
         } else if (rc > 0) {
-            getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+            getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &elen);
             errno = err;
             rc = err ? -1 : 0;
         }
@@ -464,6 +465,65 @@ static int connect_one(const struct addrinfo *ai, int timeout_ms) {
     return fd;
 }
 
+/* A daemon that is not this user's is not sent a byte: on a Unix socket
+ * its credentials say who it is; on loopback TCP (an address named in
+ * TRACY_ADDR) the kernel's socket table does, and another user's daemon is
+ * joined only with a token (sharing on purpose), said in one line.
+ * Returns 0, or -1 with the reason in why. */
+static int check_owner(int fd, int is_unix, const char *token, char *why,
+                       size_t why_len) {
+    uid_t uid, me = geteuid();
+    if (is_unix) {
+        if (lt__unix_peer(fd, &uid, NULL) < 0) {
+            snprintf(why, why_len, "cannot tell which user runs it: %s", strerror(errno));
+            return -1;
+        }
+        if (uid == me) return 0;
+        snprintf(why, why_len, "it runs as another user (uid %lu)", (unsigned long)uid);
+        return -1;
+    }
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof ss;
+    if (getpeername(fd, (struct sockaddr *)&ss, &len) != 0 || !lt__is_loopback(&ss))
+        return 0; /* a remote daemon: the token is the proof */
+    if (lt__tcp_peer_uid(fd, &uid) < 0) {
+        snprintf(why, why_len, "cannot tell which user runs it");
+        return -1;
+    }
+    if (uid == me) return 0;
+    if (token && *token) {
+        if (!lt__g.quiet)
+            fprintf(stderr, "tracy: sending to the capture daemon at %s of another "
+                    "user (uid %lu), as TRACY_ADDR and TRACY_TOKEN ask\n", lt__g.where,
+                    (unsigned long)uid);
+        return 0;
+    }
+    snprintf(why, why_len, "it runs as another user (uid %lu); set TRACY_TOKEN to "
+             "share a daemon on purpose", (unsigned long)uid);
+    return -1;
+}
+
+/* Connects to a Unix socket, retrying for wait_s seconds while nothing
+ * listens. */
+static int connect_unix(const char *path, double wait_s, char *why, size_t why_len) {
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    if (strlen(path) >= sizeof a.sun_path) {
+        snprintf(why, why_len, "socket path too long");
+        return -1;
+    }
+    memcpy(a.sun_path, path, strlen(path) + 1);
+    uint64_t deadline = mono_ms() + (uint64_t)(wait_s * 1000);
+    int fd;
+    for (;;) {
+        fd = connect_addr((struct sockaddr *)&a, sizeof a, LT_WIRE_HANDSHAKE_MS);
+        if (fd >= 0 || mono_ms() >= deadline) break;
+        struct timespec d = {0, 100000000};
+        nanosleep(&d, NULL);
+    }
+    if (fd < 0) snprintf(why, why_len, "%s", strerror(-fd));
+    return fd;
+}
+
 /* Connects, retrying for wait_s seconds while nothing listens. */
 static int connect_daemon(const char *addr, const char *port, double wait_s,
                           char *why, size_t why_len) {
@@ -480,7 +540,7 @@ static int connect_daemon(const char *addr, const char *port, double wait_s,
     for (;;) {
         fd = -ECONNREFUSED;
         for (struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next)
-            fd = connect_one(ai, LT_WIRE_HANDSHAKE_MS);
+            fd = connect_addr(ai->ai_addr, ai->ai_addrlen, LT_WIRE_HANDSHAKE_MS);
         if (fd >= 0 || mono_ms() >= deadline) break;
         struct timespec d = {0, 100000000};
         nanosleep(&d, NULL);
@@ -583,16 +643,46 @@ static int handshake(int fd, const char *token) {
     return 0;
 }
 
+/* Where this process's daemon is, from TRACY_ADDR and TRACY_PORT: a Unix
+ * socket (TRACY_ADDR=unix:PATH, or, with no TRACY_ADDR, daemon-<port>.sock
+ * in this user's run folder) or a TCP address. */
+typedef struct {
+    char addr[256];         /* host for TCP; "" for a Unix socket */
+    char port[16];
+    char path[108];         /* the Unix socket */
+} lt__target;
+
+int lt__rundir_said(char *out, size_t out_len) {
+    static int noted;
+    char note[300];
+    int rc = lt__rundir(out, out_len, note, sizeof note);
+    if (note[0] && !__atomic_exchange_n(&noted, 1, __ATOMIC_RELAXED))
+        fprintf(stderr, "tracy: not using %s\n", note);
+    return rc;
+}
+
+/* The socket of the local daemon named by `port` in this user's run
+ * folder, found (and checked) now. Returns 0 or -1 with the reason. */
+static int local_socket(lt__target *t, char *why, size_t why_len) {
+    char dir[LT__RUNDIR_MAX];
+    int rc = lt__rundir_said(dir, sizeof dir);
+    if (rc < 0) {
+        snprintf(why, why_len, "no private run folder for its socket");
+        return -1;
+    }
+    snprintf(t->path, sizeof t->path, "%s/" LT_LOCAL_SOCK_FMT, dir, atol(t->port));
+    snprintf(lt__g.where, sizeof lt__g.where, "%s", t->path);
+    return 0;
+}
+
 /* Reads the environment into lt__g. Returns 0 or -1 after a warning. */
-static int configure(char *addr, size_t addr_len, char *port, size_t port_len,
-                     double *wait_s, int flight) {
+static int configure(lt__target *t, double *wait_s, int flight) {
     lt__client *g = &lt__g;
     const char *a = getenv("TRACY_ADDR"), *p = flight ? NULL : getenv("TRACY_PORT");
     g->quiet = env_flag("TRACY_QUIET");
     g->drop = env_flag("TRACY_DROP");
-    snprintf(addr, addr_len, "%s", a && *a ? a : LT_DEFAULT_ADDR);
-    snprintf(port, port_len, "%d", LT_DEFAULT_PORT);
-    snprintf(g->where, sizeof g->where, "%s:%s", addr, port);
+    memset(t, 0, sizeof *t);
+    snprintf(t->port, sizeof t->port, "%d", LT_DEFAULT_PORT);
     if (p && *p) {
         char *end;
         long v = strtol(p, &end, 10);
@@ -600,8 +690,21 @@ static int configure(char *addr, size_t addr_len, char *port, size_t port_len,
             warn("invalid TRACY_PORT '%s'%s (expected 1..65535)", p, "");
             return -1;
         }
-        snprintf(port, port_len, "%ld", v);
-        snprintf(g->where, sizeof g->where, "%s:%s", addr, port);
+        snprintf(t->port, sizeof t->port, "%ld", v);
+    }
+    if (a && strncmp(a, LT_UNIX_PREFIX, strlen(LT_UNIX_PREFIX)) == 0) {
+        a += strlen(LT_UNIX_PREFIX);
+        if (!*a || strlen(a) >= sizeof t->path) {
+            warn("invalid TRACY_ADDR 'unix:%s'%s (expected a socket path)", a, "");
+            return -1;
+        }
+        snprintf(t->path, sizeof t->path, "%s", a);
+        snprintf(g->where, sizeof g->where, "%s", a);
+    } else if (a && *a) {
+        snprintf(t->addr, sizeof t->addr, "%s", a);
+        snprintf(g->where, sizeof g->where, "%s:%s", a, t->port);
+    } else {
+        snprintf(g->where, sizeof g->where, "daemon %s of this user", t->port);
     }
     const char *mb = getenv("TRACY_BUFFER_MB");
     long mbv = 64;
@@ -639,13 +742,41 @@ static int configure(char *addr, size_t addr_len, char *port, size_t port_len,
     return 0;
 }
 
+/* Connects to the daemon of `t` and checks whose it is. Returns the
+ * socket, or -1 after saying why. */
+static int open_daemon(lt__target *t, double wait_s) {
+    char why[256];
+    int fd;
+    if (!t->path[0] && !t->addr[0] && local_socket(t, why, sizeof why) < 0) {
+        warn("no capture daemon at %s (%s)", lt__g.where, why);
+        return -1;
+    }
+    fd = t->path[0] ? connect_unix(t->path, wait_s, why, sizeof why)
+                    : connect_daemon(t->addr, t->port, wait_s, why, sizeof why);
+    if (fd < 0) {
+        warn("no capture daemon at %s (%s)", lt__g.where, why);
+        return -1;
+    }
+    if (check_owner(fd, t->path[0] != 0, getenv("TRACY_TOKEN"), why, sizeof why) < 0) {
+        close(fd);
+        /* said even when quiet: the caller may go on with a daemon of its own */
+        if (lt__g.quiet)
+            fprintf(stderr, "tracy: not sending to the capture daemon at %s: %s\n",
+                    lt__g.where, why);
+        else
+            warn("not sending to the capture daemon at %s: %s", lt__g.where, why);
+        return -1;
+    }
+    return fd;
+}
+
 /* Connects and starts the sender (init_mu held, state LT__UNINIT). */
 static int start_locked(void) {
     lt__client *g = &lt__g;
-    char addr[256], port[16], why[256];
+    lt__target t;
     double wait_s;
     int fd = -1, rc, flight = lt__ring_config(); /* no daemon: no address */
-    if (flight < 0 || configure(addr, sizeof addr, port, sizeof port, &wait_s, flight) < 0)
+    if (flight < 0 || configure(&t, &wait_s, flight) < 0)
         return LT_EINVAL;
     info_default();
     lt__host_init();
@@ -657,11 +788,8 @@ static int start_locked(void) {
         lt__bytes_free(&h);
         if (rc < 0) return rc;
     } else {
-        fd = connect_daemon(addr, port, wait_s, why, sizeof why);
-        if (fd < 0) {
-            warn("no capture daemon at %s (%s)", g->where, why);
-            return LT_ECONNECT;
-        }
+        fd = open_daemon(&t, wait_s);
+        if (fd < 0) return LT_ECONNECT;
         rc = handshake(fd, getenv("TRACY_TOKEN"));
         if (rc < 0) {
             close(fd);

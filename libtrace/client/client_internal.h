@@ -209,4 +209,9 @@ static inline size_t lt__clip(const char *s, size_t len, size_t max) {
  * become '?'. The caller makes room for 10 + max bytes. */
 uint8_t *lt__put_text(uint8_t *p, const char *s, size_t len, size_t max);
 
+/* lt__rundir() (local.h), saying once per process, on stderr, which
+ * candidate was passed over and why (it may have been planted). */
+#define LT__RUNDIR_MAX 84
+int lt__rundir_said(char *out, size_t out_len);
+
 #endif /* LIBTRACE_CLIENT_INTERNAL_H */

@@ -26,6 +26,7 @@ typedef struct lt__bstream {
 typedef struct lt__bproc {
     lt__buf meta;             /* LT__HDR_ROOM bytes, then pending records */
     uint32_t nthreads, nlocs, nplots, nframes;
+    uint32_t threads_cap;
     lt__bstream **threads;
     int ended;
 } lt__bproc;
@@ -41,7 +42,10 @@ struct lt_builder {
 
 static int lt__buf_room(lt__buf *b, size_t more) {
     if (b->len + more <= b->cap) return 0;
-    size_t cap = b->cap ? b->cap : LT_BLOCK_TARGET + 1024;
+    /* Small at first, doubled as records come: a trace of a million
+     * threads with one zone each must not hold a block-sized buffer per
+     * thread. */
+    size_t cap = b->cap ? b->cap : 256;
     while (cap < b->len + more) cap *= 2;
     uint8_t *p = realloc(b->p, cap);
     if (!p) return LT_ENOMEM;
@@ -195,9 +199,13 @@ int lt_builder_thread(lt_builder *b, uint32_t process, uint64_t tid,
     size_t nl;
     if (!p || lt__arg_str(&name, &nl) < 0) return LT_EINVAL;
     if (p->nthreads >= INT32_MAX) return LT_ELIMIT;
-    lt__bstream **t = realloc(p->threads, (p->nthreads + 1) * sizeof *t);
-    if (!t) return LT_ENOMEM;
-    p->threads = t;
+    if (p->nthreads == p->threads_cap) { /* doubled: linear in threads */
+        uint32_t cap = p->threads_cap ? p->threads_cap * 2 : 16;
+        lt__bstream **t = realloc(p->threads, (size_t)cap * sizeof *t);
+        if (!t) return LT_ENOMEM;
+        p->threads = t;
+        p->threads_cap = cap;
+    }
     lt__bstream *s = calloc(1, sizeof *s);
     if (!s || lt__buf_room(&s->rec, LT__HDR_ROOM) < 0) {
         free(s);

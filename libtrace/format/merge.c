@@ -459,18 +459,38 @@ static void lt__sift_top(lt_reader *r, uint64_t ts) {
     h[i].s = s;
 }
 
+/* Only streams in the heap hold cursor state: a stream leaves it when its
+ * cursor is done (and freed), and lt__merge_start frees the cursor of a
+ * stream it fails to start. So a reset costs the streams being merged, not
+ * every stream of the file: reading a million streams one at a time
+ * (lt_reader_select) stays linear. */
 void lt__merge_reset(lt_reader *r) {
-    for (uint32_t i = 0; i < r->nstreams; i++) lt__cursor_free(r, r->streams[i]);
+    for (uint32_t i = 0; i < r->nheap; i++) lt__cursor_free(r, r->heap[i].s);
     r->nheap = 0;
     r->started = r->pending = 0;
     r->err = 0;
     r->errmsg[0] = '\0';
 }
 
-static int lt__selected(const lt_reader *r, const lt__rstream *s) {
-    return r->sel_process == 0 && r->sel_thread == 0
-               ? 1
-               : s->info.process == r->sel_process && s->info.index == r->sel_thread;
+/* Puts stream s in the heap (not yet ordered): parked until its turn when
+ * its first block has events, else stepped to its first event now. */
+static int lt__merge_add(lt_reader *r, lt__rstream *s) {
+    lt__cursor_start(r, s);
+    const lt__blk *b = s->first_blk != LT__NONE ? &r->blks[s->first_blk] : NULL;
+    uint64_t ord = (uint64_t)s->info.process << 32 | s->info.index;
+    if (b && b->n_events) { /* decompressed when its turn comes */
+        s->parked = LT__PARK_UNSTARTED;
+        s->ev.type = LT__EV_PARKED;
+        r->heap[r->nheap++] = (lt__hent){b->first_ts, ord, s};
+        return 0;
+    }
+    int rc = lt__cursor_step(r, s, 1);
+    if (rc < 0) {
+        lt__cursor_free(r, s);
+        return rc;
+    }
+    if (rc > 0) r->heap[r->nheap++] = (lt__hent){s->ev.ts, ord, s};
+    return 0;
 }
 
 static int lt__merge_start(lt_reader *r) {
@@ -481,23 +501,14 @@ static int lt__merge_start(lt_reader *r) {
     r->nheap = 0;
     r->reloaded = 0;
     r->reload_limit = r->info.raw_bytes + (64ull << 20);
-    for (uint32_t i = 0; i < r->nstreams; i++) {
-        lt__rstream *s = r->streams[i];
-        if (!lt__selected(r, s)) continue;
-        lt__cursor_start(r, s);
-        const lt__blk *b = s->first_blk != LT__NONE ? &r->blks[s->first_blk] : NULL;
-        if (b && b->n_events) { /* decompressed when its turn comes */
-            s->parked = LT__PARK_UNSTARTED;
-            s->ev.type = LT__EV_PARKED;
-            r->heap[r->nheap++] = (lt__hent){
-                b->first_ts, (uint64_t)s->info.process << 32 | s->info.index, s};
-            continue;
-        }
-        int rc = lt__cursor_step(r, s, 1);
+    if (r->sel_process || r->sel_thread) { /* one stream, found directly */
+        int rc = lt__merge_add(r, r->procs[r->sel_process]->threads[r->sel_thread - 1]);
         if (rc < 0) return rc;
-        if (rc > 0)
-            r->heap[r->nheap++] = (lt__hent){
-                s->ev.ts, (uint64_t)s->info.process << 32 | s->info.index, s};
+    } else {
+        for (uint32_t i = 0; i < r->nstreams; i++) {
+            int rc = lt__merge_add(r, r->streams[i]);
+            if (rc < 0) return rc;
+        }
     }
     for (uint32_t i = r->nheap / 2; i-- > 0;) lt__sift_down(r, i);
     r->started = 1;
@@ -512,6 +523,10 @@ int lt_reader_next(lt_reader *r, lt_event *ev) {
     int rc;
     if (r->err) return r->err;
     if (!r->started) {
+        if ((rc = lt_reader_sound(r)) < 0) { /* the trailer contradicts the file */
+            r->err = rc;
+            return rc;
+        }
         if ((rc = lt__merge_start(r)) < 0) goto fail;
     } else if (r->pending) {
         rc = r->pending;

@@ -220,6 +220,10 @@ static int lt__read_header(lt_reader *r, uint64_t *body_off) {
 static int lt__check_desc(lt_reader *r, lt__blk *b) {
     uint64_t off = b->off;
     if (b->kind == 0) return lt__corrupt(r, off, "descriptor kind 0");
+    /* Kinds 4..15 have no meaning: a changed kind byte, not a future
+     * minor version (those use 16 and above, see FORMAT.md). */
+    if (b->kind > LT_BLOCK_STATS && b->kind < LT__KIND_SKIPPABLE)
+        return lt__corrupt(r, off, "unknown unit kind");
     if (b->raw > LT_MAX_BLOCK_RAW) return lt__corrupt(r, off, "raw_size out of range");
     if (b->comp > lt__comp_limit(b->raw))
         return lt__corrupt(r, off, "comp_size out of range");
@@ -229,7 +233,7 @@ static int lt__check_desc(lt_reader *r, lt__blk *b) {
             return lt__corrupt(r, off, "descriptor fields out of range");
         return 0;
     }
-    if (b->kind > LT_BLOCK_STATS) return 0; /* skipped: no more checks */
+    if (b->kind > LT_BLOCK_STATS) return 0; /* 16 and above, skipped: no more checks */
     if (b->process > r->max_index || b->thread > r->max_index)
         return lt__corrupt(r, off, "process or thread index out of range");
     if (b->kind == LT_BLOCK_EVENTS) {
@@ -620,6 +624,15 @@ int lt_reader_open(lt_reader **out, const char *path, char *detail,
     if ((rc = lt__read_header(r, &body)) < 0) goto err;
     if ((rc = lt__scan(r, body)) < 0) goto err;
     if ((rc = lt__decode_meta(r)) < 0) goto err;
+    /* A trailer that contradicts the descriptors: every reader refuses the
+     * file (lt_reader_sound, lt_reader_next), tracy-info after its summary. */
+    if ((rc = lt__check_trailer(r)) == LT_ECORRUPT) {
+        memcpy(r->unsound_msg, r->errmsg, sizeof r->unsound_msg);
+        r->unsound = LT_ECORRUPT;
+    } else if (rc < 0) {
+        lt__fail(r, rc, "out of memory");
+        goto err;
+    }
     for (size_t i = 0; i < r->ntotals; i++) /* trailer values are final */
         for (size_t k = 0; k < r->nstats; k++)
             if (strcmp(r->stats[k].name, r->totals[i].name) == 0)
@@ -663,6 +676,11 @@ void lt_reader_free(lt_reader *r) {
 /* ---- Look-ups --------------------------------------------------------- */
 
 const lt_file_info *lt_reader_info(const lt_reader *r) { return &r->info; }
+
+int lt_reader_sound(lt_reader *r) {
+    if (r->unsound) memcpy(r->errmsg, r->unsound_msg, sizeof r->errmsg);
+    return r->unsound;
+}
 
 const char *lt_reader_error(const lt_reader *r) {
     return r->errmsg[0] ? r->errmsg : lt_strerror(r->err);

@@ -10,6 +10,9 @@
 #define LT__PARK_EVICTED 1
 #define LT__PARK_UNSTARTED 2
 #define LT__EV_PARKED 0xFF   /* ev.type of a parked stream */
+/* Unit kinds from this one up belong to later minor versions: skipped.
+ * 4..15 are corruption (FORMAT.md, "Descriptor"). */
+#define LT__KIND_SKIPPABLE 16
 /* Decompressed block buffers and zone texts held at once never exceed 64
  * times the file size, or this much for small files (see lt__raw_budget). */
 #define LT__RAW_BUDGET_MIN LT_READER_BUDGET_MIN
@@ -59,6 +62,7 @@ typedef struct lt__rstream {
     uint32_t depth, stack_cap;
     uint32_t cut_depth;        /* zones open at the window's start (kind 17) */
     uint32_t cut_left;         /* of those, begins not yet delivered */
+    uint8_t summarised;        /* lt_reader_check: a trailer summary seen */
     lt__zstr *strs;            /* by depth, up to the deepest zone with text */
     uint32_t strs_cap;
     /* LT__PARK_EVICTED: its block was released (see lt__make_room); the
@@ -137,6 +141,8 @@ struct lt_reader {
     int started, pending;
     int err;
     char errmsg[256];
+    int unsound;               /* LT_ECORRUPT: the trailer contradicts the file */
+    char unsound_msg[256];     /* ... and how */
 };
 
 /* The most bytes of block buffers, open zones and their strings the
@@ -170,6 +176,11 @@ int lt__make_room(lt_reader *r, uint64_t n, uint8_t *const *keep);
 
 /* Formats r->errmsg for a corrupt unit at `off`; returns LT_ECORRUPT. */
 int lt__corrupt(lt_reader *r, uint64_t off, const char *why);
+
+/* Compares the trailer of a complete file with the descriptors (stream
+ * summaries, totals): no block is read. Returns 0, or LT_ECORRUPT with
+ * r->errmsg set, or LT_ENOMEM. */
+int lt__check_trailer(lt_reader *r);
 
 /* Frees every stream's cursor state and empties the merge heap. */
 void lt__merge_reset(lt_reader *r);

@@ -9,8 +9,9 @@
     tracy.plot("queue", 3)
     tracy.message("hello")
 
-Events go to the capture daemon (capture-release) at TRACY_ADDR/TRACY_PORT;
-`python -m tracy script.py` starts one for the run. See tracy(1).
+Events go to this user's capture daemon (capture-release), on a Unix socket
+in the user's private run folder or at TRACY_ADDR; `python -m tracy
+script.py` starts one for the run. See tracy(1).
 """
 import os
 import sys

@@ -17,8 +17,9 @@ usage: python -m tracy [options] [--] (script.py | -m module) [args...]
 
 Records every Python function call of the program (all threads, child
 processes too) into a .tracy trace through the capture daemon. When no daemon
-answers at TRACY_ADDR:TRACY_PORT, capture-release is started for the run;
-processes started together (MPI ranks) record into that one daemon.
+of this user answers (daemon-PORT.sock in the user's private run folder, or
+TRACY_ADDR), capture-release is started for the run; processes started
+together (MPI ranks) record into that one daemon.
 
 options:
   -p, --partial            record only Profiler().enable() regions, tracy.profile
@@ -290,7 +291,8 @@ def find_tool(prog, env_var=None):
 
 
 def start_daemon(out, cli):
-    """Spawns capture-release on a free port. Returns (pid, port)."""
+    """Spawns capture-release on a socket of its own in the user's run
+    folder. Returns (pid, "unix:PATH")."""
     exe = find_tool("capture-release", "TRACY_CAPTURE")
     if exe is None:
         raise OSError("capture-release not found next to the tracy package or on PATH "
@@ -318,8 +320,11 @@ def start_daemon(out, cli):
         _, status = os.waitpid(pid, 0)
         raise OSError("capture-release did not start (exit status %d)"
                       % _exit_code(status))
-    _say(cli, "started %s (pid %d) on port %s" % (exe, pid, line.decode()))
-    return pid, int(line)
+    # The children get the socket's path: one that changes TMPDIR still
+    # finds it.
+    sock = where(None, int(line))
+    _say(cli, "started %s (pid %d) at %s" % (exe, pid, sock))
+    return pid, "unix:" + sock
 
 
 def _signal_daemon(pid):
@@ -352,10 +357,10 @@ def wait_daemon(pid, interrupted=False):
 
 # ---- children, the program -----------------------------------------------------
 
-def setup_children_env(opts, port, program):
-    """Child Python processes are profiled into the same capture."""
+def setup_children_env(opts, program):
+    """Child Python processes are profiled into the same capture (connect()
+    has set TRACY_ADDR, or TRACY_PORT for a daemon found running)."""
     env = os.environ
-    env["TRACY_PORT"] = str(port)
     env["TRACY_PY_OPTS"] = tracy._encode_opts(opts)
     env["TRACY_PY_PROGRAM"] = program
     paths = [os.path.join(tracy._PKG_DIR, "_child"), os.path.dirname(tracy._PKG_DIR)]
@@ -543,7 +548,15 @@ def write_html_report(trace):
     return html if _exit_code(status) == 0 else None
 
 
-def connect_existing(addr, port):
+def where(addr, port):
+    """A daemon's name for messages: its socket (this user's daemon-PORT.sock
+    when addr is None), or host:port."""
+    if addr is None:
+        return os.path.join(_capture.rundir(), "daemon-%d.sock" % port)
+    return addr[5:] if addr.startswith("unix:") else "%s:%d" % (addr, port)
+
+
+def connect_existing(port):
     """Connects to a daemon already listening, without a word when none is.
     Nothing is sent to a daemon unless it is one: no probe connection."""
     old = os.environ.get("TRACY_QUIET")
@@ -576,23 +589,23 @@ def summarize(run, sent, lost):
                              % (run["out"], sent, ", %d lost" % lost if lost else ""))
         return
     stored = tracy._stored()
-    where = "the daemon at %s:%d" % (run["addr"], run["port"])
+    daemon = "the daemon at %s" % where(run["addr"], run["port"])
     if run["mode"] == "join":
-        where = "the capture of %s (capture-release pid %d)" % (run["out"], run["pid"])
+        daemon = "the capture of %s (capture-release pid %d)" % (run["out"], run["pid"])
     if stored is None:
         sys.stderr.write("tracy: %s did not confirm storing any of the %d events sent "
-                         "(it may have rejected them: see its log)\n" % (where, sent))
+                         "(it may have rejected them: see its log)\n" % (daemon, sent))
     elif stored < sent:
         sys.stderr.write("tracy: %d of %d events stored by %s (%d rejected or lost)\n"
-                         % (stored, sent, where, sent - stored))
+                         % (stored, sent, daemon, sent - stored))
     else:
         sys.stderr.write("tracy: %d events stored by %s%s\n"
-                         % (stored, where, ", %d lost" % lost if lost else ""))
+                         % (stored, daemon, ", %d lost" % lost if lost else ""))
 
 
 def connect(cli, out):
     """Finds or starts the daemon and connects. Returns the run record."""
-    addr = os.environ.get("TRACY_ADDR", "127.0.0.1")
+    addr = os.environ.get("TRACY_ADDR") or None  # None: this user's local daemon
     port = cli["port"]
     if port is None:
         port = _int_opt("TRACY_PORT", os.environ.get("TRACY_PORT", "8086") or "8086")
@@ -606,28 +619,30 @@ def connect(cli, out):
         if not _tracy.start():
             raise OutputError("not recording (invalid --flight %s)" % flight)
         return run
-    if port != 0 and connect_existing(addr, port):
+    if port != 0 and connect_existing(port):
         run["mode"] = "external"
-        _say(cli, "recording to the daemon at %s:%d" % (addr, port))
+        _say(cli, "recording to the daemon at %s" % where(addr, port))
         asked = [o for o in ("output", "report") if o in cli["given"]]
         if asked:
             sys.stderr.write("tracy: %s not applied: the capture daemon already running "
-                             "at %s:%d writes the trace (use -t 0 for a daemon of this "
-                             "run)\n" % (" and ".join("-" + o[0] for o in asked), addr, port))
+                             "at %s writes the trace (use -t 0 for a daemon of this "
+                             "run)\n" % (" and ".join("-" + o[0] for o in asked),
+                                         where(addr, port)))
         return run
     check_output(out, cli)
     spread = _capture.spread()
     if spread is not None:  # ranks on several hosts: a daemon and a part per host
         run.update(spread=spread, final=out)
         out = run["out"] = _capture.part_path(out, spread[0])
-    mode, pid, port, rv, size = _capture.own_or_join(out, lambda: start_daemon(out, cli))
-    os.environ["TRACY_ADDR"] = addr = "127.0.0.1"
-    run.update(mode=mode, pid=pid, port=port, rv=rv, size=size, addr=addr)
+    mode, pid, addr, rv, size = _capture.own_or_join(out, lambda: start_daemon(out, cli))
+    os.environ["TRACY_ADDR"] = addr
+    os.environ.pop("TRACY_PORT", None)  # (TRACY_PORT=0 would be refused)
+    run.update(mode=mode, pid=pid, rv=rv, size=size, addr=addr)
     if mode == "join":
         _say(cli, "joining the capture of %s (capture-release pid %d)" % (out, pid))
-    os.environ["TRACY_PORT"] = str(port)
     if not _tracy.start():
-        sys.stderr.write("tracy: not recording (no capture daemon at %s:%d)\n" % (addr, port))
+        sys.stderr.write("tracy: not recording (no capture daemon at %s)\n"
+                         % where(addr, port))
     elif mode == "join":
         rv.count_in(pid)
     return run
@@ -756,7 +771,7 @@ def main(argv):
         v.__traceback__ = None
         sys.excepthook(t, v, None)
         return 1
-    setup_children_env(opts, run["port"], program)
+    setup_children_env(opts, program)
     tracy._configure(opts)
     tracy._install_process_hooks(on_signal=lambda: finish_quietly(run, cli),
                                  at_exit=False)

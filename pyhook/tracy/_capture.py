@@ -1,9 +1,10 @@
 """How the processes of one run share one capture (used by python -m tracy).
 
 Processes started together without a daemon (MPI ranks, several launches by
-one parent) meet in a small locked file: the first starts capture-release
-and writes its port there, the others join it; another run that would write
-the same trace is refused. The process that owns the daemon stays connected
+one parent) meet in a small locked file in the user's private run folder
+(tracy._tracy._rundir()): the first starts capture-release and writes where
+it listens there, the others join it; another run that would write the same
+trace is refused. The process that owns the daemon stays connected
 until every expected rank has joined, and each python -m tracy process stays
 connected while profiled children it started are alive, so that the daemon
 (which ends when its last client leaves) cannot end before they connect.
@@ -42,24 +43,61 @@ def _fnv(s):
     return "%016x" % h
 
 
+class Untrusted(OSError):
+    """A rendezvous file that another user could have made or changed."""
+
+
+def rundir():
+    """This user's private run folder (made 0700 if new; a candidate passed
+    over is said once, in one line: it may have been planted)."""
+    from tracy import _tracy
+    path = _tracy._rundir()
+    if path is None:
+        raise OSError("no private run folder for the capture's socket")
+    return path
+
+
 class Rendezvous:
     """A small file, locked with lockf, naming the daemon that writes `out`:
-    the first process of a run starts the daemon and writes its port there,
-    the others join it. It lives in the temporary directory, keyed by the
-    trace path, and is removed by the owner when the trace is finished."""
+    the first process of a run starts the daemon and writes where it listens
+    there, the others join it. It lives in the user's private run folder,
+    keyed by the trace path, and is removed by the owner when the trace is
+    finished. It is trusted only as a regular file of this user that no
+    one else may write, opened without following a link."""
 
     def __init__(self, out):
-        tmp = os.environ.get("TMPDIR") or "/tmp"
-        if not os.path.isdir(tmp):
-            tmp = "/tmp"
-        self.path = os.path.join(tmp, "tracy-%d-%s.run" % (os.getuid(), _fnv(out)))
+        self.path = os.path.join(rundir(), "run-%s.run" % _fnv(out))
         self.fd = None
 
     def lock(self, create=False):
         """Takes the file's lock; only the owner's first call creates it
-        (OSError when it is gone: the owner has finished)."""
-        flags = os.O_RDWR | os.O_CLOEXEC | (os.O_CREAT if create else 0)
-        self.fd = os.open(self.path, flags, 0o600)
+        (OSError when it is gone: the owner has finished; Untrusted when it
+        is not this user's private file)."""
+        flags = (os.O_RDWR | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
+                 | (os.O_CREAT if create else 0))
+        try:
+            self.fd = os.open(self.path, flags, 0o600)
+        except OSError as e:
+            if e.errno == 40:  # ELOOP: a symbolic link
+                raise Untrusted("%s is a symbolic link" % self.path)
+            if e.errno in (1, 13):  # EPERM, EACCES: not this user's
+                try:
+                    uid = os.lstat(self.path).st_uid
+                except OSError:
+                    raise e
+                raise Untrusted("%s is owned by uid %d" % (self.path, uid))
+            raise
+        st = os.fstat(self.fd)
+        why = None
+        if (st.st_mode & 0o170000) != 0o100000:
+            why = "is not a regular file"
+        elif st.st_uid != os.geteuid():
+            why = "is owned by uid %d" % st.st_uid
+        elif st.st_mode & 0o022:
+            why = "can be written by other users (mode %03o)" % (st.st_mode & 0o777)
+        if why:
+            self.unlock()
+            raise Untrusted("%s %s" % (self.path, why))
         os.lockf(self.fd, os.F_LOCK, 0)  # (os has it: no module to import)
 
     def unlock(self):
@@ -128,9 +166,13 @@ class Rendezvous:
 
 
 def _alive(pid, out):
-    """Whether `pid` is still the capture-release writing `out` (a file left
-    by a process that was killed may name a pid used again since)."""
+    """Whether `pid` is still a capture-release of this user writing `out`
+    (a file left by a process that was killed may name a pid used again
+    since). The user is what decides: anyone can name a process
+    capture-release and give it any arguments."""
     try:
+        if os.stat("/proc/%d" % pid).st_uid != os.geteuid():
+            return False
         with open("/proc/%d/cmdline" % pid, "rb") as f:
             argv = f.read().split(b"\0")
     except OSError:
@@ -139,27 +181,48 @@ def _alive(pid, out):
             and os.fsencode(out) in argv)
 
 
+class _NoRendezvous:
+    """Stands for a rendezvous file that could not be trusted: this run has
+    its daemon to itself."""
+    def count_in(self, daemon_pid):
+        pass
+
+    def joined(self):
+        return 1
+
+    def remove(self, daemon_pid):
+        pass
+
+
 def own_or_join(out, start_daemon):
-    """Returns ("own", pid, port, rendezvous, size) when this process started
-    the daemon (start_daemon() -> (pid, port)), or ("join", pid, port,
-    rendezvous, 0) when another process of the same run did (the joiner calls
-    rendezvous.count_in(pid) once connected). Raises OSError (the daemon
-    cannot start; another run writes `out`)."""
+    """Returns ("own", pid, addr, rendezvous, size) when this process started
+    the daemon (start_daemon() -> (pid, addr), addr as TRACY_ADDR takes it),
+    or ("join", pid, addr, rendezvous, 0) when another process of the same
+    run did (the joiner calls rendezvous.count_in(pid) once connected).
+    Raises OSError (the daemon cannot start; another run writes `out`). A
+    rendezvous file that fails its checks is reported in one line, and the
+    run goes on with a daemon of its own."""
     job, size, _ = _job()
     rv = Rendezvous(out)
-    rv.lock(create=True)
+    try:
+        rv.lock(create=True)
+    except Untrusted as e:
+        sys.stderr.write("tracy: not using the rendezvous file %s; this process "
+                         "starts a daemon of its own\n" % e)
+        pid, addr = start_daemon()
+        return "own", pid, addr, _NoRendezvous(), 0
     try:
         rec = rv.read()
         pid = int(rec.get("pid", "0") or 0)
-        if pid and _alive(pid, out) and rec.get("port", "").isdigit():
+        if pid and _alive(pid, out) and rec.get("addr", "").startswith("unix:"):
             if rec.get("job") != job:
                 raise OSError("%s is being written by another run (capture-release pid %d);"
                               " choose another -o" % (out, pid))
-            return "join", pid, int(rec["port"]), rv, 0
-        pid, port = start_daemon()
-        rv.write({"pid": pid, "port": port, "job": job, "size": size, "joined": 1,
+            return "join", pid, rec["addr"], rv, 0
+        pid, addr = start_daemon()
+        rv.write({"pid": pid, "addr": addr, "job": job, "size": size, "joined": 1,
                   "out": out})
-        return "own", pid, port, rv, size
+        return "own", pid, addr, rv, size
     finally:
         rv.unlock()
 

@@ -177,7 +177,8 @@ def test_program_runs_unprofiled_without_a_daemon(tmp_path):
     """The hook inside a program that was not started by python -m tracy
     (as in a child of a profiled run whose daemon is gone): one warning."""
     (tmp_path / "work.py").write_text("import tracy\ntracy.flush()\n" + WORK)
-    env = env_with(free_port())
+    port = free_port()
+    env = env_with(port)
     run = subprocess.run([PYTHON, "-c", "import tracy._tracy as t; t.start(); "
                           "exec(open('work.py').read())"], cwd=str(tmp_path), env=env,
                          capture_output=True, text=True, timeout=120)
@@ -185,7 +186,8 @@ def test_program_runs_unprofiled_without_a_daemon(tmp_path):
     assert run.stdout == "2584\n"
     lines = run.stderr.splitlines()
     assert len(lines) == 1, run.stderr
-    assert lines[0].startswith("tracy: no capture daemon at 127.0.0.1:")
+    assert lines[0].startswith("tracy: no capture daemon at /"), run.stderr
+    assert "/daemon-%d.sock (" % port in lines[0], run.stderr
     assert lines[0].endswith("running unprofiled")
 
 
