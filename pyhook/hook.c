@@ -847,6 +847,16 @@ static long mon_event(PyObject *events, const char *name) {
     return e;
 }
 
+/* No tool id was free: says so once on stderr (the program goes on; such
+ * __init__ calls may then be missing from the trace). */
+static void mon_no_tool(void) {
+    PyObject *type, *value, *tbk;
+    PyErr_Fetch(&type, &value, &tbk);
+    PySys_WriteStderr("tracy: sys.monitoring tool ids 3 and 4 are taken: calls of a simple "
+                      "__init__ that CPython 3.13 inlines are not recorded\n");
+    PyErr_Restore(type, value, tbk);
+}
+
 /* Takes a free tool id, registers the callbacks. 0 or -1. */
 static int mon_setup(void) {
     PyObject *mon = PySys_GetObject("monitoring"); /* borrowed */
@@ -856,14 +866,20 @@ static int mon_setup(void) {
          unwind = mon_event(events, "PY_UNWIND");
     Py_DECREF(events);
     if (start < 0 || ret < 0 || unwind < 0) return -1;
-    static const int ids[] = {2, 3, 4, 5, 1, 0};
+    /* Only the ids sys.monitoring reserves for nobody: 0 (debugger),
+     * 1 (coverage), 2 (profiler: cProfile) and 5 (optimizer) stay free for
+     * the tools the program runs. */
+    static const int ids[] = {3, 4};
     for (size_t i = 0; i < sizeof ids / sizeof *ids && g_mon_tool < 0; i++) {
         PyObject *r = PyObject_CallMethod(mon, "use_tool_id", "is", ids[i], "tracy");
         if (r) g_mon_tool = ids[i];
         else PyErr_Clear();
         Py_XDECREF(r);
     }
-    if (g_mon_tool < 0) return -1;
+    if (g_mon_tool < 0) {
+        mon_no_tool();
+        return -1;
+    }
     PyObject *fs = PyCFunction_New(&g_mon_defs[0], NULL), *fe = PyCFunction_New(&g_mon_defs[1], NULL);
     PyObject *r1 = fs ? PyObject_CallMethod(mon, "register_callback", "ilO", g_mon_tool, start, fs) : NULL;
     PyObject *r2 = fe ? PyObject_CallMethod(mon, "register_callback", "ilO", g_mon_tool, ret, fe) : NULL;
