@@ -491,11 +491,10 @@ static int check_owner(int fd, int is_unix, const char *token, char *why,
         return -1;
     }
     if (uid == me) return 0;
-    if (token && *token) {
-        if (!lt__g.quiet)
-            fprintf(stderr, "tracy: sending to the capture daemon at %s of another "
-                    "user (uid %lu), as TRACY_ADDR and TRACY_TOKEN ask\n", lt__g.where,
-                    (unsigned long)uid);
+    if (token && *token) { /* said even when quiet, as a refusal is */
+        fprintf(stderr, "tracy: sending to the capture daemon at %s of another "
+                "user (uid %lu), as TRACY_ADDR and TRACY_TOKEN ask\n", lt__g.where,
+                (unsigned long)uid);
         return 0;
     }
     snprintf(why, why_len, "it runs as another user (uid %lu); set TRACY_TOKEN to "

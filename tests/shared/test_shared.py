@@ -450,3 +450,33 @@ def test_a_link_planted_in_a_shared_folder_is_not_written_through(world):
     trace = os.path.join(proj, "run.tracy")
     assert not os.path.islink(trace) and os.stat(trace).st_uid == w["alice"].pw_uid
     assert calls(w, trace, "transfer_funds_to_account_12345") == FIB_CALLS
+
+
+def test_a_daemon_shared_on_purpose_with_a_token(world):
+    """Sharing is a choice: mallory's daemon on loopback TCP with a token
+    file; alice, given the address, the port and the token, records into it
+    and is told in one line whose daemon it is."""
+    w = world
+    write_secret(w)
+    secret = os.path.join(w["dir"]["tracy-mallory"], "secret")
+    with open(secret, "w") as f:
+        f.write("s3cret-shared\n")
+    os.chown(secret, w["mallory"].pw_uid, w["mallory"].pw_gid)
+    os.chmod(secret, 0o600)
+    mout = os.path.join(w["dir"]["tracy-mallory"], "shared.tracy")
+    if os.path.exists(mout):
+        os.unlink(mout)
+    d = as_user(w, "mallory", ["capture-release", "-o", mout, "-a", "127.0.0.1", "-p", "0",
+                               "-q", "--token-file", secret, "-n", "1"], background=True)
+    try:
+        port = int(d.stdout.readline())
+        r = as_user(w, "alice", [PY, "-m", "tracy", "secret.py"], TRACY_ADDR="127.0.0.1",
+                    TRACY_PORT=str(port), TRACY_TOKEN="s3cret-shared")
+        assert r.returncode == 0 and r.stdout == "610\n", r.stderr
+        said = [x for x in r.stderr.splitlines() if "of another user (uid %d)"
+                % w["mallory"].pw_uid in x]
+        assert len(said) == 1 and "TRACY_TOKEN" in said[0], r.stderr
+    finally:
+        rc, _, err = stop(d)
+    assert rc == 0, err
+    assert calls(w, mout, "transfer_funds_to_account_12345") == FIB_CALLS
