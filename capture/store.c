@@ -90,6 +90,9 @@ static const struct {
     {"clients_after_end", LT_SEV_INFO,
      "processes turned away while the capture was draining (SIGUSR1): "
      "started after the traced program ended, they ran unprofiled"},
+    {"clients_resumed", LT_SEV_INFO,
+     "connections that took over a process whose connection had ended without "
+     "a goodbye (the program closed or replaced the profiler's descriptor)"},
 };
 
 /* ---- Blocks ------------------------------------------------------------ */
