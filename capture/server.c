@@ -614,8 +614,10 @@ static int hello(cap_client *c, const uint8_t *body, size_t n) {
         check_store(srv);
         return -1;
     }
-    /* The session key a later RESUME must show (never 0: 0 means none). */
-    while (c->key == 0)
+    /* The session key a later RESUME must show (never 0: 0 means none),
+     * for clients that can resume (1.1 on); a 1.0 client gets a 1.0 WELCOME
+     * and is never detached. */
+    while (h.minor >= 1 && c->key == 0)
         if (getrandom(&c->key, sizeof c->key, 0) != (ssize_t)sizeof c->key) {
             uint64_t t = uv_hrtime() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)c;
             c->key = t * 0x9e3779b97f4a7c15ull; /* no getrandom: not a secret */
