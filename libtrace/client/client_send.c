@@ -204,7 +204,9 @@ static int reconnect(out *o, int rc, uint64_t *start, uint64_t *skip, int *resum
     int n = snprintf(why, why_len, "%s",
                      o->gone ? "the program closed or replaced its descriptor"
                              : strerror(-rc));
-    if (!o->gone && g->fd >= 0) close(g->fd); /* ours: nobody else's */
+    /* Ours (checked again: the program may have closed it since the last
+     * check, and reused the number): nobody else's. */
+    if (!o->gone && lt__fd_ours(g->fd)) close(g->fd);
     g->fd = -1;
     if (++*resumes > LT__MAX_RESUMES) {
         snprintf(why + n, why_len - (size_t)n, "; %d times in one round", LT__MAX_RESUMES);
