@@ -141,6 +141,8 @@ enum cap_stat {
     CAP_ST_SIZE_LIMIT,
     CAP_ST_EVENTS_DROPPED_SIZE,
     CAP_ST_CLIENTS_DRAINED,
+    CAP_ST_CLIENTS_OVER_BUDGET,
+    CAP_ST_CLIENTS_TOO_SLOW,
     CAP_ST_CLIENTS_RESUMED,
     CAP_NSTATS
 };
@@ -163,6 +165,9 @@ cap_store *cap_store_new(cap_worker *wk, uint32_t max_names);
  * that arrive later are validated, counted (events_dropped_size_limit) and
  * dropped. */
 void cap_store_set_max_size(cap_store *s, uint64_t bytes, int rotating);
+/* With --rotate every file repeats the metadata of the processes still
+ * connected: the metadata budget then counts those (see meta_fits()). */
+void cap_store_set_rotating(cap_store *s, int rotating);
 /* Frees the store (all processes must have ended). Accepts NULL. */
 void cap_store_free(cap_store *s);
 
@@ -175,6 +180,11 @@ void cap_store_set_table_limit(cap_store *s, uint64_t bytes);
 void cap_store_stat_add(cap_store *s, enum cap_stat st, uint64_t n);
 uint64_t cap_store_stat(const cap_store *s, enum cap_stat st);
 
+/* Whether a process whose PROC_INFO is `info` (tag included) fits the
+ * metadata budget. Returns 0, or -1 with *why filled (counted in
+ * clients_over_budget). */
+int cap_store_admit(cap_store *s, const uint8_t *info, size_t info_len,
+                    cap_why *why);
 /* Starts process `index` from a PROC_INFO record (tag included). Returns
  * NULL when out of memory. */
 cap_proc *cap_proc_new(cap_store *s, uint32_t index, const uint8_t *info,
@@ -224,6 +234,9 @@ typedef struct cap_server cap_server;
 /* Binds and listens (the loop is not run). Returns 0, or CAP_EXIT_USAGE /
  * CAP_EXIT_BIND after printing one line. */
 int cap_server_bind(cap_server **out, uv_loop_t *loop, const cap_opts *o);
+/* With -p 0, prints the port picked on stdout, once (cap_listen_print();
+ * cap_server_run() does it when it was not done before). */
+void cap_server_print_port(cap_server *srv);
 /* Starts accepting and serving into `store` (with -p 0, first prints the
  * port on stdout); runs the loop until the capture ends. Returns the exit code the capture ended with (CAP_EXIT_OK,
  * CAP_EXIT_WRITE or CAP_EXIT_RUNTIME). */

@@ -5,8 +5,13 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include "capture.h"
+
+#define FIFO_POLL_MS 50
 
 /* Many clients need many descriptors: use all the hard limit allows. */
 static void raise_nofile(void) {
@@ -32,6 +37,7 @@ static int capture(cap_server *srv, uv_loop_t *loop, const cap_opts *o,
     int rc = o->rotate ? lt_writer_set_rotation(w, o->output, o->max_size) : 0;
     if (rc == 0) rc = cap_worker_start(&wk, loop, w, cap_server_done, srv);
     cap_store *st = rc == 0 ? cap_store_new(wk, o->max_names) : NULL;
+    if (st) cap_store_set_rotating(st, o->rotate);
     if (st && o->max_size) {
         cap_store_set_max_size(st, o->max_size, o->rotate);
         cap_store_stats_block(st); /* the limit is in the file from its start */
@@ -71,6 +77,86 @@ static int capture(cap_server *srv, uv_loop_t *loop, const cap_opts *o,
     return code;
 }
 
+/* ---- -o on a FIFO -------------------------------------------------------- */
+
+typedef struct fifo_wait {
+    const char *path;
+    uv_timer_t poll;
+    uv_signal_t sigint, sigterm;
+    int fd;                 /* the FIFO open for writing, once it has a reader */
+    int err;                /* errno of a failed open; -1: stopped by a signal */
+    int closed;             /* handles closed (3: all) */
+} fifo_wait;
+
+static void fifo_closed(uv_handle_t *h) {
+    ((fifo_wait *)h->data)->closed++;
+}
+
+static void fifo_done(fifo_wait *f) {
+    uv_close((uv_handle_t *)&f->poll, fifo_closed);
+    uv_close((uv_handle_t *)&f->sigint, fifo_closed);
+    uv_close((uv_handle_t *)&f->sigterm, fifo_closed);
+    uv_stop(f->poll.loop); /* the listener keeps the loop alive */
+}
+
+/* Opening a FIFO for writing blocks until it has a reader; with O_NONBLOCK
+ * it fails with ENXIO instead: tried on a timer, the loop stays free. */
+static void fifo_try(uv_timer_t *t) {
+    fifo_wait *f = t->data;
+    int fd = open(f->path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0 && errno == ENXIO) return;
+    if (fd < 0) f->err = errno;
+    f->fd = fd;
+    fifo_done(f);
+}
+
+static void fifo_signal(uv_signal_t *s, int signum) {
+    fifo_wait *f = s->data;
+    (void)signum;
+    f->err = -1;
+    fifo_done(f);
+}
+
+/* With -f, an output that is a FIFO is opened once a reader opened it: the
+ * port is printed first, one line says the daemon waits, and SIGINT or
+ * SIGTERM ends the wait. Returns 0 with *fd open for writing (keep it open
+ * while lt_writer_open() opens the path again: it then cannot block), or
+ * an exit code. */
+static int wait_for_fifo_reader(cap_server *srv, uv_loop_t *loop, const char *path,
+                                int *fd) {
+    fifo_wait f = {.path = path, .fd = -1};
+    *fd = -1;
+    cap_server_print_port(srv);
+    uv_timer_init(loop, &f.poll);
+    uv_signal_init(loop, &f.sigint);
+    uv_signal_init(loop, &f.sigterm);
+    f.poll.data = f.sigint.data = f.sigterm.data = &f;
+    uv_signal_start(&f.sigint, fifo_signal, SIGINT);
+    uv_signal_start(&f.sigterm, fifo_signal, SIGTERM);
+    uv_timer_start(&f.poll, fifo_try, 0, FIFO_POLL_MS);
+    uv_run(loop, UV_RUN_ONCE); /* a reader already there: no line */
+    if (f.fd < 0 && f.err == 0)
+        cap_logn("'%s' is a FIFO: waiting for a reader to open it (clients are "
+                 "served from then on)", path);
+    if (!uv_is_closing((uv_handle_t *)&f.poll)) uv_run(loop, UV_RUN_DEFAULT);
+    /* The handles live on this stack: their closing ends here. */
+    while (f.closed < 3) uv_run(loop, UV_RUN_NOWAIT);
+    if (f.fd >= 0) {
+        *fd = f.fd;
+        return 0;
+    }
+    if (f.err < 0)
+        cap_log("stopped before a reader opened the FIFO '%s': nothing written", path);
+    else
+        cap_log("cannot open '%s': %s", path, strerror(f.err));
+    return CAP_EXIT_OUTPUT;
+}
+
+static int is_fifo(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISFIFO(st.st_mode);
+}
+
 int main(int argc, char **argv) {
     cap_opts o;
     uv_loop_t loop;
@@ -92,9 +178,20 @@ int main(int argc, char **argv) {
     }
     code = cap_server_bind(&srv, &loop, &o);
     if (code != 0) goto out;
+    int fifo_fd = -1;
+    if (is_fifo(o.output)) {
+        if (!o.force) {
+            cap_log("'%s' is a FIFO: give -f to write the capture into it (the "
+                    "daemon then waits for a reader)", o.output);
+            code = CAP_EXIT_OUTPUT;
+            goto out;
+        }
+        if ((code = wait_for_fifo_reader(srv, &loop, o.output, &fifo_fd)) != 0) goto out;
+    }
     errno = 0;
     rc = lt_writer_open(&w, o.output, o.force ? LT_WRITE_FORCE : 0,
                         CAP_NAME " " LT_VERSION_STRING, o.level);
+    if (fifo_fd >= 0) close(fifo_fd);
     if (rc < 0) {
         int e = errno;
         if (rc == LT_EOPEN && e)

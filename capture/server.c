@@ -29,6 +29,11 @@
 #define STATUS_MS 500
 #define FD_SPARE 8          /* descriptors kept free so a refusal can accept */
 #define LIMIT_LOG_MS 1000   /* at most one limit refusal logged per second */
+#define HS_BUF 4096u        /* first read buffer of a connection in the handshake */
+/* Under memory pressure a partial message must arrive at this rate, after a
+ * grace period, or its client is closed (DAEMON.md, "Memory"). */
+#define MIN_RATE (1u << 20) /* bytes per second */
+#define RATE_GRACE_MS 1000
 #define GRACE_MS 5000       /* a detached process waits this long for RESUME */
 #define GRACE_CHECK_MS 100  /* how often detached processes are checked */
 
@@ -51,6 +56,9 @@ typedef struct cap_client {
     int want_mem;               /* on_alloc found no room under -m */
     int waiting;                /* not reading until memory frees */
     uint64_t progress_ms;       /* when it last sent bytes */
+    uint64_t partial_ms;        /* when its partial message started (or it
+                                   was last given memory for it) */
+    size_t hs_mem;              /* of rcap, in the handshake reserve */
     int handles;                /* handles not yet closed */
     uint64_t pid;
     uint64_t key;               /* session key (WELCOME 1.1), never 0 */
@@ -89,6 +97,9 @@ struct cap_server {
     int grace_on;
     uint32_t n_conns, n_active;
     uint64_t rmem;              /* bytes of all read buffers */
+    uint64_t hmem;              /* of those, of connections in the handshake:
+                                   outside -m, within hs_reserve */
+    uint64_t hs_reserve;        /* a quarter of -m, at least 1 MiB */
     uint32_t n_waiting;         /* clients waiting for memory */
     uint32_t fd_cap;            /* connections the open-file limit allows */
     uint64_t limit_log_ms;      /* when a limit refusal was last logged */
@@ -96,6 +107,9 @@ struct cap_server {
     const char *limit_why;      /* reason of the last of those */
     uint64_t n_welcomed;
     uint32_t stop_after;        /* clients to wait for; 0: time or signal */
+    int port_printed;
+    int accept_pending;         /* a connection came before cap_server_run:
+                                   bit 1 on TCP, bit 2 on the Unix socket */
     int paused, stop_requested, stopping;
     int forcing;                /* reading a replaced connection to its end,
                                    whatever -m says (take_over) */
@@ -309,7 +323,16 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf);
 /* Everything held for clients: the store's blocks and tables, and the read
  * buffers. -m bounds it. */
 static uint64_t mem_used(const cap_server *srv) {
-    return cap_store_mem(srv->store) + srv->rmem;
+    return cap_store_mem(srv->store) + srv->rmem - srv->hmem;
+}
+
+/* A connection's read buffer counts in the handshake reserve while it has
+ * not said HELLO, and under -m from then on. */
+static void hs_account(cap_client *c) {
+    cap_server *srv = c->srv;
+    size_t want = c->state == CL_HANDSHAKE ? c->rcap : 0;
+    srv->hmem = srv->hmem - c->hs_mem + want;
+    c->hs_mem = want;
 }
 
 /* Bytes of the message at the front of the read buffer (0: header not
@@ -320,8 +343,8 @@ static size_t msg_size(const cap_client *c) {
 
 /* The read buffer a client needs: the default, or a longer message whole. */
 static size_t rbuf_want(const cap_client *c) {
-    size_t m = msg_size(c);
-    return m > RBUF_DEFAULT ? m : RBUF_DEFAULT;
+    size_t m = msg_size(c), base = c->state == CL_HANDSHAKE ? HS_BUF : RBUF_DEFAULT;
+    return m > base ? m : base;
 }
 
 /* Resizes the client's read buffer to `cap` bytes (0 frees it), holding
@@ -331,8 +354,13 @@ static size_t rbuf_want(const cap_client *c) {
 static int rbuf_resize(cap_client *c, size_t cap) {
     cap_server *srv = c->srv;
     if (cap == c->rcap) return 0;
+    /* A HELLO is always read: connections in the handshake take their
+     * buffer (at most a HELLO, LT_WIRE_MAX_HELLO) from a reserve of their
+     * own, so that clients holding -m never lock new ones out. */
     if (cap > c->rcap && !srv->stop_requested && !srv->forcing &&
-        mem_used(srv) + (cap - c->rcap) > srv->o->mem_limit)
+        (c->state == CL_HANDSHAKE
+             ? srv->hmem + (cap - c->rcap) > srv->hs_reserve
+             : mem_used(srv) + (cap - c->rcap) > srv->o->mem_limit))
         return -1;
     if (cap == 0) {
         free(c->rbuf);
@@ -344,6 +372,7 @@ static int rbuf_resize(cap_client *c, size_t cap) {
     }
     srv->rmem = srv->rmem + cap - c->rcap;
     c->rcap = cap;
+    hs_account(c);
     return 0;
 }
 
@@ -387,11 +416,17 @@ static void wait_for_memory(cap_client *c) {
 
 /* Gives waiting clients their buffer while it fits, then lets them read. */
 static void wake_waiting(cap_server *srv) {
+    int full = srv->paused; /* -m is: only the handshake reserve may have room */
     for (cap_client *c = srv->clients; c && srv->n_waiting; c = c->next) {
-        if (!c->waiting) continue;
-        if (rbuf_resize(c, rbuf_want(c)) != 0) return;
+        if (!c->waiting || (full && c->state != CL_HANDSHAKE)) continue;
+        if (rbuf_resize(c, rbuf_want(c)) != 0) {
+            if (c->state == CL_HANDSHAKE) continue; /* its own reserve */
+            full = 1;
+            continue;
+        }
         c->waiting = 0;
         srv->n_waiting--;
+        c->partial_ms = uv_now(srv->loop); /* its wait was not its fault */
         set_reading(c, 1);
     }
 }
@@ -413,7 +448,7 @@ static void check_mem(cap_server *srv) {
         for (cap_client *c = srv->clients; c; c = c->next)
             if (c->state == CL_ACTIVE && !c->waiting) set_reading(c, 1);
     }
-    if (!srv->paused && srv->n_waiting) wake_waiting(srv);
+    if (srv->n_waiting) wake_waiting(srv);
 }
 
 /* Stops the capture on a write or memory error of the store. */
@@ -605,6 +640,11 @@ static int hello(cap_client *c, const uint8_t *body, size_t n) {
         free(info);
         turn_away(c);
         return -1;
+    }
+    cap_why over;
+    if (cap_store_admit(srv->store, info, h.info_len, &over) < 0) {
+        snprintf(reason, sizeof reason, "%s", over.text);
+        goto refused;
     }
     uint32_t index = (uint32_t)(srv->n_welcomed + 1);
     c->proc = cap_proc_new(srv->store, index, info, h.info_len, m.anchor_mono_ns);
@@ -847,6 +887,7 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf) {
         return;
     }
     c->progress_ms = uv_now(srv->loop);
+    if (c->rlen == 0) c->partial_ms = c->progress_ms;
     c->rlen += (size_t)nread;
     size_t off = 0;
     while (c->rlen - off >= LT_WIRE_HEADER) {
@@ -875,7 +916,11 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf) {
         off += 4 + (size_t)len;
     }
     c->rlen -= off;
-    if (off && c->rlen) memmove(c->rbuf, c->rbuf + off, c->rlen);
+    if (off && c->rlen) {
+        memmove(c->rbuf, c->rbuf + off, c->rlen);
+        c->partial_ms = c->progress_ms; /* a new message started */
+    }
+    if (c->hs_mem && c->state != CL_HANDSHAKE) hs_account(c);
     /* Idle clients hold no read buffer; one that read a long message gets
      * back to the default; one starting a long message needs it whole. */
     int rc = rbuf_resize(c, c->rlen ? rbuf_want(c) : 0);
@@ -890,8 +935,16 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf) {
 
 static void on_handshake_timeout(uv_timer_t *t) {
     cap_client *c = t->data;
-    char text[64];
-    snprintf(text, sizeof text, "no HELLO within %u ms", c->srv->o->handshake_ms);
+    char text[160];
+    if (c->waiting)
+        snprintf(text, sizeof text, "HELLO not read within %u ms: the memory for "
+                 "connections in the handshake (a quarter of -m) was in use",
+                 c->srv->o->handshake_ms);
+    else if (c->rlen)
+        snprintf(text, sizeof text, "HELLO incomplete after %u ms (%zu bytes received)",
+                 c->srv->o->handshake_ms, c->rlen);
+    else
+        snprintf(text, sizeof text, "no HELLO within %u ms", c->srv->o->handshake_ms);
     refuse(c, text);
 }
 
@@ -917,6 +970,10 @@ static void peer_name(cap_client *c) {
 static void on_connection(uv_stream_t *l, int status) {
     cap_server *srv = l->data;
     if (srv->stopping) return;
+    if (!srv->store) { /* not serving yet: see accept_later() */
+        srv->accept_pending |= l->type == UV_NAMED_PIPE ? 2 : 1;
+        return;
+    }
     if (status < 0) {
         /* libuv closed what it could not accept; at least say so. */
         uint64_t now = uv_now(srv->loop);
@@ -964,28 +1021,63 @@ static void on_connection(uv_stream_t *l, int status) {
 
 /* ---- Timers, signals, stopping ------------------------------------------ */
 
-/* While clients wait for memory, one that holds part of a message and sent
- * nothing more for --handshake-timeout is closed: its buffer goes to them.
- * Without this, clients stopping in the middle of a message could hold all
- * of -m and stall everyone else for good. */
+/* How long a partial message may take under memory pressure: the grace
+ * period plus its size at MIN_RATE (a header not yet complete: the grace
+ * period). */
+static uint64_t partial_allowed_ms(const cap_client *c) {
+    return RATE_GRACE_MS + (uint64_t)msg_size(c) * 1000 / MIN_RATE;
+}
+
+static int by_partial_age(const void *a, const void *b) {
+    const cap_client *x = *(cap_client *const *)a, *y = *(cap_client *const *)b;
+    return x->partial_ms < y->partial_ms ? -1 : x->partial_ms > y->partial_ms;
+}
+
+/* While memory is short (reads paused, or clients waiting for a buffer),
+ * clients that hold a partial message arriving slower than MIN_RATE are
+ * closed, those holding theirs longest first, until memory is no longer
+ * short: clients that send the start of a long message and then trickle
+ * its end cannot hold -m and lock everyone else out. Connections in the
+ * handshake (their buffer is in a reserve of its own) and clients waiting
+ * for memory (their clock restarts when they get it) are never closed
+ * here; a client sending at loopback speed never comes near the rate. */
 static void close_stalled(cap_server *srv) {
-    uint64_t now = uv_now(srv->loop), lim = srv->o->handshake_ms;
-    char text[160], w[128];
-    if (!srv->n_waiting) return;
-    for (cap_client *c = srv->clients, *next; c; c = next) {
-        next = c->next;
-        if (c->waiting || c->rlen == 0 || now - c->progress_ms < lim) continue;
-        snprintf(text, sizeof text, "stalled for %llu ms in the middle of a message "
-                 "(%zu bytes) while other clients waited for memory (-m)",
-                 (unsigned long long)(now - c->progress_ms), c->rlen);
-        if (c->state == CL_HANDSHAKE) {
-            refuse(c, text);
+    uint64_t now = uv_now(srv->loop);
+    char text[200], w[128];
+    if (!srv->n_waiting && !srv->paused) return;
+    size_t n = 0, cap = 0;
+    cap_client **slow = NULL;
+    for (cap_client *c = srv->clients; c; c = c->next) {
+        if (c->state != CL_ACTIVE || c->waiting || c->rlen == 0 ||
+            now - c->partial_ms <= partial_allowed_ms(c))
             continue;
+        if (n == cap) {
+            size_t nc = cap ? cap * 2 : 16;
+            cap_client **ns = realloc(slow, nc * sizeof *ns);
+            if (!ns) break;
+            slow = ns;
+            cap = nc;
         }
+        slow[n++] = c;
+    }
+    if (n) qsort(slow, n, sizeof *slow, by_partial_age);
+    for (size_t i = 0; i < n && (srv->n_waiting || srv->paused) && !srv->stopping; i++) {
+        cap_client *c = slow[i];
+        if (c->state != CL_ACTIVE || c->waiting) continue;
+        size_t want = msg_size(c);
+        snprintf(text, sizeof text,
+                 "stalled in the middle of a message (%zu bytes) while other clients "
+                 "waited for memory (-m): %zu of its %zu bytes in %llu ms, slower than "
+                 "the minimum rate of %u MiB/s",
+                 c->rlen, c->rlen, want, (unsigned long long)(now - c->partial_ms),
+                 MIN_RATE >> 20);
         cap_store_stat_add(srv->store, CAP_ST_CLIENTS_LOST, 1);
+        cap_store_stat_add(srv->store, CAP_ST_CLIENTS_TOO_SLOW, 1);
         cap_logn("%s: %s", who(c, w, sizeof w), text);
         end_client(c, LT_PROC_LOST, text);
+        check_mem(srv);
     }
+    free(slow);
     check_mem(srv);
 }
 
@@ -993,6 +1085,7 @@ static void on_tick(uv_timer_t *t) {
     cap_server *srv = t->data;
     log_limit_quiet(srv);
     close_stalled(srv);
+    check_mem(srv); /* handshakes that ended gave their reserve back */
     for (cap_client *c = srv->clients; c; c = c->next)
         if (c->proc) cap_store_flush_proc(srv->store, c->proc);
     for (cap_detached *d = srv->detached; d; d = d->next)
@@ -1119,6 +1212,12 @@ int cap_server_bind(cap_server **out, uv_loop_t *loop, const cap_opts *o) {
     return 0;
 }
 
+void cap_server_print_port(cap_server *srv) {
+    if (srv->o->port != 0 || srv->port_printed) return;
+    srv->port_printed = 1;
+    cap_listen_print(&srv->listen);
+}
+
 /* Descriptors open now (32 when /proc cannot tell). */
 static uint64_t open_fds(void) {
     DIR *d = opendir("/proc/self/fd");
@@ -1144,6 +1243,16 @@ static void compute_fd_cap(cap_server *srv) {
     if (srv->fd_cap < srv->o->max_clients)
         cap_logv("the open-file limit (%llu) allows %u simultaneous clients",
                  (unsigned long long)rl.rlim_cur, srv->fd_cap);
+}
+
+/* A connection that arrived before the capture started (while -o waited
+ * for a FIFO's reader) was left to libuv, which then stopped watching the
+ * listener: accepting it now restarts the watcher. */
+static void accept_later(cap_server *srv) {
+    int pending = srv->accept_pending;
+    srv->accept_pending = 0;
+    if (pending & 1) on_connection((uv_stream_t *)&srv->listen.tcp, 0);
+    if (pending & 2) on_connection((uv_stream_t *)&srv->listen.pipe, 0);
 }
 
 int cap_server_run(cap_server *srv, cap_store *store, cap_worker *wk) {
@@ -1177,8 +1286,9 @@ int cap_server_run(cap_server *srv, cap_store *store, cap_worker *wk) {
         uv_timer_start(&srv->status, on_status, STATUS_MS, STATUS_MS);
     }
     compute_fd_cap(srv);
-    if (o->port == 0) /* only now: a script may signal us right away */
-        cap_listen_print(&srv->listen);
+    srv->hs_reserve = o->mem_limit / 4 > (1u << 20) ? o->mem_limit / 4 : (1u << 20);
+    cap_server_print_port(srv); /* only now: a script may signal us right away */
+    accept_later(srv);
     uv_run(srv->loop, UV_RUN_DEFAULT);
     return srv->exit_code;
 }

@@ -42,6 +42,7 @@ struct cap_proc {
     uint64_t received;          /* events stored */
     uint64_t lost;              /* counts of LOST records */
     uint64_t open_zones;        /* of all its threads (LT_MAX_OPEN_ZONES) */
+    uint64_t meta_cost;         /* lt__meta_cost() of its metadata */
     int said_bye;
     uint64_t bye_sent, bye_lost;
 };
@@ -62,6 +63,9 @@ struct cap_store {
     uint64_t processes, events, blocks, raw_bytes, body_bytes;
     uint64_t max_size;          /* --max-size, 0 = none */
     int full;                   /* the file reached max_size: events dropped */
+    int rotating;               /* --rotate: files repeat live metadata */
+    uint64_t meta_cost;         /* metadata budget used: all processes, or
+                                   (rotating) the connected ones */
 };
 
 static const struct {
@@ -90,6 +94,12 @@ static const struct {
     {"clients_after_end", LT_SEV_INFO,
      "processes turned away while the capture was draining (SIGUSR1): "
      "started after the traced program ended, they ran unprofiled"},
+    {"clients_over_budget", LT_SEV_DATA_LOSS,
+     "clients cut off because their metadata would pass the budget every "
+     "reader holds (also counted in clients_rejected)"},
+    {"clients_too_slow", LT_SEV_DATA_LOSS,
+     "clients closed while memory was short for sending a message slower "
+     "than the minimum rate (also counted in clients_lost)"},
     {"clients_resumed", LT_SEV_INFO,
      "connections that took over a process whose connection had ended without "
      "a goodbye (the program closed or replaced the profiler's descriptor)"},
@@ -307,6 +317,65 @@ static void end_stream(cap_store *s, cap_stream *t) {
     free(t);
 }
 
+/* ---- Metadata budget ---------------------------------------------------- */
+
+/* What is reserved for a process's PROC_END (its reason is at most 1024
+ * bytes, see put_proc_end()). */
+#define PROC_END_COST (LT_META_REC_COST + LT_META_STR_COST + 1024)
+
+/* Whether `add` more metadata cost fits: the process's own budget
+ * (LT_MAX_META_CLIENT) and the file's (LT_MAX_META, or LT_META_PER_BYTE
+ * times the bytes written when that is more; with --rotate, the connected
+ * processes' metadata within LT_MAX_META, as each new file repeats it).
+ * Whatever the daemon writes is then within every reader's budget
+ * (trace.h). Fills *why when not. */
+static int meta_fits(cap_store *s, const cap_proc *p, uint64_t add,
+                     cap_why *why) {
+    uint64_t file = LT_MAX_META;
+    if (!s->rotating) {
+        uint64_t grown = cap_worker_bytes(s->wk) * LT_META_PER_BYTE;
+        if (grown > file) file = grown;
+    }
+    if (p->meta_cost + add > LT_MAX_META_CLIENT) {
+        snprintf(why->buf, sizeof why->buf,
+                 "metadata past the per-client budget (%llu MiB, LT_MAX_META_CLIENT)",
+                 (unsigned long long)(LT_MAX_META_CLIENT >> 20));
+    } else if (s->meta_cost + add > file) {
+        snprintf(why->buf, sizeof why->buf,
+                 "metadata past the capture's budget (%llu MiB, LT_MAX_META)",
+                 (unsigned long long)(file >> 20));
+    } else {
+        return 1;
+    }
+    why->text = why->buf;
+    cap_store_stat_add(s, CAP_ST_CLIENTS_OVER_BUDGET, 1);
+    return 0;
+}
+
+static void meta_charge(cap_store *s, cap_proc *p, uint64_t add) {
+    p->meta_cost += add;
+    s->meta_cost += add;
+}
+
+void cap_store_set_rotating(cap_store *s, int rotating) { s->rotating = rotating; }
+
+/* The cost of a process's PROC_INFO (`info`, tag included) and PROC_END. */
+static uint64_t proc_cost(const uint8_t *info, size_t info_len) {
+    const uint8_t *q = info;
+    lt__meta_rec m;
+    const char *reason;
+    if (lt__next_meta(&q, info + info_len, LT__META_BIT(LT_TAG_PROC_INFO), &m,
+                      &reason) == 0)
+        return PROC_END_COST + lt__meta_cost(&m);
+    return PROC_END_COST + LT_META_REC_COST + info_len * 2 * LT_META_STR_COST;
+}
+
+int cap_store_admit(cap_store *s, const uint8_t *info, size_t info_len,
+                    cap_why *why) {
+    cap_proc none = {0};
+    return meta_fits(s, &none, proc_cost(info, info_len), why) ? 0 : -1;
+}
+
 /* ---- Processes --------------------------------------------------------- */
 
 cap_proc *cap_proc_new(cap_store *s, uint32_t index, const uint8_t *info,
@@ -317,6 +386,7 @@ cap_proc *cap_proc_new(cap_store *s, uint32_t index, const uint8_t *info,
     p->anchor_mono = anchor_mono_ns;
     p->meta = blk_new(s, HDR_MAX + info_len + BLK_MIN);
     if (!p->meta) goto oom;
+    meta_charge(s, p, proc_cost(info, info_len));
     p->meta->len = lt_block_header(p->meta->data, LT_BLOCK_META, index, 0, 0);
     memcpy(p->meta->data + p->meta->len, info, info_len);
     p->meta->len += info_len;
@@ -361,6 +431,7 @@ int cap_proc_meta(cap_store *s, cap_proc *p, const uint8_t *body, size_t n,
     const uint8_t *q = body, *end = body + n;
     uint32_t thr = p->n_threads, loc = p->max_loc, plot = p->max_plot;
     uint32_t frame = p->max_frame, names = p->names;
+    uint64_t cost = 0;
     const uint32_t allowed =
         LT__META_BIT(LT_TAG_THREAD_INFO) | LT__META_BIT(LT_TAG_LOC_DEF) |
         LT__META_BIT(LT_TAG_PLOT_DEF) | LT__META_BIT(LT_TAG_FRAME_DEF);
@@ -377,6 +448,7 @@ int cap_proc_meta(cap_store *s, cap_proc *p, const uint8_t *body, size_t n,
         }
         if (check_def(&m, &thr, &loc, &plot, &frame, &names, why) < 0)
             return -1;
+        cost += lt__meta_cost(&m);
         if (names > s->max_names) {
             snprintf(why->buf, sizeof why->buf,
                      "more than %u threads, locations, plots and frames",
@@ -385,6 +457,7 @@ int cap_proc_meta(cap_store *s, cap_proc *p, const uint8_t *body, size_t n,
             return -1;
         }
     }
+    if (cost && !meta_fits(s, p, cost, why)) return -1;
     uint64_t add = (uint64_t)(thr - p->n_threads) * STREAM_COST;
     if (add && s->tables + add > s->table_limit) {
         snprintf(why->buf, sizeof why->buf,
@@ -403,6 +476,7 @@ int cap_proc_meta(cap_store *s, cap_proc *p, const uint8_t *body, size_t n,
     p->max_plot = plot;
     p->max_frame = frame;
     p->names = names;
+    meta_charge(s, p, cost);
     if (n == 0) return 0;
     if (p->meta && p->meta->len + n > LT_BLOCK_TARGET) flush_meta(s, p);
     if (!p->meta) {
@@ -554,6 +628,7 @@ void cap_proc_end(cap_store *s, cap_proc *p, int status, const char *reason) {
     put_proc_end(s, p, status, reason);
     flush_meta(s, p);
     for (uint32_t i = 0; i < p->n_threads; i++) end_stream(s, p->threads[i]);
+    if (s->rotating) s->meta_cost -= p->meta_cost; /* not repeated any more */
     free(p->threads);
     free(p);
 }

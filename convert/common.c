@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 const char *cv_prog = "tracy";
@@ -328,13 +329,31 @@ uint64_t cv_zones_count(const cv_zones *z) { return z->next; }
 
 #define OUT_CAP (256u << 10)
 
+/* Opens an output file for writing: a link is followed only when it is
+ * this user's own (ln -s /dev/null out.csv); one that another user made,
+ * in a folder others can write, is refused (EPERM) and never written
+ * through. Returns the descriptor or -1 with errno. */
+static int create_output(const char *path) {
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+    struct stat st;
+    if (fd >= 0 || errno != ELOOP) return fd;
+    if (lstat(path, &st) != 0) return -1;
+    if (!S_ISLNK(st.st_mode) || st.st_uid != geteuid()) {
+        errno = EPERM;
+        return -1;
+    }
+    return open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+}
+
 int cv_out_open(cv_out *o, const char *path) {
     memset(o, 0, sizeof *o);
     o->fd = 1;
     if (path && strcmp(path, "-") != 0) {
-        o->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        o->fd = create_output(path);
         if (o->fd < 0) {
-            cv_err("%s: cannot create: %s", path, strerror(errno));
+            cv_err("%s: cannot create: %s", path,
+                   errno == EPERM ? "a link made by another user (not followed)"
+                                  : strerror(errno));
             return CV_EXIT_OUTPUT;
         }
         o->close_fd = 1;

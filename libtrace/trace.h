@@ -128,6 +128,24 @@ enum lt_severity { LT_SEV_INFO = 0, LT_SEV_DATA_LOSS = 1, LT_SEV_ERROR = 2 };
 #define LT_MAX_OPEN_ZONES (1u << 20)
 /* Timestamps are below 2^63, so that they fit a signed 64-bit integer. */
 #define LT_MAX_TS ((uint64_t)INT64_MAX)
+/* Metadata (names of processes, threads, locations, plots, frames), as a
+ * reader holds it: for each string its length and LT_META_STR_COST (argv
+ * entries: twice that, for the pointer), and LT_META_REC_COST more for a
+ * location or a process (the structure the reader keeps). lt__meta_cost()
+ * counts it. A reader holds metadata and
+ * decompressed blocks within LT_READER_BUDGET_PER_BYTE times the file size,
+ * at least LT_READER_BUDGET_MIN whatever the size. The capture daemon keeps
+ * a file's metadata within LT_MAX_META, or LT_META_PER_BYTE times what it
+ * wrote before when that is more, and one client's within
+ * LT_MAX_META_CLIENT: a file it writes is always within every reader's
+ * budget (FORMAT.md, "Limits"). */
+#define LT_META_REC_COST 64u
+#define LT_META_STR_COST 8u
+#define LT_MAX_META (64ull << 20)
+#define LT_MAX_META_CLIENT (32ull << 20)
+#define LT_META_PER_BYTE 16u
+#define LT_READER_BUDGET_MIN (256ull << 20)
+#define LT_READER_BUDGET_PER_BYTE 64u
 
 /* ---- Metadata as the reader presents it -------------------------------- */
 

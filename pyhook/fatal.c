@@ -56,6 +56,7 @@ static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER; /* g_begun vs kicks */
 static sem_t g_wake;                  /* relay -> watchdog */
 static sem_t g_stopped;               /* stopper -> watchdog */
 static volatile sig_atomic_t g_pending; /* the signal to deliver again, or 0 */
+static volatile sig_atomic_t g_arrived[MAX_SIG]; /* a real one came (relay) */
 static int g_begun;                   /* the Python handler has begun (g_mu) */
 static int g_running;                 /* the watchdog thread exists */
 static pthread_t g_main;              /* the thread Python runs handlers in */
@@ -63,6 +64,7 @@ static pthread_t g_main;              /* the thread Python runs handlers in */
 static void relay(int sig, siginfo_t *info, void *uctx) {
     int saved = errno;
     const struct sigaction *p = &g_prev[sig];
+    g_arrived[sig] = 1; /* before Python's handler is tripped */
     if (p->sa_flags & SA_SIGINFO)
         p->sa_sigaction(sig, info, uctx);
     else if (p->sa_handler != SIG_DFL && p->sa_handler != SIG_IGN)
@@ -175,6 +177,7 @@ static int fatal_guard(int sig) {
 }
 
 static void after_fork_child(void) {
+    for (int i = 0; i < MAX_SIG; i++) g_arrived[i] = 0; /* the parent's */
     /* the parent's watchdog did not come along; its semaphore may hold a
      * count; g_mu may have been held by it */
     pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
@@ -192,6 +195,14 @@ static void after_fork_child(void) {
 }
 
 static int fatal_begin(int sig) {
+    /* The Python handler also runs for _thread.interrupt_main(sig), which
+     * trips it without a signal: plain Python does nothing then, as the
+     * program's action is the default one. Only a signal that came through
+     * the relay ends the process. */
+    if (sig > 0 && sig < MAX_SIG && relay_installed(sig)) {
+        if (!g_arrived[sig]) return -1;
+        g_arrived[sig] = 0;
+    }
     pthread_mutex_lock(&g_mu);
     int first = !g_begun;
     g_begun = 1;
@@ -218,9 +229,11 @@ const char py__fatal_guard_doc[] = PyDoc_STR(
 "main thread misses (it arrived just before a blocking call) is sent to it\n"
 "again until _fatal_begin(signum).");
 const char py__fatal_begin_doc[] = PyDoc_STR(
-"_fatal_begin(signum) -> bool\n--\n\n"
-"The fatal-signal handler has begun: True the first time in this process;\n"
-"False after the watchdog took over (the main thread was stuck in C).");
+"_fatal_begin(signum) -> int\n--\n\n"
+"The fatal-signal handler has begun: 1 the first time in this process;\n"
+"0 after the watchdog took over (the main thread was stuck in C); -1 when\n"
+"no signal arrived (_thread.interrupt_main tripped the handler): nothing\n"
+"is to be done, as plain Python does nothing then.");
 const char py__fatal_after_fork_doc[] = PyDoc_STR(
 "_fatal_after_fork()\n--\n\n"
 "In a forked child, before the signals held across fork are unblocked.");
@@ -236,7 +249,7 @@ PyObject *py__fatal_begin(PyObject *self, PyObject *arg) {
     (void)self;
     long sig = PyLong_AsLong(arg);
     if (sig == -1 && PyErr_Occurred()) return NULL;
-    return PyBool_FromLong(fatal_begin((int)sig));
+    return PyLong_FromLong(fatal_begin((int)sig));
 }
 
 PyObject *py__fatal_after_fork(PyObject *self, PyObject *unused) {

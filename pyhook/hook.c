@@ -62,6 +62,9 @@ enum { ENT_FRAME = 1, ENT_C = 2, ENT_MON = 3 };
 
 typedef struct py_ent {
     const void *key; /* the PyFrameObject, or the called C function */
+#if PY_VERSION_HEX < 0x030C0000
+    PyObject *lent;  /* ENT_C: self, whose reference the bound method lent */
+#endif
     uint8_t kind;
     uint8_t rec;     /* its zone began: an end is owed */
     uint8_t line;    /* a line zone of this frame is open */
@@ -750,6 +753,9 @@ static py_ent *push(const void *key, uint8_t kind, uint8_t rec) {
         return NULL;
     py_ent *e = &s->st[s->n++];
     e->key = key;
+#if PY_VERSION_HEX < 0x030C0000
+    e->lent = NULL;
+#endif
     e->kind = kind;
     e->rec = rec;
     e->line = 0;
@@ -847,6 +853,16 @@ static long mon_event(PyObject *events, const char *name) {
     return e;
 }
 
+/* No tool id was free: says so once on stderr (the program goes on; such
+ * __init__ calls may then be missing from the trace). */
+static void mon_no_tool(void) {
+    PyObject *type, *value, *tbk;
+    PyErr_Fetch(&type, &value, &tbk);
+    PySys_WriteStderr("tracy: sys.monitoring tool ids 3 and 4 are taken: calls of a simple "
+                      "__init__ that CPython 3.13 inlines are not recorded\n");
+    PyErr_Restore(type, value, tbk);
+}
+
 /* Takes a free tool id, registers the callbacks. 0 or -1. */
 static int mon_setup(void) {
     PyObject *mon = PySys_GetObject("monitoring"); /* borrowed */
@@ -856,14 +872,20 @@ static int mon_setup(void) {
          unwind = mon_event(events, "PY_UNWIND");
     Py_DECREF(events);
     if (start < 0 || ret < 0 || unwind < 0) return -1;
-    static const int ids[] = {2, 3, 4, 5, 1, 0};
+    /* Only the ids sys.monitoring reserves for nobody: 0 (debugger),
+     * 1 (coverage), 2 (profiler: cProfile) and 5 (optimizer) stay free for
+     * the tools the program runs. */
+    static const int ids[] = {3, 4};
     for (size_t i = 0; i < sizeof ids / sizeof *ids && g_mon_tool < 0; i++) {
         PyObject *r = PyObject_CallMethod(mon, "use_tool_id", "is", ids[i], "tracy");
         if (r) g_mon_tool = ids[i];
         else PyErr_Clear();
         Py_XDECREF(r);
     }
-    if (g_mon_tool < 0) return -1;
+    if (g_mon_tool < 0) {
+        mon_no_tool();
+        return -1;
+    }
     PyObject *fs = PyCFunction_New(&g_mon_defs[0], NULL), *fe = PyCFunction_New(&g_mon_defs[1], NULL);
     PyObject *r1 = fs ? PyObject_CallMethod(mon, "register_callback", "ilO", g_mon_tool, start, fs) : NULL;
     PyObject *r2 = fe ? PyObject_CallMethod(mon, "register_callback", "ilO", g_mon_tool, ret, fe) : NULL;
@@ -917,6 +939,81 @@ static int caller_is_ours(PyFrameObject *frame) {
     return ours;
 }
 
+#if PY_VERSION_HEX < 0x030C0000
+/* Before 3.12, while any profile function is set, CPython calls a method
+ * descriptor (arr.resize(5), lst.append(x)) through a temporary bound method
+ * that holds `self` for the whole call: one reference more than the
+ * unprofiled call, which NumPy's resize() and sys.getrefcount see. The
+ * profile function takes that reference back for the call: at C_CALL it
+ * keeps the bound method alive itself, out of the collector's sight, and
+ * drops the reference to self the bound method owns; at the matching
+ * C_RETURN or C_EXCEPTION it gives both back. self stays alive meanwhile
+ * through the caller's evaluation stack, which holds it as the call's first
+ * argument (checked: the descriptor and self side by side there). Should
+ * that return never come (the profile function was replaced during the
+ * call), the bound method is kept for good and never touched again, and
+ * self's count stays that of its real owners. */
+
+#if PY_VERSION_HEX >= 0x03090000
+#define py_gc_tracked(o) PyObject_GC_IsTracked(o)
+#else
+#define py_gc_tracked(o) (PyObject_IS_GC(o) && _PyObject_GC_IS_TRACKED(o))
+#endif
+
+/* The slot below the first one of the calling frame's stack that holds
+ * self, or NULL. Pointers are compared, never followed (a slot above the
+ * stack's top may be stale). */
+static PyObject **below_on_stack(PyFrameObject *frame, PyObject *self) {
+#if PY_VERSION_HEX >= 0x030B0000
+    _PyInterpreterFrame *f = frame->f_frame;
+    PyCodeObject *co = f->f_code;
+    PyObject **base = f->localsplus + co->co_nlocalsplus;
+#else
+    PyCodeObject *co = frame->f_code;
+    PyObject **base = frame->f_valuestack;
+#endif
+    if (!base) return NULL;
+    for (int i = 1; i < co->co_stacksize; i++)
+        if (base[i] == self) return &base[i - 1];
+    return NULL;
+}
+
+static PyObject *lend_self(PyFrameObject *frame, PyObject *func) {
+    if (Py_REFCNT(func) != 1 || !PyCFunction_Check(func)) return NULL;
+    PyCFunctionObject *m = (PyCFunctionObject *)func;
+    PyObject *self = m->m_self;
+    if (!self || PyModule_Check(self) || Py_REFCNT(self) < 2 || m->m_module ||
+        !py_gc_tracked(func))
+        return NULL;
+    PyObject **below = below_on_stack(frame, self);
+    if (!below) return NULL;
+    /* the descriptor this bound method came from lies just below self */
+    PyObject *name = PyUnicode_InternFromString(m->m_ml->ml_name);
+    if (!name) {
+        PyErr_Clear();
+        return NULL;
+    }
+    PyObject *descr = _PyType_Lookup(Py_TYPE(self), name); /* borrowed */
+    Py_DECREF(name);
+    if (!descr || *below != descr || Py_TYPE(descr) != &PyMethodDescr_Type ||
+        ((PyMethodDescrObject *)descr)->d_method != m->m_ml)
+        return NULL;
+    Py_INCREF(func);
+    PyObject_GC_UnTrack(func);
+    Py_DECREF(self);
+    return self;
+}
+
+/* The matching C_RETURN or C_EXCEPTION of a call whose self was lent. */
+static void lend_back(py_ent *e) {
+    PyObject *func = (PyObject *)e->key;
+    Py_INCREF(e->lent);
+    e->lent = NULL;
+    PyObject_GC_Track(func);
+    Py_DECREF(func);
+}
+#endif
+
 static int profile_cb(PyObject *obj, PyFrameObject *frame, int what,
                       PyObject *arg) {
     py_tstate *s = &tls;
@@ -927,17 +1024,35 @@ static int profile_cb(PyObject *obj, PyFrameObject *frame, int what,
     case PyTrace_RETURN:
         if (!py__opts.lines) frame_exit(frame);
         break;
-    case PyTrace_C_CALL:
+    case PyTrace_C_CALL: {
+        uint8_t rec = 0;
+        int want = 0;
         if (g_enabled && py__opts.trace_c && !caller_is_ours(frame)) {
             uint32_t loc = cfunc_loc(arg);
-            uint8_t rec = loc && zbegin(loc);
-            if (!push(arg, ENT_C, rec) && rec) zend();
+            rec = loc && zbegin(loc);
+            want = 1;
         }
+#if PY_VERSION_HEX < 0x030C0000
+        PyObject *lent = lend_self(frame, arg);
+        if (lent) {
+            py_ent *e = push(arg, ENT_C, rec);
+            if (e) e->lent = lent;
+            else if (rec) zend();
+            break;
+        }
+#endif
+        if (want && !push(arg, ENT_C, rec) && rec) zend();
         break;
+    }
     case PyTrace_C_RETURN:
     case PyTrace_C_EXCEPTION:
-        if (s->n && s->st[s->n - 1].kind == ENT_C && s->st[s->n - 1].key == arg)
-            pop_ends(&s->st[--s->n]);
+        if (s->n && s->st[s->n - 1].kind == ENT_C && s->st[s->n - 1].key == arg) {
+            py_ent *e = &s->st[--s->n];
+#if PY_VERSION_HEX < 0x030C0000
+            if (e->lent) lend_back(e);
+#endif
+            pop_ends(e);
+        }
         break;
     }
     if (!g_enabled && s->n == 0) uninstall_current();

@@ -77,8 +77,9 @@ int py__main_interpreter(void);
  * the main thread, wraps Python's C-level handler of sig so that a signal
  * the main thread misses (it arrived just before a blocking call) is sent
  * to it again until _fatal_begin(sig) says the Python handler has begun;
- * True when done. _fatal_begin(sig): True the first time in this process
- * (False: the handler is already running). _fatal_after_fork(): in a
+ * True when done. _fatal_begin(sig): 1 the first time in this process,
+ * 0 when the handler is already running, -1 when no signal came through
+ * the relay (_thread.interrupt_main). _fatal_after_fork(): in a
  * forked child, before the signals held across fork are unblocked. */
 extern const char py__fatal_guard_doc[], py__fatal_begin_doc[], py__fatal_after_fork_doc[],
     py__own_threads_doc[];

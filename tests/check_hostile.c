@@ -12,50 +12,22 @@
 /* ---- Helpers ------------------------------------------------------------- */
 
 /* Peak RSS, in MiB, that the tools run through run_tool() added over a
- * child that does nothing: a forked child starts with its parent's
- * resident pages (large under ASan), and its peak counts them. */
+ * child that does nothing (ft_peak_mib). */
 static long g_peak_mib;
-
-static long run_peak_kib(char *const argv[], const char *out, const char *err, int *rc) {
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        dup2(o, 1);
-        dup2(e, 2);
-        execv(argv[0], argv);
-        _exit(127);
-    }
-    struct rusage ru;
-    int st;
-    for (int i = 0; i < FT_WAIT_MS / 5; i++) {
-        if (wait4(pid, &st, WNOHANG, &ru) == pid) {
-            *rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-            return ru.ru_maxrss;
-        }
-        usleep(5000);
-    }
-    kill(pid, SIGKILL);
-    waitpid(pid, &st, 0);
-    ck_abort_msg("%s did not exit", argv[0]);
-    return 0;
-}
 
 /* Runs a tool (NULL-terminated arguments) like ft_tool(); returns its exit
  * code and raises g_peak_mib to what it used. */
 static int run_tool(const char *out, const char *err, ...) {
     char *argv[16];
-    int n = 0, rc, rc0;
+    int n = 0, rc;
     va_list ap;
     va_start(ap, err);
     const char *a;
     while ((a = va_arg(ap, const char *)) && n < 15) argv[n++] = (char *)a;
     va_end(ap);
     argv[n] = NULL;
-    long base = run_peak_kib((char *[]){"/bin/true", NULL}, out, err, &rc0);
-    long peak = run_peak_kib(argv, out, err, &rc);
-    if ((peak - base) / 1024 > g_peak_mib) g_peak_mib = (peak - base) / 1024;
+    long mib = ft_peak_mib(argv, out, err, &rc);
+    if (mib > g_peak_mib) g_peak_mib = mib;
     return rc;
 }
 

@@ -179,43 +179,6 @@ END_TEST
 
 /* ---- Many streams -------------------------------------------------------- */
 
-/* Peak RSS in KiB of a command, and its exit code. */
-static long peak_kib(const char *out, const char *err, int *rc, char *const argv[]) {
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        dup2(o, 1);
-        dup2(e, 2);
-        execv(argv[0], argv);
-        _exit(127);
-    }
-    struct rusage ru;
-    int st;
-    for (int i = 0; i < FT_WAIT_MS / 5; i++) {
-        if (wait4(pid, &st, WNOHANG, &ru) == pid) {
-            *rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-            return ru.ru_maxrss;
-        }
-        usleep(5000);
-    }
-    kill(pid, SIGKILL);
-    waitpid(pid, &st, 0);
-    ck_abort_msg("%s did not exit (quadratic in streams?)", argv[0]);
-    return 0;
-}
-
-/* Peak RSS in MiB that a tool adds over a child that does nothing: a
- * forked child starts with its parent's resident pages (large under ASan),
- * and its peak counts them. */
-static long peak_mib(const char *out, const char *err, int *rc, char *const argv[]) {
-    int rc0;
-    long base = peak_kib(out, err, &rc0, (char *[]){"/bin/true", NULL});
-    long peak = peak_kib(out, err, rc, argv);
-    return peak > base ? (peak - base) / 1024 : 0;
-}
-
 static size_t count_lines(const char *path) {
     char *s = ft_slurp(path);
     size_t n = 0;
@@ -254,7 +217,7 @@ START_TEST(many_streams_read_by_every_tool) {
     int rc;
     long mib, worst = 0;
 #define TOOL(...)                                                                        \
-    (mib = peak_mib(out, d.err, &rc, (char *[]){__VA_ARGS__, NULL}),                     \
+    (mib = ft_peak_mib((char *[]){__VA_ARGS__, NULL}, out, d.err, &rc),                  \
      worst = mib > worst ? mib : worst,                                                  \
      ck_assert_msg(rc == 0, "%s exited %d: %s", #__VA_ARGS__, rc, ft_slurp(d.err)),      \
      ck_assert_msg(mib < MANY_MIB, "%s used %ld MiB", #__VA_ARGS__, mib))

@@ -397,4 +397,45 @@ static inline void raw_wait_closed(int fd) {
     close(fd);
 }
 
+/* Runs argv (stdout to out, stderr to err) and returns its peak RSS in KiB;
+ * *rc is its exit code (128 + signal). Fails the test when it does not exit
+ * within FT_WAIT_MS. */
+static inline long ft_peak_kib(char *const argv[], const char *out, const char *err,
+                               int *rc) {
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(o, 1);
+        dup2(e, 2);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    struct rusage ru;
+    int st;
+    for (int i = 0; i < FT_WAIT_MS / 5; i++) {
+        if (wait4(pid, &st, WNOHANG, &ru) == pid) {
+            *rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+            return ru.ru_maxrss;
+        }
+        usleep(5000);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, &st, 0);
+    ck_abort_msg("%s did not exit", argv[0]);
+    return 0;
+}
+
+/* The peak RSS in MiB that argv adds over a child that does nothing: a
+ * forked child starts with its parent's resident pages (large under ASan),
+ * and its peak counts them. */
+static inline long ft_peak_mib(char *const argv[], const char *out, const char *err,
+                               int *rc) {
+    int rc0;
+    long base = ft_peak_kib((char *[]){"/bin/true", NULL}, out, err, &rc0);
+    long peak = ft_peak_kib(argv, out, err, rc);
+    return peak > base ? (peak - base) / 1024 : 0;
+}
+
 #endif /* TESTS_FAULTS_H */

@@ -22,6 +22,8 @@ TEST_PKGS="$TEST_PKGS python3-exceptiongroup python3-tomli"
 # callgrind_annotate. (npm, a build package, installs the report's d3 into
 # build/npm.)
 TEST_PKGS="$TEST_PKGS chromium python3-jsonschema valgrind"
+# Other tools in a traced process: NumPy's reference checks, coverage.
+TEST_PKGS="$TEST_PKGS python3-numpy python3-coverage"
 
 # pkg-config module of each build package; python3-dev is checked by its
 # header, pkg-config by itself.

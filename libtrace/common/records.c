@@ -322,3 +322,48 @@ fail:
     *reason = why;
     return LT_ECORRUPT;
 }
+
+/* ---- Metadata cost -------------------------------------------------------- */
+
+/* What the reader allocates for a record must stay under its cost: one
+ * lt_loc and 8-byte-rounded NUL-terminated strings. The readers' minimum
+ * budget holds the daemon's whole allowance twice (arena chunks may be half
+ * empty) plus a metadata block being decoded, with room to spare; past it,
+ * the allowance grows with the file at a quarter of the readers' rate or
+ * less, so the same holds for a file of any size. */
+_Static_assert(sizeof(lt_loc) <= LT_META_REC_COST, "lt_loc fits its cost");
+_Static_assert(2 * LT_MAX_META + LT_MAX_BLOCK_RAW + (16ull << 20) <= LT_READER_BUDGET_MIN,
+               "the daemon's metadata fits every reader's budget");
+_Static_assert(2 * LT_META_PER_BYTE * 2 <= LT_READER_BUDGET_PER_BYTE,
+               "the daemon's growing allowance fits the reader's");
+_Static_assert(LT_MAX_META_CLIENT <= LT_MAX_META, "a client fits the file");
+
+static uint64_t lt__str_cost(uint64_t len) { return len + LT_META_STR_COST; }
+
+uint64_t lt__meta_cost(const lt__meta_rec *m) {
+    uint64_t c = lt__str_cost(m->name.len);
+    switch (m->tag) {
+    case LT_TAG_LOC_DEF: /* an lt_loc */
+        c += LT_META_REC_COST + lt__str_cost(m->file.len);
+        break;
+    case LT_TAG_STAT:
+        c += lt__str_cost(m->file.len);
+        break;
+    case LT_TAG_PROC_INFO: {
+        c = LT_META_REC_COST + lt__str_cost(m->hostname.len) + lt__str_cost(m->program.len) +
+             lt__str_cost(m->client.len) + 8; /* argv's terminating NULL */
+        const uint8_t *q = m->argv;
+        /* argv was validated by lt__next_meta: argc strings, in bounds */
+        for (uint32_t i = 0; i < m->argc; i++) {
+            uint64_t len;
+            if (lt__get_varint(&q, q + 10, &len) < 0) break;
+            q += len;
+            c += 2 * lt__str_cost(len);
+        }
+        break;
+    }
+    default:
+        break;
+    }
+    return c;
+}

@@ -98,6 +98,11 @@ LT_API int lt__next_meta(const uint8_t **p, const uint8_t *end,
 
 #define LT__META_BIT(tag) (1u << ((tag) - 0x20))
 
+/* What a decoded metadata record costs a reader (see LT_META_REC_COST in
+ * trace.h): the unit of the metadata budgets shared by the capture daemon
+ * and the readers. */
+LT_API uint64_t lt__meta_cost(const lt__meta_rec *m);
+
 #ifdef __cplusplus
 }
 #endif

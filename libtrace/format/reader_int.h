@@ -15,7 +15,7 @@
 #define LT__KIND_SKIPPABLE 16
 /* Decompressed block buffers and zone texts held at once never exceed 64
  * times the file size, or this much for small files (see lt__raw_budget). */
-#define LT__RAW_BUDGET_MIN (256ull << 20)
+#define LT__RAW_BUDGET_MIN LT_READER_BUDGET_MIN
 
 /* One unit of the file, from its descriptor. */
 typedef struct lt__blk {
@@ -149,7 +149,7 @@ struct lt_reader {
  * reader holds at once: 64 times the file size, at least
  * LT__RAW_BUDGET_MIN. */
 static inline uint64_t lt__raw_budget(const lt_reader *r) {
-    uint64_t b = r->info.file_size * 64;
+    uint64_t b = r->info.file_size * LT_READER_BUDGET_PER_BYTE;
     return b < LT__RAW_BUDGET_MIN ? LT__RAW_BUDGET_MIN : b;
 }
 

@@ -195,8 +195,11 @@ def _on_fatal(signum, frame):
     process): ship what was recorded, then end by the same signal, so that
     the program's parent sees what it would have seen unprofiled."""
     import signal
-    if not _tracy._fatal_begin(signum):
-        return  # under way: here, or in the extension's watchdog (fatal.c)
+    if _tracy._fatal_begin(signum) <= 0:
+        # under way (here, or in the extension's watchdog: fatal.c), or no
+        # signal at all: _thread.interrupt_main(signum) does nothing in plain
+        # Python when the action is the default one
+        return
     _sig()[0](signum, signal.SIG_DFL)
     try:
         _ending()()

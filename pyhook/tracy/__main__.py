@@ -526,10 +526,10 @@ def write_report(trace, cli):
     if csv is None:
         sys.stderr.write("tracy: tracy-csv not found, no op report written\n")
         return None
-    with open(report, "wb") as f:
-        pid = os.posix_spawn(csv, [csv, trace], os.environ,
-                             file_actions=[(os.POSIX_SPAWN_DUP2, f.fileno(), 1)])
-        _, status = os.waitpid(pid, 0)
+    # (-o: tracy-csv creates it as every tool does, never through a link
+    # another user made)
+    pid = os.posix_spawn(csv, [csv, "-o", report, trace], os.environ)
+    _, status = os.waitpid(pid, 0)
     if _exit_code(status) != 0:
         sys.stderr.write("tracy: tracy-csv failed on %s\n" % trace)
         return None

@@ -59,7 +59,8 @@ def world():
     os.chmod(top, 0o755)
     kit = os.path.join(top, "kit")
     os.makedirs(os.path.join(kit, "bin"))
-    for tool in ("capture-release", "tracy-info", "tracy-sql", "tracy-json", "example_c"):
+    for tool in ("capture-release", "tracy-info", "tracy-sql", "tracy-json", "tracy-csv",
+                 "tracy-export", "example_c"):
         shutil.copy2(os.path.join(BUILD, "bin", tool), os.path.join(kit, "bin", tool))
     shutil.copytree(os.path.join(BUILD, "python"), os.path.join(kit, "python"),
                     ignore=shutil.ignore_patterns("pytest*"))
@@ -195,9 +196,9 @@ def test_a_daemon_of_another_user_on_the_port_gets_nothing(world):
     mout = os.path.join(w["dir"]["tracy-mallory"], "m.tracy")
     d = mallory_daemon(w, mout, "-a", "127.0.0.1", "-p", str(port))
     try:
-        wait_for(lambda: subprocess.run(["ss", "-ltn", "sport = :%d" % port],
-                                        capture_output=True, text=True).stdout.count("\n") > 1
-                 if shutil.which("ss") else time.sleep(0.5) or True,
+        # (it listens on TCP before its socket is made)
+        wait_for(lambda: os.path.exists(os.path.join(rundir_of(w, "mallory"),
+                                                     "daemon-%d.sock" % port)),
                  "mallory's daemon did not listen")
         env = {"TRACY_PORT": str(port)}
         r = as_user(w, "alice", [PY, "-m", "tracy", "secret.py"], **env)
@@ -415,3 +416,37 @@ def test_a_client_of_another_user_is_refused_and_counted(world):
     refusals = [x for x in err.splitlines() if "another user" in x]
     assert 1 <= len(refusals) <= 4, err
     assert not os.path.exists(sock)  # removed at the end
+
+
+def test_a_link_planted_in_a_shared_folder_is_not_written_through(world):
+    """A folder the group (here everyone) can write, without the sticky bit
+    that makes the kernel refuse such links: mallory plants links where
+    alice's trace and report will go, pointing at a file of alice's. The
+    run is refused while the trace's name is taken; then the report is
+    refused in one line; alice's file is untouched."""
+    w = world
+    write_secret(w)
+    proj = os.path.join(w["top"], "project")
+    os.makedirs(proj, exist_ok=True)
+    os.chmod(proj, 0o777)
+    precious = os.path.join(w["dir"]["tracy-alice"], "precious.txt")
+    with open(precious, "w") as f:
+        f.write("alice's work\n")
+    os.chown(precious, w["alice"].pw_uid, w["alice"].pw_gid)
+    for name in ("run.tracy", "run.csv"):
+        as_user(w, "mallory", ["ln", "-sf", precious, os.path.join(proj, name)])
+        assert os.lstat(os.path.join(proj, name)).st_uid == w["mallory"].pw_uid
+    argv = [PY, "-m", "tracy", "-r", "-o", os.path.join(proj, "run.tracy"), "secret.py"]
+    r = as_user(w, "alice", argv)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
+    assert "refusing to overwrite" in r.stderr, r.stderr
+    os.unlink(os.path.join(proj, "run.tracy"))
+    r = as_user(w, "alice", argv)
+    assert r.returncode == 0 and r.stdout == "610\n", r.stderr
+    assert "run.csv: cannot create: a link made by another user (not followed)" in r.stderr, \
+        r.stderr
+    with open(precious) as f:
+        assert f.read() == "alice's work\n"
+    trace = os.path.join(proj, "run.tracy")
+    assert not os.path.islink(trace) and os.stat(trace).st_uid == w["alice"].pw_uid
+    assert calls(w, trace, "transfer_funds_to_account_12345") == FIB_CALLS
