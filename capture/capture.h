@@ -91,7 +91,7 @@ void cap_listen_close(cap_listen *l);
  * sockets; a TCP peer's address is already there and gets its uid
  * appended when refused). */
 const char *cap_listen_admit(uv_stream_t *s, const cap_opts *o, char *peer,
-                             size_t peer_len);
+                             size_t peer_len, uint64_t *peer_pid);
 
 /* ---- worker.c --------------------------------------------------------- */
 
@@ -143,6 +143,7 @@ enum cap_stat {
     CAP_ST_CLIENTS_DRAINED,
     CAP_ST_CLIENTS_OVER_BUDGET,
     CAP_ST_CLIENTS_TOO_SLOW,
+    CAP_ST_CLIENTS_RESUMED,
     CAP_NSTATS
 };
 

@@ -159,7 +159,7 @@ void cap_listen_close(cap_listen *l) {
 }
 
 const char *cap_listen_admit(uv_stream_t *s, const cap_opts *o, char *peer,
-                             size_t peer_len) {
+                             size_t peer_len, uint64_t *peer_pid) {
     uv_os_fd_t fd;
     uid_t uid;
     pid_t pid;
@@ -170,6 +170,7 @@ const char *cap_listen_admit(uv_stream_t *s, const cap_opts *o, char *peer,
             return "cannot tell which user connected";
         }
         snprintf(peer, peer_len, "pid %ld, uid %lu", (long)pid, (unsigned long)uid);
+        *peer_pid = pid > 0 ? (uint64_t)pid : 0;
         return uid == geteuid() ? NULL
                                 : "a process of another user (share a daemon between "
                                   "users over TCP with --token-file)";

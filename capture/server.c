@@ -9,15 +9,19 @@
  */
 #include <arpa/inet.h>
 #include <dirent.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <unistd.h>
 #include "capture.h"
+#include "local.h"
 #include "wire.h"
 
 #define RBUF_DEFAULT (64u << 10)
@@ -30,6 +34,8 @@
  * grace period, or its client is closed (DAEMON.md, "Memory"). */
 #define MIN_RATE (1u << 20) /* bytes per second */
 #define RATE_GRACE_MS 1000
+#define GRACE_MS 5000       /* a detached process waits this long for RESUME */
+#define GRACE_CHECK_MS 100  /* how often detached processes are checked */
 
 enum { CL_HANDSHAKE, CL_ACTIVE, CL_CLOSING };
 
@@ -55,9 +61,26 @@ typedef struct cap_client {
     size_t hs_mem;              /* of rcap, in the handshake reserve */
     int handles;                /* handles not yet closed */
     uint64_t pid;
+    uint64_t key;               /* session key (WELCOME 1.1), never 0 */
+    uint64_t offset;            /* stream bytes of the process consumed:
+                                   complete messages after the handshake,
+                                   over all its connections */
+    uint64_t peer_pid;          /* SO_PEERCRED pid (Unix sockets), or 0 */
     char peer[64];
     char program[48];
 } cap_client;
+
+/* A process whose connection ended without BYE, waiting (GRACE_MS) for a
+ * RESUME from a new connection. It still counts in n_active. */
+typedef struct cap_detached {
+    struct cap_detached *next;
+    cap_proc *proc;
+    uint64_t key, offset, pid, peer_pid;
+    uint64_t deadline_ms;
+    char reason[160];           /* why its connection ended */
+    char peer[64];
+    char program[48];
+} cap_detached;
 
 struct cap_server {
     uv_loop_t *loop;
@@ -69,6 +92,9 @@ struct cap_server {
     cap_store *store;
     cap_worker *wk;
     cap_client *clients;
+    cap_detached *detached;
+    uv_timer_t grace;           /* checks detached processes */
+    int grace_on;
     uint32_t n_conns, n_active;
     uint64_t rmem;              /* bytes of all read buffers */
     uint64_t hmem;              /* of those, of connections in the handshake:
@@ -85,6 +111,8 @@ struct cap_server {
     int accept_pending;         /* a connection came before cap_server_run:
                                    bit 1 on TCP, bit 2 on the Unix socket */
     int paused, stop_requested, stopping;
+    int forcing;                /* reading a replaced connection to its end,
+                                   whatever -m says (take_over) */
     int draining;               /* SIGUSR1: no new process, end with the last */
     int exit_code;
 };
@@ -101,6 +129,28 @@ static int token_equal(const char *secret, size_t slen, const char *got,
     for (size_t i = 0; i < slen; i++)
         diff |= (unsigned char)(secret[i] ^ (i < glen ? got[i] : 0));
     return diff == 0;
+}
+
+/* Compares two session keys in time independent of where they differ. */
+static int key_equal(uint64_t a, uint64_t b) {
+    volatile uint64_t diff = a ^ b;
+    return diff == 0;
+}
+
+/* Whether process `pid` (as this host's /proc sees it) has ended: gone or a
+ * zombie. 0 when /proc cannot tell. */
+static int process_gone(uint64_t pid) {
+    char path[48], buf[512];
+    snprintf(path, sizeof path, "/proc/%llu/stat", (unsigned long long)pid);
+    FILE *f = fopen(path, "r");
+    if (!f) return access("/proc/self/stat", R_OK) == 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    const char *e = strrchr(buf, ')');
+    char st = 0;
+    if (!e || sscanf(e + 1, " %c", &st) != 1) return 0;
+    return st == 'Z' || st == 'X' || st == 'x';
 }
 
 /* "client 3 (pid 1234, prog)" for log lines. */
@@ -144,9 +194,9 @@ static void send_refuse(cap_client *c, const char *reason) {
     send_msg(c, msg, lt__wire_refuse(msg, reason, strlen(reason)));
 }
 
-static void send_welcome(cap_client *c, uint32_t index) {
+static void send_welcome(cap_client *c, uint32_t index, uint64_t key) {
     uint8_t msg[LT_WIRE_WELCOME_MAX];
-    send_msg(c, msg, lt__wire_welcome(msg, index));
+    send_msg(c, msg, lt__wire_welcome(msg, index, key));
 }
 
 /* ---- Client life cycle ------------------------------------------------- */
@@ -307,7 +357,7 @@ static int rbuf_resize(cap_client *c, size_t cap) {
     /* A HELLO is always read: connections in the handshake take their
      * buffer (at most a HELLO, LT_WIRE_MAX_HELLO) from a reserve of their
      * own, so that clients holding -m never lock new ones out. */
-    if (cap > c->rcap && !srv->stop_requested &&
+    if (cap > c->rcap && !srv->stop_requested && !srv->forcing &&
         (c->state == CL_HANDSHAKE
              ? srv->hmem + (cap - c->rcap) > srv->hs_reserve
              : mem_used(srv) + (cap - c->rcap) > srv->o->mem_limit))
@@ -343,7 +393,7 @@ static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf) {
     buf->base = (char *)c->rbuf + c->rlen;
     buf->len = c->rcap - c->rlen;
     /* Paused: finish the message under way, then stop at its end. */
-    if (srv->paused && c->rlen > 0) {
+    if (srv->paused && !srv->forcing && c->rlen > 0) {
         size_t m = msg_size(c), end = m ? m : LT_WIRE_HEADER;
         if (end - c->rlen < buf->len) buf->len = end - c->rlen;
     }
@@ -446,6 +496,8 @@ static int ancestor_connected(const cap_server *srv, uint64_t pid) {
         pid = parent_of(pid);
         for (const cap_client *c = srv->clients; c; c = c->next)
             if (c->proc && c->pid == pid) return 1;
+        for (const cap_detached *d = srv->detached; d; d = d->next)
+            if (d->pid == pid) return 1;
     }
     return 0;
 }
@@ -459,6 +511,81 @@ static void turn_away(cap_client *c) {
     send_refuse(c, "the capture is finishing: the traced program has ended");
     discard_input(c);
     client_close(c);
+}
+
+/* ---- Detached processes and RESUME (PROTOCOL.md, Resuming) ------------ */
+
+static void on_grace(uv_timer_t *t);
+
+/* The connection of c ended without BYE: its process waits for a RESUME
+ * (still counted in n_active, so the capture does not end meanwhile). Its
+ * partial message, if any, is dropped: the client sends it again. */
+static void detach(cap_client *c, const char *reason) {
+    cap_server *srv = c->srv;
+    char w[128];
+    cap_detached *d = calloc(1, sizeof *d);
+    if (!d) {
+        cap_store_stat_add(srv->store, CAP_ST_CLIENTS_LOST, 1);
+        cap_logn("%s: %s", who(c, w, sizeof w), reason);
+        end_client(c, LT_PROC_LOST, reason);
+        return;
+    }
+    cap_logv("%s: %s; waiting %d s for it to resume", who(c, w, sizeof w), reason,
+             GRACE_MS / 1000);
+    d->proc = c->proc;
+    d->key = c->key;
+    d->offset = c->offset;
+    d->pid = c->pid;
+    d->peer_pid = c->peer_pid;
+    d->deadline_ms = uv_now(srv->loop) + GRACE_MS;
+    snprintf(d->reason, sizeof d->reason, "%s", reason);
+    memcpy(d->peer, c->peer, sizeof d->peer);
+    memcpy(d->program, c->program, sizeof d->program);
+    d->next = srv->detached;
+    srv->detached = d;
+    c->proc = NULL;
+    client_close(c);
+    if (!srv->grace_on) {
+        uv_timer_start(&srv->grace, on_grace, GRACE_CHECK_MS, GRACE_CHECK_MS);
+        srv->grace_on = 1;
+    }
+}
+
+/* A detached process that was not resumed ends as lost, as it would have
+ * when its connection ended. */
+static void end_detached(cap_server *srv, cap_detached *d) {
+    cap_store_stat_add(srv->store, CAP_ST_CLIENTS_LOST, 1);
+    cap_logn("client %u (pid %llu, %s): %s", cap_proc_index(d->proc),
+             (unsigned long long)d->pid, d->program, d->reason);
+    cap_proc_end(srv->store, d->proc, LT_PROC_LOST, d->reason);
+    srv->n_active--;
+    free(d);
+}
+
+/* Ends the detached processes whose grace period is over, whose process
+ * has ended (it cannot resume), or all of them when the capture stops. */
+static void end_expired(cap_server *srv, int all) {
+    uint64_t now = uv_now(srv->loop);
+    int ended = 0;
+    for (cap_detached **pp = &srv->detached, *d; (d = *pp);) {
+        if (!all && now < d->deadline_ms && !(d->peer_pid && process_gone(d->peer_pid))) {
+            pp = &d->next;
+            continue;
+        }
+        *pp = d->next;
+        end_detached(srv, d);
+        ended = 1;
+    }
+    if (!srv->detached && srv->grace_on) {
+        uv_timer_stop(&srv->grace);
+        srv->grace_on = 0;
+    }
+    if (ended) check_stop(srv);
+}
+
+static void on_grace(uv_timer_t *t) {
+    cap_server *srv = t->data;
+    end_expired(srv, srv->stop_requested);
 }
 
 static int hello(cap_client *c, const uint8_t *body, size_t n) {
@@ -493,6 +620,15 @@ static int hello(cap_client *c, const uint8_t *body, size_t n) {
     }
     const lt__meta_rec m = h.info;
     c->pid = m.pid;
+    if (!c->peer_pid && c->conn.stream.type == UV_TCP) {
+        /* On loopback the process's own pid tells whether it still runs
+         * (a detached process that ended cannot resume). */
+        struct sockaddr_storage ss;
+        int sl = sizeof ss;
+        if (uv_tcp_getpeername(&c->conn.tcp, (struct sockaddr *)&ss, &sl) == 0 &&
+            lt__is_loopback(&ss))
+            c->peer_pid = m.pid;
+    }
     size_t pl = m.program.len < sizeof c->program - 1 ? m.program.len
                                                       : sizeof c->program - 1;
     for (size_t i = 0; i < pl; i++) {
@@ -518,7 +654,15 @@ static int hello(cap_client *c, const uint8_t *body, size_t n) {
         check_store(srv);
         return -1;
     }
-    send_welcome(c, index);
+    /* The session key a later RESUME must show (never 0: 0 means none),
+     * for clients that can resume (1.1 on); a 1.0 client gets a 1.0 WELCOME
+     * and is never detached. */
+    while (h.minor >= 1 && c->key == 0)
+        if (getrandom(&c->key, sizeof c->key, 0) != (ssize_t)sizeof c->key) {
+            uint64_t t = uv_hrtime() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)c;
+            c->key = t * 0x9e3779b97f4a7c15ull; /* no getrandom: not a secret */
+        }
+    send_welcome(c, index, c->key);
     c->state = CL_ACTIVE;
     uv_timer_stop(&c->timer);
     srv->n_active++;
@@ -548,6 +692,105 @@ static void goodbye(cap_client *c) {
     end_client(c, LT_PROC_CLEAN, "");
 }
 
+static void lost(cap_client *c, ssize_t err);
+
+/* The process of `o` is being resumed by another connection while `o` is
+ * still open: the client found its descriptor closed or replaced before
+ * this loop saw the end of `o`. What the kernel holds of `o` is read first
+ * (its complete messages count, whatever -m says: bounded by the socket
+ * buffers), then the process is detached from it. */
+static void take_over(cap_client *o) {
+    cap_server *srv = o->srv;
+    uv_os_fd_t fd;
+    if (uv_fileno((uv_handle_t *)&o->conn.stream, &fd) == 0) {
+        srv->forcing = 1;
+        while (o->state == CL_ACTIVE) {
+            uv_buf_t b;
+            on_alloc((uv_handle_t *)&o->conn.stream, 0, &b);
+            if (b.base == NULL || b.len == 0) break;
+            ssize_t k = recv(fd, b.base, b.len, MSG_DONTWAIT);
+            if (k > 0) {
+                on_read(&o->conn.stream, k, &b);
+                continue;
+            }
+            if (k < 0 && errno == EINTR) continue;
+            if (k == 0) lost(o, UV_EOF);
+            else if (errno != EAGAIN && errno != EWOULDBLOCK)
+                lost(o, uv_translate_sys_error(errno));
+            break;
+        }
+        srv->forcing = 0;
+    }
+    if (o->state == CL_ACTIVE && o->proc) detach(o, "connection replaced without goodbye");
+}
+
+/* RESUME: a new connection of a process that lost its own (PROTOCOL.md,
+ * Resuming). Answered with RESUMED and the stream offset consumed. */
+static int resume(cap_client *c, const uint8_t *body, size_t n) {
+    cap_server *srv = c->srv;
+    char reason[160], w[128];
+    const char *why;
+    lt__wire_resume_msg r;
+    if (lt__wire_resume_decode(body, n, &r, &why) < 0) {
+        if (strcmp(why, "bad magic") == 0)
+            snprintf(reason, sizeof reason, "not a libtrace client (bad magic)");
+        else
+            snprintf(reason, sizeof reason, "malformed RESUME: %s", why);
+        refuse(c, reason);
+        return -1;
+    }
+    if (r.major != LT_WIRE_MAJOR) {
+        snprintf(reason, sizeof reason,
+                 "protocol version %u.%u is not supported (this daemon speaks %d.%d)",
+                 r.major, r.minor, LT_WIRE_MAJOR, LT_WIRE_MINOR);
+        refuse(c, reason);
+        return -1;
+    }
+    if (srv->o->token &&
+        !token_equal(srv->o->token, srv->o->token_len, r.token, r.token_len)) {
+        refuse(c, r.token_len ? "wrong token"
+                              : "this daemon requires a token (set TRACY_TOKEN)");
+        return -1;
+    }
+    for (cap_client *o = srv->clients; o; o = o->next) {
+        if (o == c || o->state != CL_ACTIVE || !o->proc ||
+            cap_proc_index(o->proc) != r.index)
+            continue;
+        if (!key_equal(o->key, r.key)) break; /* refused below */
+        take_over(o);
+        break;
+    }
+    cap_detached **pp = &srv->detached, *d;
+    while ((d = *pp) && cap_proc_index(d->proc) != r.index) pp = &d->next;
+    if (!d || !key_equal(d->key, r.key)) {
+        snprintf(reason, sizeof reason, "cannot resume process %u: %s", r.index,
+                 d ? "wrong session key" : "no such process waiting");
+        refuse(c, reason);
+        return -1;
+    }
+    *pp = d->next;
+    c->proc = d->proc;
+    c->key = d->key;
+    c->offset = d->offset;
+    c->pid = d->pid;
+    if (!c->peer_pid) c->peer_pid = d->peer_pid;
+    memcpy(c->program, d->program, sizeof c->program);
+    free(d);
+    if (!srv->detached && srv->grace_on) {
+        uv_timer_stop(&srv->grace);
+        srv->grace_on = 0;
+    }
+    uint8_t msg[LT_WIRE_RESUMED_MAX];
+    send_msg(c, msg, lt__wire_resumed(msg, c->offset));
+    c->state = CL_ACTIVE;
+    uv_timer_stop(&c->timer);
+    cap_store_stat_add(srv->store, CAP_ST_CLIENTS_RESUMED, 1);
+    cap_logv("%s resumed from %s at stream byte %llu", who(c, w, sizeof w), c->peer,
+             (unsigned long long)c->offset);
+    if (srv->paused && c->rlen == 0) set_reading(c, 0);
+    return 0;
+}
+
 /* Handles one complete message. Returns 0 to go on with the next one, or -1
  * when the client was closed (or the capture is stopping). */
 static int handle(cap_client *c, uint8_t type, const uint8_t *body, size_t n) {
@@ -557,6 +800,7 @@ static int handle(cap_client *c, uint8_t type, const uint8_t *body, size_t n) {
     int rc;
     if (c->state == CL_HANDSHAKE) {
         if (type == LT_MSG_HELLO) return hello(c, body, n);
+        if (type == LT_MSG_RESUME) return resume(c, body, n);
         snprintf(text, sizeof text, "expected HELLO, got message type 0x%02x", type);
         refuse(c, text);
         return -1;
@@ -573,6 +817,9 @@ static int handle(cap_client *c, uint8_t type, const uint8_t *body, size_t n) {
         return -1;
     case LT_MSG_HELLO:
         reject_text(c, "second HELLO", n + LT_WIRE_HEADER);
+        return -1;
+    case LT_MSG_RESUME:
+        reject_text(c, "RESUME after the handshake", n + LT_WIRE_HEADER);
         return -1;
     default:
         snprintf(text, sizeof text, "unknown message type 0x%02x", type);
@@ -613,6 +860,13 @@ static void lost(cap_client *c, ssize_t err) {
     if (c->rlen > 0)
         snprintf(reason + strlen(reason), sizeof reason - strlen(reason),
                  " (%zu bytes of a partial message)", c->rlen);
+    /* A client that can resume (it has a session key) and may still be
+     * running is given GRACE_MS to: its program may have closed or
+     * replaced the descriptor (PROTOCOL.md, Resuming). */
+    if (c->key && !srv->stop_requested && !(c->peer_pid && process_gone(c->peer_pid))) {
+        detach(c, reason);
+        return;
+    }
     cap_store_stat_add(srv->store, CAP_ST_CLIENTS_LOST, 1);
     cap_logn("%s: %s", who(c, w, sizeof w), reason);
     end_client(c, LT_PROC_LOST, reason);
@@ -656,7 +910,9 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf) {
         }
         /* `length` counts the type byte and the body */
         if (c->rlen - off - 4 < len) break;
+        int counted = c->state == CL_ACTIVE; /* not HELLO or RESUME */
         if (handle(c, m[4], m + LT_WIRE_HEADER, len - 1) < 0) return;
+        if (counted) c->offset += 4 + (uint64_t)len;
         off += 4 + (size_t)len;
     }
     c->rlen -= off;
@@ -745,7 +1001,8 @@ static void on_connection(uv_stream_t *l, int status) {
         return;
     }
     if (l->type == UV_TCP) peer_name(c);
-    const char *denied = cap_listen_admit(&c->conn.stream, srv->o, c->peer, sizeof c->peer);
+    const char *denied = cap_listen_admit(&c->conn.stream, srv->o, c->peer, sizeof c->peer,
+                                          &c->peer_pid);
     if (denied) {
         refuse_limit(c, denied);
         return;
@@ -831,6 +1088,8 @@ static void on_tick(uv_timer_t *t) {
     check_mem(srv); /* handshakes that ended gave their reserve back */
     for (cap_client *c = srv->clients; c; c = c->next)
         if (c->proc) cap_store_flush_proc(srv->store, c->proc);
+    for (cap_detached *d = srv->detached; d; d = d->next)
+        cap_store_flush_proc(srv->store, d->proc);
     cap_store_stats_block(srv->store);
     check_store(srv);
 }
@@ -918,6 +1177,8 @@ static void do_stop(uv_timer_t *t) {
         else if (srv->draining) turn_away(c);
         else refuse_quiet(c, "capture stopped");
     }
+    end_expired(srv, 1); /* detached: not resumed before the stop */
+    uv_close((uv_handle_t *)&srv->grace, NULL);
     log_limit_quiet(srv);
     cap_store_stats_block(srv->store);
     cap_worker_detach(srv->wk);
@@ -1001,7 +1262,8 @@ int cap_server_run(cap_server *srv, cap_store *store, cap_worker *wk) {
     srv->stop_after = o->n_clients ? o->n_clients : o->seconds > 0 ? 0 : 1;
     uv_timer_init(srv->loop, &srv->tick);
     uv_timer_init(srv->loop, &srv->stop);
-    srv->tick.data = srv->stop.data = srv;
+    uv_timer_init(srv->loop, &srv->grace);
+    srv->tick.data = srv->stop.data = srv->grace.data = srv;
     uv_timer_start(&srv->tick, on_tick, FLUSH_MS, FLUSH_MS);
     uv_signal_init(srv->loop, &srv->sigint);
     uv_signal_init(srv->loop, &srv->sigterm);

@@ -100,6 +100,9 @@ static const struct {
     {"clients_too_slow", LT_SEV_DATA_LOSS,
      "clients closed while memory was short for sending a message slower "
      "than the minimum rate (also counted in clients_lost)"},
+    {"clients_resumed", LT_SEV_INFO,
+     "connections that took over a process whose connection had ended without "
+     "a goodbye (the program closed or replaced the profiler's descriptor)"},
 };
 
 /* ---- Blocks ------------------------------------------------------------ */

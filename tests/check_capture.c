@@ -216,8 +216,11 @@ typedef struct tclient {
     uint64_t sent;        /* events sent */
 } tclient;
 
+static uint64_t tc_bytes; /* bytes of every message tc_msg sent */
+
 static int tc_msg(int fd, uint8_t type, const buf *body) {
     buf m = {0};
+    tc_bytes += 5 + body->n;
     uint32_t len = (uint32_t)body->n + 1;
     uint8_t h[5] = {(uint8_t)len, (uint8_t)(len >> 8), (uint8_t)(len >> 16),
                     (uint8_t)(len >> 24), type};
@@ -251,11 +254,13 @@ static int tc_reply(int fd, uint8_t *body, size_t cap, size_t *n) {
     return h[4];
 }
 
+static uint16_t hello_minor; /* 0: a 1.0 client, which cannot resume */
+
 static void hello_body(buf *b, const char *magic, uint16_t major, uint64_t pid,
                        const char *token) {
     b_raw(b, magic, 8);
     b_u16(b, major);
-    b_u16(b, 0);
+    b_u16(b, hello_minor);
     b_var(b, pid);
     b_var(b, 1); /* rank -1 zigzagged */
     b_str(b, "testhost");
@@ -550,6 +555,135 @@ START_TEST(default_stop_after_last_client_with_late_join) {
     check_units(r, c.index, 1, 900);
     ck_assert_uint_eq(total(r, "events_lost_client"), 7);
     ck_assert_uint_eq(lt_reader_process(r, b.index)->events_lost, 7);
+    lt_reader_free(r);
+    d_cleanup(&d);
+}
+END_TEST
+
+/* ---- Tests: resuming (protocol 1.1) --------------------------------------- */
+
+static void b_u64(buf *b, uint64_t v) {
+    for (int i = 0; i < 8; i++) b_u8(b, (uint8_t)(v >> (8 * i)));
+}
+
+/* A 1.1 client (this process's pid: it is alive); returns its session key. */
+static uint64_t tc_open11(tclient *c, int port) {
+    memset(c, 0, sizeof *c);
+    c->fd = ft_connect(port, WAIT_MS);
+    buf b = {0};
+    hello_minor = 1;
+    hello_body(&b, LT_WIRE_MAGIC, LT_WIRE_MAJOR, (uint64_t)getpid(), "");
+    hello_minor = 0;
+    ck_assert_int_eq(tc_msg(c->fd, LT_MSG_HELLO, &b), 0);
+    b_free(&b);
+    uint8_t body[256];
+    size_t n;
+    ck_assert_int_eq(tc_reply(c->fd, body, sizeof body, &n), LT_MSG_WELCOME);
+    ck_assert_uint_eq(n, 21); /* magic, version, index (< 128), key */
+    c->index = body[12];
+    uint64_t key = 0;
+    for (int i = 0; i < 8; i++) key |= (uint64_t)body[13 + i] << (8 * i);
+    ck_assert_uint_ne(key, 0);
+    return key;
+}
+
+/* RESUME on a new connection; returns the answer's type (RESUMED: *offset). */
+static int tc_resume(int port, uint32_t index, uint64_t key, int *fd, uint64_t *offset) {
+    *fd = ft_connect(port, WAIT_MS);
+    buf b = {0};
+    b_raw(&b, LT_WIRE_MAGIC, 8);
+    b_u16(&b, LT_WIRE_MAJOR);
+    b_u16(&b, 1);
+    b_var(&b, index);
+    b_u64(&b, key);
+    b_str(&b, "");
+    uint64_t before = tc_bytes;
+    ck_assert_int_eq(tc_msg(*fd, LT_MSG_RESUME, &b), 0);
+    tc_bytes = before; /* RESUME is not part of the stream */
+    b_free(&b);
+    uint8_t body[256];
+    size_t n;
+    int type = tc_reply(*fd, body, sizeof body, &n);
+    if (type == LT_MSG_RESUMED) {
+        const uint8_t *q = body;
+        ck_assert_int_eq(lt__get_varint(&q, body + n, offset), 0);
+    }
+    return type;
+}
+
+START_TEST(a_process_resumes_on_a_new_connection) {
+    dproc d;
+    d_init(&d);
+    d_start(&d, (const char *[]){"-n", "1", "-v", NULL});
+    tclient a;
+    uint64_t key = tc_open11(&a, d.port);
+    tc_bytes = 0;
+    tc_meta(&a, 1);
+    ck_assert_int_eq(tc_units(&a, 1, 0, 1000), 0);
+    uint64_t sent = tc_bytes;
+    /* the start of a message, then the connection ends: the daemon drops
+     * the partial message and keeps the process */
+    uint8_t part[12] = {100, 0, 0, 0, LT_MSG_EVENTS, 1, 0x81, 10};
+    ck_assert_int_eq(ft_send_all(a.fd, part, sizeof part), 0);
+    tc_close(&a);
+    int fd;
+    uint64_t off = 0;
+    ck_assert_int_eq(tc_resume(d.port, a.index, key ^ 1, &fd, &off), LT_MSG_REFUSE);
+    close(fd);
+    ck_assert_int_eq(tc_resume(d.port, a.index + 1, key, &fd, &off), LT_MSG_REFUSE);
+    close(fd);
+    ck_assert_int_eq(tc_resume(d.port, a.index, key, &fd, &off), LT_MSG_RESUMED);
+    ck_assert_uint_eq(off, sent);
+    a.fd = fd; /* same process, same streams: the units go on */
+    ck_assert_int_eq(tc_units(&a, 1, 1000, 2000), 0);
+    tc_bye(&a);
+    ck_assert(tc_wait_closed(a.fd, NULL, 0));
+    tc_close(&a);
+    ck_assert_int_eq(d_wait(&d), 0);
+    ck_assert(err_contains(&d, "resumed from"));
+    lt_reader *r = open_trace(d.out);
+    ck_assert_int_eq(lt_reader_info(r)->complete, 1);
+    ck_assert_uint_eq(lt_reader_nprocesses(r), 1);
+    const lt_process *p = lt_reader_process(r, a.index);
+    ck_assert_int_eq(p->status, LT_PROC_CLEAN);
+    ck_assert_uint_eq(p->events_received, a.sent);
+    ck_assert_uint_eq(p->events_sent, a.sent);
+    ck_assert_uint_eq(check_units(r, a.index, 1, 2000), 3 * 2000);
+    ck_assert_uint_eq(total(r, "clients_resumed"), 1);
+    ck_assert_uint_eq(total(r, "clients_refused"), 2);
+    ck_assert_uint_eq(total(r, "clients_lost"), 0);
+    ck_assert_uint_eq(total(r, "zones_aborted"), 0);
+    lt_reader_free(r);
+    d_cleanup(&d);
+}
+END_TEST
+
+START_TEST(a_process_not_resumed_ends_lost_after_the_grace_period) {
+    dproc d;
+    d_init(&d);
+    d_start(&d, (const char *[]){"-n", "1", NULL});
+    tclient a;
+    (void)tc_open11(&a, d.port);
+    tc_meta(&a, 1);
+    ck_assert_int_eq(tc_units(&a, 1, 0, 100), 0);
+    const uint8_t open_zone[] = {0x81, 10}; /* aborted at the end */
+    ck_assert_int_eq(tc_events(&a, 1, open_zone, sizeof open_zone), 0);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    tc_close(&a);
+    /* the capture does not end while the process may come back */
+    usleep(1000000);
+    ck_assert_int_eq(waitpid(d.pid, NULL, WNOHANG), 0);
+    ck_assert_int_eq(d_wait(&d), 0);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    ck_assert_int_ge(t1.tv_sec - t0.tv_sec, 4);
+    lt_reader *r = open_trace(d.out);
+    const lt_process *p = lt_reader_process(r, a.index);
+    ck_assert_int_eq(p->status, LT_PROC_LOST);
+    ck_assert_ptr_nonnull(strstr(p->end_reason, "without goodbye"));
+    ck_assert_uint_eq(total(r, "clients_lost"), 1);
+    ck_assert_uint_eq(total(r, "zones_aborted"), 1);
+    ck_assert_uint_eq(total(r, "clients_resumed"), 0);
     lt_reader_free(r);
     d_cleanup(&d);
 }
@@ -1185,6 +1319,12 @@ Suite *capture_suite(void) {
     tcase_add_test(tc, memory_limit_pauses_reading_without_loss);
     tcase_add_test(tc, many_simultaneous_clients);
     tcase_add_test(tc, connect_disconnect_cycles_are_counted);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("resume");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, a_process_resumes_on_a_new_connection);
+    tcase_add_test(tc, a_process_not_resumed_ends_lost_after_the_grace_period);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("bad_input");

@@ -3,6 +3,7 @@
  * ephemeral loopback port, and the resulting file is read back. */
 #define _GNU_SOURCE
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -981,6 +983,195 @@ START_TEST(a_signal_during_the_handshake_is_not_a_timeout) {
 }
 END_TEST
 
+/* ---- the guarded descriptor (PROTOCOL.md, Resuming) ---------------------
+ * A program that closes every descriptor it does not know, or puts its own
+ * socket or pipe where the profiler's is, keeps a complete trace, and gets
+ * back only its own bytes. */
+
+#define GUARD_PHASES 6
+#define GUARD_ZONES 3000
+enum { G_CLOSE = 1, G_SOCKET = 2, G_PIPE = 4 };
+
+/* The profiler's socket as the program can find it: a socket numbered 200
+ * or more in /proc/self/fd. -1 when there is none. */
+static int profiler_fd(void) {
+    DIR *d = opendir("/proc/self/fd");
+    int found = -1;
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        int n = atoi(e->d_name);
+        char path[64], link[64] = "";
+        if (n < 200 || n == dirfd(d)) continue;
+        snprintf(path, sizeof path, "/proc/self/fd/%d", n);
+        if (readlink(path, link, sizeof link - 1) > 0 && strncmp(link, "socket:", 7) == 0)
+            found = n;
+    }
+    if (d) closedir(d);
+    return found;
+}
+
+/* Puts a socketpair's end (or a pipe's write end) over the profiler's
+ * descriptor, writes through it and, once the profiler has had rounds to
+ * ship, reads the other end: exactly the program's bytes must be there. */
+static void replace_profiler_fd(int pipe_not_socket, int phase) {
+    int fd = profiler_fd();
+    if (fd < 0) exit(20);
+    int p[2];
+    if (pipe_not_socket ? pipe(p) : socketpair(AF_UNIX, SOCK_STREAM, 0, p)) exit(21);
+    int mine = pipe_not_socket ? p[1] : p[0], other = pipe_not_socket ? p[0] : p[1];
+    if (dup2(mine, fd) != fd) exit(22);
+    close(mine);
+    char msg[64];
+    int n = snprintf(msg, sizeof msg, "the program's own bytes, phase %d", phase);
+    if (write(fd, msg, (size_t)n) != n) exit(23);
+    for (int i = 0; i < GUARD_ZONES; i++) {
+        LT_ZONE_SCOPED("guarded extra");
+    }
+    sleep_ms(150); /* rounds run: none may write to fd */
+    char got[256];
+    fcntl(other, F_SETFL, O_NONBLOCK);
+    ssize_t k = read(other, got, sizeof got);
+    if (k != n || memcmp(got, msg, (size_t)n) != 0) exit(24);
+    if (read(other, got, sizeof got) > 0) exit(25); /* nothing more */
+    close(other);
+    close(fd);
+}
+
+static void guarded_program(void *arg) {
+    int mode = (int)(intptr_t)arg, step = 0;
+    for (int ph = 0; ph < GUARD_PHASES; ph++) {
+        for (int i = 0; i < GUARD_ZONES; i++) {
+            LT_ZONE_SCOPED("guarded");
+        }
+        sleep_ms(80); /* a round ships them */
+        if (ph == GUARD_PHASES - 1) break;
+        /* each disruption the mode allows, in turn */
+        int kinds[3], nk = 0;
+        if (mode & G_CLOSE) kinds[nk++] = G_CLOSE;
+        if (mode & G_SOCKET) kinds[nk++] = G_SOCKET;
+        if (mode & G_PIPE) kinds[nk++] = G_PIPE;
+        int kind = kinds[step++ % nk];
+        if (kind == G_CLOSE) {
+            /* os.closerange(3, 65536), as python-daemon does; in the
+             * middle of a zone. */
+            LT_ZONE_SCOPED("guarded extra");
+            for (int fd = 3; fd < 65536; fd++) close(fd);
+        } else {
+            replace_profiler_fd(kind == G_PIPE, ph);
+        }
+    }
+    /* the program's output, unchanged */
+    printf("done\n");
+}
+
+/* Runs guarded_program(mode); the trace must be complete and exact, the
+ * program's stderr empty, and the daemon must have resumed `resumes`
+ * connections. */
+static void guarded_run(int mode, uint64_t resumes, uint64_t extra_zones) {
+    capd d;
+    daemon_start(&d, 1);
+    char errpath[160];
+    snprintf(errpath, sizeof errpath, "%s/stderr", d.dir);
+    int fd = open(errpath, O_CREAT | O_RDWR | O_TRUNC, 0600);
+    ck_assert_int_ge(fd, 0);
+    assert_clean_exit(run_child(guarded_program, (void *)(intptr_t)mode, d.port, NULL, fd));
+    char buf[1024] = "";
+    ssize_t k = pread(fd, buf, sizeof buf - 1, 0);
+    close(fd);
+    ck_assert_msg(k == 0, "the program's stderr: %s", buf);
+    daemon_finish(&d);
+
+    facts f;
+    const char *names[] = {"guarded", "guarded extra", NULL};
+    facts_read(&f, d.path, names);
+    ck_assert_uint_eq(lt_reader_nprocesses(f.r), 1);
+    assert_process_clean(&f, 1);
+    ck_assert_uint_eq(f.zones_named[0], GUARD_PHASES * GUARD_ZONES);
+    ck_assert_uint_eq(f.zones_named[1], extra_zones);
+    ck_assert_uint_eq(f.unclosed, 0);
+    ck_assert_uint_eq(f.aborted, 0);
+    ck_assert_uint_eq(f.lost, 0);
+    ck_assert_uint_eq(lt_reader_process(f.r, 1)->events_lost, 0);
+    uint64_t v = 99;
+    ck_assert_int_eq(lt_reader_total(f.r, "clients_resumed", &v), 1);
+    ck_assert_uint_eq(v, resumes);
+    v = 99;
+    ck_assert_int_eq(lt_reader_total(f.r, "clients_lost", &v), 1);
+    ck_assert_uint_eq(v, 0);
+    v = 99;
+    ck_assert_int_eq(lt_reader_total(f.r, "clients_refused", &v), 1);
+    ck_assert_uint_eq(v, 0);
+    for (uint32_t t = 1; t <= MAXT; t++) ck_assert_int_eq(f.s[1][t].ts_backwards, 0);
+    facts_free(&f);
+    daemon_cleanup(&d);
+}
+
+START_TEST(closing_every_descriptor_keeps_the_whole_trace) {
+    guarded_run(G_CLOSE, GUARD_PHASES - 1, GUARD_PHASES - 1);
+}
+END_TEST
+
+START_TEST(a_socket_over_the_profilers_descriptor_gets_only_its_bytes) {
+    guarded_run(G_SOCKET, GUARD_PHASES - 1, (GUARD_PHASES - 1) * GUARD_ZONES);
+}
+END_TEST
+
+START_TEST(a_pipe_over_the_profilers_descriptor_gets_only_its_bytes) {
+    guarded_run(G_PIPE, GUARD_PHASES - 1, (GUARD_PHASES - 1) * GUARD_ZONES);
+}
+END_TEST
+
+START_TEST(closing_and_replacing_several_times_keeps_the_whole_trace) {
+    /* close, socket, pipe, close, socket */
+    guarded_run(G_CLOSE | G_SOCKET | G_PIPE, GUARD_PHASES - 1, 2 + 3 * GUARD_ZONES);
+}
+END_TEST
+
+/* The daemon is killed while the program runs: one line, unprofiled, and
+ * the program ends without waiting long. */
+static void daemon_dies(void *arg) {
+    (void)arg;
+    for (int i = 0; i < 1000; i++) {
+        LT_ZONE_SCOPED("before");
+    }
+    if (lt_client_flush() != 0) exit(30);
+    kill(daemon_pid, SIGKILL);
+    /* The sender finds the connection gone, tries to resume for about a
+     * second, and gives up. */
+    for (int r = 0; r < 100 && lt_client_active(); r++) {
+        for (int i = 0; i < 1000; i++) {
+            LT_ZONE_SCOPED("after");
+        }
+        sleep_ms(60);
+    }
+    if (lt_client_active()) exit(31);
+}
+
+START_TEST(a_killed_daemon_still_means_one_line_and_unprofiled) {
+    capd d;
+    daemon_start(&d, 1);
+    daemon_pid = d.pid;
+    char errpath[160];
+    snprintf(errpath, sizeof errpath, "%s/stderr", d.dir);
+    int fd = open(errpath, O_CREAT | O_RDWR | O_TRUNC, 0600);
+    ck_assert_int_ge(fd, 0);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    assert_clean_exit(run_child(daemon_dies, NULL, d.port, NULL, fd));
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    waitpid(d.pid, NULL, 0);
+    char buf[1024] = "";
+    ck_assert_int_ge(pread(fd, buf, sizeof buf - 1, 0), 1);
+    close(fd);
+    ck_assert_msg(strncmp(buf, "tracy: lost the connection to the capture daemon at ", 52) == 0,
+                  "stderr: %s", buf);
+    ck_assert_msg(strstr(buf, "; running unprofiled\n") != NULL, "stderr: %s", buf);
+    ck_assert_msg(strchr(buf, '\n') + 1 == buf + strlen(buf), "stderr: %s", buf);
+    ck_assert_int_lt(t1.tv_sec - t0.tv_sec, 8); /* bounded reconnect attempts */
+    daemon_cleanup(&d);
+}
+END_TEST
+
 Suite *client_suite(void) {
     Suite *s = suite_create("client");
     TCase *t = tcase_create("capture");
@@ -1016,6 +1207,14 @@ Suite *client_suite(void) {
     tcase_add_test(t, drops_of_a_thread_alive_at_exit_are_recorded);
     tcase_add_test(t, threads_holding_chunks_do_not_block_the_others);
     tcase_add_test(t, a_stalled_daemon_makes_the_client_drop_after_a_bounded_wait);
+    suite_add_tcase(s, t);
+    t = tcase_create("guard");
+    tcase_set_timeout(t, 120);
+    tcase_add_test(t, closing_every_descriptor_keeps_the_whole_trace);
+    tcase_add_test(t, a_socket_over_the_profilers_descriptor_gets_only_its_bytes);
+    tcase_add_test(t, a_pipe_over_the_profilers_descriptor_gets_only_its_bytes);
+    tcase_add_test(t, closing_and_replacing_several_times_keeps_the_whole_trace);
+    tcase_add_test(t, a_killed_daemon_still_means_one_line_and_unprofiled);
     suite_add_tcase(s, t);
     return s;
 }

@@ -30,7 +30,7 @@ START_TEST(hello_round_trips_with_its_token) {
     /* Header: length counts the type byte and the body; then the magic. */
     ck_assert_uint_eq(lt__wire_length(msg), n - 4);
     ck_assert_int_eq(msg[4], LT_MSG_HELLO);
-    ck_assert_int_eq(memcmp(msg + 5, "TRCYWIRE\x01\x00\x00\x00", 12), 0);
+    ck_assert_int_eq(memcmp(msg + 5, "TRCYWIRE\x01\x00\x01\x00", 12), 0);
     lt__wire_hello h;
     const char *why = NULL;
     ck_assert_int_eq(lt__wire_hello_decode(msg + 5, n - 5, info, &h, &why), 0);
@@ -87,14 +87,22 @@ START_TEST(welcome_and_refuse_round_trip) {
     unsigned maj, min;
     uint32_t index;
     const char *why, *reason;
-    size_t rl, n = lt__wire_welcome(msg, 300);
+    size_t rl, n = lt__wire_welcome(msg, 300, 0); /* 1.0: no key */
     ck_assert_uint_le(n, LT_WIRE_WELCOME_MAX);
     ck_assert_int_eq(msg[4], LT_MSG_WELCOME);
     ck_assert_uint_eq(lt__wire_length(msg), n - 4);
     ck_assert_int_eq(lt__wire_welcome_decode(msg + 5, n - 5, &maj, &min, &index, &why), 0);
     ck_assert_uint_eq(maj, LT_WIRE_MAJOR);
     ck_assert_uint_eq(index, 300);
+    ck_assert_uint_eq(lt__wire_welcome_key(msg + 5, n - 5), 0);
     ck_assert_int_eq(lt__wire_welcome_decode(msg + 5, n - 6, &maj, &min, &index, &why), -1);
+    /* 1.1: the session key follows; a 1.0 reader ignores it. */
+    n = lt__wire_welcome(msg, 300, 0x0123456789abcdefull);
+    ck_assert_uint_le(n, LT_WIRE_WELCOME_MAX);
+    ck_assert_int_eq(lt__wire_welcome_decode(msg + 5, n - 5, &maj, &min, &index, &why), 0);
+    ck_assert_uint_eq(index, 300);
+    ck_assert_uint_eq(lt__wire_welcome_key(msg + 5, n - 5), 0x0123456789abcdefull);
+    ck_assert_uint_eq(lt__wire_welcome_key(msg + 5, n - 6), 0);
     n = lt__wire_refuse(msg, "no room", 7);
     ck_assert_int_eq(msg[4], LT_MSG_REFUSE);
     ck_assert_int_eq(lt__wire_refuse_decode(msg + 5, n - 5, &maj, &min, &reason, &rl, &why), 0);
@@ -109,6 +117,37 @@ START_TEST(welcome_and_refuse_round_trip) {
     ck_assert_int_eq(lt__wire_refuse_decode(msg + 5, n - 5, &maj, &min, &reason, &rl, &why), 0);
     ck_assert_uint_eq(rl, LT_WIRE_REFUSE_REASON_MAX);
     ck_assert_int_eq(lt__wire_refuse_decode(msg + 5, 3, &maj, &min, &reason, &rl, &why), -1);
+}
+END_TEST
+
+START_TEST(resume_and_resumed_round_trip) {
+    uint8_t msg[LT_WIRE_RESUME_START + 16];
+    lt__wire_resume_msg r;
+    const char *why;
+    uint64_t off;
+    size_t n = lt__wire_resume(msg, 7, UINT64_MAX - 1, "sesame", 6);
+    ck_assert_uint_le(n, LT_WIRE_RESUME_START + 6);
+    ck_assert_int_eq(msg[4], LT_MSG_RESUME);
+    ck_assert_uint_eq(lt__wire_length(msg), n - 4);
+    ck_assert_int_eq(lt__wire_resume_decode(msg + 5, n - 5, &r, &why), 0);
+    ck_assert_uint_eq(r.major, LT_WIRE_MAJOR);
+    ck_assert_uint_eq(r.minor, LT_WIRE_MINOR);
+    ck_assert_uint_eq(r.index, 7);
+    ck_assert_uint_eq(r.key, UINT64_MAX - 1);
+    ck_assert_uint_eq(r.token_len, 6);
+    ck_assert_int_eq(memcmp(r.token, "sesame", 6), 0);
+    ck_assert_int_eq(lt__wire_resume_decode(msg + 5, n - 6, &r, &why), -1);
+    ck_assert_int_eq(lt__wire_resume_decode(msg + 5, 20, &r, &why), -1);
+    ck_assert_str_eq(why, "missing session key");
+    msg[n] = 0;
+    ck_assert_int_eq(lt__wire_resume_decode(msg + 5, n - 4, &r, &why), -1);
+    ck_assert_str_eq(why, "trailing bytes");
+    n = lt__wire_resumed(msg, 1ull << 40);
+    ck_assert_uint_le(n, LT_WIRE_RESUMED_MAX);
+    ck_assert_int_eq(msg[4], LT_MSG_RESUMED);
+    ck_assert_int_eq(lt__wire_resumed_decode(msg + 5, n - 5, &off, &why), 0);
+    ck_assert_uint_eq(off, 1ull << 40);
+    ck_assert_int_eq(lt__wire_resumed_decode(msg + 5, n - 4, &off, &why), -1);
 }
 END_TEST
 
@@ -149,6 +188,7 @@ Suite *wire_suite(void) {
     tcase_add_test(tc, hello_refused_with_a_reason);
     tcase_add_test(tc, welcome_and_refuse_round_trip);
     tcase_add_test(tc, bye_and_events_round_trip);
+    tcase_add_test(tc, resume_and_resumed_round_trip);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -18,6 +19,7 @@
 #define LT__CLIENT_NAME "libtrace " LT_VERSION_STRING
 #define LT__MAX_ARG 4096u          /* bytes kept of one argument */
 #define LT__FD_MIN 200               /* the daemon socket's lowest number */
+#define LT__RESUME_WAIT_S 1.0        /* connection attempts when resuming */
 #define LT__MAX_ARGS (32u << 10)   /* bytes kept of all arguments: HELLO stays
                                       below LT_WIRE_MAX_HELLO */
 
@@ -117,8 +119,11 @@ static void atfork_child(void) {
     start_failed = 0;
     warned = 0;
     init_sync();
-    if (g->fd >= 0) close(g->fd);
+    /* The parent's socket, unless its program replaced it before fork. */
+    if (g->fd >= 0 && lt__fd_ours(g->fd)) close(g->fd);
     g->fd = -1;
+    g->key = g->stream_off = g->bytes_unreceived = 0;
+    g->resumes = 0;
     g->sender_running = 0;
     g->stopping = g->broken = g->kick = 0;
     g->meta.len = 0;
@@ -465,6 +470,8 @@ static int connect_addr(const struct sockaddr *sa, socklen_t len, int timeout_ms
     return fd;
 }
 
+static int resuming; /* check_owner says nothing it said at the start */
+
 /* A daemon that is not this user's is not sent a byte: on a Unix socket
  * its credentials say who it is; on loopback TCP (an address named in
  * TRACY_ADDR) the kernel's socket table does, and another user's daemon is
@@ -491,10 +498,11 @@ static int check_owner(int fd, int is_unix, const char *token, char *why,
         return -1;
     }
     if (uid == me) return 0;
-    if (token && *token) { /* said even when quiet, as a refusal is */
-        fprintf(stderr, "tracy: sending to the capture daemon at %s of another "
-                "user (uid %lu), as TRACY_ADDR and TRACY_TOKEN ask\n", lt__g.where,
-                (unsigned long)uid);
+    if (token && *token) { /* said even when quiet, as a refusal is; once */
+        if (!resuming)
+            fprintf(stderr, "tracy: sending to the capture daemon at %s of another "
+                    "user (uid %lu), as TRACY_ADDR and TRACY_TOKEN ask\n", lt__g.where,
+                    (unsigned long)uid);
         return 0;
     }
     snprintf(why, why_len, "it runs as another user (uid %lu); set TRACY_TOKEN to "
@@ -639,6 +647,7 @@ static int handshake(int fd, const char *token) {
         return LT_EPROTO;
     }
     g->process_index = index;
+    g->key = lt__wire_welcome_key(body, len - 1); /* 0 from a 1.0 daemon */
     return 0;
 }
 
@@ -769,6 +778,96 @@ static int open_daemon(lt__target *t, double wait_s) {
     return fd;
 }
 
+/* The daemon this process connected to: a resumed connection goes there. */
+static lt__target daemon_target;
+
+/* Records the identity of the socket just connected: the guard compares
+ * the descriptor with it before every use. */
+static void remember(int fd) {
+    struct stat st;
+    lt__client *g = &lt__g;
+    g->sock_dev = g->sock_ino = 0;
+    if (fstat(fd, &st) == 0) {
+        g->sock_dev = (uint64_t)st.st_dev;
+        g->sock_ino = (uint64_t)st.st_ino;
+    }
+}
+
+int lt__fd_ours(int fd) {
+    struct stat st;
+    const lt__client *g = &lt__g;
+    return fd >= 0 && fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode) &&
+           (uint64_t)st.st_dev == g->sock_dev && (uint64_t)st.st_ino == g->sock_ino;
+}
+
+int lt__resume(uint64_t *offset, char *why, size_t why_len) {
+    lt__client *g = &lt__g;
+    lt__target *t = &daemon_target;
+    if (!g->key) {
+        snprintf(why, why_len, "the daemon cannot resume a connection (protocol 1.0)");
+        return -1;
+    }
+    int fd = t->path[0] ? connect_unix(t->path, LT__RESUME_WAIT_S, why, why_len)
+                        : connect_daemon(t->addr, t->port, LT__RESUME_WAIT_S, why, why_len);
+    if (fd < 0) return -1;
+    const char *token = getenv("TRACY_TOKEN");
+    resuming = 1;
+    int rc = check_owner(fd, t->path[0] != 0, token, why, why_len);
+    resuming = 0;
+    if (rc < 0) {
+        close(fd);
+        return -1;
+    }
+    size_t tl = token ? strlen(token) : 0;
+    if (tl > 4096) tl = 4096; /* HELLO would have been refused already */
+    uint8_t msg[LT_WIRE_RESUME_START + 4096];
+    size_t n = lt__wire_resume(msg, g->process_index, g->key, token, tl), off = 0;
+    while (off < n) {
+        ssize_t k = send(fd, msg + off, n - off, MSG_NOSIGNAL);
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0) {
+            snprintf(why, why_len, "cannot send: %s", strerror(errno));
+            close(fd);
+            return -1;
+        }
+        off += (size_t)k;
+    }
+    uint64_t deadline = mono_ms() + LT_WIRE_HANDSHAKE_MS;
+    uint8_t h[LT_WIRE_HEADER], body[1024];
+    const char *err;
+    uint32_t len = 0;
+    if (read_full(fd, h, sizeof h, deadline) < 0 || (len = lt__wire_length(h)) < 1 ||
+        len - 1 > sizeof body || read_full(fd, body, len - 1, deadline) < 0) {
+        snprintf(why, why_len, "no answer to RESUME");
+        close(fd);
+        return -1;
+    }
+    if (h[4] == LT_MSG_RESUMED && lt__wire_resumed_decode(body, len - 1, offset, &err) == 0) {
+        g->fd = fd;
+        remember(fd);
+        g->resumes++;
+        return 0;
+    }
+    if (h[4] == LT_MSG_REFUSE) {
+        unsigned maj, min;
+        const char *reason;
+        size_t rl;
+        (void)lt__wire_refuse_decode(body, len - 1, &maj, &min, &reason, &rl, &err);
+        char safe[201];
+        size_t sl = rl > 200 ? 200 : rl;
+        for (size_t i = 0; i < sl; i++) {
+            unsigned char ch = (unsigned char)reason[i];
+            safe[i] = ch < 0x20 || ch == 0x7f ? '?' : (char)ch;
+        }
+        safe[sl] = 0;
+        snprintf(why, why_len, "resuming refused: %s", safe);
+    } else {
+        snprintf(why, why_len, "unexpected answer to RESUME");
+    }
+    close(fd);
+    return -1;
+}
+
 /* Connects and starts the sender (init_mu held, state LT__UNINIT). */
 static int start_locked(void) {
     lt__client *g = &lt__g;
@@ -796,6 +895,12 @@ static int start_locked(void) {
         }
     }
     g->fd = fd;
+    g->stream_off = g->bytes_unreceived = 0;
+    g->resumes = 0;
+    if (fd >= 0) {
+        remember(fd);
+        daemon_target = t;
+    }
     lt__clock_first();
     rc = lt__sender_start();
     if (rc < 0) {

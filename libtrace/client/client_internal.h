@@ -99,9 +99,31 @@ typedef struct lt__client {
     int stored_known;
     uint32_t wait_loc;        /* "tracy: waiting for capture" */
     uint32_t process_index;   /* from WELCOME */
+    /* The guarded descriptor (PROTOCOL.md, Resuming): fd is ours while it
+     * is the socket (sock_dev, sock_ino) we opened; the program may close
+     * or replace it. Sender thread only, once started. */
+    uint64_t sock_dev, sock_ino;
+    uint64_t key;             /* session key from WELCOME 1.1; 0: none */
+    uint64_t stream_off;      /* stream bytes sent after the handshake, over
+                                 all connections (as the daemon counts) */
+    uint64_t bytes_unreceived;/* bytes a resumed daemon said it never got */
+    uint32_t resumes;         /* connections resumed */
 } lt__client;
 
 extern lt__client lt__g;
+
+/* ---- client.c: the guarded descriptor --------------------------------- */
+
+/* Whether fd is still the daemon's socket this client opened (one fstat):
+ * when not, the program closed or replaced it, and it must be neither
+ * written, read nor closed. */
+int lt__fd_ours(int fd);
+/* Opens a new connection to the same daemon (same target, same checks),
+ * sends RESUME and reads RESUMED: *offset is the stream offset the daemon
+ * consumed. Sets lt__g.fd (the old one is left alone). Returns 0, or -1
+ * with the reason in why. Bounded: about 1 s of connection attempts, then
+ * the handshake timeout. */
+int lt__resume(uint64_t *offset, char *why, size_t why_len);
 
 /* ---- client_send.c -------------------------------------------------- */
 

@@ -47,13 +47,42 @@ typedef struct sender {
 
 /* ---- socket output ------------------------------------------------- */
 
-/* Sends iov[0..n) completely. Returns 0 or -errno. */
-static int send_all(int fd, struct iovec *iov, size_t n) {
+/* One pass over a round's bytes (or BYE's) on the connection `fd`. The
+ * bytes are generated the same way every pass, so that after a resumed
+ * connection the pass starts again and skips what the daemon already has
+ * (`skip` bytes of the round). The descriptor is checked before every
+ * sendmsg (lt__fd_ours): one fstat per call, which carries a batch. */
+typedef struct out {
+    int fd;
+    int gone;        /* fd is no longer ours: never touch it again */
+    uint64_t skip;   /* bytes of the round the daemon already has */
+    uint64_t pos;    /* bytes of the round generated so far */
+} out;
+
+/* Appends the piece p[0..n) to iov[*k] unless the daemon has it. */
+static void add(out *o, struct iovec *iov, size_t *k, const void *p, size_t n) {
+    uint64_t end = o->pos + n;
+    if (end > o->skip) {
+        size_t cut = o->pos < o->skip ? (size_t)(o->skip - o->pos) : 0;
+        iov[*k].iov_base = (uint8_t *)p + cut;
+        iov[*k].iov_len = n - cut;
+        (*k)++;
+    }
+    o->pos = end;
+}
+
+/* Sends iov[0..n) completely. Returns 0 or -errno (o->gone when the
+ * descriptor is no longer ours). */
+static int send_all(out *o, struct iovec *iov, size_t n) {
     while (n > 0) {
+        if (!lt__fd_ours(o->fd)) {
+            o->gone = 1;
+            return -EBADF;
+        }
         struct msghdr mh = {0};
         mh.msg_iov = iov;
         mh.msg_iovlen = n;
-        ssize_t k = sendmsg(fd, &mh, MSG_NOSIGNAL);
+        ssize_t k = sendmsg(o->fd, &mh, MSG_NOSIGNAL);
         if (k < 0) {
             if (errno == EINTR) continue;
             return -errno;
@@ -99,7 +128,7 @@ static size_t meta_len(const uint8_t *p, const uint8_t *end) {
 }
 
 /* Sends the metadata buffer as META messages below LT_WIRE_CLIENT_CHUNK. */
-static int send_meta(int fd, const lt__bytes *m) {
+static int send_meta(out *o, const lt__bytes *m) {
     const uint8_t *p = m->p, *end = m->p + m->len;
     while (p < end) {
         const uint8_t *q = p;
@@ -110,36 +139,38 @@ static int send_meta(int fd, const lt__bytes *m) {
         }
         uint8_t h[LT_WIRE_HEADER];
         lt__wire_header(h, LT_MSG_META, (size_t)(q - p));
-        struct iovec iov[2] = {{h, sizeof h}, {(void *)p, (size_t)(q - p)}};
-        int rc = send_all(fd, iov, 2);
+        struct iovec iov[2];
+        size_t k = 0;
+        add(o, iov, &k, h, sizeof h);
+        add(o, iov, &k, p, (size_t)(q - p));
+        int rc = k ? send_all(o, iov, k) : 0;
         if (rc < 0) return rc;
         p = q;
     }
     return 0;
 }
 
-static int send_events(int fd, work *w, size_t n) {
+static int send_events(out *o, work *w, size_t n) {
     struct iovec iov[2 * LT__IOV_BATCH];
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         if (w[i].to <= w[i].from) continue;
         uint8_t *h = w[i].hdr;
-        iov[k].iov_base = h;
-        iov[k++].iov_len = lt__wire_events_header(h, w[i].t->pub.thread, w[i].to - w[i].from);
-        iov[k].iov_base = w[i].c->data + w[i].from;
-        iov[k++].iov_len = w[i].to - w[i].from;
-        if (k == 2 * LT__IOV_BATCH) {
-            int rc = send_all(fd, iov, k);
+        size_t hn = lt__wire_events_header(h, w[i].t->pub.thread, w[i].to - w[i].from);
+        add(o, iov, &k, h, hn);
+        add(o, iov, &k, w[i].c->data + w[i].from, w[i].to - w[i].from);
+        if (k + 2 > 2 * LT__IOV_BATCH) {
+            int rc = send_all(o, iov, k);
             if (rc < 0) return rc;
             k = 0;
         }
     }
-    return k ? send_all(fd, iov, k) : 0;
+    return k ? send_all(o, iov, k) : 0;
 }
 
 /* One EVENTS message per thread holding a LOST record at the thread's last
- * timestamp (dt 0). Returns 0 or -errno; *events counts the records. */
-static int send_late_lost(int fd, const sender *s, uint64_t *events) {
+ * timestamp (dt 0). Returns 0 or -errno. */
+static int send_late_lost(out *o, const sender *s) {
     for (size_t i = 0; i < s->n_lost; i++) {
         uint8_t rec[24], b[LT_WIRE_EVENTS_HDR_MAX + sizeof rec];
         uint8_t *p = rec;
@@ -149,27 +180,83 @@ static int send_late_lost(int fd, const sender *s, uint64_t *events) {
         size_t rn = (size_t)(p - rec);
         size_t hn = lt__wire_events_header(b, s->lost[i].t->pub.thread, rn);
         memcpy(b + hn, rec, rn);
-        struct iovec iov = {b, hn + rn};
-        int rc = send_all(fd, &iov, 1);
+        struct iovec iov;
+        size_t k = 0;
+        add(o, &iov, &k, b, hn + rn);
+        int rc = k ? send_all(o, &iov, k) : 0;
         if (rc < 0) return rc;
-        (*events)++;
     }
     return 0;
 }
 
-static void send_bye(int fd) {
+#define LT__MAX_RESUMES 16 /* resumed connections in one round */
+
+/* The connection failed during a pass (o->gone: the program closed or
+ * replaced the descriptor; else a send error on our own socket). Opens a
+ * new connection that resumes the process, and sets *start (the round's
+ * first byte in the stream) and *skip (the bytes of the round the daemon
+ * has) for the next pass. Returns 0, or -1 with the reason in why (the
+ * client then runs unprofiled). */
+static int reconnect(out *o, int rc, uint64_t *start, uint64_t *skip, int *resumes,
+                     char *why, size_t why_len) {
+    lt__client *g = &lt__g;
+    char r[256];
+    int n = snprintf(why, why_len, "%s",
+                     o->gone ? "the program closed or replaced its descriptor"
+                             : strerror(-rc));
+    /* Ours (checked again: the program may have closed it since the last
+     * check, and reused the number): nobody else's. */
+    if (!o->gone && lt__fd_ours(g->fd)) close(g->fd);
+    g->fd = -1;
+    if (++*resumes > LT__MAX_RESUMES) {
+        snprintf(why + n, why_len - (size_t)n, "; %d times in one round", LT__MAX_RESUMES);
+        return -1;
+    }
+    uint64_t d;
+    if (lt__resume(&d, r, sizeof r) < 0) {
+        snprintf(why + n, why_len - (size_t)n, "; %s", r);
+        return -1;
+    }
+    if (d < *start) {
+        /* Bytes handed to the kernel before the round never arrived (they
+         * cannot on a local socket): counted; the stream goes on from what
+         * the daemon has. */
+        g->bytes_unreceived += *start - d;
+        *start = d;
+    }
+    *skip = d - *start;
+    return 0;
+}
+
+static void send_bye(void) {
+    lt__client *g = &lt__g;
     uint8_t b[LT_WIRE_BYE_MAX];
-    struct iovec iov = {b, lt__wire_bye(b, __atomic_load_n(&lt__g.events_sent, __ATOMIC_RELAXED),
-                                        __atomic_load_n(&lt__g.events_lost, __ATOMIC_RELAXED))};
-    if (send_all(fd, &iov, 1) < 0) return;
+    size_t n = lt__wire_bye(b, __atomic_load_n(&g->events_sent, __ATOMIC_RELAXED),
+                            __atomic_load_n(&g->events_lost, __ATOMIC_RELAXED));
+    uint64_t start = g->stream_off, skip = 0;
+    int resumes = 0;
+    char why[512];
+    for (;;) {
+        out o = {.fd = g->fd, .skip = skip};
+        struct iovec iov;
+        size_t k = 0;
+        add(&o, &iov, &k, b, n);
+        int rc = k ? send_all(&o, &iov, k) : 0;
+        if (rc == 0) break;
+        if (reconnect(&o, rc, &start, &skip, &resumes, why, sizeof why) < 0) return;
+    }
+    g->stream_off = start + n;
     /* Wait (bounded) for the daemon to close: then it has read everything.
-     * Its STORED answer says how many events it kept. */
+     * Its STORED answer says how many events it kept. The descriptor is
+     * checked before each use: the program may close it meanwhile. */
+    int fd = g->fd;
+    if (!lt__fd_ours(fd)) return;
     shutdown(fd, SHUT_WR);
     struct pollfd pf = {fd, POLLIN, 0};
     uint8_t in[256];
     size_t have = 0;
     ssize_t k;
-    while (poll(&pf, 1, 2000) > 0 &&
+    while (poll(&pf, 1, 2000) > 0 && lt__fd_ours(fd) &&
            (k = read(fd, in + have, sizeof in - have)) > 0) {
         have += (size_t)k;
         while (have >= LT_WIRE_HEADER) {
@@ -180,9 +267,9 @@ static void send_bye(int fd) {
             }
             if (have < len + 4) break;
             uint64_t v;
-            const char *why;
+            const char *why2;
             if (in[4] == LT_MSG_STORED &&
-                lt__wire_stored_decode(in + LT_WIRE_HEADER, len - 1, &v, &why) == 0) {
+                lt__wire_stored_decode(in + LT_WIRE_HEADER, len - 1, &v, &why2) == 0) {
                 lt__g.events_stored = v;
                 lt__g.stored_known = 1;
             }
@@ -283,16 +370,29 @@ static void ship(sender *s) {
         __atomic_fetch_add(&g->events_sent, events, __ATOMIC_RELAXED);
         return;
     }
-    int rc = send_meta(g->fd, &s->meta);
-    if (rc == 0) rc = send_events(g->fd, s->w, s->n);
-    if (rc == 0) rc = send_late_lost(g->fd, s, &events);
-    if (rc < 0) {
-        __atomic_store_n(&g->broken, 1, __ATOMIC_RELAXED);
-        if (!g->quiet)
-            fprintf(stderr, "tracy: lost the connection to the capture daemon at "
-                    "%s (%s); running unprofiled\n", g->where, strerror(-rc));
-        return;
+    /* The round's messages stay valid until it ends: when the connection
+     * fails, a resumed one gets again what the daemon did not receive. */
+    uint64_t start = g->stream_off, skip = 0;
+    int resumes = 0;
+    char why[512];
+    for (;;) {
+        out o = {.fd = g->fd, .skip = skip};
+        int rc = o.fd < 0 ? -ENOTCONN : send_meta(&o, &s->meta);
+        if (rc == 0) rc = send_events(&o, s->w, s->n);
+        if (rc == 0) rc = send_late_lost(&o, s);
+        if (rc == 0) {
+            g->stream_off = start + o.pos;
+            break;
+        }
+        if (reconnect(&o, rc, &start, &skip, &resumes, why, sizeof why) < 0) {
+            __atomic_store_n(&g->broken, 1, __ATOMIC_RELAXED);
+            if (!g->quiet)
+                fprintf(stderr, "tracy: lost the connection to the capture daemon at "
+                        "%s (%s); running unprofiled\n", g->where, why);
+            return;
+        }
     }
+    events += s->n_lost;
     __atomic_fetch_add(&g->events_sent, events, __ATOMIC_RELAXED);
 }
 
@@ -334,7 +434,7 @@ static void *sender_main(void *arg) {
         wait_kick();
     }
     pthread_mutex_unlock(&g->mu);
-    if (!__atomic_load_n(&g->broken, __ATOMIC_RELAXED) && g->fd >= 0) send_bye(g->fd);
+    if (!__atomic_load_n(&g->broken, __ATOMIC_RELAXED) && g->fd >= 0) send_bye();
     free(s.w);
     free(s.lost);
     lt__bytes_free(&s.meta);
@@ -389,7 +489,7 @@ void lt__sender_stop(void) {
     pthread_cond_broadcast(&g->pool_cv);
     pthread_cond_broadcast(&g->done_cv);
     pthread_mutex_unlock(&g->mu);
-    close(g->fd);
+    if (g->fd >= 0 && lt__fd_ours(g->fd)) close(g->fd); /* not the program's */
     g->fd = -1;
 }
 

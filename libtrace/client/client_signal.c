@@ -5,10 +5,13 @@
  * default gets on_fatal(), installed with SA_RESETHAND | SA_NODEFER: the
  * default action is back as soon as it runs, so a second signal ends the
  * process at once. The handler only does async-signal-safe things: it wakes
- * the reaper thread through a pipe, waits (poll, bounded) until the reaper
+ * the reaper thread (sem_post), waits (bounded, in 1 ms sleeps) until the reaper
  * has stopped the client (lt_client_stop: last send, goodbye, the daemon's
  * STORED), and raises the signal again, which now ends the process as it
- * would have unprofiled. If the signal interrupted a thread holding the
+ * would have unprofiled. The handler and the reaper meet through a semaphore
+ * and a flag, not descriptors: a program that closes or replaces descriptors
+ * it does not know neither wakes the reaper nor receives the handler's bytes
+ * (PROTOCOL.md, Resuming). If the signal interrupted a thread holding the
  * client's lock the stop cannot finish; the wait then ends after
  * LT__FATAL_WAIT_MS and the daemon records the process as cut off.
  *
@@ -16,12 +19,12 @@
  * ignored signal, is left alone; one it installs later replaces on_fatal.
  * TRACY_SIGNALS=0 or lt_client_catch_signals(0) before the start turns this
  * off (the Python extension does: Python code handles these signals). The
- * child of fork() inherits on_fatal but neither the reaper nor the pipes: it
- * gets its own when its client connects; until then on_fatal just ends it. */
+ * child of fork() inherits on_fatal but not the reaper: it gets its own when
+ * its client connects; until then on_fatal just ends it. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,8 +36,9 @@
 
 static const int fatal_sigs[] = {SIGTERM, SIGINT, SIGHUP};
 static int catch_mode = -1;           /* -1 from TRACY_SIGNALS, else 0/1 */
-static int req_fd[2] = {-1, -1};      /* handler -> reaper */
-static int done_fd[2] = {-1, -1};     /* reaper -> handler(s): stays readable */
+static sem_t req;                     /* handler -> reaper (sem_post is
+                                         async-signal-safe) */
+static volatile sig_atomic_t done;    /* reaper -> handler(s): stays set */
 static volatile sig_atomic_t reaper_pid; /* the process the reaper belongs to */
 
 void lt_client_catch_signals(int on) { catch_mode = on != 0; }
@@ -54,15 +58,11 @@ static long ms_left(const struct timespec *end) {
 static void on_fatal(int sig) {
     int saved = errno;
     if (reaper_pid == getpid()) {
-        char b = (char)sig;
-        ssize_t w = write(req_fd[1], &b, 1); /* full: the reaper is awake */
-        (void)w;
-        struct timespec end;
+        sem_post(&req);
+        struct timespec end, tick = {0, 1000000};
         clock_gettime(CLOCK_MONOTONIC, &end);
         end.tv_sec += LT__FATAL_WAIT_MS / 1000;
-        struct pollfd pf = {done_fd[0], POLLIN, 0};
-        long left;
-        while ((left = ms_left(&end)) > 0 && poll(&pf, 1, (int)left) < 0 && errno == EINTR) {}
+        while (!done && ms_left(&end) > 0) nanosleep(&tick, NULL);
     }
     /* the default action is back (SA_RESETHAND), and the signal is not
      * blocked in its handler (SA_NODEFER): this ends the process */
@@ -73,38 +73,19 @@ static void on_fatal(int sig) {
 
 static void *reaper(void *arg) {
     (void)arg;
-    char b;
-    while (read(req_fd[0], &b, 1) < 0 && errno == EINTR) {}
+    while (sem_wait(&req) < 0 && errno == EINTR) {}
     lt_client_stop();
-    char d = 1;
-    ssize_t w = write(done_fd[1], &d, 1);
-    (void)w;
+    done = 1;
     return NULL;
 }
 
-static void close_pipes(void) {
-    for (int i = 0; i < 2; i++) {
-        if (req_fd[i] >= 0) close(req_fd[i]);
-        if (done_fd[i] >= 0) close(done_fd[i]);
-        req_fd[i] = done_fd[i] = -1;
-    }
-}
-
-/* The pipes and the reaper of this process (a forked child closes its
- * parent's copies). The reaper takes no signal. Returns 0 or -1. */
+/* The reaper of this process (a forked child starts its own). The reaper
+ * takes no signal. Returns 0 or -1. */
 static int start_reaper(void) {
-    close_pipes();
-    if (pipe2(req_fd, O_CLOEXEC) < 0) return -1;
-    if (pipe2(done_fd, O_CLOEXEC) < 0) {
-        close_pipes();
-        return -1;
-    }
-    fcntl(req_fd[1], F_SETFL, O_NONBLOCK);
+    done = 0;
+    if (sem_init(&req, 0, 0) < 0) return -1;
     pthread_t t;
-    if (lt__thread_nosig(&t, reaper, 1) < 0) {
-        close_pipes();
-        return -1;
-    }
+    if (lt__thread_nosig(&t, reaper, 1) < 0) return -1;
     reaper_pid = getpid();
     return 0;
 }

@@ -1,5 +1,5 @@
 /* wire.c -- the client/daemon protocol's codec (schema/PROTOCOL.md): message
- * headers, HELLO, WELCOME, REFUSE, BYE and the EVENTS prefix, encoded and
+ * headers, HELLO, WELCOME, REFUSE, BYE, RESUME, RESUMED and the EVENTS prefix, encoded and
  * decoded here for both sides. */
 #include <string.h>
 #include "wire.h"
@@ -11,6 +11,17 @@ static uint8_t *put_u16(uint8_t *p, unsigned v) {
 }
 
 static unsigned get_u16(const uint8_t *p) { return (unsigned)(p[0] | p[1] << 8); }
+
+static uint8_t *put_u64(uint8_t *p, uint64_t v) {
+    for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
+    return p + 8;
+}
+
+static uint64_t get_u64(const uint8_t *p) {
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++) v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
 
 uint8_t *lt__wire_header(uint8_t *h, uint8_t type, size_t body_len) {
     uint32_t len = (uint32_t)body_len + 1;
@@ -50,9 +61,24 @@ uint8_t *lt__wire_hello_finish(uint8_t *msg, uint8_t *p, const char *token,
     return p;
 }
 
-size_t lt__wire_welcome(uint8_t *msg, uint32_t index) {
+size_t lt__wire_welcome(uint8_t *msg, uint32_t index, uint64_t key) {
     uint8_t *p = lt__put_varint_(put_magic(msg + LT_WIRE_HEADER), index);
+    if (key) p = put_u64(p, key);
     lt__wire_header(msg, LT_MSG_WELCOME, (size_t)(p - msg) - LT_WIRE_HEADER);
+    return (size_t)(p - msg);
+}
+
+size_t lt__wire_resume(uint8_t *msg, uint32_t index, uint64_t key, const char *token,
+                       size_t token_len) {
+    uint8_t *p = lt__put_varint_(put_magic(msg + LT_WIRE_HEADER), index);
+    p = lt__put_str(put_u64(p, key), token ? token : "", token ? token_len : 0);
+    lt__wire_header(msg, LT_MSG_RESUME, (size_t)(p - msg) - LT_WIRE_HEADER);
+    return (size_t)(p - msg);
+}
+
+size_t lt__wire_resumed(uint8_t *msg, uint64_t offset) {
+    uint8_t *p = lt__put_varint_(msg + LT_WIRE_HEADER, offset);
+    lt__wire_header(msg, LT_MSG_RESUMED, (size_t)(p - msg) - LT_WIRE_HEADER);
     return (size_t)(p - msg);
 }
 
@@ -123,6 +149,41 @@ int lt__wire_welcome_decode(const uint8_t *body, size_t n, unsigned *major,
     if (lt__get_varint(&q, body + n, &v) < 0 || v == 0 || v > UINT32_MAX)
         return bad(why, "malformed process index");
     *index = (uint32_t)v;
+    return 0;
+}
+
+uint64_t lt__wire_welcome_key(const uint8_t *body, size_t n) {
+    uint64_t v;
+    const uint8_t *q = body + LT_WIRE_MAGIC_LEN + 4, *end = body + n;
+    if (n < LT_WIRE_MAGIC_LEN + 4 || lt__get_varint(&q, end, &v) < 0 || end - q < 8)
+        return 0;
+    return get_u64(q);
+}
+
+int lt__wire_resume_decode(const uint8_t *body, size_t n, lt__wire_resume_msg *r,
+                           const char **why) {
+    uint64_t v;
+    memset(r, 0, sizeof *r);
+    if (get_magic(body, n, &r->major, &r->minor, why) < 0) return -1;
+    if (r->major != LT_WIRE_MAJOR) return 0;
+    const uint8_t *q = body + LT_WIRE_MAGIC_LEN + 4, *end = body + n;
+    if (lt__get_varint(&q, end, &v) < 0 || v == 0 || v > UINT32_MAX)
+        return bad(why, "malformed process index");
+    r->index = (uint32_t)v;
+    if (end - q < 8) return bad(why, "missing session key");
+    r->key = get_u64(q);
+    q += 8;
+    if (lt__get_str(&q, end, &r->token, &r->token_len) < 0)
+        return bad(why, "missing token");
+    if (q != end && r->minor <= LT_WIRE_MINOR) return bad(why, "trailing bytes");
+    return 0;
+}
+
+int lt__wire_resumed_decode(const uint8_t *body, size_t n, uint64_t *offset,
+                            const char **why) {
+    const uint8_t *q = body, *end = body + n;
+    if (lt__get_varint(&q, end, offset) < 0 || q != end)
+        return bad(why, "malformed RESUMED");
     return 0;
 }
 

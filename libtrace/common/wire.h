@@ -12,7 +12,7 @@
 #define LT_WIRE_MAGIC "TRCYWIRE"
 #define LT_WIRE_MAGIC_LEN 8
 #define LT_WIRE_MAJOR 1
-#define LT_WIRE_MINOR 0
+#define LT_WIRE_MINOR 1
 #define LT_WIRE_HEADER 5u                 /* u32 length + u8 type */
 #define LT_WIRE_MAX_MESSAGE (1u << 20)    /* default daemon limit */
 #define LT_WIRE_MAX_HELLO (64u << 10)     /* limit before the handshake */
@@ -26,9 +26,11 @@ enum lt_wire_type {
     LT_MSG_EVENTS = 0x02,
     LT_MSG_META = 0x03,
     LT_MSG_BYE = 0x04,
+    LT_MSG_RESUME = 0x05,  /* 1.1: a new connection takes over a process */
     LT_MSG_WELCOME = 0x81,
     LT_MSG_REFUSE = 0x82,
-    LT_MSG_STORED = 0x83 /* answer to BYE: varint events stored */
+    LT_MSG_STORED = 0x83, /* answer to BYE: varint events stored */
+    LT_MSG_RESUMED = 0x84 /* 1.1: answer to RESUME: varint stream offset */
 };
 
 /* ---- Encoding ----------------------------------------------------------
@@ -38,7 +40,8 @@ enum lt_wire_type {
 #define LT_WIRE_EVENTS_HDR_MAX (LT_WIRE_HEADER + 5u) /* header + thread */
 #define LT_WIRE_HELLO_START (LT_WIRE_HEADER + LT_WIRE_MAGIC_LEN + 4u)
 #define LT_WIRE_BYE_MAX (LT_WIRE_HEADER + 20u)
-#define LT_WIRE_WELCOME_MAX (LT_WIRE_HEADER + LT_WIRE_MAGIC_LEN + 4u + 5u)
+#define LT_WIRE_WELCOME_MAX (LT_WIRE_HEADER + LT_WIRE_MAGIC_LEN + 4u + 5u + 8u)
+#define LT_WIRE_RESUMED_MAX (LT_WIRE_HEADER + 10u)
 #define LT_WIRE_REFUSE_REASON_MAX 1000u /* longer reasons are cut */
 #define LT_WIRE_REFUSE_MAX (LT_WIRE_HEADER + 4u + 2u + LT_WIRE_REFUSE_REASON_MAX)
 
@@ -56,7 +59,16 @@ uint8_t *lt__wire_hello_start(uint8_t *msg);
 uint8_t *lt__wire_hello_finish(uint8_t *msg, uint8_t *p, const char *token,
                                size_t token_len);
 /* Whole messages; each returns its size. */
-size_t lt__wire_welcome(uint8_t *msg, uint32_t index);
+/* WELCOME; `key` (1.1) is the session key a RESUME must show, 0 for none
+ * (then it is not written: the message is a 1.0 WELCOME). */
+size_t lt__wire_welcome(uint8_t *msg, uint32_t index, uint64_t key);
+/* RESUME (header included) into msg, which holds LT_WIRE_RESUME_START +
+ * token_len bytes. */
+#define LT_WIRE_RESUME_START (LT_WIRE_HEADER + LT_WIRE_MAGIC_LEN + 4u + 5u + 8u + 5u)
+size_t lt__wire_resume(uint8_t *msg, uint32_t index, uint64_t key, const char *token,
+                       size_t token_len);
+/* RESUMED: the stream offset the daemon consumed from the process. */
+size_t lt__wire_resumed(uint8_t *msg, uint64_t offset);
 size_t lt__wire_refuse(uint8_t *msg, const char *reason, size_t reason_len);
 size_t lt__wire_bye(uint8_t *msg, uint64_t events_sent, uint64_t events_lost);
 #define LT_WIRE_STORED_MAX (LT_WIRE_HEADER + 10u)
@@ -90,6 +102,20 @@ int lt__wire_hello_decode(const uint8_t *body, size_t n, uint8_t *info,
  * version. */
 int lt__wire_welcome_decode(const uint8_t *body, size_t n, unsigned *major,
                             unsigned *minor, uint32_t *index, const char **why);
+/* The session key of a WELCOME (1.1); 0 when it has none (a 1.0 daemon). */
+uint64_t lt__wire_welcome_key(const uint8_t *body, size_t n);
+typedef struct lt__wire_resume {
+    unsigned major, minor;
+    uint32_t index;
+    uint64_t key;
+    const char *token;
+    size_t token_len;
+} lt__wire_resume_msg;
+/* Decodes RESUME; like HELLO, another major version is decoded no further. */
+int lt__wire_resume_decode(const uint8_t *body, size_t n, lt__wire_resume_msg *r,
+                           const char **why);
+int lt__wire_resumed_decode(const uint8_t *body, size_t n, uint64_t *offset,
+                            const char **why);
 int lt__wire_refuse_decode(const uint8_t *body, size_t n, unsigned *major,
                            unsigned *minor, const char **reason,
                            size_t *reason_len, const char **why);
