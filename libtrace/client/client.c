@@ -576,6 +576,23 @@ static int read_full(int fd, uint8_t *p, size_t n, uint64_t deadline) {
     return 0;
 }
 
+/* The reason of a REFUSE body as one printable line in safe (at most
+ * cap - 1 bytes; a malformed reason leaves it empty: the refusal stands),
+ * and the daemon's protocol version. The reason is the daemon's text. */
+static void refusal_text(const uint8_t *body, size_t n, unsigned *maj, unsigned *min,
+                         char *safe, size_t cap) {
+    const char *reason = "", *why;
+    size_t rl = 0;
+    *maj = *min = 0;
+    (void)lt__wire_refuse_decode(body, n, maj, min, &reason, &rl, &why);
+    size_t sl = rl < cap - 1 ? rl : cap - 1;
+    for (size_t i = 0; i < sl; i++) {
+        unsigned char ch = (unsigned char)reason[i];
+        safe[i] = ch < 0x20 || ch == 0x7f ? '?' : (char)ch;
+    }
+    safe[sl] = 0;
+}
+
 /* Sends HELLO and reads the answer. Returns 0, LT_ECONNECT or LT_EPROTO
  * after printing the reason. */
 static int handshake(int fd, const char *token) {
@@ -617,19 +634,8 @@ static int handshake(int fd, const char *token) {
     unsigned maj = 0, min = 0;
     const char *why;
     if (h[4] == LT_MSG_REFUSE) {
-        const char *reason;
-        size_t rl;
-        /* a malformed reason leaves it empty: the refusal stands */
-        (void)lt__wire_refuse_decode(body, len - 1, &maj, &min, &reason, &rl, &why);
-        /* The reason is the daemon's text: keep the warning one printable
-         * line whatever it holds. */
         char safe[201];
-        size_t sl = rl > 200 ? 200 : rl;
-        for (size_t i = 0; i < sl; i++) {
-            unsigned char ch = (unsigned char)reason[i];
-            safe[i] = ch < 0x20 || ch == 0x7f ? '?' : (char)ch;
-        }
-        safe[sl] = 0;
+        refusal_text(body, len - 1, &maj, &min, safe, sizeof safe);
         snprintf(msg, sizeof msg, "%s; daemon protocol %u.%u, client %u.%u", safe, maj,
                  min, LT_WIRE_MAJOR, LT_WIRE_MINOR);
         warn("capture daemon at %s refused the connection (%s)", g->where, msg);
@@ -850,16 +856,8 @@ int lt__resume(uint64_t *offset, char *why, size_t why_len) {
     }
     if (h[4] == LT_MSG_REFUSE) {
         unsigned maj, min;
-        const char *reason;
-        size_t rl;
-        (void)lt__wire_refuse_decode(body, len - 1, &maj, &min, &reason, &rl, &err);
         char safe[201];
-        size_t sl = rl > 200 ? 200 : rl;
-        for (size_t i = 0; i < sl; i++) {
-            unsigned char ch = (unsigned char)reason[i];
-            safe[i] = ch < 0x20 || ch == 0x7f ? '?' : (char)ch;
-        }
-        safe[sl] = 0;
+        refusal_text(body, len - 1, &maj, &min, safe, sizeof safe);
         snprintf(why, why_len, "resuming refused: %s", safe);
     } else {
         snprintf(why, why_len, "unexpected answer to RESUME");
