@@ -121,11 +121,7 @@ static int try_open(int port, uint64_t pid) {
         close(fd);
         return -1;
     }
-    b.n = 0;
-    w_u8(&b, LT_TAG_THREAD_INFO), w_var(&b, 1), w_var(&b, pid), w_str(&b, "main");
-    w_u8(&b, LT_TAG_LOC_DEF), w_var(&b, 1), w_u8(&b, LT_LOC_USER), w_var(&b, 1);
-    w_str(&b, "work"), w_str(&b, "raw.c");
-    raw_msg(fd, 0x03, &b);
+    raw_announce(fd, pid);
     return fd;
 }
 

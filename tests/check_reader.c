@@ -13,26 +13,6 @@
 
 static void setup_dir(void) { scratch_make("check_reader"); }
 
-static uint8_t *slurp(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    ck_assert_ptr_nonnull(f);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *b = malloc((size_t)n + 1);
-    ck_assert_uint_eq(fread(b, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    *len = (size_t)n;
-    return b;
-}
-
-static void spit(const char *path, const uint8_t *b, size_t len) {
-    FILE *f = fopen(path, "wb");
-    ck_assert_ptr_nonnull(f);
-    ck_assert_uint_eq(fwrite(b, 1, len, f), len);
-    ck_assert_int_eq(fclose(f), 0);
-}
-
 /* What a test expects the reader to deliver. Strings are owned copies. */
 typedef struct xev {
     uint8_t type, flags;

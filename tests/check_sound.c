@@ -4,29 +4,10 @@
  * an unknown kind, with exit 4 and tracy-info --verify's message; and every
  * tool reads a trace of 65536 threads correctly within a memory bound. */
 #include "faults.h"
+#include "scratch.h"
 #include "internal.h"
 
 /* ---- Helpers ------------------------------------------------------------- */
-
-static uint8_t *read_all(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    ck_assert_ptr_nonnull(f);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *b = malloc((size_t)n + 1);
-    ck_assert_uint_eq(fread(b, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    *len = (size_t)n;
-    return b;
-}
-
-static void write_all(const char *path, const uint8_t *b, size_t n) {
-    FILE *f = fopen(path, "wb");
-    ck_assert_ptr_nonnull(f);
-    ck_assert_uint_eq(fwrite(b, 1, n, f), n);
-    fclose(f);
-}
 
 static uint32_t rd32(const uint8_t *p) {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
@@ -36,7 +17,7 @@ static uint32_t rd32(const uint8_t *p) {
  * the first event unit's kind byte is set to `kind` (when not 0). */
 static void rewrite(const char *src, const char *dst, int drop_units, uint8_t kind) {
     size_t len, o = 0, off = 0;
-    uint8_t *in = read_all(src, &len), *out = malloc(len);
+    uint8_t *in = slurp(src, &len), *out = malloc(len);
     int done = 0;
     while (off + 8 <= len) {
         uint32_t magic = rd32(in + off), cs = rd32(in + off + 4);
@@ -55,7 +36,7 @@ static void rewrite(const char *src, const char *dst, int drop_units, uint8_t ki
     }
     ck_assert_uint_eq(off, len);
     ck_assert(drop_units || !kind || done);
-    write_all(dst, out, o);
+    spit(dst, out, o);
     free(in);
     free(out);
 }

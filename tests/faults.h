@@ -357,6 +357,15 @@ static inline void ft_hello_body(wbuf *b, const char *magic, uint16_t major, uin
     w_str(b, "check_faults"), w_str(b, "");
 }
 
+/* After WELCOME: announces thread 1 ("main") and location 1 ("work"). */
+static inline void raw_announce(int fd, uint64_t pid) {
+    wbuf b = {.n = 0};
+    w_u8(&b, LT_TAG_THREAD_INFO), w_var(&b, 1), w_var(&b, pid), w_str(&b, "main");
+    w_u8(&b, LT_TAG_LOC_DEF), w_var(&b, 1), w_u8(&b, LT_LOC_USER), w_var(&b, 1);
+    w_str(&b, "work"), w_str(&b, "raw.c");
+    raw_msg(fd, 0x03, &b);
+}
+
 /* Connects, says HELLO, reads WELCOME; announces thread 1 and location 1. */
 static inline int raw_open(int port, uint64_t pid) {
     int fd = ft_connect(port, FT_WAIT_MS);
@@ -368,11 +377,7 @@ static inline int raw_open(int port, uint64_t pid) {
     ck_assert_int_eq(h[4], 0x81);
     ck_assert_uint_le(h[0], sizeof body);
     ck_assert_int_eq(recv(fd, body, h[0] - 1u, MSG_WAITALL), h[0] - 1);
-    b.n = 0;
-    w_u8(&b, LT_TAG_THREAD_INFO), w_var(&b, 1), w_var(&b, pid), w_str(&b, "main");
-    w_u8(&b, LT_TAG_LOC_DEF), w_var(&b, 1), w_u8(&b, LT_LOC_USER), w_var(&b, 1);
-    w_str(&b, "work"), w_str(&b, "raw.c");
-    raw_msg(fd, 0x03, &b);
+    raw_announce(fd, pid);
     return fd;
 }
 
