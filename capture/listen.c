@@ -8,7 +8,9 @@
  * token, which is then the proof, as for remote clients.
  */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
+#include <time.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -25,18 +27,72 @@
 #define PICK_SPAN 16383
 #define PICK_TRIES 64
 
+/* A socket in the run folder older than this, that no one answers, was
+ * left by a daemon that was killed (a daemon binds and listens at once). */
+#define STALE_AGE_S 60
+
+/* Whether a daemon listens at path (connect succeeds or is not refused). */
+static int unix_alive(const char *path) {
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    snprintf(a.sun_path, sizeof a.sun_path, "%s", path);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) return 1;
+    int alive = connect(fd, (struct sockaddr *)&a, sizeof a) == 0 ||
+                (errno != ECONNREFUSED && errno != ENOENT);
+    close(fd);
+    return alive;
+}
+
+/* Whether a socket listens at path, from the kernel's table of Unix
+ * sockets (asking by connecting would disturb a live daemon). -1: unknown. */
+static int unix_listening(const char *path) {
+    FILE *f = fopen("/proc/net/unix", "re");
+    char line[4200];
+    int found = 0;
+    if (!f) return -1;
+    size_t n = strlen(path);
+    while (!found && fgets(line, sizeof line, f)) {
+        unsigned long flags;
+        char *p = strchr(line, '/');
+        line[strcspn(line, "\n")] = 0;
+        found = p && strlen(p) == n && memcmp(p, path, n) == 0 &&
+                sscanf(line, "%*s %*s %*s %lx", &flags) == 1 && (flags & 0x10000ul);
+    }
+    fclose(f);
+    return found;
+}
+
+/* Removes the daemon-<N>.sock files of dir (this user's private run folder)
+ * that daemons killed without cleaning up left behind: sockets of this
+ * user, older than STALE_AGE_S, on which nothing listens. */
+static void sweep_stale(const char *dir) {
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char path[sizeof ((struct sockaddr_un *)0)->sun_path];
+    long n;
+    char tail;
+    if (!d) return;
+    time_t now = time(NULL);
+    while ((e = readdir(d)) != NULL) {
+        struct stat st;
+        if (sscanf(e->d_name, "daemon-%ld.soc%c", &n, &tail) != 2 || tail != 'k') continue;
+        if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= sizeof path)
+            continue;
+        if (lstat(path, &st) != 0 || !S_ISSOCK(st.st_mode) || st.st_uid != geteuid() ||
+            now - st.st_mtime < STALE_AGE_S || unix_listening(path) != 0)
+            continue;
+        unlink(path);
+    }
+    closedir(d);
+}
+
 /* Binds the pipe at path; a socket left there by a daemon that died (no
  * one answers) is replaced. Returns 0 or a libuv error. */
 static int bind_unix(cap_listen *l, const char *path) {
     int rc = uv_pipe_bind(&l->pipe, path);
     if (rc == UV_EADDRINUSE) {
-        struct sockaddr_un a = {.sun_family = AF_UNIX};
         struct stat st;
-        snprintf(a.sun_path, sizeof a.sun_path, "%s", path);
-        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        int alive = fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) == 0;
-        if (fd >= 0) close(fd);
-        if (alive) return UV_EADDRINUSE;
+        if (unix_alive(path)) return UV_EADDRINUSE;
         if (lstat(path, &st) != 0 || !S_ISSOCK(st.st_mode) || st.st_uid != geteuid())
             return UV_EADDRINUSE;
         unlink(path);
@@ -71,6 +127,7 @@ static int open_unix(cap_listen *l, uv_loop_t *loop, const cap_opts *o,
             return CAP_EXIT_BIND;
         }
         if (note[0]) cap_logn("not using %s", note);
+        sweep_stale(dir);
     }
     uv_pipe_init(loop, &l->pipe, 0);
     l->pipe.data = l->data;

@@ -181,6 +181,46 @@ def _alive(pid, out):
             and os.fsencode(out) in argv)
 
 
+_STALE_AGE_S = 60
+
+
+def sweep_stale(keep):
+    """Removes the rendezvous files of the run folder that runs killed before
+    they finished left behind: files of this user older than a minute,
+    unlocked, whose daemon is gone (the lock is taken without waiting, so a
+    live run is never held up)."""
+    import time
+    d = os.path.dirname(keep)
+    try:
+        names = [n for n in os.listdir(d) if n.startswith("run-") and n.endswith(".run")]
+    except OSError:
+        return
+    now = time.time()
+    for name in names:
+        path = os.path.join(d, name)
+        if path == keep:
+            continue
+        try:
+            st = os.lstat(path)
+            if (st.st_mode & 0o170000) != 0o100000 or st.st_uid != os.geteuid() \
+                    or now - st.st_mtime < _STALE_AGE_S:
+                continue
+            fd = os.open(path, os.O_RDWR | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:
+            continue
+        try:
+            os.lockf(fd, os.F_TLOCK, 0)
+            rv = Rendezvous.__new__(Rendezvous)
+            rv.path, rv.fd = path, fd
+            rec = rv.read()
+            if not _alive(int(rec.get("pid", "0") or 0), rec.get("out", "")):
+                os.unlink(path)
+        except (OSError, ValueError):
+            pass
+        finally:
+            os.close(fd)
+
+
 class _NoRendezvous:
     """Stands for a rendezvous file that could not be trusted: this run has
     its daemon to itself."""
@@ -222,6 +262,7 @@ def own_or_join(out, start_daemon):
         pid, addr = start_daemon()
         rv.write({"pid": pid, "addr": addr, "job": job, "size": size, "joined": 1,
                   "out": out})
+        sweep_stale(rv.path)
         return "own", pid, addr, rv, size
     finally:
         rv.unlock()
