@@ -3,7 +3,7 @@
 CONVERT_PROGS := tracy-csv tracy-sql tracy-json tracy-info
 CONVERT_PROGS += tracy-diff
 CONVERT_BINS := $(CONVERT_PROGS:%=$(B)/bin/%)
-CONVERT_COMMON_OBJ := $(B)/obj/convert/common.o
+CONVERT_COMMON_OBJ := $(B)/obj/convert/common.o $(B)/obj/convert/select.o
 BINS += $(CONVERT_BINS)
 
 $(B)/bin/tracy-%: $(B)/obj/convert/%.o $(CONVERT_COMMON_OBJ) $(LIBTRACE_A)
@@ -29,7 +29,8 @@ $(B)/bin/tracy-csv $(B)/bin/tracy-sql: $(CONVERT_CALLTREE_OBJ)
 # installs them too, with speedscope (its schema and viewer are used by the
 # tests).
 EXPORT_OBJS := $(B)/obj/convert/export_prof.o $(B)/obj/convert/export_stacks.o \
-	$(B)/obj/convert/export_html.o $(CONVERT_CALLTREE_OBJ)
+	$(B)/obj/convert/export_html.o $(B)/obj/convert/export_lines.o \
+	$(B)/obj/convert/export_ranks.o $(CONVERT_CALLTREE_OBJ)
 BINS += $(B)/bin/tracy-export
 $(B)/bin/tracy-export: $(EXPORT_OBJS)
 NPM_DIR := $(B)/npm

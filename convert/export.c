@@ -1,10 +1,16 @@
 /* export.c -- tracy-export: a .tracy file in the formats other viewers read
- * (cProfile's pstats, callgrind, folded stacks, speedscope JSON) and a
- * self-contained HTML report. One pass builds the aggregated call tree
- * (calltree.c); the writers are export_*.c. */
+ * (cProfile's pstats, callgrind, folded stacks, speedscope JSON), a
+ * self-contained HTML report, and two text reports (line by line, rank by
+ * rank). One pass builds the aggregated call tree (calltree.c); the
+ * writers are export_*.c. --process / --thread (select.c) restrict every
+ * format; --split process writes one file per process. */
+#include <errno.h>
 #include <getopt.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "export.h"
 
@@ -32,13 +38,18 @@ static const char usage_text[] =
     "  -h, --help             print this help and exit\n"
     "  -V, --version          print the version and exit\n"
     "\n"
-    "Exit status: 0 ok, 1 usage, 2 cannot read input or not a trace,\n"
-    "3 truncated input, 4 corrupt input, 5 cannot write output.\n";
+    "Exit status: 0 ok, 1 usage or a selection that matches nothing, 2 cannot\n"
+    "read input or not a trace (lines: no line zones), 3 truncated input,\n"
+    "4 corrupt input, 5 cannot write output.\n";
 
-enum ex_format { FMT_PSTATS, FMT_CALLGRIND, FMT_FOLDED, FMT_SPEEDSCOPE, FMT_HTML, FMT_NONE };
+enum ex_format { FMT_PSTATS, FMT_CALLGRIND, FMT_FOLDED, FMT_SPEEDSCOPE, FMT_HTML, FMT_LINES,
+                 FMT_RANKS, FMT_NONE };
 
 static const char *const format_names[] = {"pstats", "callgrind", "folded", "speedscope",
-                                           "html"};
+                                           "html", "lines", "ranks"};
+/* The file name ending of each format under --split. */
+static const char *const format_ext[] = {".prof", ".callgrind", ".folded", ".speedscope.json",
+                                         ".html", ".lines.txt", ".ranks.txt"};
 
 static int ends_with(const char *s, const char *suffix) {
     size_t n = strlen(s), m = strlen(suffix);
@@ -73,23 +84,31 @@ void ex_label(cv_out *o, const ct_func *f) {
     cv_out_ch(o, ')');
 }
 
+int ex_next(ex_ctx *x, lt_event *ev) {
+    int rc, err = 0;
+    while ((rc = cv_next(x->r, ev, x->o->path, &err)) > 0)
+        if (cv_sel_table_keeps(x->sel, ev->process, ev->thread)) return 1;
+    if (rc < 0) x->read_exit = cv_exit_for(err) ? cv_exit_for(err) : CV_EXIT_CORRUPT;
+    return rc;
+}
+
 /* The one pass that builds the tree (and the report's extras). */
 static int read_all(ex_ctx *x) {
     lt_event ev;
-    int rc, err = 0;
-    while ((rc = cv_next(x->r, &ev, x->o->path, &err)) > 0) {
+    while (ex_next(x, &ev) > 0) {
         if (ct_tree_event(x->tree, &ev) || (x->html && ex_html_event(x->html, &ev))) {
             cv_err("out of memory");
             return -1;
         }
     }
-    if (rc < 0) x->read_exit = cv_exit_for(err) ? cv_exit_for(err) : CV_EXIT_CORRUPT;
     ct_tree_finish(x->tree);
     return 0;
 }
 
 static int write_format(ex_ctx *x, int fmt) {
     if (fmt == FMT_SPEEDSCOPE) return ex_speedscope(x);
+    if (fmt == FMT_LINES) return ex_lines(x);
+    if (fmt == FMT_RANKS) return ex_ranks(x);
     if (read_all(x)) return -1;
     switch (fmt) {
     case FMT_PSTATS: return ex_pstats(x);
@@ -99,17 +118,22 @@ static int write_format(ex_ctx *x, int fmt) {
     }
 }
 
-static int run(const ex_opts *o, int fmt) {
+/* One output file from the threads `sel` keeps; returns its exit code (0,
+ * or the worst of reading and writing). */
+static int export_one(const ex_opts *o, lt_reader *r, int fmt, const char *path,
+                      const cv_sel_table *sel) {
     ex_ctx x;
     memset(&x, 0, sizeof x);
     x.o = o;
-    int code = cv_open(o->path, &x.r);
-    if (code) return code;
-    int trunc = cv_check_complete(x.r, o->path, o->allow_truncated);
-    const char *out = strcmp(o->output, "-") ? o->output : NULL;
-    int merged = fmt != FMT_HTML && !(fmt == FMT_FOLDED && o->per_thread);
-    x.tree = ct_tree_new(x.r, merged);
-    if (!x.tree || (fmt == FMT_HTML && !(x.html = ex_html_new(x.r, x.tree)))) {
+    x.r = r;
+    x.sel = sel;
+    int code = 0;
+    const char *out = strcmp(path, "-") ? path : NULL;
+    int merged = fmt != FMT_HTML && !(fmt == FMT_FOLDED && o->per_thread) &&
+                 !(fmt == FMT_LINES && o->per_thread);
+    lt_reader_select(r, 0, 0); /* rewinds: a pass per file */
+    x.tree = ct_tree_new(r, merged);
+    if (!x.tree || (fmt == FMT_HTML && !(x.html = ex_html_new(r, x.tree)))) {
         cv_err("out of memory");
         code = CV_EXIT_INPUT;
         goto done;
@@ -117,18 +141,126 @@ static int run(const ex_opts *o, int fmt) {
     if ((code = cv_out_open(&x.out, out))) goto done;
     int rc = write_format(&x, fmt);
     if (cv_out_close(&x.out, out ? out : "standard output")) code = CV_EXIT_OUTPUT;
+    else if (rc > 0) code = rc;
     else if (rc) code = x.read_exit ? x.read_exit : CV_EXIT_INPUT;
-    else code = cv_final_exit(x.read_exit, trunc);
+    else code = x.read_exit;
+    if (rc > 0 && out) unlink(out); /* a report that says nothing is not left */
 done:
     ex_html_free(x.html);
     ct_tree_free(x.tree);
-    lt_reader_free(x.r);
+    return code;
+}
+
+/* The trace's name without its folder and ".tracy". */
+static void trace_stem(const char *path, char *buf, size_t n) {
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    snprintf(buf, n, "%s", base);
+    size_t len = strlen(buf);
+    if (len > 6 && strcmp(buf + len - 6, ".tracy") == 0) buf[len - 6] = '\0';
+}
+
+/* --split process: each selected process into DIR/NAME.rankR.EXT. */
+static int export_split(const ex_opts *o, lt_reader *r, int fmt, const cv_sel *base) {
+    if (mkdir(o->output, 0777) < 0 && errno != EEXIST) {
+        cv_err("%s: cannot create the folder: %s", o->output, strerror(errno));
+        return CV_EXIT_OUTPUT;
+    }
+    char stem[256], path[4096], procs[16];
+    trace_stem(o->path, stem, sizeof stem);
+    int worst = 0;
+    uint32_t np = lt_reader_nprocesses(r);
+    for (uint32_t p = 1; p <= np; p++) {
+        if (!cv_sel_keep_proc(base, p)) continue;
+        snprintf(procs, sizeof procs, "%u", p);
+        cv_sel one = {r, procs, base->threads};
+        cv_sel_table t;
+        if (cv_sel_table_init(&t, &one)) {
+            cv_err("out of memory");
+            return CV_EXIT_INPUT;
+        }
+        const lt_process *pr = lt_reader_process(r, p);
+        const char *sep = o->output[strlen(o->output) - 1] == '/' ? "" : "/";
+        if (pr && pr->rank >= 0)
+            snprintf(path, sizeof path, "%s%s%s.rank%lld%s", o->output, sep, stem,
+                     (long long)pr->rank, format_ext[fmt]);
+        else
+            snprintf(path, sizeof path, "%s%s%s.process%u%s", o->output, sep, stem, p,
+                     format_ext[fmt]);
+        int code = t.kept ? export_one(o, r, fmt, path, &t) : 0;
+        cv_sel_table_free(&t);
+        if (code > worst) worst = code;
+        if (code == CV_EXIT_OUTPUT || code == CV_EXIT_CORRUPT) break;
+    }
+    return worst;
+}
+
+static int run(const ex_opts *o, int fmt) {
+    lt_reader *r;
+    int code = cv_open(o->path, &r);
+    if (code) return code;
+    int trunc = cv_check_complete(r, o->path, o->allow_truncated);
+    cv_sel sel = {r, o->procs, o->threads};
+    cv_sel_table t = {0};
+    if ((code = cv_sel_check(&sel))) goto done;
+    if (cv_sel_table_init(&t, &sel)) {
+        cv_err("out of memory");
+        code = CV_EXIT_INPUT;
+        goto done;
+    }
+    if (t.keep && t.kept == 0) {
+        code = cv_usage_error("--process and --thread together select no thread of the trace");
+        goto done;
+    }
+    code = o->split ? export_split(o, r, fmt, &sel) : export_one(o, r, fmt, o->output, &t);
+    code = cv_final_exit(code, trunc);
+done:
+    cv_sel_table_free(&t);
+    lt_reader_free(r);
     return code;
 }
 
 /* ---- Command line ------------------------------------------------------- */
 
-enum { OPT_PER_THREAD = 256, OPT_ALLOW, OPT_PERIOD };
+enum { OPT_PER_THREAD = 256, OPT_ALLOW, OPT_PERIOD, OPT_SPLIT, OPT_FUNCTION, OPT_SORT, OPT_TOP,
+       OPT_CSV };
+
+/* --function RE must compile (extended regular expression). */
+static int check_regex(const char *re) {
+    regex_t rx;
+    int rc = regcomp(&rx, re, REG_EXTENDED | REG_NOSUB);
+    if (rc) {
+        char msg[256];
+        regerror(rc, &rx, msg, sizeof msg);
+        return cv_usage_error("--function: bad regular expression '%s': %s", re, msg);
+    }
+    regfree(&rx);
+    return 0;
+}
+
+static int parse_more(int c, ex_opts *o) {
+    switch (c) {
+    case 'p': o->procs = optarg; return 0;
+    case 't': o->threads = optarg; return 0;
+    case OPT_SPLIT:
+        if (strcmp(optarg, "process") != 0)
+            return cv_usage_error("--split: 'process' is the one way to split, not '%s'", optarg);
+        o->split = 1;
+        return 0;
+    case OPT_FUNCTION: o->function = optarg; return check_regex(optarg);
+    case OPT_SORT:
+        if (strcmp(optarg, "time") != 0 && strcmp(optarg, "file") != 0)
+            return cv_usage_error("--sort: 'time' or 'file', not '%s'", optarg);
+        o->sort_time = strcmp(optarg, "time") == 0;
+        return 0;
+    case OPT_TOP:
+        if (cv_parse_u64(optarg, &o->top) || o->top == 0)
+            return cv_usage_error("--top: not a positive number: '%s'", optarg);
+        return 0;
+    case OPT_CSV: o->csv = 1; return 0;
+    default: return -1;
+    }
+}
 
 static int parse_args(int argc, char **argv, ex_opts *o, int *done) {
     static const struct option longs[] = {
@@ -137,12 +269,22 @@ static int parse_args(int argc, char **argv, ex_opts *o, int *done) {
         {"per-thread", no_argument, 0, OPT_PER_THREAD},
         {"period", required_argument, 0, OPT_PERIOD},
         {"allow-truncated", no_argument, 0, OPT_ALLOW},
+        {"process", required_argument, 0, 'p'},
+        {"thread", required_argument, 0, 't'},
+        {"split", required_argument, 0, OPT_SPLIT},
+        {"function", required_argument, 0, OPT_FUNCTION},
+        {"sort", required_argument, 0, OPT_SORT},
+        {"top", required_argument, 0, OPT_TOP},
+        {"csv", no_argument, 0, OPT_CSV},
         CV_STD_LONG_OPTIONS,
         {0, 0, 0, 0}};
     int c;
     *done = 0;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":f:o:hV", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":f:o:p:t:hV", longs, NULL)) != -1) {
+        int more = parse_more(c, o);
+        if (more > 0) return more;
+        if (more == 0) continue;
         switch (c) {
         case 'f': o->format = optarg; break;
         case 'o': o->output = optarg; break;
@@ -166,10 +308,15 @@ int main(int argc, char **argv) {
     cv_prog = "tracy-export";
     int code = parse_args(argc, argv, &o, &done);
     if (code || done) return code;
-    int fmt = o.format ? format_of_name(o.format) : format_of_path(o.output);
+    int fmt = o.format ? format_of_name(o.format) : o.split ? FMT_PSTATS
+                                                            : format_of_path(o.output);
     if (fmt == FMT_NONE && o.format)
         return cv_usage_error("unknown format '%s' (pstats, callgrind, folded, speedscope, "
-                              "html)", o.format);
+                              "html, lines, ranks)", o.format);
+    if (o.split && (fmt == FMT_RANKS || !strcmp(o.output, "-")))
+        return cv_usage_error(fmt == FMT_RANKS ? "--split: the ranks table compares the "
+                                                 "processes in one file"
+                                               : "--split writes files: -o names a folder");
     if (fmt == FMT_NONE)
         return cv_usage_error("cannot tell the format from '%s': give -f FORMAT", o.output);
     return run(&o, fmt);

@@ -5,11 +5,18 @@
 
 #include "calltree.h"
 #include "common.h"
+#include "select.h"
 
 typedef struct ex_opts {
     const char *path, *output, *format;
     int per_thread, allow_truncated;
     uint64_t period;   /* folded: weights in samples of this many ns (0: ns) */
+    const char *procs, *threads; /* --process, --thread (select.h) */
+    int split;         /* --split process: a file per process into -o DIR */
+    const char *function; /* lines, ranks: --function RE (extended regex) */
+    int sort_time;     /* lines: --sort time (default: by file and line) */
+    uint64_t top;      /* lines, ranks: --top N (0: all) */
+    int csv;           /* ranks: --csv */
 } ex_opts;
 
 /* What the HTML report keeps besides the tree (export_html.c). */
@@ -21,6 +28,7 @@ typedef struct ex_ctx {
     ct_tree *tree;
     cv_out out;
     ex_html *html;
+    const cv_sel_table *sel; /* the threads whose events count */
     int read_exit;   /* exit code of a read error, 0 when none */
 } ex_ctx;
 
@@ -30,6 +38,16 @@ int ex_callgrind(ex_ctx *x);
 int ex_folded(ex_ctx *x);
 /* Reads the trace itself, one thread at a time. */
 int ex_speedscope(ex_ctx *x);
+/* Read the trace themselves (through ex_next), with x->tree for function
+ * numbers only. Return 0, -1 after printing an error (out of memory), or
+ * an exit code > 0 after one line (no line zones: CV_EXIT_INPUT; nothing
+ * matches --function: CV_EXIT_USAGE). */
+int ex_lines(ex_ctx *x);
+int ex_ranks(ex_ctx *x);
+
+/* The next event of a selected thread: cv_next's 1, 0 or -1 (x->read_exit
+ * set). */
+int ex_next(ex_ctx *x, lt_event *ev);
 
 /* The report's collector over the reader and the tree it takes function
  * numbers from; NULL on out-of-memory. */

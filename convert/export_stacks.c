@@ -144,7 +144,7 @@ static int ss_thread(ss_state *s, uint32_t p, uint32_t t) {
     lt_event ev;
     int rc, err = 0;
     uint64_t n = 0;
-    if (lt_reader_select(x->r, p, t)) return 0;
+    if (!cv_sel_table_keeps(x->sel, p, t) || lt_reader_select(x->r, p, t)) return 0;
     s->depth = 0;
     while ((rc = cv_next(x->r, &ev, x->o->path, &err)) > 0) {
         if (ev.type == LT_EV_ZONE_BEGIN) {

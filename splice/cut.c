@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "select.h"
 
 static const char usage_text[] =
     "Usage: tracy-cut [OPTIONS] -o OUT.tracy IN.tracy\n"
@@ -42,72 +43,9 @@ typedef struct ct_opts {
     int absolute;
 } ct_opts;
 
-/* The threads to keep, resolved against the reader. */
-typedef struct ct_sel {
-    lt_reader *r;
-    const char *procs, *threads;
-} ct_sel;
-
-/* 1 when `item` (of a comma-separated list) equals [s, s+n). */
-static int ct_in_list(const char *list, const char *s, size_t n) {
-    while (*list) {
-        const char *e = strchr(list, ',');
-        size_t len = e ? (size_t)(e - list) : strlen(list);
-        if (len == n && memcmp(list, s, n) == 0) return 1;
-        if (!e) break;
-        list = e + 1;
-    }
-    return 0;
-}
-
-static int ct_keep_proc(const ct_sel *x, uint32_t p) {
-    char b[16];
-    if (!x->procs) return 1;
-    int n = snprintf(b, sizeof b, "%" PRIu32, p);
-    return ct_in_list(x->procs, b, (size_t)n);
-}
-
+/* tracy-cut's keep_thread callback over the shared selection. */
 static int ct_keep_thread(void *ctx, uint32_t p, uint32_t t) {
-    const ct_sel *x = ctx;
-    char b[32];
-    if (!x->threads) return 1;
-    int n = snprintf(b, sizeof b, "%" PRIu32 ":%" PRIu32, p, t);
-    if (ct_in_list(x->threads, b, (size_t)n)) return 1;
-    const lt_thread *th = lt_reader_thread(x->r, p, t);
-    return th && th->name[0] && ct_in_list(x->threads, th->name, strlen(th->name));
-}
-
-/* Checks that every item of the lists names something in the trace. */
-static int ct_check_lists(const ct_sel *x) {
-    uint32_t np = lt_reader_nprocesses(x->r);
-    for (const char *l = x->procs; l && *l;) {
-        const char *e = strchr(l, ',');
-        size_t len = e ? (size_t)(e - l) : strlen(l);
-        char b[24] = "";
-        uint64_t v;
-        memcpy(b, l, len < sizeof b - 1 ? len : sizeof b - 1);
-        if (cv_parse_u64(b, &v) < 0 || v == 0 || v > np)
-            return cv_usage_error("--process: '%.*s' is not a process of the trace (1..%" PRIu32 ")",
-                                  (int)len, l, np);
-        l = e ? e + 1 : l + len;
-    }
-    for (const char *l = x->threads; l && *l;) {
-        const char *e = strchr(l, ',');
-        size_t len = e ? (size_t)(e - l) : strlen(l);
-        int found = 0;
-        for (uint32_t p = 1; p <= np && !found; p++)
-            for (uint32_t t = 1; t <= lt_reader_nthreads(x->r, p) && !found; t++) {
-                char b[32];
-                int n = snprintf(b, sizeof b, "%" PRIu32 ":%" PRIu32, p, t);
-                const lt_thread *th = lt_reader_thread(x->r, p, t);
-                found = ((size_t)n == len && memcmp(b, l, len) == 0) ||
-                        (th && strlen(th->name) == len && memcmp(th->name, l, len) == 0);
-            }
-        if (!found)
-            return cv_usage_error("--thread: no thread '%.*s' in the trace", (int)len, l);
-        l = e ? e + 1 : l + len;
-    }
-    return 0;
+    return cv_sel_keep_thread(ctx, p, t);
 }
 
 /* "1.5s", "200ms", "30us", "1000ns" (or a bare number of ns with
@@ -153,9 +91,9 @@ static int ct_run(const ct_opts *o) {
     int code = sc_check_output(o->output.path, inputs, 1);
     if (code || (code = cv_open(o->in, &r))) return code;
     int trunc = cv_check_complete(r, o->in, 1) == 0 && !lt_reader_info(r)->complete;
-    ct_sel sel = {r, o->procs, o->threads};
+    cv_sel sel = {r, o->procs, o->threads};
     lt_splice_input in = {.r = r, .name = o->in, .keep_thread = ct_keep_thread, .ctx = &sel};
-    if ((code = ct_check_lists(&sel)) || (code = ct_window(o, r, &in.from, &in.to))) goto out;
+    if ((code = cv_sel_check(&sel)) || (code = ct_window(o, r, &in.from, &in.to))) goto out;
     uint32_t n = lt_reader_nprocesses(r), next = 0;
     out = calloc((size_t)n + 1, sizeof *out);
     shift = calloc((size_t)n + 1, sizeof *shift);
@@ -168,7 +106,7 @@ static int ct_run(const ct_opts *o) {
         int any = 0; /* a process whose threads are all left out goes too */
         for (uint32_t t = 1; t <= lt_reader_nthreads(r, p) && !any; t++)
             any = ct_keep_thread(&sel, p, t);
-        if (ct_keep_proc(&sel, p) && (any || !o->threads)) out[p] = ++next;
+        if (cv_sel_keep_proc(&sel, p) && (any || !o->threads)) out[p] = ++next;
     }
     in.proc_out = out;
     in.proc_shift = shift;

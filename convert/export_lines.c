@@ -1,0 +1,499 @@
+/* export_lines.c -- tracy-export -f lines: line_profiler's report from the
+ * line zones `python -m tracy -l` records (kind "line", named "QUAL:LINE",
+ * with the file and line of the code object). Per line: hits (zones), time
+ * (their durations, calls made from the line included, as line_profiler
+ * counts), per hit and share of the function's total; the source beside
+ * the figures, read from the recorded path, unless it changed since the
+ * run (the size and mtime `-l` records, FORMAT.md "Source stamps") or
+ * cannot be read: then the figures alone and a line that says why.
+ * One pass; memory grows with distinct lines (and threads with
+ * --per-thread), never with zones. */
+#include <errno.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include "export.h"
+
+#define SOURCE_MAX (64u << 20) /* larger sources are not shown */
+#define STAMP_PREFIX "tracy: source "
+
+typedef struct lcount {
+    uint64_t hits, ns;
+} lcount;
+
+/* Counters of one stream (all threads merged: one stream). */
+typedef struct lstream {
+    lcount *c;   /* by ct function */
+    uint32_t n;
+} lstream;
+
+typedef struct lline {
+    uint32_t line;
+    uint64_t hits, ns;
+} lline;
+
+/* One function's lines (per thread with --per-thread). */
+typedef struct lgroup {
+    uint32_t stream;       /* dense thread index + 1, 0 when merged */
+    const char *file;      /* the tree's */
+    char *qual;
+    uint32_t def_line;     /* co_firstlineno, 0 when unknown */
+    lline *lines;
+    size_t n, cap;
+    uint64_t total;
+} lgroup;
+
+typedef struct lstate {
+    ex_ctx *x;
+    lstream *streams;
+    uint32_t nstreams;     /* 1 merged, else threads of the trace + 1 */
+    uint32_t *first;       /* [p]: dense index of thread (p, 1) */
+    uint32_t nprocs;
+    lgroup *groups;
+    size_t ngroups;
+    cv_map *gmap;
+} lstate;
+
+static int count_line(lstream *s, uint32_t f, uint64_t dur) {
+    if (f >= s->n) {
+        uint32_t n = s->n ? s->n : 64;
+        while (n <= f) n *= 2;
+        lcount *c = realloc(s->c, (size_t)n * sizeof *c);
+        if (!c) return -1;
+        memset(c + s->n, 0, (size_t)(n - s->n) * sizeof *c);
+        s->c = c;
+        s->n = n;
+    }
+    s->c[f].hits++;
+    s->c[f].ns += dur;
+    return 0;
+}
+
+static int init_streams(lstate *s) {
+    lt_reader *r = s->x->r;
+    s->nstreams = 1;
+    if (!s->x->o->per_thread) return (s->streams = calloc(1, sizeof *s->streams)) ? 0 : -1;
+    s->nprocs = lt_reader_nprocesses(r);
+    s->first = calloc((size_t)s->nprocs + 2, sizeof *s->first);
+    if (!s->first) return -1;
+    for (uint32_t p = 1; p <= s->nprocs; p++) {
+        s->first[p] = s->nstreams;
+        s->nstreams += lt_reader_nthreads(r, p);
+    }
+    s->first[s->nprocs + 1] = s->nstreams;
+    s->streams = calloc(s->nstreams, sizeof *s->streams);
+    return s->streams ? 0 : -1;
+}
+
+/* The counters of an event's thread (stream 0: merged, or not in the
+ * metadata). */
+static lstream *stream_for(lstate *s, const lt_event *ev) {
+    if (s->nstreams == 1 || ev->process == 0 || ev->process > s->nprocs) return &s->streams[0];
+    uint32_t i = s->first[ev->process] + ev->thread - 1;
+    return ev->thread && i < s->first[ev->process + 1] ? &s->streams[i] : &s->streams[0];
+}
+
+/* The pass: hits and time of every line location. Returns 0 or -1. */
+static int count_all(lstate *s) {
+    ex_ctx *x = s->x;
+    lt_event ev;
+    while (ex_next(x, &ev) > 0) {
+        if (ev.type != LT_EV_ZONE_END) continue;
+        long f = ct_tree_func_of(x->tree, ev.process, ev.loc);
+        if (f < 0) return -1;
+        if (ct_tree_func(x->tree, (size_t)f)->kind != LT_LOC_LINE) continue;
+        if (count_line(stream_for(s, &ev), (uint32_t)f, ev.ts - ev.begin_ts)) return -1;
+    }
+    return 0;
+}
+
+/* ---- Functions ------------------------------------------------------------ */
+
+/* The function part of a line location's name "QUAL:LINE". */
+static size_t qual_len(const char *name) {
+    const char *c = strrchr(name, ':');
+    return c ? (size_t)(c - name) : strlen(name);
+}
+
+static char *join_key(uint32_t stream, const char *file, const char *qual, size_t qlen,
+                      size_t *klen) {
+    size_t flen = strlen(file);
+    char *k = malloc(4 + flen + 1 + qlen + 1);
+    if (!k) return NULL;
+    memcpy(k, &stream, 4);
+    memcpy(k + 4, file, flen + 1);
+    memcpy(k + 5 + flen, qual, qlen);
+    *klen = 5 + flen + qlen;
+    return k;
+}
+
+static lgroup *group_of(lstate *s, uint32_t stream, const ct_func *fn) {
+    size_t qlen = qual_len(fn->name), klen;
+    char *key = join_key(stream, fn->file, fn->name, qlen, &klen);
+    if (!key) return NULL;
+    int added;
+    long g = cv_map_get(s->gmap, key, klen, &added);
+    free(key);
+    if (g < 0) return NULL;
+    if (added) {
+        lgroup *p = realloc(s->groups, ((size_t)g + 1) * sizeof *p);
+        if (!p) return NULL;
+        s->groups = p;
+        memset(&p[g], 0, sizeof p[g]);
+        p[g].stream = stream;
+        p[g].file = fn->file;
+        p[g].qual = strndup(fn->name, qlen);
+        if (!p[g].qual) return NULL;
+        s->ngroups = (size_t)g + 1;
+    }
+    return &s->groups[g];
+}
+
+static int add_line(lgroup *g, uint32_t line, const lcount *c) {
+    if (g->n == g->cap) {
+        size_t cap = g->cap ? g->cap * 2 : 16;
+        lline *p = realloc(g->lines, cap * sizeof *p);
+        if (!p) return -1;
+        g->lines = p;
+        g->cap = cap;
+    }
+    g->lines[g->n++] = (lline){line, c->hits, c->ns};
+    g->total += c->ns;
+    return 0;
+}
+
+/* Each function's first line: the Python location with its file and name
+ * (the function's own zones). */
+static void find_def_lines(lstate *s) {
+    const ct_tree *t = s->x->tree;
+    cv_map *m = cv_map_new();
+    if (!m) return;
+    size_t nf = ct_tree_nfuncs(t);
+    uint32_t *line = calloc(nf + 1, sizeof *line);
+    for (size_t f = 0; f < nf && line; f++) {
+        const ct_func *fn = ct_tree_func(t, f);
+        if (fn->kind != LT_LOC_PYTHON) continue;
+        size_t klen;
+        char *key = join_key(0, fn->file, fn->name, strlen(fn->name), &klen);
+        int added;
+        long i = key ? cv_map_get(m, key, klen, &added) : -1;
+        free(key);
+        if (i >= 0 && (added || fn->line < line[i])) line[i] = fn->line;
+    }
+    for (size_t g = 0; g < s->ngroups && line; g++) {
+        lgroup *gr = &s->groups[g];
+        size_t klen;
+        char *key = join_key(0, gr->file, gr->qual, strlen(gr->qual), &klen);
+        int added;
+        long i = key ? cv_map_get(m, key, klen, &added) : -1;
+        free(key);
+        if (i >= 0 && !added) gr->def_line = line[i];
+    }
+    free(line);
+    cv_map_free(m);
+}
+
+static int by_line(const void *a, const void *b) {
+    const lline *x = a, *y = b;
+    return x->line < y->line ? -1 : x->line > y->line;
+}
+
+static int group_cmp_time(const void *a, const void *b) {
+    const lgroup *x = a, *y = b;
+    if (x->total != y->total) return x->total > y->total ? -1 : 1;
+    return strcmp(x->qual, y->qual);
+}
+
+static int group_cmp_file(const void *a, const void *b) {
+    const lgroup *x = a, *y = b;
+    if (x->stream != y->stream) return x->stream < y->stream ? -1 : 1;
+    int c = strcmp(x->file, y->file);
+    if (c) return c;
+    uint32_t lx = x->n ? x->lines[0].line : 0, ly = y->n ? y->lines[0].line : 0;
+    if (x->def_line != y->def_line) return x->def_line < y->def_line ? -1 : 1;
+    return lx < ly ? -1 : lx > ly;
+}
+
+/* Builds the functions from the counters; drops those --function leaves
+ * out. Returns 0 or -1. */
+static int build_groups(lstate *s, const regex_t *rx) {
+    const ct_tree *t = s->x->tree;
+    if (!(s->gmap = cv_map_new())) return -1;
+    for (uint32_t st = 0; st < s->nstreams; st++) {
+        lstream *ls = &s->streams[st];
+        for (uint32_t f = 0; f < ls->n; f++) {
+            if (!ls->c[f].hits) continue;
+            const ct_func *fn = ct_tree_func(t, f);
+            lgroup *g = group_of(s, s->nstreams == 1 ? 0 : st, fn);
+            if (!g || add_line(g, fn->line, &ls->c[f])) return -1;
+        }
+    }
+    find_def_lines(s);
+    size_t k = 0;
+    for (size_t g = 0; g < s->ngroups; g++) {
+        lgroup *gr = &s->groups[g];
+        if (rx && regexec(rx, gr->qual, 0, NULL, 0) != 0) {
+            free(gr->qual);
+            free(gr->lines);
+            continue;
+        }
+        qsort(gr->lines, gr->n, sizeof *gr->lines, by_line);
+        s->groups[k++] = *gr;
+    }
+    s->ngroups = k;
+    qsort(s->groups, k, sizeof *s->groups,
+          s->x->o->sort_time ? group_cmp_time : group_cmp_file);
+    return 0;
+}
+
+/* ---- Sources -------------------------------------------------------------- */
+
+/* A source file's text split into lines. */
+typedef struct source {
+    const char *path;      /* the tree's; NULL: none loaded */
+    char *text;
+    char **line;           /* line[i]: line i + 1 */
+    size_t n;
+    char why[320];         /* why no text is shown, "" when shown */
+    int unchecked;         /* shown, but the trace holds no stamp */
+} source;
+
+static void source_drop(source *src) {
+    free(src->text);
+    free(src->line);
+    memset(src, 0, sizeof *src);
+}
+
+/* The size and mtime `-l` recorded for path: 1 found, 0 none. */
+static int stamp_of(lt_reader *r, const char *path, uint64_t *size, uint64_t *mtime) {
+    uint32_t np = lt_reader_nprocesses(r);
+    for (uint32_t p = 1; p <= np; p++) {
+        const lt_loc *l;
+        for (uint32_t id = 1; (l = lt_reader_loc(r, p, id)) != NULL; id++) {
+            if (l->kind != LT_LOC_INTERNAL || !l->file || strcmp(l->file, path) != 0) continue;
+            unsigned long long s, m;
+            if (l->name && sscanf(l->name, STAMP_PREFIX "%llu %llu", &s, &m) == 2) {
+                *size = s;
+                *mtime = m;
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+static int split_lines(source *src, size_t len) {
+    size_t n = 1;
+    for (size_t i = 0; i < len; i++) n += src->text[i] == '\n';
+    src->line = malloc(n * sizeof *src->line);
+    if (!src->line) return -1;
+    char *p = src->text, *end = src->text + len;
+    src->n = 0;
+    while (p < end) {
+        char *nl = memchr(p, '\n', (size_t)(end - p));
+        if (nl) *nl = '\0';
+        size_t l = strlen(p);
+        if (l && p[l - 1] == '\r') p[l - 1] = '\0';
+        src->line[src->n++] = p;
+        p = nl ? nl + 1 : end;
+    }
+    return 0;
+}
+
+/* Loads path unless it is the one loaded. Leaves src->why set when the
+ * text is not to be shown. Returns 0 or -1 (out of memory). */
+static int source_load(source *src, lt_reader *r, const char *path) {
+    if (src->path && strcmp(src->path, path) == 0) return 0;
+    source_drop(src);
+    src->path = path;
+    struct stat st;
+    uint64_t size = 0, mtime = 0;
+    int stamped = stamp_of(r, path, &size, &mtime);
+    FILE *fp = *path ? fopen(path, "rb") : NULL;
+    if (!*path) {
+        snprintf(src->why, sizeof src->why, "source not shown: the trace names no file");
+        return 0;
+    }
+    if (!fp || fstat(fileno(fp), &st) < 0) {
+        snprintf(src->why, sizeof src->why, "source not shown: %s: %s", path, strerror(errno));
+        if (fp) fclose(fp);
+        return 0;
+    }
+    uint64_t now_mtime = (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec;
+    if (stamped && ((uint64_t)st.st_size != size || now_mtime != mtime)) {
+        snprintf(src->why, sizeof src->why,
+                 "source not shown: %s changed since the run (%s differs from the recorded one)",
+                 path, (uint64_t)st.st_size != size ? "its size" : "its modification time");
+        fclose(fp);
+        return 0;
+    }
+    if ((uint64_t)st.st_size > SOURCE_MAX) {
+        snprintf(src->why, sizeof src->why, "source not shown: %s is over %u MiB", path,
+                 SOURCE_MAX >> 20);
+        fclose(fp);
+        return 0;
+    }
+    src->unchecked = !stamped;
+    src->text = malloc((size_t)st.st_size + 1);
+    if (!src->text) {
+        fclose(fp);
+        return -1;
+    }
+    size_t len = fread(src->text, 1, (size_t)st.st_size, fp);
+    int bad = ferror(fp);
+    fclose(fp);
+    if (bad) {
+        snprintf(src->why, sizeof src->why, "source not shown: %s: read error", path);
+        return 0;
+    }
+    src->text[len] = '\0';
+    return split_lines(src, len);
+}
+
+static size_t indent_of(const char *l) {
+    size_t i = 0;
+    while (l[i] == ' ' || l[i] == '\t') i++;
+    return i;
+}
+
+/* The last line of the block that starts at `first` (decorators, then the
+ * def and every line indented under it), at least `last_hit`. */
+static size_t block_end(const source *src, size_t first, size_t last_hit) {
+    size_t i = first, end = first;
+    while (i <= src->n && src->line[i - 1][indent_of(src->line[i - 1])] == '@') i++;
+    if (i > src->n) return last_hit > end ? last_hit : end;
+    size_t base = indent_of(src->line[i - 1]);
+    end = i;
+    for (size_t j = i + 1; j <= src->n; j++) {
+        const char *l = src->line[j - 1];
+        size_t ind = indent_of(l);
+        if (!l[ind] || l[ind] == '#') continue; /* blank or a comment */
+        if (ind <= base && l[ind] != ')' && l[ind] != ']' && l[ind] != '}') break;
+        end = j;
+    }
+    return last_hit > end ? last_hit : end;
+}
+
+/* ---- Report ----------------------------------------------------------------- */
+
+static void row(cv_out *o, uint32_t line, const lline *l, uint64_t total, const char *text) {
+    char hits[24] = "", time[32] = "", per[32] = "", pct[16] = "";
+    if (l) {
+        snprintf(hits, sizeof hits, "%llu", (unsigned long long)l->hits);
+        snprintf(time, sizeof time, "%5.1f", (double)l->ns / 1e3);
+        snprintf(per, sizeof per, "%5.1f", (double)l->ns / 1e3 / (double)l->hits);
+        if (total) snprintf(pct, sizeof pct, "%5.1f", 100.0 * (double)l->ns / (double)total);
+    }
+    cv_out_printf(o, "%6u %9s %12s %8s %8s  ", line, hits, time, per, pct);
+    if (text) cv_out_text(o, text, strlen(text));
+    cv_out_ch(o, '\n');
+}
+
+static void thread_line(lstate *s, uint32_t stream) {
+    lt_reader *r = s->x->r;
+    for (uint32_t p = 1; p <= s->nprocs; p++) {
+        if (stream < s->first[p] || stream >= s->first[p + 1]) continue;
+        uint32_t t = stream - s->first[p] + 1;
+        const lt_process *pr = lt_reader_process(r, p);
+        const lt_thread *th = lt_reader_thread(r, p, t);
+        cv_out_printf(&s->x->out, "Thread: %u:%u", p, t);
+        if (th && th->name && *th->name) {
+            cv_out_ch(&s->x->out, ' ');
+            cv_out_text(&s->x->out, th->name, strlen(th->name));
+        }
+        cv_out_printf(&s->x->out, " (pid %llu", (unsigned long long)(pr ? pr->pid : 0));
+        if (pr && pr->rank >= 0) cv_out_printf(&s->x->out, ", rank %lld", (long long)pr->rank);
+        cv_out_str(&s->x->out, ")\n");
+    }
+}
+
+static void show_group(lstate *s, lgroup *g, source *src) {
+    cv_out *o = &s->x->out;
+    static const char header[] = "Line #      Hits         Time  Per Hit   % Time  Line Contents";
+    cv_out_printf(o, "Total time: %g s\nFile: ", (double)g->total / 1e9);
+    cv_out_text(o, g->file, strlen(g->file));
+    cv_out_str(o, "\nFunction: ");
+    cv_out_text(o, g->qual, strlen(g->qual));
+    uint32_t first = g->def_line ? g->def_line : g->lines[0].line;
+    if (g->lines[0].line < first) first = g->lines[0].line;
+    cv_out_printf(o, " at line %u\n", first);
+    if (g->stream) thread_line(s, g->stream);
+    int text = !src->why[0] && src->line;
+    if (!text) cv_out_printf(o, "(%s)\n", src->why);
+    else if (src->unchecked)
+        cv_out_str(o, "(source not checked: the trace holds no size and mtime for it)\n");
+    uint32_t last = g->lines[g->n - 1].line;
+    if (text) last = (uint32_t)block_end(src, first, last);
+    if (text && last > src->n) {
+        cv_out_str(o, "(source not shown: the recorded lines go past the file's end)\n");
+        text = 0;
+        last = g->lines[g->n - 1].line;
+    }
+    cv_out_printf(o, "\n%s\n", header);
+    for (size_t i = 0; i < sizeof header - 1; i++) cv_out_ch(o, '=');
+    cv_out_ch(o, '\n');
+    size_t k = 0;
+    for (uint32_t line = first; line <= last; line++) {
+        while (k < g->n && g->lines[k].line < line) k++;
+        const lline *l = k < g->n && g->lines[k].line == line ? &g->lines[k] : NULL;
+        if (!text && !l) continue;
+        row(o, line, l, g->total, text ? src->line[line - 1] : NULL);
+    }
+    cv_out_ch(o, '\n');
+}
+
+static void lstate_free(lstate *s) {
+    for (uint32_t i = 0; i < s->nstreams && s->streams; i++) free(s->streams[i].c);
+    free(s->streams);
+    free(s->first);
+    for (size_t g = 0; g < s->ngroups; g++) {
+        free(s->groups[g].qual);
+        free(s->groups[g].lines);
+    }
+    free(s->groups);
+    cv_map_free(s->gmap);
+}
+
+int ex_lines(ex_ctx *x) {
+    lstate s;
+    memset(&s, 0, sizeof s);
+    s.x = x;
+    regex_t rx;
+    int have_rx = x->o->function && regcomp(&rx, x->o->function, REG_EXTENDED | REG_NOSUB) == 0;
+    int rc = -1;
+    source src;
+    memset(&src, 0, sizeof src);
+    if (init_streams(&s) || count_all(&s) || build_groups(&s, have_rx ? &rx : NULL)) {
+        cv_err("out of memory");
+        goto out;
+    }
+    rc = 0;
+    if (x->read_exit) goto out;
+    if (s.ngroups == 0 && !cv_map_size(s.gmap)) {
+        cv_err("%s: no line zones in the trace (record with python -m tracy -l)", x->o->path);
+        rc = CV_EXIT_INPUT;
+        goto out;
+    }
+    if (s.ngroups == 0) {
+        cv_err("--function '%s' matches no function of the line zones", x->o->function);
+        rc = CV_EXIT_USAGE;
+        goto out;
+    }
+    cv_out_str(&x->out, "Timer unit: 1e-06 s\n\n");
+    size_t n = x->o->top && x->o->top < s.ngroups ? (size_t)x->o->top : s.ngroups;
+    for (size_t g = 0; g < n && !x->out.err; g++) {
+        if (source_load(&src, x->r, s.groups[g].file)) {
+            cv_err("out of memory");
+            rc = -1;
+            break;
+        }
+        show_group(&s, &s.groups[g], &src);
+    }
+out:
+    source_drop(&src);
+    if (have_rx) regfree(&rx);
+    lstate_free(&s);
+    return rc;
+}
