@@ -386,8 +386,14 @@ static void row(cv_out *o, uint32_t line, const lline *l, uint64_t total, const 
         snprintf(per, sizeof per, "%5.1f", (double)l->ns / 1e3 / (double)l->hits);
         if (total) snprintf(pct, sizeof pct, "%5.1f", 100.0 * (double)l->ns / (double)total);
     }
-    cv_out_printf(o, "%6u %9s %12s %8s %8s  ", line, hits, time, per, pct);
-    if (text) cv_out_text(o, text, strlen(text));
+    char buf[128];
+    int n = snprintf(buf, sizeof buf, "%6u %9s %12s %8s %8s", line, hits, time, per, pct);
+    while (n > 0 && buf[n - 1] == ' ' && !(text && *text)) n--; /* no trailing blanks */
+    cv_out_write(o, buf, (size_t)n);
+    if (text && *text) {
+        cv_out_write(o, "  ", 2);
+        cv_out_text(o, text, strlen(text));
+    }
     cv_out_ch(o, '\n');
 }
 

@@ -17,7 +17,9 @@
 #include "hook.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "client_fast.h"
 #include "trace_client.h"
@@ -467,7 +469,7 @@ typedef struct py_lmap {
     uint32_t epoch;
 } py_lmap;
 
-static py_lmap g_cmap, g_linemap;
+static py_lmap g_cmap, g_linemap, g_srcmap;
 
 static size_t lmap_hash(const void *k1, uintptr_t k2) {
     uint64_t h = (uint64_t)(uintptr_t)k1 * 0x9E3779B97F4A7C15ull;
@@ -570,6 +572,29 @@ static uint32_t cfunc_loc(PyObject *func) {
     return loc;
 }
 
+/* Under -l, the first time a source file is met in the epoch: its size and
+ * mtime as an internal location "tracy: source SIZE MTIME_NS" with the
+ * file's path, so that a line report can tell a source edited since the
+ * run (FORMAT.md, "Source stamps"). Nothing when the file cannot be
+ * stat'ed (no source to show either). */
+static void stamp_source(PyObject *file) {
+    py_lmap_ent *e = lmap_slot(&g_srcmap, file, 0);
+    if (!e || e->epoch) return;
+    const char *path = utf8_or(file, "");
+    struct stat st;
+    if (*path && stat(path, &st) == 0) {
+        char buf[96];
+        snprintf(buf, sizeof buf, "tracy: source %llu %llu", (unsigned long long)st.st_size,
+                 (unsigned long long)st.st_mtim.tv_sec * 1000000000ull +
+                     (unsigned long long)st.st_mtim.tv_nsec);
+        lt_loc_register(LT_LOC_INTERNAL, buf, path, 0);
+    }
+    PyErr_Clear();
+    Py_INCREF(file); /* keeps the key's address from being reused */
+    e = lmap_slot(&g_srcmap, file, 0);
+    if (e && !e->epoch) lmap_set(&g_srcmap, e, file, 0, 1);
+}
+
 /* Location of line `line` of a code object: "fib:3". */
 static uint32_t line_loc(PyCodeObject *co, int line) {
     py_lmap_ent *e = lmap_slot(&g_linemap, co, (uintptr_t)line);
@@ -584,6 +609,7 @@ static uint32_t line_loc(PyCodeObject *co, int line) {
         loc = lt_loc_register(LT_LOC_LINE, buf, utf8_or(co->co_filename, ""),
                               (uint32_t)line);
         Py_INCREF(co); /* keeps the key's address from being reused */
+        stamp_source(co->co_filename);
     }
     e = lmap_slot(&g_linemap, co, (uintptr_t)line);
     if (e && !e->epoch) lmap_set(&g_linemap, e, co, (uintptr_t)line, loc);
