@@ -2,8 +2,11 @@
 one capture-release started first (as for ranks on several hosts; without
 one, the ranks share the daemon the first of them starts: test_real.py and
 test_shapes.py), then tracy-sql comparing the ranks."""
+import csv
+import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import textwrap
@@ -57,14 +60,16 @@ def sql(trace, query):
     return json.loads(out.stdout)
 
 
-def test_mpirun_four_ranks_one_trace(tmp_path):
+def mpirun_traced(tmp_path, source):
+    """Runs `source` as mpirun -n 4 python3 -m tracy into one daemon; returns
+    the trace's path."""
     mpirun = shutil.which("mpirun")
     assert mpirun, "mpirun missing: tools/deps.sh installs openmpi-bin"
     if subprocess.run([PYTHON, "-c", "import mpi4py"], env=env_for_tests(),
                       capture_output=True).returncode != 0:
         pytest.skip("mpi4py (Debian's python3-mpi4py) does not import under %s" % PYTHON)
     script = tmp_path / "script.py"
-    script.write_text(SCRIPT)
+    script.write_text(source)
     trace = str(tmp_path / "run.tracy")
     daemon = subprocess.Popen(
         [os.path.join(BIN, "capture-release"), "-o", trace, "-p", "0", "-q", "-n", "4"],
@@ -90,6 +95,11 @@ def test_mpirun_four_ranks_one_trace(tmp_path):
             daemon.wait()
         daemon.stdout.close()
         daemon.stderr.close()
+    return trace
+
+
+def test_mpirun_four_ranks_one_trace(tmp_path):
+    trace = mpirun_traced(tmp_path, SCRIPT)
 
     # One trace, four process streams, labelled by rank 0..3, all clean.
     procs = sql(trace, "SELECT upid, pid, rank, status, events_received, events_sent "
@@ -179,3 +189,91 @@ def test_ranks_on_two_hosts_one_trace_without_a_daemon(tmp_path):
                 "tt ON s.track_id = tt.id JOIN thread USING (utid) JOIN process p USING (upid) "
                 "WHERE s.name = 'compute' GROUP BY p.rank ORDER BY p.rank")
     assert [(r["rank"], r["n"]) for r in calls] == [(0, 5), (1, 5), (2, 5), (3, 5)]
+
+
+# Rank r does r + 1 units of work in the phase "compute" (a unit waits a
+# fixed time, so that the ranks' ratio does not depend on how the shared
+# cores are scheduled), then all meet in "exchange".
+IMBALANCED = """\
+import time
+
+import tracy
+from mpi4py import MPI
+
+
+def unit():
+    time.sleep(0.02)
+
+
+def work(units):
+    for _ in range(units * 5):
+        unit()
+
+
+def main():
+    comm = MPI.COMM_WORLD
+    rank = comm.Get_rank()
+    comm.Barrier()
+    tracy.signpost("compute")
+    work(rank + 1)
+    tracy.signpost("exchange")
+    comm.Barrier()
+
+
+main()
+"""
+
+
+def export(*args):
+    out = subprocess.run([os.path.join(BIN, "tracy-export")] + list(args),
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+def test_rank_table_and_split_per_rank(tmp_path):
+    trace = mpirun_traced(tmp_path, IMBALANCED)
+    rows = list(csv.DictReader(io.StringIO(export("-f", "ranks", "--csv", "-o", "-", trace))))
+    cols = ["rank %d ns" % r for r in range(4)]
+    assert list(rows[0])[4:8] == cols
+    lost = [float(r["lost ns"]) for r in rows]
+    assert lost == sorted(lost, reverse=True)
+    for kind, name in (("phase", "compute"), ("function", "unit"), ("function", "work")):
+        (row,) = [r for r in rows if r["kind"] == kind and r["name"] == name]
+        t = [int(row[c]) for c in cols]
+        for r in range(4):  # in the ratio 1 : 2 : 3 : 4, within 10%
+            assert abs(t[r] / t[0] - (r + 1)) <= 0.1 * (r + 1), (name, t)
+        assert row["slowest"] == "rank 3"
+        mean = sum(t) / 4
+        assert (int(row["min ns"]), int(row["max ns"])) == (min(t), max(t))
+        assert abs(float(row["mean ns"]) - mean) < 1
+        assert abs(float(row["imbalance"]) - (max(t) - mean) / max(t)) < 1e-5
+        assert abs(float(row["imbalance"]) - 0.375) < 0.04  # (4 - 2.5) / 4
+    # The exchange phase is the mirror image: rank 0 waits longest.
+    (ex,) = [r for r in rows if r["name"] == "exchange"]
+    assert ex["slowest"] == "rank 0"
+    # The text table says the same.
+    text = export("-f", "ranks", "--function", "^(compute|unit)$", "-o", "-", trace)
+    lines = [l for l in text.splitlines() if l.endswith(" compute")]
+    assert len(lines) == 1 and " rank 3 " in lines[0] and re.search(r" 3\d\.\d% ", lines[0])
+
+    # One pstats file per rank, each with that rank's counts.
+    out = tmp_path / "per-rank"
+    export("--split", "process", "-o", str(out) + "/", trace)
+    assert sorted(os.listdir(out)) == ["run.rank%d.prof" % r for r in range(4)]
+    for r in range(4):
+        code = ("import pstats, sys; s = pstats.Stats(sys.argv[1]); "
+                "print([v[1] for k, v in s.stats.items() if k[2] == 'unit'])")
+        got = subprocess.run([PYTHON, "-c", code, str(out / ("run.rank%d.prof" % r))],
+                             capture_output=True, text=True, timeout=60)
+        assert got.returncode == 0, got.stderr
+        assert got.stdout.strip() == "[%d]" % (5 * (r + 1))
+    # --process picks one rank in every format; a process the trace lacks
+    # is refused in one line.
+    one = export("-f", "ranks", "--csv", "--process", "2", "-o", "-", trace)
+    head = list(csv.DictReader(io.StringIO(one)))[0]
+    assert len([k for k in head if re.match(r"rank \d ns$", k)]) == 1
+    bad = subprocess.run([os.path.join(BIN, "tracy-export"), "--process", "7", "-o", "-",
+                          "-f", "ranks", trace], capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 1 and bad.stdout == ""
+    assert bad.stderr.startswith("tracy-export: --process: '7' is not a process of the trace")
