@@ -4,7 +4,7 @@ Called by run.py with its module (helpers: make_trace, time_v, need, ...)."""
 import os
 import subprocess
 
-FORMATS = ["pstats", "callgrind", "folded", "speedscope", "html"]
+FORMATS = ["pstats", "callgrind", "folded", "speedscope", "html", "lines", "ranks"]
 TARGET = 3_000_000        # zones/s, every format
 REPORT_LIMIT = 10 << 20   # bytes: the HTML report of 10M zones
 
@@ -45,10 +45,11 @@ def section_views(ctx, rep, h):
     sizes = (100_000, 1_000_000) if ctx.quick else (1_000_000, 10_000_000)
     rep.add(
         "`tracy-export -f FORMAT -o FILE` on the synthetic traces of section 5 "
-        "(`tracegen -t 4 -d 8 -l 40`). Zones/s = zones / wall time of the whole command "
+        "(`tracegen -t 4 -d 8 -l 40`; its locations include line zones, which `-f lines` "
+        "reports; `-f ranks` tabulates every function and signpost phase per process). Zones/s = zones / wall time of the whole command "
         "(open, decode, aggregate, write a real file; speedscope, whose output holds "
         "every zone, writes to /dev/null as tracy-json does in section 5); peak RSS from "
-        "`/usr/bin/time -v`; out = the file's size. pstats, callgrind, folded and the report hold "
+        "`/usr/bin/time -v`; out = the file's size. pstats, callgrind, folded, lines, ranks and the report hold "
         "aggregates (their size does not grow with the zones); speedscope holds every "
         "zone (an open and a close event). Memory is flat when the larger trace needs "
         "at most 1.25x the RSS of the smaller one plus 4 MiB. The report must stay "
