@@ -1,0 +1,1 @@
+tracy-export -f lines --function "^nomatch$" -o - gen.tracy

@@ -1,0 +1,1 @@
+tracy-export -f ranks --csv --top 5 -o - gen.tracy

@@ -1,0 +1,1 @@
+tracy-export --split process -f ranks -o parts gen.tracy

@@ -1,0 +1,1 @@
+tracy-export -f folded --per-thread -t 2:3,1:1 -o - gen.tracy
