@@ -243,8 +243,8 @@ static int build_groups(lstate *s, const regex_t *rx) {
         s->groups[k++] = *gr;
     }
     s->ngroups = k;
-    qsort(s->groups, k, sizeof *s->groups,
-          s->x->o->sort_time ? group_cmp_time : group_cmp_file);
+    if (k) qsort(s->groups, k, sizeof *s->groups,
+                 s->x->o->sort_time ? group_cmp_time : group_cmp_file);
     return 0;
 }
 
