@@ -151,7 +151,7 @@ static int export_one(const ex_opts *o, lt_reader *r, int fmt, const char *path,
                  !(fmt == FMT_LINES && o->per_thread);
     lt_reader_select(r, 0, 0); /* rewinds: a pass per file */
     x.tree = ct_tree_new(r, merged);
-    if (!x.tree || (fmt == FMT_HTML && !(x.html = ex_html_new(r, x.tree)))) {
+    if (!x.tree || (fmt == FMT_HTML && !(x.html = ex_html_new(&x)))) {
         cv_err("out of memory");
         code = CV_EXIT_INPUT;
         goto done;

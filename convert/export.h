@@ -45,13 +45,34 @@ int ex_speedscope(ex_ctx *x);
 int ex_lines(ex_ctx *x);
 int ex_ranks(ex_ctx *x);
 
+/* The collectors behind -f lines and -f ranks, which the HTML report feeds
+ * too: _new (NULL on out-of-memory) over the context whose reader, tree
+ * and output they use; _event takes every event of the pass (0, or -1 on
+ * out-of-memory); _json writes the report's "lines" (the max_funcs
+ * functions with the most time, with their source) or "ranks" (the
+ * max_rows rows that lose the most to imbalance; no rows with fewer than
+ * two processes) member, once, after the pass (0 or -1). */
+typedef struct ex_lineset ex_lineset;
+ex_lineset *ex_lines_new(ex_ctx *x, int per_thread);
+int ex_lines_event(ex_lineset *l, const lt_event *ev);
+int ex_lines_json(ex_lineset *l, size_t max_funcs);
+void ex_lines_free(ex_lineset *l);
+typedef struct ex_rankset ex_rankset;
+ex_rankset *ex_ranks_new(ex_ctx *x);
+int ex_ranks_event(ex_rankset *r, const lt_event *ev);
+int ex_ranks_json(ex_rankset *r, size_t max_rows);
+void ex_ranks_free(ex_rankset *r);
+
+/* A JSON string safe inside the report's <script> ('<' as \u003c). */
+void ex_html_str(cv_out *o, const char *s);
+
 /* The next event of a selected thread: cv_next's 1, 0 or -1 (x->read_exit
  * set). */
 int ex_next(ex_ctx *x, lt_event *ev);
 
-/* The report's collector over the reader and the tree it takes function
- * numbers from; NULL on out-of-memory. */
-ex_html *ex_html_new(lt_reader *r, ct_tree *tree);
+/* The report's collector over the context's reader and the tree it takes
+ * function numbers from; NULL on out-of-memory. */
+ex_html *ex_html_new(ex_ctx *x);
 void ex_html_free(ex_html *h);
 /* Takes every event of the pass (timeline, signposts, counts). */
 int ex_html_event(ex_html *h, const lt_event *ev);

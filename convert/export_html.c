@@ -34,9 +34,14 @@ typedef struct signpost {
     char *header, *body;
 } signpost;
 
+#define HTML_LINE_FUNCS 30      /* functions of the line view, by time */
+#define HTML_RANK_ROWS 40       /* rows of the rank heat map, by time lost */
+
 struct ex_html {
     lt_reader *r;
     ct_tree *tree;
+    ex_lineset *lines;
+    ex_rankset *ranks;
     uint64_t t0, t1;
     lane lanes[HTML_LANES];
     uint32_t nlanes;
@@ -45,17 +50,20 @@ struct ex_html {
     uint64_t messages, lost, zones, plots, frames;
 };
 
-ex_html *ex_html_new(lt_reader *r, ct_tree *tree) {
+ex_html *ex_html_new(ex_ctx *x) {
     ex_html *h = calloc(1, sizeof *h);
     if (!h) return NULL;
+    lt_reader *r = x->r;
     h->r = r;
-    h->tree = tree;
+    h->tree = x->tree;
+    h->lines = ex_lines_new(x, 0);
+    h->ranks = ex_ranks_new(x);
     const lt_file_info *fi = lt_reader_info(r);
     h->t0 = fi->first_ts;
     h->t1 = fi->last_ts > fi->first_ts ? fi->last_ts : fi->first_ts + 1;
     h->sp = calloc(HTML_MAX_SIGNPOSTS, sizeof *h->sp);
-    if (!h->sp) {
-        free(h);
+    if (!h->sp || !h->lines || !h->ranks) {
+        ex_html_free(h);
         return NULL;
     }
     return h;
@@ -69,6 +77,8 @@ void ex_html_free(ex_html *h) {
         free(h->sp[i].body);
     }
     free(h->sp);
+    ex_lines_free(h->lines);
+    ex_ranks_free(h->ranks);
     free(h);
 }
 
@@ -121,6 +131,7 @@ static void timeline_zone(ex_html *h, bin *row, int32_t func, uint64_t b, uint64
 static char *dup_n(const char *s, size_t n) { return strndup(s ? s : "", s ? n : 0); }
 
 int ex_html_event(ex_html *h, const lt_event *ev) {
+    if (ex_lines_event(h->lines, ev) || ex_ranks_event(h->ranks, ev)) return -1;
     switch (ev->type) {
     case LT_EV_ZONE_END: {
         h->zones++;
@@ -155,8 +166,7 @@ int ex_html_event(ex_html *h, const lt_event *ev) {
 
 /* ---- Writing --------------------------------------------------------------- */
 
-/* A JSON string safe inside <script>: '<' is written as \u003c. */
-static void hj_str(cv_out *o, const char *s) {
+void ex_html_str(cv_out *o, const char *s) {
     char *j = cv_json_dup(s ? s : "", s ? strlen(s) : 0);
     if (!j) {
         o->err = o->err ? o->err : 12;
@@ -192,18 +202,18 @@ static void process_item(ex_ctx *x, size_t i) {
     const lt_process *pr = lt_reader_process(x->r, (uint32_t)i + 1);
     cv_out_printf(o, "{\"pid\":%llu,\"rank\":%lld,\"program\":",
                   (unsigned long long)(pr ? pr->pid : 0), (long long)(pr ? pr->rank : -1));
-    hj_str(o, pr ? pr->program : "");
+    ex_html_str(o, pr ? pr->program : "");
     cv_out_str(o, ",\"host\":");
-    hj_str(o, pr ? pr->hostname : "");
+    ex_html_str(o, pr ? pr->hostname : "");
     cv_out_str(o, ",\"status\":");
-    hj_str(o, cv_status_name(pr ? pr->status : -2));
+    ex_html_str(o, cv_status_name(pr ? pr->status : -2));
     cv_out_printf(o, ",\"lost\":%llu,\"args\":", (unsigned long long)(pr ? pr->events_lost : 0));
     char args[1024];
     size_t n = 0;
     args[0] = '\0';
     for (uint32_t a = 0; pr && a < pr->argc && n + 2 < sizeof args; a++)
         n += (size_t)snprintf(args + n, sizeof args - n, a ? " %s" : "%s", pr->argv[a]);
-    hj_str(o, args);
+    ex_html_str(o, args);
     cv_out_ch(o, '}');
 }
 
@@ -215,7 +225,7 @@ static void thread_item(ex_ctx *x, size_t i) {
                   "\"name\":", s->process - 1, (unsigned long long)(th ? th->tid : 0),
                   (unsigned long long)s->zones, (unsigned long long)s->first_ts,
                   (unsigned long long)s->last_ts);
-    hj_str(o, th ? th->name : "");
+    ex_html_str(o, th ? th->name : "");
     cv_out_ch(o, '}');
 }
 
@@ -223,9 +233,9 @@ static void func_item(ex_ctx *x, size_t i) {
     cv_out *o = &x->out;
     const ct_func *fn = ct_tree_func(x->tree, i);
     cv_out_ch(o, '[');
-    hj_str(o, fn->name);
+    ex_html_str(o, fn->name);
     cv_out_ch(o, ',');
-    hj_str(o, fn->file);
+    ex_html_str(o, fn->file);
     cv_out_printf(o, ",%u,\"%s\"]", fn->line, cv_kind_name(fn->kind));
 }
 
@@ -373,9 +383,9 @@ static void write_signposts(ex_ctx *x) {
         const signpost *s = &h->sp[i];
         cv_out_printf(o, "%s[%llu,%ld,", i ? ",\n" : "", (unsigned long long)s->ts,
                       stream_index(x->tree, s->process, s->thread));
-        hj_str(o, s->header);
+        ex_html_str(o, s->header);
         cv_out_ch(o, ',');
-        hj_str(o, s->body);
+        ex_html_str(o, s->body);
         cv_out_ch(o, ']');
     }
     cv_out_ch(o, ']');
@@ -389,7 +399,7 @@ static void write_summary(ex_ctx *x) {
     lt_reader_total(x->r, "clients_rejected", &rejected);
     lt_reader_total(x->r, "events_lost", &lost_total);
     hj_key(o, "trace");
-    hj_str(o, x->o->path);
+    ex_html_str(o, x->o->path);
     cv_out_printf(o, ",\"created\":%llu,\"first\":%llu,\"last\":%llu,\"complete\":%d,"
                   "\"zones\":%llu,\"messages\":%llu,\"plots\":%llu,\"frames\":%llu,"
                   "\"lost\":%llu,\"lost_records\":%llu,\"rejected\":%llu,"
@@ -418,6 +428,10 @@ static int write_data(ex_ctx *x) {
     write_timeline(x);
     cv_out_str(o, ",\n");
     write_signposts(x);
+    cv_out_str(o, ",\n");
+    if (ex_lines_json(x->html->lines, HTML_LINE_FUNCS)) return -1;
+    cv_out_str(o, ",\n");
+    if (ex_ranks_json(x->html->ranks, HTML_RANK_ROWS)) return -1;
     cv_out_str(o, "}\n");
     return 0;
 }

@@ -45,8 +45,9 @@ typedef struct lgroup {
     uint64_t total;
 } lgroup;
 
-typedef struct lstate {
+struct ex_lineset {
     ex_ctx *x;
+    int per_thread;
     lstream *streams;
     uint32_t nstreams;     /* 1 merged, else threads of the trace + 1 */
     uint32_t *first;       /* [p]: dense index of thread (p, 1) */
@@ -54,7 +55,7 @@ typedef struct lstate {
     lgroup *groups;
     size_t ngroups;
     cv_map *gmap;
-} lstate;
+};
 
 static int count_line(lstream *s, uint32_t f, uint64_t dur) {
     if (f >= s->n) {
@@ -71,10 +72,10 @@ static int count_line(lstream *s, uint32_t f, uint64_t dur) {
     return 0;
 }
 
-static int init_streams(lstate *s) {
+static int init_streams(ex_lineset *s) {
     lt_reader *r = s->x->r;
     s->nstreams = 1;
-    if (!s->x->o->per_thread) return (s->streams = calloc(1, sizeof *s->streams)) ? 0 : -1;
+    if (!s->per_thread) return (s->streams = calloc(1, sizeof *s->streams)) ? 0 : -1;
     s->nprocs = lt_reader_nprocesses(r);
     s->first = calloc((size_t)s->nprocs + 2, sizeof *s->first);
     if (!s->first) return -1;
@@ -89,23 +90,25 @@ static int init_streams(lstate *s) {
 
 /* The counters of an event's thread (stream 0: merged, or not in the
  * metadata). */
-static lstream *stream_for(lstate *s, const lt_event *ev) {
+static lstream *stream_for(ex_lineset *s, const lt_event *ev) {
     if (s->nstreams == 1 || ev->process == 0 || ev->process > s->nprocs) return &s->streams[0];
     uint32_t i = s->first[ev->process] + ev->thread - 1;
     return ev->thread && i < s->first[ev->process + 1] ? &s->streams[i] : &s->streams[0];
 }
 
+int ex_lines_event(ex_lineset *s, const lt_event *ev) {
+    if (ev->type != LT_EV_ZONE_END) return 0;
+    long f = ct_tree_func_of(s->x->tree, ev->process, ev->loc);
+    if (f < 0) return -1;
+    if (ct_tree_func(s->x->tree, (size_t)f)->kind != LT_LOC_LINE) return 0;
+    return count_line(stream_for(s, ev), (uint32_t)f, ev->ts - ev->begin_ts);
+}
+
 /* The pass: hits and time of every line location. Returns 0 or -1. */
-static int count_all(lstate *s) {
-    ex_ctx *x = s->x;
+static int count_all(ex_lineset *s) {
     lt_event ev;
-    while (ex_next(x, &ev) > 0) {
-        if (ev.type != LT_EV_ZONE_END) continue;
-        long f = ct_tree_func_of(x->tree, ev.process, ev.loc);
-        if (f < 0) return -1;
-        if (ct_tree_func(x->tree, (size_t)f)->kind != LT_LOC_LINE) continue;
-        if (count_line(stream_for(s, &ev), (uint32_t)f, ev.ts - ev.begin_ts)) return -1;
-    }
+    while (ex_next(s->x, &ev) > 0)
+        if (ex_lines_event(s, &ev)) return -1;
     return 0;
 }
 
@@ -129,7 +132,7 @@ static char *join_key(uint32_t stream, const char *file, const char *qual, size_
     return k;
 }
 
-static lgroup *group_of(lstate *s, uint32_t stream, const ct_func *fn) {
+static lgroup *group_of(ex_lineset *s, uint32_t stream, const ct_func *fn) {
     size_t qlen = qual_len(fn->name), klen;
     char *key = join_key(stream, fn->file, fn->name, qlen, &klen);
     if (!key) return NULL;
@@ -166,7 +169,7 @@ static int add_line(lgroup *g, uint32_t line, const lcount *c) {
 
 /* Each function's first line: the Python location with its file and name
  * (the function's own zones). */
-static void find_def_lines(lstate *s) {
+static void find_def_lines(ex_lineset *s) {
     const ct_tree *t = s->x->tree;
     cv_map *m = cv_map_new();
     if (!m) return;
@@ -218,7 +221,7 @@ static int group_cmp_file(const void *a, const void *b) {
 
 /* Builds the functions from the counters; drops those --function leaves
  * out. Returns 0 or -1. */
-static int build_groups(lstate *s, const regex_t *rx) {
+static int build_groups(ex_lineset *s, const regex_t *rx, int sort_time) {
     const ct_tree *t = s->x->tree;
     if (!(s->gmap = cv_map_new())) return -1;
     for (uint32_t st = 0; st < s->nstreams; st++) {
@@ -244,7 +247,7 @@ static int build_groups(lstate *s, const regex_t *rx) {
     }
     s->ngroups = k;
     if (k) qsort(s->groups, k, sizeof *s->groups,
-                 s->x->o->sort_time ? group_cmp_time : group_cmp_file);
+                 sort_time ? group_cmp_time : group_cmp_file);
     return 0;
 }
 
@@ -397,7 +400,7 @@ static void row(cv_out *o, uint32_t line, const lline *l, uint64_t total, const 
     cv_out_ch(o, '\n');
 }
 
-static void thread_line(lstate *s, uint32_t stream) {
+static void thread_line(ex_lineset *s, uint32_t stream) {
     lt_reader *r = s->x->r;
     for (uint32_t p = 1; p <= s->nprocs; p++) {
         if (stream < s->first[p] || stream >= s->first[p + 1]) continue;
@@ -415,7 +418,7 @@ static void thread_line(lstate *s, uint32_t stream) {
     }
 }
 
-static void show_group(lstate *s, lgroup *g, source *src) {
+static void show_group(ex_lineset *s, lgroup *g, source *src) {
     cv_out *o = &s->x->out;
     static const char header[] = "Line #      Hits         Time  Per Hit   % Time  Line Contents";
     cv_out_printf(o, "Total time: %g s\nFile: ", (double)g->total / 1e9);
@@ -450,7 +453,8 @@ static void show_group(lstate *s, lgroup *g, source *src) {
     cv_out_ch(o, '\n');
 }
 
-static void lstate_free(lstate *s) {
+void ex_lines_free(ex_lineset *s) {
+    if (!s) return;
     for (uint32_t i = 0; i < s->nstreams && s->streams; i++) free(s->streams[i].c);
     free(s->streams);
     free(s->first);
@@ -460,46 +464,114 @@ static void lstate_free(lstate *s) {
     }
     free(s->groups);
     cv_map_free(s->gmap);
+    free(s);
+}
+
+ex_lineset *ex_lines_new(ex_ctx *x, int per_thread) {
+    ex_lineset *s = calloc(1, sizeof *s);
+    if (!s) return NULL;
+    s->x = x;
+    s->per_thread = per_thread;
+    if (init_streams(s)) {
+        ex_lines_free(s);
+        return NULL;
+    }
+    return s;
 }
 
 int ex_lines(ex_ctx *x) {
-    lstate s;
-    memset(&s, 0, sizeof s);
-    s.x = x;
+    ex_lineset *s = ex_lines_new(x, x->o->per_thread);
     regex_t rx;
     int have_rx = x->o->function && regcomp(&rx, x->o->function, REG_EXTENDED | REG_NOSUB) == 0;
     int rc = -1;
     source src;
     memset(&src, 0, sizeof src);
-    if (init_streams(&s) || count_all(&s) || build_groups(&s, have_rx ? &rx : NULL)) {
+    if (!s || count_all(s) || build_groups(s, have_rx ? &rx : NULL, x->o->sort_time)) {
         cv_err("out of memory");
         goto out;
     }
     rc = 0;
     if (x->read_exit) goto out;
-    if (s.ngroups == 0 && !cv_map_size(s.gmap)) {
+    if (s->ngroups == 0 && !cv_map_size(s->gmap)) {
         cv_err("%s: no line zones in the trace (record with python -m tracy -l)", x->o->path);
         rc = CV_EXIT_INPUT;
         goto out;
     }
-    if (s.ngroups == 0) {
+    if (s->ngroups == 0) {
         cv_err("--function '%s' matches no function of the line zones", x->o->function);
         rc = CV_EXIT_USAGE;
         goto out;
     }
     cv_out_str(&x->out, "Timer unit: 1e-06 s\n\n");
-    size_t n = x->o->top && x->o->top < s.ngroups ? (size_t)x->o->top : s.ngroups;
+    size_t n = x->o->top && x->o->top < s->ngroups ? (size_t)x->o->top : s->ngroups;
     for (size_t g = 0; g < n && !x->out.err; g++) {
-        if (source_load(&src, x->r, s.groups[g].file)) {
+        if (source_load(&src, x->r, s->groups[g].file)) {
             cv_err("out of memory");
             rc = -1;
             break;
         }
-        show_group(&s, &s.groups[g], &src);
+        show_group(s, &s->groups[g], &src);
     }
 out:
     source_drop(&src);
     if (have_rx) regfree(&rx);
-    lstate_free(&s);
+    ex_lines_free(s);
+    return rc;
+}
+
+/* ---- The HTML report's line view ---------------------------------------- */
+
+#define JSON_TEXT_MAX 240   /* bytes of a source line in the report */
+#define JSON_LINES_MAX 400  /* lines of a function in the report */
+
+int ex_lines_json(ex_lineset *s, size_t max_funcs) {
+    cv_out *o = &s->x->out;
+    if (build_groups(s, NULL, 1)) return -1;
+    source src;
+    memset(&src, 0, sizeof src);
+    cv_out_str(o, "\"lines\":[");
+    size_t n = s->ngroups < max_funcs ? s->ngroups : max_funcs;
+    int rc = 0;
+    for (size_t gi = 0; gi < n && !rc; gi++) {
+        lgroup *g = &s->groups[gi];
+        if ((rc = source_load(&src, s->x->r, g->file))) break;
+        uint32_t first = g->def_line && g->def_line < g->lines[0].line ? g->def_line
+                                                                       : g->lines[0].line;
+        uint32_t last = g->lines[g->n - 1].line;
+        int text = !src.why[0] && src.line;
+        if (text) last = (uint32_t)block_end(&src, first, last);
+        if (text && last > src.n) text = 0, last = g->lines[g->n - 1].line;
+        if (last - first >= JSON_LINES_MAX) text = 0; /* hit lines only */
+        cv_out_str(o, gi ? ",\n{\"file\":" : "\n{\"file\":");
+        ex_html_str(o, g->file);
+        cv_out_str(o, ",\"func\":");
+        ex_html_str(o, g->qual);
+        cv_out_printf(o, ",\"first\":%u,\"total\":%llu,\"note\":", first,
+                      (unsigned long long)g->total);
+        ex_html_str(o, text ? (src.unchecked ? "source not checked: the trace holds no size "
+                                               "and mtime for it" : "")
+                            : src.why[0] ? src.why : "source lines left out (too many)");
+        cv_out_str(o, ",\"rows\":[");
+        size_t k = 0, w = 0;
+        for (uint32_t line = first; line <= last; line++) {
+            while (k < g->n && g->lines[k].line < line) k++;
+            const lline *l = k < g->n && g->lines[k].line == line ? &g->lines[k] : NULL;
+            if (!text && !l) continue;
+            cv_out_printf(o, "%s[%u,%llu,%llu,", w++ ? "," : "", line,
+                          (unsigned long long)(l ? l->hits : 0),
+                          (unsigned long long)(l ? l->ns : 0));
+            if (text) {
+                char cut[JSON_TEXT_MAX + 1];
+                snprintf(cut, sizeof cut, "%s", src.line[line - 1]);
+                ex_html_str(o, cut);
+            } else {
+                cv_out_str(o, "null");
+            }
+            cv_out_ch(o, ']');
+        }
+        cv_out_str(o, "]}");
+    }
+    cv_out_ch(o, ']');
+    source_drop(&src);
     return rc;
 }

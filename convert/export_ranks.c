@@ -21,7 +21,7 @@ typedef struct rrow {
     uint32_t slowest;     /* column */
 } rrow;
 
-typedef struct rstate {
+struct ex_rankset {
     ex_ctx *x;
     uint32_t nprocs;
     uint64_t *func_ns;    /* [f * stride + p] */
@@ -33,7 +33,7 @@ typedef struct rstate {
     uint64_t *open_ts, *last_ts;
     uint8_t *seen;
     ct_active *active;
-} rstate;
+};
 
 /* Row `row` of a matrix of `stride` columns, grown (zeroed) to hold it. */
 static uint64_t *cell_row(uint64_t **m, size_t *rows, size_t row, uint32_t stride) {
@@ -49,7 +49,7 @@ static uint64_t *cell_row(uint64_t **m, size_t *rows, size_t row, uint32_t strid
     return *m + row * stride;
 }
 
-static int phase_close(rstate *s, uint32_t p, uint64_t ts) {
+static int phase_close(ex_rankset *s, uint32_t p, uint64_t ts) {
     if (!s->open_phase[p]) return 0;
     uint64_t *r = cell_row(&s->phase_ns, &s->phase_rows, s->open_phase[p] - 1, s->nprocs + 1);
     if (!r) return -1;
@@ -58,7 +58,7 @@ static int phase_close(rstate *s, uint32_t p, uint64_t ts) {
     return 0;
 }
 
-static int on_signpost(rstate *s, const lt_event *ev) {
+static int on_signpost(ex_rankset *s, const lt_event *ev) {
     if (phase_close(s, ev->process, ev->ts)) return -1;
     int added;
     long ph = cv_map_get(s->phases, ev->text ? ev->text : "", ev->text ? ev->text_len : 0, &added);
@@ -68,7 +68,7 @@ static int on_signpost(rstate *s, const lt_event *ev) {
     return 0;
 }
 
-static int on_zone(rstate *s, const lt_event *ev) {
+static int on_zone(ex_rankset *s, const lt_event *ev) {
     long f = ct_tree_func_of(s->x->tree, ev->process, ev->loc);
     if (f < 0) return -1;
     if (ev->type == LT_EV_ZONE_BEGIN)
@@ -82,26 +82,33 @@ static int on_zone(rstate *s, const lt_event *ev) {
     return 0;
 }
 
-static int gather(rstate *s) {
-    lt_event ev;
-    while (ex_next(s->x, &ev) > 0) {
-        if (ev.process == 0 || ev.process > s->nprocs) continue;
-        s->seen[ev.process] = 1;
-        if (ev.ts > s->last_ts[ev.process]) s->last_ts[ev.process] = ev.ts;
-        int rc = 0;
-        if (ev.type == LT_EV_ZONE_BEGIN || ev.type == LT_EV_ZONE_END) rc = on_zone(s, &ev);
-        else if (ev.type == LT_EV_SIGNPOST) rc = on_signpost(s, &ev);
-        if (rc) return -1;
-    }
+int ex_ranks_event(ex_rankset *s, const lt_event *ev) {
+    if (ev->process == 0 || ev->process > s->nprocs) return 0;
+    s->seen[ev->process] = 1;
+    if (ev->ts > s->last_ts[ev->process]) s->last_ts[ev->process] = ev->ts;
+    if (ev->type == LT_EV_ZONE_BEGIN || ev->type == LT_EV_ZONE_END) return on_zone(s, ev);
+    if (ev->type == LT_EV_SIGNPOST) return on_signpost(s, ev);
+    return 0;
+}
+
+/* Closes the phases still open at each process's last event. */
+static int finish(ex_rankset *s) {
     for (uint32_t p = 1; p <= s->nprocs; p++)
         if (phase_close(s, p, s->last_ts[p])) return -1;
     return 0;
 }
 
+static int gather(ex_rankset *s) {
+    lt_event ev;
+    while (ex_next(s->x, &ev) > 0)
+        if (ex_ranks_event(s, &ev)) return -1;
+    return finish(s);
+}
+
 /* ---- Rows ------------------------------------------------------------------ */
 
 /* The processes shown, in rank order when every one has a rank. */
-static uint32_t *columns(rstate *s, uint32_t *n) {
+static uint32_t *columns(ex_rankset *s, uint32_t *n) {
     uint32_t *c = malloc((s->nprocs + 1) * sizeof *c), k = 0;
     if (!c) return NULL;
     int all_ranked = 1;
@@ -122,7 +129,7 @@ static uint32_t *columns(rstate *s, uint32_t *n) {
     return c;
 }
 
-static void col_label(rstate *s, uint32_t p, char *buf, size_t n) {
+static void col_label(ex_rankset *s, uint32_t p, char *buf, size_t n) {
     const lt_process *pr = lt_reader_process(s->x->r, p);
     if (pr && pr->rank >= 0) snprintf(buf, n, "rank %lld", (long long)pr->rank);
     else snprintf(buf, n, "process %u", p);
@@ -154,11 +161,11 @@ static int by_loss(const void *a, const void *b) {
     return x->key < y->key ? -1 : x->key > y->key;
 }
 
-static const uint64_t *row_values(const rstate *s, const rrow *r) {
+static const uint64_t *row_values(const ex_rankset *s, const rrow *r) {
     return (r->phase ? s->phase_ns : s->func_ns) + (size_t)r->key * (s->nprocs + 1);
 }
 
-static const char *row_name(const rstate *s, const rrow *r, size_t *len) {
+static const char *row_name(const ex_rankset *s, const rrow *r, size_t *len) {
     if (r->phase) return cv_map_key(s->phases, r->key, len);
     const ct_func *f = ct_tree_func(s->x->tree, r->key);
     *len = strlen(f->name);
@@ -166,7 +173,7 @@ static const char *row_name(const rstate *s, const rrow *r, size_t *len) {
 }
 
 /* Every row with time, --function applied; NULL on out-of-memory. */
-static rrow *make_rows(rstate *s, const uint32_t *col, uint32_t ncol, size_t *n,
+static rrow *make_rows(ex_rankset *s, const uint32_t *col, uint32_t ncol, size_t *n,
                        const regex_t *rx) {
     size_t nf = ct_tree_nfuncs(s->x->tree), np = cv_map_size(s->phases), k = 0;
     if (nf > s->func_rows) nf = s->func_rows;
@@ -201,7 +208,7 @@ static rrow *make_rows(rstate *s, const uint32_t *col, uint32_t ncol, size_t *n,
 
 static void ms(cv_out *o, uint64_t ns) { cv_out_printf(o, " %11.3f", (double)ns / 1e6); }
 
-static void write_text(rstate *s, const rrow *rows, size_t n, const uint32_t *col,
+static void write_text(ex_rankset *s, const rrow *rows, size_t n, const uint32_t *col,
                        uint32_t ncol) {
     cv_out *o = &s->x->out;
     char label[32];
@@ -240,7 +247,7 @@ static void write_text(rstate *s, const rrow *rows, size_t n, const uint32_t *co
     }
 }
 
-static void write_csv(rstate *s, const rrow *rows, size_t n, const uint32_t *col,
+static void write_csv(ex_rankset *s, const rrow *rows, size_t n, const uint32_t *col,
                       uint32_t ncol) {
     cv_out *o = &s->x->out;
     char label[32];
@@ -273,7 +280,8 @@ static void write_csv(rstate *s, const rrow *rows, size_t n, const uint32_t *col
     }
 }
 
-static void rstate_free(rstate *s) {
+void ex_ranks_free(ex_rankset *s) {
+    if (!s) return;
     free(s->func_ns);
     free(s->phase_ns);
     cv_map_free(s->phases);
@@ -282,29 +290,38 @@ static void rstate_free(rstate *s) {
     free(s->last_ts);
     free(s->seen);
     ct_active_free(s->active);
+    free(s);
+}
+
+ex_rankset *ex_ranks_new(ex_ctx *x) {
+    ex_rankset *s = calloc(1, sizeof *s);
+    if (!s) return NULL;
+    s->x = x;
+    s->nprocs = lt_reader_nprocesses(x->r);
+    size_t np = (size_t)s->nprocs + 1;
+    s->phases = cv_map_new();
+    s->open_phase = calloc(np, sizeof *s->open_phase);
+    s->open_ts = calloc(np, sizeof *s->open_ts);
+    s->last_ts = calloc(np, sizeof *s->last_ts);
+    s->seen = calloc(np, 1);
+    s->active = ct_active_new();
+    if (!s->phases || !s->open_phase || !s->open_ts || !s->last_ts || !s->seen || !s->active) {
+        ex_ranks_free(s);
+        return NULL;
+    }
+    return s;
 }
 
 int ex_ranks(ex_ctx *x) {
-    rstate s;
-    memset(&s, 0, sizeof s);
-    s.x = x;
-    s.nprocs = lt_reader_nprocesses(x->r);
-    size_t np = (size_t)s.nprocs + 1;
-    s.phases = cv_map_new();
-    s.open_phase = calloc(np, sizeof *s.open_phase);
-    s.open_ts = calloc(np, sizeof *s.open_ts);
-    s.last_ts = calloc(np, sizeof *s.last_ts);
-    s.seen = calloc(np, 1);
-    s.active = ct_active_new();
+    ex_rankset *s = ex_ranks_new(x);
     regex_t rx;
     int have_rx = x->o->function && regcomp(&rx, x->o->function, REG_EXTENDED | REG_NOSUB) == 0;
     uint32_t *col = NULL, ncol = 0;
     rrow *rows = NULL;
     size_t n = 0;
     int rc = -1;
-    if (!s.phases || !s.open_phase || !s.open_ts || !s.last_ts || !s.seen || !s.active ||
-        gather(&s) || !(col = columns(&s, &ncol)) ||
-        !(rows = make_rows(&s, col, ncol, &n, have_rx ? &rx : NULL))) {
+    if (!s || gather(s) || !(col = columns(s, &ncol)) ||
+        !(rows = make_rows(s, col, ncol, &n, have_rx ? &rx : NULL))) {
         cv_err("out of memory");
         goto out;
     }
@@ -316,12 +333,55 @@ int ex_ranks(ex_ctx *x) {
         goto out;
     }
     if (x->o->top && x->o->top < n) n = (size_t)x->o->top;
-    if (x->o->csv) write_csv(&s, rows, n, col, ncol);
-    else write_text(&s, rows, n, col, ncol);
+    if (x->o->csv) write_csv(s, rows, n, col, ncol);
+    else write_text(s, rows, n, col, ncol);
 out:
     free(rows);
     free(col);
     if (have_rx) regfree(&rx);
-    rstate_free(&s);
+    ex_ranks_free(s);
     return rc;
+}
+
+/* ---- The HTML report's heat map ------------------------------------------ */
+
+int ex_ranks_json(ex_rankset *s, size_t max_rows) {
+    cv_out *o = &s->x->out;
+    uint32_t *col = NULL, ncol = 0;
+    rrow *rows = NULL;
+    size_t n = 0;
+    if (finish(s) || !(col = columns(s, &ncol)) || !(rows = make_rows(s, col, ncol, &n, NULL))) {
+        free(col);
+        return -1;
+    }
+    cv_out_str(o, "\"ranks\":{\"cols\":[");
+    char label[32];
+    for (uint32_t c = 0; c < ncol; c++) {
+        col_label(s, col[c], label, sizeof label);
+        cv_out_printf(o, "%s\"%s\"", c ? "," : "", label);
+    }
+    cv_out_str(o, "],\"rows\":[");
+    if (n > max_rows) n = max_rows;
+    for (size_t i = 0; i < n && ncol > 1; i++) {
+        const rrow *r = &rows[i];
+        const uint64_t *v = row_values(s, r);
+        size_t len;
+        const char *name = row_name(s, r, &len);
+        char *z = strndup(name, len);
+        cv_out_str(o, i ? ",\n{\"kind\":" : "\n{\"kind\":");
+        cv_out_str(o, r->phase ? "\"phase\",\"name\":" : "\"function\",\"name\":");
+        ex_html_str(o, z ? z : "");
+        free(z);
+        cv_out_printf(o, ",\"imbalance\":%.6f,\"slowest\":%u,\"v\":[", r->imbalance,
+                      r->slowest);
+        for (uint32_t c = 0; c < ncol; c++) {
+            if (c) cv_out_ch(o, ',');
+            cv_out_u64(o, v[col[c]]);
+        }
+        cv_out_str(o, "]}");
+    }
+    cv_out_str(o, "]}");
+    free(rows);
+    free(col);
+    return 0;
 }

@@ -1,6 +1,7 @@
 /* report.js -- the tracy-export HTML report: reads the aggregated trace
  * from the page's "trace-data" script element and draws the summary, the
- * timeline, the flame graph (d3-flame-graph) and the function table. */
+ * timeline, the flame graph (d3-flame-graph), the function table, and,
+ * when the trace has them, the line view and the rank heat map. */
 (function () {
   "use strict";
   var D = JSON.parse(document.getElementById("trace-data").textContent);
@@ -244,6 +245,64 @@
     });
   }
 
+  /* ---- Line by line ------------------------------------------------------ */
+
+  function heat(share) {  /* 0..1 -> white to orange */
+    return "hsl(30,90%," + (100 - 45 * Math.max(0, Math.min(1, share))) + "%)";
+  }
+
+  function drawLines() {
+    var f = D.lines[+$("line-func").value], body = document.querySelector("#lines tbody");
+    body.textContent = "";
+    $("line-note").textContent = f.file + ", " + f.func + " at line " + f.first + ": " +
+      ms(f.total) + " ms" + (f.note ? " (" + f.note + ")" : "");
+    f.rows.forEach(function (r) {
+      var tr = add(body, "tr"), share = f.total ? r[2] / f.total : 0;
+      add(tr, "td", r[0], "num");
+      add(tr, "td", r[1] ? r[1] : "", "num");
+      add(tr, "td", r[1] ? (r[2] / 1e3).toFixed(1) : "", "num");
+      add(tr, "td", r[1] ? (r[2] / 1e3 / r[1]).toFixed(1) : "", "num");
+      add(tr, "td", r[1] ? (100 * share).toFixed(1) : "", "num");
+      add(tr, "td", r[3] === null ? "" : r[3], "src");
+      if (r[1]) tr.style.background = heat(share);
+    });
+  }
+
+  function setupLines() {
+    if (!D.lines || !D.lines.length) return;
+    $("lines-section").hidden = false;
+    D.lines.forEach(function (f, i) {
+      add($("line-func"), "option", f.func + " (" + basename(f.file) + ":" + f.first + "), " +
+        ms(f.total) + " ms").value = i;
+    });
+    $("line-func").addEventListener("change", drawLines);
+    drawLines();
+  }
+
+  /* ---- Balance across ranks ---------------------------------------------- */
+
+  function setupRanks() {
+    var R = D.ranks;
+    if (!R || !R.rows.length) return;
+    $("ranks-section").hidden = false;
+    var head = add(document.querySelector("#ranks thead"), "tr");
+    ["kind", "name"].concat(R.cols, ["imbalance"]).forEach(function (c, i) {
+      add(head, "th", c, i > 1 ? "num" : "");
+    });
+    var body = document.querySelector("#ranks tbody");
+    R.rows.forEach(function (r) {
+      var tr = add(body, "tr"), max = Math.max.apply(null, r.v) || 1;
+      add(tr, "td", r.kind);
+      add(tr, "td", r.name);
+      r.v.forEach(function (v, c) {
+        var td = add(tr, "td", ms(v), "num" + (c === r.slowest ? " slowest" : ""));
+        td.style.background = heat(v / max);
+        td.title = R.cols[c] + ": " + ms(v) + " ms";
+      });
+      add(tr, "td", (100 * r.imbalance).toFixed(1) + "%", "num");
+    });
+  }
+
   /* ---- Wiring ----------------------------------------------------------- */
 
   function redraw() {
@@ -254,6 +313,8 @@
 
   fillFilter();
   summary();
+  setupLines();
+  setupRanks();
   $("filter").addEventListener("change", redraw);
   $("search").addEventListener("input", function (ev) {
     searchTerm = ev.target.value.trim().toLowerCase();

@@ -247,6 +247,70 @@ def settled(browser, expression):
     return value
 
 
+LINES_PROGRAM = """\
+def work(n):
+    total = 0
+    for i in range(n):
+        total += i * i
+    return total
+
+
+work(300)
+work(20)
+"""
+
+
+def test_html_line_view_and_rank_heat_map(tmp_path, browser):
+    """The report's line view shows the -f lines figures with the source,
+    hotter lines darker; the rank heat map a row per function and phase."""
+    script = tmp_path / "lines.py"
+    script.write_text(LINES_PROGRAM)
+    trace = str(tmp_path / "lines.tracy")
+    proc = subprocess.run([PYTHON, "-m", "tracy", "-l", "-o", trace, str(script)],
+                          capture_output=True, text=True, env=env_for_tests(), timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    html = str(tmp_path / "lines.html")
+    tool("tracy-export", "-o", html, trace)
+    browser.errors.clear()
+    browser.open("file://" + html, ready="document.body && document.body.dataset.ready === '1'")
+    assert browser.errors == []
+    assert browser.eval("document.getElementById('lines-section').hidden") is False
+    assert browser.eval("document.getElementById('ranks-section').hidden") is True  # 1 process
+    browser.eval("var f = document.getElementById('line-func');"
+                 "f.value = Array.from(f.options).find(o => o.text.startsWith('work ')).value;"
+                 "f.dispatchEvent(new Event('change'))")
+    rows = browser.eval("Array.from(document.querySelectorAll('#lines tbody tr')).map(r => "
+                        "[+r.cells[0].textContent, r.cells[1].textContent, "
+                        "r.cells[5].textContent, r.style.background])")
+    text = tool("tracy-export", "-f", "lines", "--function", "^work$", "-o", "-", trace).stdout
+    want = [(int(l[:6]), l[7:16].strip()) for l in text.splitlines()
+            if re.match(r"^ *\d+ ", l)]
+    assert [(r[0], r[1]) for r in rows] == want
+    assert [r[2] for r in rows] == LINES_PROGRAM.splitlines()[:len(rows)]
+    assert [r[0] for r in rows if r[3]] == [n for n, hits in want if hits]
+    # two processes: a row per function and phase, a column per rank
+    gen = str(tmp_path / "gen.tracy")
+    subprocess.run([os.path.join(BUILD, "tools", "tracegen"), "-o", gen, "-z", "3000", "-p",
+                    "2", "-t", "2", "--signposts", "4"], check=True, timeout=60)
+    html = str(tmp_path / "gen.html")
+    tool("tracy-export", "-o", html, gen)
+    browser.open("file://" + html, ready="document.body && document.body.dataset.ready === '1'")
+    assert browser.errors == []
+    head = browser.eval("Array.from(document.querySelectorAll('#ranks th'))"
+                        ".map(h => h.textContent)")
+    assert head == ["kind", "name", "rank 0", "rank 1", "imbalance"]
+    cells = browser.eval("Array.from(document.querySelectorAll('#ranks tbody tr')).map(r => "
+                         "[r.cells[1].textContent, +r.cells[2].textContent, "
+                         "+r.cells[3].textContent, r.querySelectorAll('.slowest').length])")
+    table = list(csv.DictReader(io.StringIO(tool("tracy-export", "-f", "ranks", "--csv", "-o",
+                                                 "-", gen).stdout)))
+    assert len(cells) == len(table)
+    for c, t in zip(cells, table):
+        assert c[0] == t["name"] and c[3] == 1
+        assert abs(c[1] - int(t["rank 0 ns"]) / 1e6) < 1e-3
+        assert abs(c[2] - int(t["rank 1 ns"]) / 1e6) < 1e-3
+
+
 def test_html_report_in_chromium(demo, browser):
     browser.errors.clear()
     browser.requests.clear()

@@ -257,6 +257,15 @@ def test_rank_table_and_split_per_rank(tmp_path):
     lines = [l for l in text.splitlines() if l.endswith(" compute")]
     assert len(lines) == 1 and " rank 3 " in lines[0] and re.search(r" 3\d\.\d% ", lines[0])
 
+    # The HTML report's heat map holds the same row.
+    page = str(tmp_path / "run.html")
+    export("-o", page, trace)
+    data = open(page).read().split('<script id="trace-data" type="application/json">')[1]
+    ranks = json.loads(data.split("</script>")[0])["ranks"]
+    assert ranks["cols"] == ["rank %d" % r for r in range(4)]
+    (heat,) = [r for r in ranks["rows"] if r["name"] == "compute"]
+    assert heat["slowest"] == 3 and abs(heat["imbalance"] - 0.375) < 0.04
+
     # One pstats file per rank, each with that rank's counts.
     out = tmp_path / "per-rank"
     export("--split", "process", "-o", str(out) + "/", trace)
