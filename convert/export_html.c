@@ -57,12 +57,14 @@ ex_html *ex_html_new(ex_ctx *x) {
     h->r = r;
     h->tree = x->tree;
     h->lines = ex_lines_new(x, 0);
-    h->ranks = ex_ranks_new(x);
+    /* the heat map compares processes: not collected for one */
+    int several = lt_reader_nprocesses(r) > 1;
+    h->ranks = several ? ex_ranks_new(x) : NULL;
     const lt_file_info *fi = lt_reader_info(r);
     h->t0 = fi->first_ts;
     h->t1 = fi->last_ts > fi->first_ts ? fi->last_ts : fi->first_ts + 1;
     h->sp = calloc(HTML_MAX_SIGNPOSTS, sizeof *h->sp);
-    if (!h->sp || !h->lines || !h->ranks) {
+    if (!h->sp || !h->lines || (several && !h->ranks)) {
         ex_html_free(h);
         return NULL;
     }
@@ -131,7 +133,7 @@ static void timeline_zone(ex_html *h, bin *row, int32_t func, uint64_t b, uint64
 static char *dup_n(const char *s, size_t n) { return strndup(s ? s : "", s ? n : 0); }
 
 int ex_html_event(ex_html *h, const lt_event *ev) {
-    if (ex_lines_event(h->lines, ev) || ex_ranks_event(h->ranks, ev)) return -1;
+    if (ex_lines_event(h->lines, ev) || (h->ranks && ex_ranks_event(h->ranks, ev))) return -1;
     switch (ev->type) {
     case LT_EV_ZONE_END: {
         h->zones++;
@@ -431,7 +433,8 @@ static int write_data(ex_ctx *x) {
     cv_out_str(o, ",\n");
     if (ex_lines_json(x->html->lines, HTML_LINE_FUNCS)) return -1;
     cv_out_str(o, ",\n");
-    if (ex_ranks_json(x->html->ranks, HTML_RANK_ROWS)) return -1;
+    if (!x->html->ranks) cv_out_str(o, "\"ranks\":null");
+    else if (ex_ranks_json(x->html->ranks, HTML_RANK_ROWS)) return -1;
     cv_out_str(o, "}\n");
     return 0;
 }
