@@ -24,6 +24,8 @@ TEST_PKGS="$TEST_PKGS python3-exceptiongroup python3-tomli"
 TEST_PKGS="$TEST_PKGS chromium python3-jsonschema valgrind"
 # Other tools in a traced process: NumPy's reference checks, coverage.
 TEST_PKGS="$TEST_PKGS python3-numpy python3-coverage"
+# tracy-export -f lines: its hits are compared with kernprof's.
+TEST_PKGS="$TEST_PKGS python3-line-profiler"
 
 # pkg-config module of each build package; python3-dev is checked by its
 # header, pkg-config by itself.
