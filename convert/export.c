@@ -49,6 +49,8 @@ static const char usage_text[] =
     "      --sort time        lines: functions by total time, largest first\n"
     "                         (default, --sort file: by file and first line)\n"
     "      --top N            lines, ranks: only the first N functions (rows)\n"
+    "      --all-functions    lines: every function, not only those decorated with\n"
+    "                         @tracy.profile when the trace marks some\n"
     "      --csv              ranks: CSV (times in ns) instead of a text table\n"
     "      --period NS        folded: weights in samples of NS nanoseconds (self time\n"
     "                         / NS, rounded; stacks under half a sample left out)\n"
@@ -241,7 +243,7 @@ done:
 /* ---- Command line ------------------------------------------------------- */
 
 enum { OPT_PER_THREAD = 256, OPT_ALLOW, OPT_PERIOD, OPT_SPLIT, OPT_FUNCTION, OPT_SORT, OPT_TOP,
-       OPT_CSV };
+       OPT_CSV, OPT_ALL_FUNCTIONS };
 
 /* --function RE must compile (extended regular expression). */
 static int check_regex(const char *re) {
@@ -276,6 +278,7 @@ static int parse_more(int c, ex_opts *o) {
             return cv_usage_error("--top: not a positive number: '%s'", optarg);
         return 0;
     case OPT_CSV: o->csv = 1; return 0;
+    case OPT_ALL_FUNCTIONS: o->all_functions = 1; return 0;
     default: return -1;
     }
 }
@@ -294,6 +297,7 @@ static int parse_args(int argc, char **argv, ex_opts *o, int *done) {
         {"sort", required_argument, 0, OPT_SORT},
         {"top", required_argument, 0, OPT_TOP},
         {"csv", no_argument, 0, OPT_CSV},
+        {"all-functions", no_argument, 0, OPT_ALL_FUNCTIONS},
         CV_STD_LONG_OPTIONS,
         {0, 0, 0, 0}};
     int c;

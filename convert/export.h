@@ -17,6 +17,7 @@ typedef struct ex_opts {
     int sort_time;     /* lines: --sort time (default: by file and line) */
     uint64_t top;      /* lines, ranks: --top N (0: all) */
     int csv;           /* ranks: --csv */
+    int all_functions; /* lines: --all-functions (not only @tracy.profile's) */
 } ex_opts;
 
 /* What the HTML report keeps besides the tree (export_html.c). */

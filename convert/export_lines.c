@@ -18,6 +18,7 @@
 
 #define SOURCE_MAX (64u << 20) /* larger sources are not shown */
 #define STAMP_PREFIX "tracy: source "
+#define PROFILED_NAME "tracy: profiled"
 
 typedef struct lcount {
     uint64_t hits, ns;
@@ -48,6 +49,7 @@ typedef struct lgroup {
 struct ex_lineset {
     ex_ctx *x;
     int per_thread;
+    int limited;           /* only the functions @tracy.profile marked */
     lstream *streams;
     uint32_t nstreams;     /* 1 merged, else threads of the trace + 1 */
     uint32_t *first;       /* [p]: dense index of thread (p, 1) */
@@ -219,9 +221,43 @@ static int group_cmp_file(const void *a, const void *b) {
     return lx < ly ? -1 : lx > ly;
 }
 
+static const lt_loc *next_internal(lt_reader *r, uint32_t *p, uint32_t *id, const char *prefix);
+
+/* The functions @tracy.profile marked under -l (keys: line, file), NULL
+ * when none (or out of memory: then every function is shown). */
+static cv_map *profiled_marks(lt_reader *r) {
+    cv_map *m = NULL;
+    uint32_t p = 0, id = 0;
+    const lt_loc *l;
+    while ((l = next_internal(r, &p, &id, PROFILED_NAME)) != NULL) {
+        if (strcmp(l->name, PROFILED_NAME) != 0 || !l->file) continue;
+        size_t klen;
+        char *key = join_key(l->line, l->file, "", 0, &klen);
+        int added;
+        if (!key || (!m && !(m = cv_map_new())) || cv_map_get(m, key, klen, &added) < 0) {
+            free(key);
+            cv_map_free(m);
+            return NULL;
+        }
+        free(key);
+    }
+    return m;
+}
+
+/* Whether group g is one of the marked functions. */
+static int marked(cv_map *marks, const lgroup *g) {
+    size_t klen;
+    char *key = join_key(g->def_line, g->file, "", 0, &klen);
+    int added = 0;
+    long i = key ? cv_map_get(marks, key, klen, &added) : -1;
+    free(key);
+    return i >= 0 && !added;
+}
+
 /* Builds the functions from the counters; drops those --function leaves
- * out. Returns 0 or -1. */
-static int build_groups(ex_lineset *s, const regex_t *rx, int sort_time) {
+ * out, and those not marked by @tracy.profile when some are (unless
+ * `all`). Returns 0 or -1. */
+static int build_groups(ex_lineset *s, const regex_t *rx, int sort_time, int all) {
     const ct_tree *t = s->x->tree;
     if (!(s->gmap = cv_map_new())) return -1;
     for (uint32_t st = 0; st < s->nstreams; st++) {
@@ -234,10 +270,12 @@ static int build_groups(ex_lineset *s, const regex_t *rx, int sort_time) {
         }
     }
     find_def_lines(s);
+    cv_map *marks = all ? NULL : profiled_marks(s->x->r);
+    s->limited = marks != NULL;
     size_t k = 0;
     for (size_t g = 0; g < s->ngroups; g++) {
         lgroup *gr = &s->groups[g];
-        if (rx && regexec(rx, gr->qual, 0, NULL, 0) != 0) {
+        if ((rx && regexec(rx, gr->qual, 0, NULL, 0) != 0) || (marks && !marked(marks, gr))) {
             free(gr->qual);
             free(gr->lines);
             continue;
@@ -246,6 +284,7 @@ static int build_groups(ex_lineset *s, const regex_t *rx, int sort_time) {
         s->groups[k++] = *gr;
     }
     s->ngroups = k;
+    cv_map_free(marks);
     if (k) qsort(s->groups, k, sizeof *s->groups,
                  sort_time ? group_cmp_time : group_cmp_file);
     return 0;
@@ -269,19 +308,33 @@ static void source_drop(source *src) {
     memset(src, 0, sizeof *src);
 }
 
+/* The internal locations of the trace whose name starts with `prefix`, in
+ * turn: *p and *id start at 0; NULL after the last. */
+static const lt_loc *next_internal(lt_reader *r, uint32_t *p, uint32_t *id, const char *prefix) {
+    size_t plen = strlen(prefix);
+    for (;;) {
+        const lt_loc *l = *p ? lt_reader_loc(r, *p, ++*id) : NULL;
+        if (!l) {
+            if (++*p > lt_reader_nprocesses(r)) return NULL;
+            *id = 0;
+            continue;
+        }
+        if (l->kind == LT_LOC_INTERNAL && l->name && strncmp(l->name, prefix, plen) == 0)
+            return l;
+    }
+}
+
 /* The size and mtime `-l` recorded for path: 1 found, 0 none. */
 static int stamp_of(lt_reader *r, const char *path, uint64_t *size, uint64_t *mtime) {
-    uint32_t np = lt_reader_nprocesses(r);
-    for (uint32_t p = 1; p <= np; p++) {
-        const lt_loc *l;
-        for (uint32_t id = 1; (l = lt_reader_loc(r, p, id)) != NULL; id++) {
-            if (l->kind != LT_LOC_INTERNAL || !l->file || strcmp(l->file, path) != 0) continue;
-            unsigned long long s, m;
-            if (l->name && sscanf(l->name, STAMP_PREFIX "%llu %llu", &s, &m) == 2) {
-                *size = s;
-                *mtime = m;
-                return 1;
-            }
+    uint32_t p = 0, id = 0;
+    const lt_loc *l;
+    while ((l = next_internal(r, &p, &id, STAMP_PREFIX)) != NULL) {
+        unsigned long long sz, m;
+        if (l->file && strcmp(l->file, path) == 0 &&
+            sscanf(l->name, STAMP_PREFIX "%llu %llu", &sz, &m) == 2) {
+            *size = sz;
+            *mtime = m;
+            return 1;
         }
     }
     return 0;
@@ -486,7 +539,7 @@ int ex_lines(ex_ctx *x) {
     int rc = -1;
     source src;
     memset(&src, 0, sizeof src);
-    if (!s || count_all(s) || build_groups(s, have_rx ? &rx : NULL, x->o->sort_time)) {
+    if (!s || count_all(s) || build_groups(s, have_rx ? &rx : NULL, x->o->sort_time, x->o->all_functions)) {
         cv_err("out of memory");
         goto out;
     }
@@ -498,11 +551,19 @@ int ex_lines(ex_ctx *x) {
         goto out;
     }
     if (s->ngroups == 0) {
-        cv_err("--function '%s' matches no function of the line zones", x->o->function);
+        if (x->o->function)
+            cv_err("--function '%s' matches no function of the line zones%s", x->o->function,
+                   s->limited ? " decorated with @tracy.profile (--all-functions: all)" : "");
+        else
+            cv_err("no function decorated with @tracy.profile has line zones "
+                   "(--all-functions: all)");
         rc = CV_EXIT_USAGE;
         goto out;
     }
     cv_out_str(&x->out, "Timer unit: 1e-06 s\n\n");
+    if (s->limited)
+        cv_out_str(&x->out, "(functions decorated with @tracy.profile only; --all-functions "
+                            "for every one)\n\n");
     size_t n = x->o->top && x->o->top < s->ngroups ? (size_t)x->o->top : s->ngroups;
     for (size_t g = 0; g < n && !x->out.err; g++) {
         if (source_load(&src, x->r, s->groups[g].file)) {
@@ -526,7 +587,7 @@ out:
 
 int ex_lines_json(ex_lineset *s, size_t max_funcs) {
     cv_out *o = &s->x->out;
-    if (build_groups(s, NULL, 1)) return -1;
+    if (build_groups(s, NULL, 1, 0)) return -1;
     source src;
     memset(&src, 0, sizeof src);
     cv_out_str(o, "\"lines\":[");

@@ -330,6 +330,20 @@ static PyObject *m_zone_begin(PyObject *self, PyObject *args) {
     Py_RETURN_TRUE;
 }
 
+PyDoc_STRVAR(mark_profiled_doc,
+"_mark_profiled(file, line)\n--\n\n"
+"Records that the function whose code starts at file:line is decorated\n"
+"with tracy.profile (an internal location 'tracy: profiled', FORMAT.md):\n"
+"a line report then shows such functions only.");
+
+static PyObject *m_mark_profiled(PyObject *self, PyObject *args) {
+    const char *file;
+    unsigned line;
+    if (!PyArg_ParseTuple(args, "sI", &file, &line)) return NULL;
+    if (ready()) lt_loc_register(LT_LOC_INTERNAL, "tracy: profiled", file, line);
+    Py_RETURN_NONE;
+}
+
 PyDoc_STRVAR(zone_end_doc, "zone_end()\n--\n\nCloses the innermost zone of this thread.");
 
 static PyObject *m_zone_end(PyObject *self, PyObject *unused) {
@@ -532,6 +546,7 @@ static PyMethodDef tracy_methods[] = {
     {"thread_name", m_thread_name, METH_VARARGS, thread_name_doc},
     {"probe", m_probe, METH_VARARGS, probe_doc},
     {"_rundir", m_rundir, METH_NOARGS, rundir_doc},
+    {"_mark_profiled", m_mark_profiled, METH_VARARGS, mark_profiled_doc},
     {"_compile_exec", m_compile_exec, METH_VARARGS, compile_exec_doc},
     {"_thread_hook", py__thread_hook, METH_VARARGS, thread_hook_doc},
     {"_read_trace", py__read_trace, METH_O, read_trace_doc},

@@ -505,6 +505,10 @@ class _Profile:
         if func is None:
             return self
         import functools
+        code = getattr(func, "__code__", None)
+        if code is not None and (_state["opts"] or {}).get("lines"):
+            # under -l, a line report shows the decorated functions only
+            _tracy._mark_profiled(code.co_filename, code.co_firstlineno)
 
         @functools.wraps(func)
         def wrapper(*args, **kwargs):

@@ -24,8 +24,8 @@ together (MPI ranks) record into that one daemon.
 options:
   -p, --partial            record only Profiler().enable() regions, tracy.profile
                            blocks and the tracy_profile pytest fixture
-  -l, --lines              every executed line is a zone (with -p: in
-                           @tracy.profile functions; tracy-export -f lines)
+  -l, --lines              every executed line is a zone (tracy-export -f lines;
+                           @tracy.profile functions only when some are decorated)
   -r, --report             write the op report (CSV) and the HTML report next
                            to the trace
   -o, --output PATH        trace file if PATH ends in .tracy; otherwise a

@@ -200,24 +200,57 @@ def test_line_profiler_agrees_where_settrace_does(tmp_path):
     assert agreed >= 15, (agreed, explained)
 
 
-def test_decorated_only_with_partial_lines(tmp_path):
-    """-pl: line zones only under @tracy.profile calls (kernprof's habit)."""
+DECORATED = """\
+import tracy
+
+
+def helper(k):
+    return k + 1
+
+
+@tracy.profile
+def hot(n):
+    s = 0
+    for i in range(n):
+        s += helper(i)
+    return s
+
+
+def cold():
+    return sum(range(10))
+
+
+cold()
+hot(3)
+cold()
+"""
+
+
+def test_decorated_functions_only(tmp_path):
+    """kernprof's habit: with @tracy.profile on some functions, -l's report
+    shows those only (--all-functions: every one); -pl records only while
+    they run."""
     script = tmp_path / "dec.py"
-    script.write_text("import tracy\n\n\ndef helper(k):\n    return k + 1\n\n\n"
-                      "@tracy.profile\ndef hot(n):\n    s = 0\n    for i in range(n):\n"
-                      "        s += helper(i)\n    return s\n\n\ndef cold():\n"
-                      "    return sum(range(10))\n\n\ncold()\nhot(3)\ncold()\n")
-    trace = str(tmp_path / "dec.tracy")
-    proc = subprocess.run([PYTHON, "-m", "tracy", "-pl", "-o", trace, str(script)],
-                          capture_output=True, text=True, timeout=120, env=env_for_tests(),
-                          cwd=str(tmp_path))
-    assert proc.returncode == 0, proc.stderr
-    report = tool("tracy-export", "-f", "lines", "-o", "-", trace).stdout
-    functions = re.findall(r"^Function: (\S+) at line", report, re.M)
-    assert sorted(functions) == ["helper", "hot"]
-    hot = report_hits(tool("tracy-export", "-f", "lines", "--function", "^hot$", "-o", "-",
-                           trace).stdout, str(script))
-    assert hot == {(8, 10): 1, (8, 11): 4, (8, 12): 3, (8, 13): 1}
+    script.write_text(DECORATED)
+    hot = {(8, 10): 1, (8, 11): 4, (8, 12): 3, (8, 13): 1}
+    for option in ("-l", "-pl"):
+        trace = str(tmp_path / ("dec%s.tracy" % option))
+        proc = subprocess.run([PYTHON, "-m", "tracy", option, "-o", trace, str(script)],
+                              capture_output=True, text=True, timeout=120, env=env_for_tests(),
+                              cwd=str(tmp_path))
+        assert proc.returncode == 0, proc.stderr
+        report = tool("tracy-export", "-f", "lines", "-o", "-", trace).stdout
+        assert re.findall(r"^Function: (\S+) at line", report, re.M) == ["hot"]
+        assert "(functions decorated with @tracy.profile only;" in report
+        assert report_hits(report, str(script)) == hot
+        every = tool("tracy-export", "-f", "lines", "--all-functions", "-o", "-", trace).stdout
+        names = set(re.findall(r"^Function: (\S+) at line", every, re.M))
+        assert {"hot", "helper"} <= names
+        # -l records the rest of the program too; -pl only hot and its callees
+        assert ({"cold", "<module>"} <= names) == (option == "-l")
+        r = tool("tracy-export", "-f", "lines", "--function", "cold", "-o", "-", trace,
+                 check=False)
+        assert r.returncode == 1 and "decorated with @tracy.profile" in r.stderr
 
 
 def test_sort_and_top(tmp_path):
