@@ -171,6 +171,14 @@ static int add_line(lgroup *g, uint32_t line, const lcount *c) {
 
 /* Each function's first line: the Python location with its file and name
  * (the function's own zones). */
+/* A Python location's function name: --label file,line appends
+ * " [FILE:LINE]" (or " [LINE]", " [FILE]"), which line locations lack. */
+static size_t python_name_len(const char *name) {
+    size_t n = strlen(name);
+    const char *open = strstr(name, " [");
+    return n && name[n - 1] == ']' && open ? (size_t)(open - name) : n;
+}
+
 static void find_def_lines(ex_lineset *s) {
     const ct_tree *t = s->x->tree;
     cv_map *m = cv_map_new();
@@ -181,7 +189,7 @@ static void find_def_lines(ex_lineset *s) {
         const ct_func *fn = ct_tree_func(t, f);
         if (fn->kind != LT_LOC_PYTHON) continue;
         size_t klen;
-        char *key = join_key(0, fn->file, fn->name, strlen(fn->name), &klen);
+        char *key = join_key(0, fn->file, fn->name, python_name_len(fn->name), &klen);
         int added;
         long i = key ? cv_map_get(m, key, klen, &added) : -1;
         free(key);

@@ -233,9 +233,10 @@ def test_decorated_functions_only(tmp_path):
     script = tmp_path / "dec.py"
     script.write_text(DECORATED)
     hot = {(8, 10): 1, (8, 11): 4, (8, 12): 3, (8, 13): 1}
-    for option in ("-l", "-pl"):
-        trace = str(tmp_path / ("dec%s.tracy" % option))
-        proc = subprocess.run([PYTHON, "-m", "tracy", option, "-o", trace, str(script)],
+    # (--label file,line renames the function zones, not the line zones)
+    for n, options in enumerate((["-l"], ["-pl"], ["-l", "--label", "file,line"])):
+        trace = str(tmp_path / ("dec%d.tracy" % n))
+        proc = subprocess.run([PYTHON, "-m", "tracy"] + options + ["-o", trace, str(script)],
                               capture_output=True, text=True, timeout=120, env=env_for_tests(),
                               cwd=str(tmp_path))
         assert proc.returncode == 0, proc.stderr
@@ -247,7 +248,7 @@ def test_decorated_functions_only(tmp_path):
         names = set(re.findall(r"^Function: (\S+) at line", every, re.M))
         assert {"hot", "helper"} <= names
         # -l records the rest of the program too; -pl only hot and its callees
-        assert ({"cold", "<module>"} <= names) == (option == "-l")
+        assert ({"cold", "<module>"} <= names) == (options[0] == "-l")
         r = tool("tracy-export", "-f", "lines", "--function", "cold", "-o", "-", trace,
                  check=False)
         assert r.returncode == 1 and "decorated with @tracy.profile" in r.stderr
