@@ -8,6 +8,8 @@
     tracy.signpost("warmup done")   # a phase marker (a row in the op report)
     tracy.plot("queue", 3)
     tracy.message("hello")
+    with tracy.trace("out/"):       # no daemon needed: the block's trace
+        run()                       # in out/<program>.<time>.tracy
 
 Events go to this user's capture daemon (capture-release), on a Unix socket
 in the user's private run folder or at TRACY_ADDR; `python -m tracy
@@ -24,7 +26,8 @@ except ImportError:
     raise
 
 __all__ = ["Profiler", "profile", "zone", "signpost", "message", "plot",
-           "frame_mark", "thread_name", "flush", "enabled", "dump"]
+           "frame_mark", "thread_name", "flush", "enabled", "dump",
+           "start_trace", "stop_trace", "trace", "Options"]
 __version__ = _tracy.VERSION
 
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -649,3 +652,8 @@ def _start_child(env_opts):
     _tracy.start()
     if not opts["partial"]:
         _enable()
+
+
+# ---- trace windows: start_trace / stop_trace (see _trace.py) -------------------
+
+from ._trace import Options, start_trace, stop_trace, trace  # noqa: E402
