@@ -27,7 +27,8 @@ except ImportError:
 
 __all__ = ["Profiler", "profile", "zone", "signpost", "message", "plot",
            "frame_mark", "thread_name", "flush", "enabled", "dump",
-           "start_trace", "stop_trace", "trace", "Options"]
+           "start_trace", "stop_trace", "trace", "Options", "start_server",
+           "stop_server"]
 __version__ = _tracy.VERSION
 
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -657,3 +658,23 @@ def _start_child(env_opts):
 # ---- trace windows: start_trace / stop_trace (see _trace.py) -------------------
 
 from ._trace import Options, start_trace, stop_trace, trace  # noqa: E402
+
+
+def start_server(port, addr="127.0.0.1", token=None):
+    """Listens on addr:port for capture requests: the program runs
+    unprofiled until `capture-release --connect HOST:PORT --duration 2s -o
+    run.tracy` asks for a capture (see tracy/_ondemand.py). Returns the
+    port. RuntimeError (one line) when it cannot listen."""
+    from . import _ondemand
+    return _ondemand.start_server(port, addr, token)
+
+
+def stop_server():
+    """Stops listening for capture requests."""
+    from . import _ondemand
+    _ondemand.stop_server()
+
+
+if os.environ.get("TRACY_LISTEN") and "TRACY_PY_OPTS" not in os.environ:
+    from . import _ondemand
+    _ondemand.from_environment()
