@@ -176,7 +176,10 @@ def _handle(conn):
         seconds = _request(conn)
         if seconds is None:
             return
-        if not _srv["busy"].acquire(blocking=False):
+        # a capture that is only being finished (its asker gone, or its
+        # time up) is waited for; one still recording is not
+        if not _srv["busy"].acquire(blocking=False) and \
+                not (_srv.get("ending") and _srv["busy"].acquire(timeout=30)):
             _send(conn, "ERR busy: a capture is already under way\n")
             return
         try:
@@ -220,8 +223,10 @@ def _capture_for(conn, seconds):
     _srv["idle"].clear()
     try:
         why = _wait_end(conn, seconds) if _send(conn, "OK\n") else None
+        _srv["ending"] = True
         _finish(conn, path, why)
     finally:
+        _srv["ending"] = False
         _srv["idle"].set()
 
 
