@@ -21,35 +21,37 @@ A listener on an address other than the loopback requires the token
 (TRACY_TOKEN or token=), as capture-release does.
 """
 import os
-import socket
 import sys
-import threading
+
+# While idle only the interpreter's own _socket and _thread are used (no
+# import of socket, threading, selectors): a program that is never captured
+# pays a blocked thread and little more at its start. A connection imports
+# what serving it needs.
+import _socket
+import _thread
 
 import tracy
 
 _MAX_LINE = 512
 _REQUEST_S = 5.0
-_srv = {"sock": None, "thread": None, "token": None, "busy": threading.Lock(),
-        "current": None, "idle": threading.Event()}
-_srv["idle"].set()
+# busy: held by the capture under way; idle: held while one records or ends
+_srv = {"sock": None, "token": None, "busy": _thread.allocate_lock(),
+        "current": None, "idle": _thread.allocate_lock()}
 
 
 def _loopback(addr):
-    try:
-        infos = socket.getaddrinfo(addr, None)
-    except socket.gaierror:
-        return False
-    import ipaddress
-    return all(ipaddress.ip_address(i[4][0].split("%")[0]).is_loopback for i in infos)
+    """Names a loopback address literally (a name other than localhost
+    counts as remote: the token is asked for)."""
+    return addr in ("localhost", "::1") or addr.startswith("127.")
 
 
 def parse_listen(spec):
     """[ADDR:]PORT -> (addr, port); ValueError (one line) when malformed."""
     addr, _, port = str(spec).rpartition(":")
     addr = addr.strip("[]") or "127.0.0.1"
-    if not port.isdigit() or not 0 < int(port) < 65536:
-        raise ValueError("tracy: --listen takes [ADDR:]PORT with PORT in 1..65535, not %r"
-                         % spec)
+    if not port.isdigit() or not 0 <= int(port) < 65536:
+        raise ValueError("tracy: --listen takes [ADDR:]PORT with PORT in 0..65535 (0: any "
+                         "free port), not %r" % spec)
     return addr, int(port)
 
 
@@ -65,13 +67,16 @@ def start_server(port, addr="127.0.0.1", token=None):
     if not _loopback(addr) and not token:
         raise RuntimeError("tracy: listening on %s (not the loopback) needs a token "
                            "(TRACY_TOKEN or token=)" % addr)
+    s = None
     try:
-        fam = socket.AF_INET6 if ":" in addr else socket.AF_INET
-        s = socket.socket(fam, socket.SOCK_STREAM)
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        fam = _socket.AF_INET6 if ":" in addr else _socket.AF_INET
+        s = _socket.socket(fam, _socket.SOCK_STREAM)
+        s.setsockopt(_socket.SOL_SOCKET, _socket.SO_REUSEADDR, 1)
         s.bind((addr, int(port)))
         s.listen(4)
     except OSError as e:
+        if s is not None:
+            s.close()
         raise RuntimeError("tracy: cannot listen for captures on %s:%s: %s"
                            % (addr, port, e.strerror or e))
     _srv.update(sock=s, token=token)
@@ -84,9 +89,7 @@ def start_server(port, addr="127.0.0.1", token=None):
         import atexit
         atexit.register(_at_exit)
         _srv["at_exit"] = True
-    t = threading.Thread(target=_serve, args=(s,), name="tracy-listener", daemon=True)
-    _srv["thread"] = t
-    t.start()
+    _thread.start_new_thread(_serve, (s,))
     return s.getsockname()[1]
 
 
@@ -97,7 +100,7 @@ def stop_server():
         return
     _srv["sock"] = None
     try:
-        s.shutdown(socket.SHUT_RDWR)
+        s.shutdown(_socket.SHUT_RDWR)
     except OSError:
         pass
     s.close()
@@ -106,9 +109,14 @@ def stop_server():
 def _serve(s):
     while True:
         try:
-            conn, _ = s.accept()
+            fd, _ = s._accept()
         except OSError:
-            return  # closed by stop_server
+            if _srv["sock"] is not s:
+                return  # closed by stop_server
+            continue
+        import socket
+        import threading
+        conn = socket.socket(fileno=fd)
         threading.Thread(target=_handle, args=(conn,), name="tracy-capture",
                          daemon=True).start()
 
@@ -220,14 +228,14 @@ def _capture_for(conn, seconds):
         _send(conn, "ERR %s\n" % str(e).replace("\n", " ")[:300])
         return
     _srv["current"] = (conn, path)
-    _srv["idle"].clear()
+    _srv["idle"].acquire()
     try:
         why = _wait_end(conn, seconds) if _send(conn, "OK\n") else None
         _srv["ending"] = True
         _finish(conn, path, why)
     finally:
         _srv["ending"] = False
-        _srv["idle"].set()
+        _srv["idle"].release()
 
 
 def _finish(conn, path, why):
@@ -259,7 +267,8 @@ def _at_exit():
     """The program ends during a capture: the capture ends now and the
     trace up to here is sent (by the capture's thread; waited for)."""
     _srv["exiting"] = True
-    _srv["idle"].wait(60)
+    if _srv["idle"].acquire(timeout=60):
+        _srv["idle"].release()
 
 
 
