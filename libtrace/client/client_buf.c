@@ -307,6 +307,34 @@ void lt__buf_new_session(void) {
     g->n_live = 0;
 }
 
+/* A thread's first chunk of a session (mu held): a thread always gets one,
+ * over the pool's limit if need be, while the client records. NULL when it
+ * does not (or memory is exhausted). */
+static lt__chunk *first_chunk(void) {
+    lt__client *g = &lt__g;
+    lt__chunk *c = NULL;
+    if (g->state == LT__ACTIVE && !g->stopping) {
+        g->n_live++;
+        c = pool_take(0);
+        if (!c) c = pool_take(1);
+        if (!c) g->n_live--;
+    }
+    return c;
+}
+
+/* t joins the current session's thread list with chunk c (mu held): a
+ * thread index, its name in the metadata. */
+static void tb_join(lt__thr *t, lt__chunk *c, const char *name) {
+    lt__client *g = &lt__g;
+    t->pub.thread = ++g->n_threads;
+    t->session = g->session;
+    const char *pending = lt__pending_name(t->tid);
+    lt__meta_thread(t->pub.thread, t->tid, pending ? pending : name);
+    t->next = g->threads;
+    g->threads = t;
+    tb_link(t, c);
+}
+
 /* The calling thread's buffer of an earlier session joins the current one:
  * a fresh chunk, a new thread index, its name again, no zone open (ends of
  * zones begun before are not sent). Returns 0, or -1 when the client does
@@ -316,13 +344,7 @@ static int adopt(lt__thr *t) {
     char name[64] = "";
     (void)pthread_getname_np(pthread_self(), name, sizeof name);
     pthread_mutex_lock(&g->mu);
-    lt__chunk *c = NULL;
-    if (g->state == LT__ACTIVE && !g->stopping) {
-        g->n_live++;
-        c = pool_take(0);
-        if (!c) c = pool_take(1);
-        if (!c) g->n_live--;
-    }
+    lt__chunk *c = first_chunk();
     if (!c) {
         pthread_mutex_unlock(&g->mu);
         return -1;
@@ -334,18 +356,12 @@ static int adopt(lt__thr *t) {
         pool_put(x);
     }
     t->cur = NULL;
-    t->session = g->session;
-    t->pub.thread = ++g->n_threads;
     t->pub.depth = 0;
     t->pub.last_ts = 0;
     t->skip = 0;
     t->starved = 0;
     t->lost_pending = 0;
-    const char *pending = lt__pending_name(t->tid);
-    lt__meta_thread(t->pub.thread, t->tid, pending ? pending : name);
-    t->next = g->threads;
-    g->threads = t;
-    tb_link(t, c);
+    tb_join(t, c, name);
     pthread_mutex_unlock(&g->mu);
     tb_install(t, c);
     return 0;
@@ -495,25 +511,13 @@ lt__tbuf *lt__tbuf_create(void) {
     (void)pthread_getname_np(pthread_self(), name, sizeof name);
 
     pthread_mutex_lock(&g->mu);
-    lt__chunk *c = NULL;
-    if (g->state == LT__ACTIVE && !g->stopping) {
-        g->n_live++;
-        c = pool_take(0);
-        if (!c) c = pool_take(1); /* a thread always gets its first chunk */
-        if (!c) g->n_live--;
-    }
+    lt__chunk *c = first_chunk();
     if (!c) {
         pthread_mutex_unlock(&g->mu);
         free(t);
         return NULL;
     }
-    t->pub.thread = ++g->n_threads;
-    t->session = g->session;
-    const char *pending = lt__pending_name(t->tid);
-    lt__meta_thread(t->pub.thread, t->tid, pending ? pending : name);
-    t->next = g->threads;
-    g->threads = t;
-    tb_link(t, c);
+    tb_join(t, c, name);
     pthread_mutex_unlock(&g->mu);
 
     tb_install(t, c);

@@ -181,6 +181,11 @@ static int window_open(const char *path, const char *exe_or_null) {
     long port = 0;
     if (win.daemon) return LT_EINVAL;
     if (!path || !*path || strlen(path) >= sizeof win.path) return LT_EINVAL;
+    const char *flight = getenv("TRACY_FLIGHT");
+    if (flight && *flight && strcmp(flight, "0") != 0) {
+        say("no trace window in flight recorder mode (TRACY_FLIGHT is set)", NULL);
+        return LT_EINVAL;
+    }
     if (!replaceable(path)) {
         say("refusing to write the trace over a file that is not a trace", path);
         return LT_EEXIST;

@@ -132,6 +132,7 @@ def _resolve(path):
     raise ValueError("tracy: no free trace name in %s" % path)
 
 
+_starting = __import__("_thread").allocate_lock()
 _ENV = ("TRACY_ADDR", "TRACY_PORT", "TRACY_PY_OPTS", "TRACY_PY_PROGRAM", "PYTHONPATH")
 _win = {"path": None, "pid": 0, "env": None, "quiet": False, "hooks": False}
 
@@ -146,6 +147,15 @@ def start_trace(path, options=None, **kw):
     <program>.<time>.tracy. Options: a tracy.Options, or its fields as
     keywords. RuntimeError (one line) when a trace is already being recorded
     or the capture cannot start."""
+    if not _starting.acquire(blocking=False):
+        raise RuntimeError("tracy: another thread is starting a trace")
+    try:
+        _start(path, options, kw)
+    finally:
+        _starting.release()
+
+
+def _start(path, options, kw):
     from tracy.__main__ import find_tool, setup_children_env
     if _open_here():
         raise RuntimeError("tracy: a trace is already being recorded to %s; call "

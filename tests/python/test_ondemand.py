@@ -185,13 +185,19 @@ def test_port_in_use_is_one_line(tmp_path):
     assert len(p.stderr.splitlines()) == 1
 
 
-def test_a_program_ending_during_a_capture(tmp_path):
-    srv = Server(tmp_path)
+def long_capture(srv, out):
+    """A capture of 60 s of srv under way (the asker has said so)."""
     asker = subprocess.Popen([os.path.join(BIN, "capture-release"), "--connect",
                               "127.0.0.1:%d" % srv.listen, "--duration", "60s", "-o",
-                              str(tmp_path / "exit.tracy")], stderr=subprocess.PIPE,
-                             text=True, env=env_for_tests())
+                              str(out)], stderr=subprocess.PIPE, text=True,
+                             env=env_for_tests())
     assert "recording" in asker.stderr.readline()
+    return asker
+
+
+def test_a_program_ending_during_a_capture(tmp_path):
+    srv = Server(tmp_path)
+    asker = long_capture(srv, tmp_path / "exit.tracy")
     srv.get("5")
     rc, err = srv.finish()
     assert rc == 7 and err == ""
@@ -202,11 +208,7 @@ def test_a_program_ending_during_a_capture(tmp_path):
 
 def test_sigterm_during_a_capture(tmp_path):
     srv = Server(tmp_path)
-    asker = subprocess.Popen([os.path.join(BIN, "capture-release"), "--connect",
-                              "127.0.0.1:%d" % srv.listen, "--duration", "60s", "-o",
-                              str(tmp_path / "term.tracy")], stderr=subprocess.PIPE,
-                             text=True, env=env_for_tests())
-    assert "recording" in asker.stderr.readline()
+    asker = long_capture(srv, tmp_path / "term.tracy")
     srv.get("1")
     srv.proc.send_signal(signal.SIGTERM)
     assert srv.proc.wait(timeout=60) == -signal.SIGTERM
