@@ -275,8 +275,9 @@ def _at_exit():
 
 def from_environment():
     """TRACY_LISTEN=[ADDR:]PORT: listen from the start (one line on stderr
-    when it cannot)."""
-    spec = os.environ.get("TRACY_LISTEN")
+    when it cannot). Taken out of the environment: the program's children
+    do not listen on the same port."""
+    spec = os.environ.pop("TRACY_LISTEN", None)  # not for its children
     if not spec:
         return
     try:
