@@ -3,11 +3,13 @@ command line of its own, the way `python -m cProfile` does.
 
     python runwith.py empty  (script.py | -m module) [args...]
     python runwith.py yappi  (script.py | -m module) [args...]
+    python runwith.py listen (script.py | -m module) [args...]
 
 empty: the emptyprof extension (an empty PyEval_SetProfile callback; needs
 build/bench on PYTHONPATH). yappi: yappi on its wall clock, stats saved in
 pstat form to $BENCH_YAPPI_OUT (default /dev/null) at the end, as
-`python -m cProfile -o` saves its own.
+`python -m cProfile -o` saves its own. listen: tracy.start_server(0), a
+listener for on-demand captures that is never asked (the idle cost).
 """
 import os
 import runpy
@@ -41,7 +43,11 @@ def start(mode):
             out = os.environ.get("BENCH_YAPPI_OUT", os.devnull)
             yappi.get_func_stats().save(out, type="pstat")
         return stop
-    raise SystemExit(f"runwith.py: unknown mode {mode!r} (empty, yappi)")
+    if mode == "listen":
+        import tracy
+        tracy.start_server(0)
+        return tracy.stop_server
+    raise SystemExit(f"runwith.py: unknown mode {mode!r} (empty, yappi, listen)")
 
 
 def main(argv):

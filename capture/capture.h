@@ -59,6 +59,11 @@ typedef struct cap_opts {
  * printed (exit 0), or -1 after printing one error line to stderr (exit 1).
  * Free the result with cap_opts_free(). */
 int cap_opts_parse(cap_opts *o, int argc, char **argv);
+/* connect.c: --connect HOST:PORT asks a program listening for captures
+ * (tracy.start_server) for one and writes it; its own options and exit
+ * codes (CAP_EXIT_*). */
+int cap_connect_wanted(int argc, char **argv);
+int cap_connect_main(int argc, char **argv);
 void cap_opts_free(cap_opts *o);
 
 /* ---- listen.c --------------------------------------------------------- */

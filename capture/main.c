@@ -162,6 +162,7 @@ int main(int argc, char **argv) {
     uv_loop_t loop;
     cap_server *srv = NULL;
     lt_writer *w = NULL;
+    if (cap_connect_wanted(argc, argv)) return cap_connect_main(argc, argv);
     int code, rc = cap_opts_parse(&o, argc, argv);
     if (rc != 0) {
         cap_opts_free(&o);

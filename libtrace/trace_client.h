@@ -37,6 +37,28 @@ extern "C" {
  * lt_client_stop() it returns LT_ECONNECT. */
 LT_API int lt_client_start(void);
 
+/* Trace windows: the process writes a trace file of its own, with no
+ * daemon for the user to start. lt_start_trace(path) starts the private
+ * capture daemon python -m tracy uses (capture-release: $TRACY_CAPTURE, else
+ * bin/ next to the lib/ holding libtrace, else PATH) writing `path`, and
+ * connects to it; threads alive or started in the window are recorded
+ * (ends of zones begun before it are not sent), and processes forked or
+ * started in it inherit TRACY_ADDR and join the same trace.
+ * lt_stop_trace() ships every thread's records and waits until the file is
+ * complete (zones still open end with the window, cut); a process of the
+ * window still connected 5 s later is recorded as stopped. Another window
+ * may follow. lt_start_trace returns 0, LT_EINVAL (a window is open, or the
+ * client is connected to a daemon: python -m tracy, TRACY_ADDR), LT_EEXIST
+ * (path is a file that is not a trace: never overwritten), LT_EOPEN (no
+ * capture-release) or LT_ECONNECT, after one line on stderr; lt_stop_trace
+ * returns 0, LT_EINVAL (no window) or LT_EIO (the daemon failed; said).
+ * TRACY_OUTPUT=path: a window from the first event to exit, for a program
+ * that never calls them. */
+LT_API int lt_start_trace(const char *path);
+LT_API int lt_stop_trace(void);
+/* 1 and the path of the open window in buf (at most n bytes), or 0. */
+LT_API int lt_trace_path(char *buf, size_t n);
+
 /* Sets the program name and arguments reported to the daemon (default: from
  * /proc/self/cmdline). Takes effect when called before the connection is
  * made. Strings are copied. */

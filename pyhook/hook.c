@@ -1244,6 +1244,11 @@ int py__mode(void) {
     return g_enabled ? g_mode : PY_MODE_OFF;
 }
 
+void py__client_restarted(void) {
+    g_live = 1;
+    g_depth_limit = py__opts.max_depth;
+}
+
 void py__client_stopped(void) {
     g_live = 0;
     g_depth_limit = 0;

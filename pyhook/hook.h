@@ -51,6 +51,9 @@ void py__new_epoch(void);
 uint32_t py__epoch(void);
 
 /* The client was stopped: no event may be written any more. */
+/* A new connection (a trace window) after py__client_stopped: zones may
+ * be written again. */
+void py__client_restarted(void);
 void py__client_stopped(void);
 
 /* Writes the pending ancestors kept back by --min-duration, so that an

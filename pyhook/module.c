@@ -226,6 +226,52 @@ static PyObject *m_stop(PyObject *self, PyObject *unused) {
     Py_RETURN_NONE;
 }
 
+PyDoc_STRVAR(trace_start_doc,
+"_trace_start(path, capture) -> str\n--\n\n"
+"Opens a trace window (lt_start_trace): the capture-release at `capture`\n"
+"writes `path`; this process connects to it (again after an earlier\n"
+"window). Returns TRACY_ADDR as set for the window's children. OSError\n"
+"when it cannot be opened (the reason was said).");
+
+static PyObject *m_trace_start(PyObject *self, PyObject *args) {
+    PyObject *path, *exe;
+    int rc;
+    if (!PyArg_ParseTuple(args, "O&O&", PyUnicode_FSConverter, &path, PyUnicode_FSConverter,
+                          &exe))
+        return NULL;
+    Py_BEGIN_ALLOW_THREADS
+    rc = lt__trace_start(PyBytes_AS_STRING(path), PyBytes_AS_STRING(exe));
+    Py_END_ALLOW_THREADS
+    Py_DECREF(path);
+    Py_DECREF(exe);
+    if (rc < 0) return PyErr_Format(PyExc_OSError, "%s", lt_strerror(rc));
+    g_stopped = 0;
+    py__client_restarted();
+    const char *addr = getenv("TRACY_ADDR"); /* set for the window's children */
+    return PyUnicode_DecodeFSDefault(addr ? addr : "");
+}
+
+PyDoc_STRVAR(trace_stop_doc,
+"_trace_stop() -> int\n--\n\n"
+"Ends the trace window: ships every thread's records and waits until the\n"
+"daemon has finished the file. Returns the events it confirmed storing.\n"
+"OSError when the daemon failed (said).");
+
+static PyObject *m_trace_stop(PyObject *self, PyObject *unused) {
+    uint64_t stored = 0;
+    int rc;
+    py__disable();
+    py__pending_flush();
+    py__client_stopped();
+    g_stopped = 1;
+    Py_BEGIN_ALLOW_THREADS
+    rc = lt__trace_stop(&stored);
+    Py_END_ALLOW_THREADS
+    if (py__hook_raise(py__mstate(self)->hook_error) < 0) return NULL;
+    if (rc < 0) return PyErr_Format(PyExc_OSError, "%s", lt_strerror(rc));
+    return PyLong_FromUnsignedLongLong((unsigned long long)stored);
+}
+
 PyDoc_STRVAR(counts_doc,
 "counts() -> Counts(sent, lost)\n--\n\n"
 "Events handed to the sender and events dropped.");
@@ -534,6 +580,8 @@ static PyMethodDef tracy_methods[] = {
     {"flush", m_flush, METH_NOARGS, flush_doc},
     {"dump", m_dump, METH_NOARGS, dump_doc},
     {"stop", m_stop, METH_NOARGS, stop_doc},
+    {"_trace_start", m_trace_start, METH_VARARGS, trace_start_doc},
+    {"_trace_stop", m_trace_stop, METH_NOARGS, trace_stop_doc},
     {"counts", m_counts, METH_NOARGS, counts_doc},
     {"stored", m_stored, METH_NOARGS, stored_doc},
     {"zone_begin", m_zone_begin, METH_VARARGS, zone_begin_doc},

@@ -135,7 +135,10 @@ static void atfork_child(void) {
     __atomic_store_n(&g->state, LT__UNINIT, __ATOMIC_RELEASE);
 }
 
-static void at_exit(void) { lt_client_stop(); }
+static void at_exit(void) {
+    lt_client_stop();
+    lt__trace_at_exit();
+}
 
 static void init_once(void) {
     init_sync();
@@ -933,7 +936,8 @@ int lt_client_start(void) {
     /* A failed connection is tried again on an explicit call (a daemon may
      * have been started since); a stopped client stays stopped. */
     if (st == LT__UNINIT || (st == LT__OFF && start_failed)) {
-        rc = start_locked();
+        rc = lt__output_start();
+        if (rc == 0) rc = start_locked();
         start_err = rc;
         start_failed = rc < 0;
         if (rc < 0) __atomic_store_n(&lt__g.state, LT__OFF, __ATOMIC_RELEASE);
@@ -954,6 +958,32 @@ void lt_client_stop(void) {
     start_failed = 0;
     __atomic_store_n(&lt__g.state, LT__OFF, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&init_mu);
+}
+
+int lt__client_rearm(void) {
+    lt__client *g = &lt__g;
+    pthread_once(&once, init_once);
+    pthread_mutex_lock(&init_mu);
+    if (__atomic_load_n(&g->state, __ATOMIC_ACQUIRE) == LT__ACTIVE) {
+        pthread_mutex_unlock(&init_mu);
+        return LT_EINVAL;
+    }
+    pthread_mutex_lock(&g->mu);
+    lt__buf_new_session();
+    g->key = g->stream_off = g->bytes_unreceived = 0;
+    g->resumes = 0;
+    g->stopping = g->broken = g->kick = 0;
+    g->rounds_started = g->rounds_done = 0;
+    g->events_sent = g->events_lost = 0;
+    g->events_stored = 0;
+    g->stored_known = 0;
+    __atomic_store_n(&g->state, LT__UNINIT, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&g->mu);
+    start_err = 0;
+    start_failed = 0;
+    warned = 0;
+    pthread_mutex_unlock(&init_mu);
+    return 0;
 }
 
 int lt_client_flush(void) {
@@ -1094,7 +1124,10 @@ void lt_thread_name(const char *name) {
     lt__thr *t = (lt__thr *)lt__tb();
     if (!t || !name) return;
     pthread_mutex_lock(&lt__g.mu);
-    if (lt__g.state == LT__ACTIVE) lt__meta_thread(t->pub.thread, t->tid, name);
+    if (lt__buf_stale(t)) /* named when its buffer is renewed */
+        set_pending(t->tid, name);
+    else if (lt__g.state == LT__ACTIVE)
+        lt__meta_thread(t->pub.thread, t->tid, name);
     pthread_mutex_unlock(&lt__g.mu);
 }
 

@@ -100,6 +100,23 @@ static void tb_link(lt__thr *t, lt__chunk *c) {
     }
 }
 
+static uint32_t session_now(void) {
+    return __atomic_load_n(&lt__g.session, __ATOMIC_SEQ_CST);
+}
+
+int lt__buf_stale(const lt__thr *t) { return t->session != session_now(); }
+
+/* Sets the thread's limit (producer side). A new session may have begun
+ * meanwhile: lt__buf_new_session bumps the session, then clears the limit;
+ * reading the session after this store keeps the limit clear whatever the
+ * order (both sequentially consistent), so the next write takes the slow
+ * path, which renews the buffer. */
+static void set_limit(lt__thr *t, uint8_t *limit) {
+    __atomic_store_n(&t->pub.limit, limit, __ATOMIC_SEQ_CST);
+    if (limit && t->session != session_now())
+        __atomic_store_n(&t->pub.limit, NULL, __ATOMIC_SEQ_CST);
+}
+
 /* Makes c the thread's write chunk (producer side). */
 static void tb_install(lt__thr *t, lt__chunk *c) {
     t->cur = c;
@@ -108,7 +125,7 @@ static void tb_install(lt__thr *t, lt__chunk *c) {
     t->pub.committed = &c->committed;
     t->pub.cbias = -(uint64_t)(uintptr_t)c->data;
     t->real_limit = c->data + LT__CHUNK_CAP - LT__SLACK;
-    t->pub.limit = t->skip ? NULL : t->real_limit;
+    set_limit(t, t->skip ? NULL : t->real_limit);
 }
 
 static void tb_use_scratch(lt__thr *t) {
@@ -117,7 +134,9 @@ static void tb_use_scratch(lt__thr *t) {
     t->pub.committed = &scratch_committed;
     t->pub.cbias = -(uint64_t)(uintptr_t)scratch_buf;
     t->real_limit = scratch_buf + LT__SCRATCH - LT__SLACK;
-    t->pub.limit = t->skip ? NULL : t->real_limit;
+    /* every write comes to the slow path, which renews the buffer once a
+     * new session records (lt__buf_new_session) */
+    t->pub.limit = NULL;
 }
 
 static int tb_in_scratch(const lt__thr *t) { return t->pub.base == scratch_buf; }
@@ -259,8 +278,108 @@ scratch:
     return 0;
 }
 
+/* ---- sessions (trace windows, client_file.c) ------------------------- */
+
+/* Buffers of earlier sessions whose thread is alive (mu). */
+static lt__thr *retired;
+
+static void list_unlink(lt__thr **head, lt__thr *t) {
+    for (lt__thr **pp = head; *pp; pp = &(*pp)->next) {
+        if (*pp == t) {
+            *pp = t->next;
+            return;
+        }
+    }
+}
+
+void lt__buf_new_session(void) {
+    lt__client *g = &lt__g;
+    lt__buf_reap(1);
+    __atomic_add_fetch(&g->session, 1, __ATOMIC_SEQ_CST);
+    for (lt__thr *t = g->threads, *n; t; t = n) {
+        n = t->next;
+        __atomic_store_n(&t->pub.limit, NULL, __ATOMIC_SEQ_CST);
+        t->next = retired;
+        retired = t;
+    }
+    g->threads = NULL;
+    g->n_threads = 0;
+    g->n_live = 0;
+}
+
+/* A thread's first chunk of a session (mu held): a thread always gets one,
+ * over the pool's limit if need be, while the client records. NULL when it
+ * does not (or memory is exhausted). */
+static lt__chunk *first_chunk(void) {
+    lt__client *g = &lt__g;
+    lt__chunk *c = NULL;
+    if (g->state == LT__ACTIVE && !g->stopping) {
+        g->n_live++;
+        c = pool_take(0);
+        if (!c) c = pool_take(1);
+        if (!c) g->n_live--;
+    }
+    return c;
+}
+
+/* t joins the current session's thread list with chunk c (mu held): a
+ * thread index, its name in the metadata. */
+static void tb_join(lt__thr *t, lt__chunk *c, const char *name) {
+    lt__client *g = &lt__g;
+    t->pub.thread = ++g->n_threads;
+    t->session = g->session;
+    const char *pending = lt__pending_name(t->tid);
+    lt__meta_thread(t->pub.thread, t->tid, pending ? pending : name);
+    t->next = g->threads;
+    g->threads = t;
+    tb_link(t, c);
+}
+
+/* The calling thread's buffer of an earlier session joins the current one:
+ * a fresh chunk, a new thread index, its name again, no zone open (ends of
+ * zones begun before are not sent). Returns 0, or -1 when the client does
+ * not record. */
+static int adopt(lt__thr *t) {
+    lt__client *g = &lt__g;
+    char name[64] = "";
+    (void)pthread_getname_np(pthread_self(), name, sizeof name);
+    pthread_mutex_lock(&g->mu);
+    lt__chunk *c = first_chunk();
+    if (!c) {
+        pthread_mutex_unlock(&g->mu);
+        return -1;
+    }
+    list_unlink(&retired, t);
+    while (t->head) {
+        lt__chunk *x = t->head;
+        t->head = x->next;
+        pool_put(x);
+    }
+    t->cur = NULL;
+    t->pub.depth = 0;
+    t->pub.last_ts = 0;
+    t->skip = 0;
+    t->starved = 0;
+    t->lost_pending = 0;
+    tb_join(t, c, name);
+    pthread_mutex_unlock(&g->mu);
+    tb_install(t, c);
+    return 0;
+}
+
+/* The slow path of a thread writing into the scratch area or into a buffer
+ * of an earlier session: renewed when a session records, else (back) into
+ * the scratch area. Returns 0 (write, room made) or -1 (skip the record:
+ * an end with no zone open). */
+static int renew(lt__thr *t, int end) {
+    if (lt__buf_stale(t) && recording() && adopt(t) == 0) return end ? -1 : 0;
+    tb_use_scratch(t);
+    return end && t->pub.depth == 0 ? -1 : 0;
+}
+
 int lt__tbuf_refill(lt__tbuf *pt, uint64_t ts) {
     lt__thr *t = (lt__thr *)pt;
+    if (__builtin_expect(tb_in_scratch(t) || lt__buf_stale(t), 0)) return renew(t, 0);
     if (t->skip) { /* inside a dropped zone: drop its children too */
         t->skip++;
         count_lost(t, 1);
@@ -281,6 +400,7 @@ int lt__tbuf_refill(lt__tbuf *pt, uint64_t ts) {
 
 int lt__tbuf_refill_end(lt__tbuf *pt, uint64_t ts) {
     lt__thr *t = (lt__thr *)pt;
+    if (__builtin_expect(tb_in_scratch(t) || lt__buf_stale(t), 0)) return renew(t, 1);
     if (t->skip) {
         count_lost(t, 1);
         if (--t->skip == 0) {
@@ -299,6 +419,7 @@ int lt__tbuf_refill_end(lt__tbuf *pt, uint64_t ts) {
 }
 
 uint8_t *lt__reserve(lt__thr *t, size_t n, uint64_t ts) {
+    if (lt__buf_stale(t) && (!recording() || adopt(t) < 0)) return NULL;
     if (!recording() || tb_in_scratch(t)) return NULL;
     /* At most twice: a fresh chunk may begin with a wait zone and LOST. */
     while (t->pub.wp + n > t->real_limit) {
@@ -339,14 +460,7 @@ static void tb_free(lt__thr *t) {
 }
 
 /* Unlinks t from lt__g.threads (mu held). */
-static void tb_unlink(lt__thr *t) {
-    for (lt__thr **pp = &lt__g.threads; *pp; pp = &(*pp)->next) {
-        if (*pp == t) {
-            *pp = t->next;
-            return;
-        }
-    }
-}
+static void tb_unlink(lt__thr *t) { list_unlink(&lt__g.threads, t); }
 
 /* Thread exit: the sender ships what is left, then frees the buffer. */
 static void tb_exit(void *arg) {
@@ -355,6 +469,12 @@ static void tb_exit(void *arg) {
     flush_lost(t);
     if (lt__tls == &t->pub) lt__tls = NULL;
     pthread_mutex_lock(&g->mu);
+    if (t->session != g->session) { /* a buffer of an earlier session */
+        list_unlink(&retired, t);
+        tb_free(t);
+        pthread_mutex_unlock(&g->mu);
+        return;
+    }
     t->finished = 1;
     if (g->n_live) g->n_live--;
     if (g->state == LT__ACTIVE && g->sender_running) {
@@ -391,24 +511,13 @@ lt__tbuf *lt__tbuf_create(void) {
     (void)pthread_getname_np(pthread_self(), name, sizeof name);
 
     pthread_mutex_lock(&g->mu);
-    lt__chunk *c = NULL;
-    if (g->state == LT__ACTIVE && !g->stopping) {
-        g->n_live++;
-        c = pool_take(0);
-        if (!c) c = pool_take(1); /* a thread always gets its first chunk */
-        if (!c) g->n_live--;
-    }
+    lt__chunk *c = first_chunk();
     if (!c) {
         pthread_mutex_unlock(&g->mu);
         free(t);
         return NULL;
     }
-    t->pub.thread = ++g->n_threads;
-    const char *pending = lt__pending_name(t->tid);
-    lt__meta_thread(t->pub.thread, t->tid, pending ? pending : name);
-    t->next = g->threads;
-    g->threads = t;
-    tb_link(t, c);
+    tb_join(t, c, name);
     pthread_mutex_unlock(&g->mu);
 
     tb_install(t, c);
@@ -433,6 +542,13 @@ void lt__buf_atfork_child(void) {
         while (last->next) last = last->next;
         last->next = stale;
         stale = g->threads;
+    }
+    if (retired) {
+        lt__thr *last = retired;
+        while (last->next) last = last->next;
+        last->next = stale;
+        stale = retired;
+        retired = NULL;
     }
     g->threads = NULL;
     g->n_threads = 0;

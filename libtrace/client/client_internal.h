@@ -46,6 +46,8 @@ typedef struct lt__thr {
     int finished;            /* the thread exited (mu) */
     int starved;             /* a wait for memory timed out: drop without
                                 waiting until a chunk is free again */
+    uint32_t session;        /* lt__g.session it records for (client_file.c:
+                                a buffer of an earlier one is renewed) */
 } lt__thr;
 
 enum lt__state {
@@ -108,6 +110,8 @@ typedef struct lt__client {
                                  all connections (as the daemon counts) */
     uint64_t bytes_unreceived;/* bytes a resumed daemon said it never got */
     uint32_t resumes;         /* connections resumed */
+    uint32_t session;         /* connections made in this process's life
+                                 (atomic): a trace window is one (client_file.c) */
 } lt__client;
 
 extern lt__client lt__g;
@@ -196,6 +200,32 @@ uint8_t *lt__reserve(lt__thr *t, size_t n, uint64_t ts);
 void lt__commit(lt__thr *t, uint8_t *end, int event);
 
 /* Number of event records in p[0..n) (whole records). */
+
+/* ---- trace windows (client_file.c) ----------------------------------- */
+/* A new session after lt_client_stop() (mu held): the buffers of threads
+ * alive now leave the thread list and are forced onto the slow path; each
+ * is renewed (a fresh chunk, a new thread index, no zone open) at its
+ * thread's next write once the client records again, so that ends of zones
+ * begun before are not sent. */
+void lt__buf_new_session(void);
+/* Whether t records for an earlier session (its thread has not written
+ * since the new one began). */
+int lt__buf_stale(const lt__thr *t);
+/* client.c: back to LT__UNINIT after lt_client_stop(), for a new
+ * connection. Returns 0, or LT_EINVAL while connected. */
+int lt__client_rearm(void);
+/* client_file.c: lt_start_trace with capture-release at `exe` (NULL: found
+ * as lt_start_trace finds it), and lt_stop_trace giving the events the
+ * daemon confirmed storing (0 when it did not say). */
+int lt__trace_start(const char *path, const char *exe);
+int lt__trace_stop(uint64_t *stored);
+/* client_file.c: TRACY_OUTPUT asks for a trace window from the first
+ * event: starts the daemon that writes it (before the connection is made,
+ * init_mu held). 0 when not asked or started, else an LT_E* code. */
+int lt__output_start(void);
+/* client_file.c: at exit, ends the window TRACY_OUTPUT or lt_start_trace
+ * opened (waits for the file). */
+void lt__trace_at_exit(void);
 
 /* ---- client.c ------------------------------------------------------- */
 

@@ -8,6 +8,8 @@
     tracy.signpost("warmup done")   # a phase marker (a row in the op report)
     tracy.plot("queue", 3)
     tracy.message("hello")
+    with tracy.trace("out/"):       # no daemon needed: the block's trace
+        run()                       # in out/<program>.<time>.tracy
 
 Events go to this user's capture daemon (capture-release), on a Unix socket
 in the user's private run folder or at TRACY_ADDR; `python -m tracy
@@ -24,7 +26,9 @@ except ImportError:
     raise
 
 __all__ = ["Profiler", "profile", "zone", "signpost", "message", "plot",
-           "frame_mark", "thread_name", "flush", "enabled", "dump"]
+           "frame_mark", "thread_name", "flush", "enabled", "dump",
+           "start_trace", "stop_trace", "trace", "Options", "start_server",
+           "stop_server"]
 __version__ = _tracy.VERSION
 
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -653,3 +657,28 @@ def _start_child(env_opts):
     _tracy.start()
     if not opts["partial"]:
         _enable()
+
+
+# ---- trace windows: start_trace / stop_trace (see _trace.py) -------------------
+
+from ._trace import Options, start_trace, stop_trace, trace  # noqa: E402
+
+
+def start_server(port, addr="127.0.0.1", token=None):
+    """Listens on addr:port for capture requests: the program runs
+    unprofiled until `capture-release --connect HOST:PORT --duration 2s -o
+    run.tracy` asks for a capture (see tracy/_ondemand.py). Returns the
+    port. RuntimeError (one line) when it cannot listen."""
+    from . import _ondemand
+    return _ondemand.start_server(port, addr, token)
+
+
+def stop_server():
+    """Stops listening for capture requests."""
+    from . import _ondemand
+    _ondemand.stop_server()
+
+
+if os.environ.get("TRACY_LISTEN") and "TRACY_PY_OPTS" not in os.environ:
+    from . import _ondemand
+    _ondemand.from_environment()

@@ -51,6 +51,9 @@ options:
                            events in memory (64M: MiB, 30s: seconds) and write them
                            to the trace on SIGUSR1, tracy.dump(), an escaping
                            exception and at exit (later dumps: NAME.1.tracy, ...)
+  --listen [ADDR:]PORT     run the program unprofiled (no hook) and record it
+                           only when asked: capture-release --connect PORT
+                           --duration 2s -o run.tracy (also TRACY_LISTEN=)
   -h, --help               this help
   --version                print the version
 Short flags combine (-pl). Filters may be repeated. Exit status: the
@@ -66,7 +69,7 @@ _WITH_ARG = {
     "-R": "R", "--function-restrict": "R", "-MI": "MI", "--module-include": "MI",
     "-ME": "ME", "--module-exclude": "ME", "-MR": "MR", "--module-restrict": "MR",
     "--label": "label", "--max-depth": "max_depth", "--min-duration": "min_duration",
-    "--flight": "flight",
+    "--flight": "flight", "--listen": "listen",
 }
 _FLAGS = {
     "-p": "partial", "--partial": "partial", "-l": "lines", "--lines": "lines",
@@ -757,6 +760,9 @@ def main(argv):
         else:
             code, glb = prepare_script(cli["script"], cli["args"])
         _tracy.set_info(program, [program] + cli["args"])
+        listen = cli.get("listen") or os.environ.get("TRACY_LISTEN")
+        if listen:
+            return run_listening(listen, code, glb)
         run = connect(cli, out)
     except OutputError as e:
         sys.stderr.write("tracy: %s\n" % e)
@@ -800,6 +806,23 @@ def main(argv):
     tracy._stop_mp_helpers()
     tracy._signals_done()
     finish(run, cli)
+    return _die_like(status)
+
+
+def run_listening(spec, code, glb):
+    """--listen: the program runs unprofiled, as under plain python, and a
+    capture-release --connect records it for a while (tracy/_ondemand.py).
+    Its exit status is the program's."""
+    from tracy import _ondemand
+    try:
+        addr, port = _ondemand.parse_listen(spec)
+        if _ondemand._srv["sock"] is None:  # (TRACY_LISTEN: import tracy started it)
+            _ondemand.start_server(port, addr)
+    except (ValueError, RuntimeError) as e:
+        sys.stderr.write("%s\n" % e)
+        return 2
+    os.environ.pop("TRACY_LISTEN", None)  # its children do not listen on the port
+    status = run_program(code, glb, lambda: None)
     return _die_like(status)
 
 
