@@ -200,6 +200,10 @@ static int flush_row(builder *b, uint32_t ri) {
         return LT_ENOMEM;
     if (fwrite(r->buf, VW_REC, r->nbuf, b->out) != r->nbuf) return LT_EIO;
     vw_chunk *c = &b->chunks[b->nchunks];
+    const uint64_t *first = (const uint64_t *)r->buf;
+    const uint64_t *last = (const uint64_t *)(r->buf + (size_t)(r->nbuf - 1) * VW_REC);
+    c->lo = first[0];
+    c->hi = r->meta.kind == VW_ROW_ZONES ? last[0] + last[1] : last[0];
     c->id = b->nrecs;
     c->first = r->meta.n - r->nbuf;
     c->row = ri;
