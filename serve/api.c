@@ -21,9 +21,7 @@ static void json_answer(sv_answer *a, size_t limit) {
     a->type = "application/json; charset=utf-8";
 }
 
-/* A time parameter: a finite number in [0, 2^53]. 1 found, 0 absent, -1
- * bad (answer set). */
-static int time_param(const sv_req *q, sv_answer *a, const char *name, uint64_t *out) {
+int sv_time_param(const sv_req *q, sv_answer *a, const char *name, uint64_t *out) {
     char buf[64];
     long n = sv_param(q, name, buf, sizeof buf);
     if (n == -1) return 0;
@@ -278,9 +276,7 @@ static void api_meta(sv_ctx *c, sv_session *s, sv_answer *a) {
 
 /* ---- /api/t/ID/view ----------------------------------------------------- */
 
-/* Parses tracks=1,2,3 into sel (ntracks flags); all when absent. */
-static int tracks_param(const sv_req *q, sv_answer *a, const sv_session *s, uint8_t *sel) {
-    uint32_t n = vw_ntracks(s->ix);
+int sv_tracks_param(const sv_req *q, sv_answer *a, uint32_t n, uint8_t *sel) {
     char buf[MAX_TRACKS_PARAM * 8];
     long len = sv_param(q, "tracks", buf, sizeof buf);
     if (len == -1) {
@@ -394,7 +390,7 @@ static void px_lost(jb *j, const vw_index *ix, uint32_t row, uint64_t first, uin
 
 static void api_view(sv_session *s, const sv_req *q, sv_answer *a) {
     uint64_t t0 = 0, t1 = 0, px = 0;
-    int r0 = time_param(q, a, "t0", &t0), r1 = r0 < 0 ? -1 : time_param(q, a, "t1", &t1);
+    int r0 = sv_time_param(q, a, "t0", &t0), r1 = r0 < 0 ? -1 : sv_time_param(q, a, "t1", &t1);
     int rp = r1 < 0 ? -1 : uint_param(q, a, "px", MAX_PX, &px);
     if (r0 < 0 || r1 < 0 || rp < 0) return;
     if (!r0 || !r1 || !rp || t1 <= t0 || px < 1) {
@@ -408,7 +404,7 @@ static void api_view(sv_session *s, const sv_req *q, sv_answer *a) {
         sv_error(a, 500, "internal", "out of memory");
         return;
     }
-    if (tracks_param(q, a, s, sel) < 0) {
+    if (sv_tracks_param(q, a, nt, sel) < 0) {
         free(sel);
         return;
     }
@@ -572,8 +568,8 @@ static void api_find(sv_session *s, const sv_req *q, sv_answer *a) {
     char text[260];
     int rf = uint_param(q, a, "func", UINT32_MAX, &fid);
     long ql = rf < 0 ? -1 : sv_param(q, "q", text, sizeof text);
-    int ra = rf < 0 ? -1 : time_param(q, a, "after", &after);
-    int rb = ra < 0 ? -1 : time_param(q, a, "before", &before);
+    int ra = rf < 0 ? -1 : sv_time_param(q, a, "after", &after);
+    int rb = ra < 0 ? -1 : sv_time_param(q, a, "before", &before);
     int rt = rb < 0 ? -1 : uint_param(q, a, "track", nt ? nt - 1 : 0, &track);
     if (rf < 0 || ra < 0 || rb < 0 || rt < 0) goto out;
     if (rt && track >= nt) {

@@ -224,16 +224,11 @@ static void tree_json(jb *j, walk *w) {
     free(back);
 }
 
+/* A time parameter that must be present. */
 static int time_arg(const sv_req *q, sv_answer *a, const char *name, uint64_t *out) {
-    char buf[64], *e;
-    long n = sv_param(q, name, buf, sizeof buf);
-    double v = n > 0 ? strtod(buf, &e) : NAN;
-    if (n <= 0 || *e || !isfinite(v) || v < 0 || v > 9007199254740992.0) {
-        sv_error(a, 400, "bad_param", "%s must be a number of ns in [0, 2^53]", name);
-        return -1;
-    }
-    *out = (uint64_t)v;
-    return 0;
+    int r = sv_time_param(q, a, name, out);
+    if (!r) sv_error(a, 400, "bad_param", "%s is required", name);
+    return r > 0 ? 0 : -1;
 }
 
 void sv_api_range(sv_ctx *c, sv_session *s, const sv_req *q, sv_answer *a) {
@@ -246,30 +241,16 @@ void sv_api_range(sv_ctx *c, sv_session *s, const sv_req *q, sv_answer *a) {
     }
     uint32_t nt = vw_ntracks(s->ix), nf = vw_nfuncs(s->ix);
     uint8_t *sel = calloc((size_t)nt + 1, 1);
-    char buf[4096];
-    long len = sv_param(q, "tracks", buf, sizeof buf);
     if (!sel) {
         sv_error(a, 500, "internal", "out of memory");
         return;
     }
-    if (len == -2) {
-        sv_error(a, 400, "bad_param", "tracks: too long");
+    if (sv_tracks_param(q, a, nt, sel) < 0) {
         free(sel);
         return;
     }
-    for (char *p = buf; len >= 0 && *p;) {
-        char *e;
-        unsigned long v = isdigit((unsigned char)*p) ? strtoul(p, &e, 10) : (e = p, ULONG_MAX);
-        if (v >= nt || (*e && *e != ',')) {
-            sv_error(a, 400, "bad_param", "tracks: a comma list of track numbers");
-            free(sel);
-            return;
-        }
-        sel[v] = 1;
-        p = *e ? e + 1 : e;
-    }
     walk w;
-    int rc = walk_range(&w, s, t0, t1, len >= 0 ? sel : NULL, 1);
+    int rc = walk_range(&w, s, t0, t1, sel, 1);
     if (rc < 0) {
         if (w.failed == 2)
             sv_error(a, 413, "too_large", "more than %llu zones in the range: narrow it",

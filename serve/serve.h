@@ -91,6 +91,12 @@ typedef struct sv_answer {
 /* Query parameter `name` percent-decoded into buf; returns its length, -1
  * when absent, -2 when malformed (bad escape, NUL, longer than len - 1). */
 long sv_param(const sv_req *q, const char *name, char *buf, size_t len);
+/* A time parameter: a finite number of ns in [0, 2^53] into *out. Returns
+ * 1 found, 0 absent, -1 malformed or out of range (a 400 answer set). */
+int sv_time_param(const sv_req *q, sv_answer *a, const char *name, uint64_t *out);
+/* Parses tracks=1,2,3 into sel (n flags, one per track); every track when
+ * absent. Returns 0, or -1 (a 400 answer set). */
+int sv_tracks_param(const sv_req *q, sv_answer *a, uint32_t n, uint8_t *sel);
 /* Sets an error answer {"error":..., "code":...}. Returns status. */
 int sv_error(sv_answer *a, int status, const char *code, const char *fmt, ...);
 

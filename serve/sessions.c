@@ -19,12 +19,6 @@
 #define MAX_SESSIONS 100000u
 #define MAX_WALK_DEPTH 32
 
-static uint64_t fnv(const char *s) {
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (; *s; s++) h = (h ^ (uint8_t)*s) * 0x100000001b3ull;
-    return h;
-}
-
 int sv_sessions_init(sv_sessions *ss, char **paths, int n, const char *cache) {
     memset(ss, 0, sizeof *ss);
     ss->cache = cache;
@@ -115,7 +109,7 @@ static void add_trace(sv_sessions *ss, int root, const char *path) {
     s->rel = strdup(rel);
     s->root = root;
     s->seen = 1;
-    snprintf(s->id, sizeof s->id, "%016llx", (unsigned long long)fnv(real));
+    snprintf(s->id, sizeof s->id, "%016llx", (unsigned long long)vw_hash(real));
     if (!s->rel) {
         free(real);
         return;

@@ -430,6 +430,60 @@ START_TEST(growing_trace) {
 }
 END_TEST
 
+/* A range over the whole run gives tracy-csv --stats' table (the same
+ * call tree model); a narrower one clips and counts fewer. */
+START_TEST(range_matches_csv_stats) {
+    gen(scratch_path("r.tracy"), "-z 20000 -t 3 -d 6");
+    sh("'%s/bin/tracy-csv' --stats '%s' > '%s'", build_dir(), scratch_path("r.tracy"), scratch_path("stats.csv"));
+    srv s;
+    ck_assert_int_eq(start(&s, scratch_path("r.tracy")), 0);
+    char *id = session_id(s.port, "r.tracy");
+    char t[300];
+    snprintf(t, sizeof t, "/api/t/%s/meta", id);
+    cJSON *m = get_json(s.port, t, 200);
+    double dur = num(m, "duration_ns");
+    cJSON_Delete(m);
+    snprintf(t, sizeof t, "/api/t/%s/range?t0=0&t1=%.0f", id, dur + 1);
+    cJSON *j = get_json(s.port, t, 200);
+    ck_assert_double_eq(num(j, "zones"), 20000);
+    size_t len;
+    char *csv = (char *)slurp(scratch_path("stats.csv"), &len);
+    csv[len] = 0;
+    int rows = 0;
+    for (char *line = strtok(strchr(csv, '\n') + 1, "\n"); line; line = strtok(NULL, "\n")) {
+        char name[128];
+        unsigned long long total, counts;
+        ck_assert_int_eq(sscanf(line, "%127[^,],%*[^,],%*[^,],%llu,%*[^,],%llu", name, &total, &counts), 3);
+        const cJSON *f;
+        int found = 0;
+        cJSON_ArrayForEach(f, cJSON_GetObjectItem(j, "functions")) {
+            if (strcmp(str(f, "name"), name)) continue;
+            found = 1;
+            ck_assert_double_eq(num(f, "calls"), (double)counts);
+            ck_assert_double_eq(num(f, "total"), (double)total);
+        }
+        ck_assert_msg(found, "%s not in the range table", name);
+        rows++;
+    }
+    ck_assert_int_eq(rows, cJSON_GetArraySize(cJSON_GetObjectItem(j, "functions")));
+    /* the tree: the root's children sum to the zones at depth 0 */
+    const cJSON *tree = cJSON_GetObjectItem(j, "tree"), *n;
+    double top = 0;
+    cJSON_ArrayForEach(n, tree)
+        if (cJSON_GetArrayItem(n, 1)->valuedouble == 0) top += cJSON_GetArrayItem(n, 3)->valuedouble;
+    ck_assert_double_gt(top, 0);
+    cJSON_Delete(j);
+    snprintf(t, sizeof t, "/api/t/%s/range?t0=%.0f&t1=%.0f", id, dur / 3, dur / 2);
+    j = get_json(s.port, t, 200);
+    ck_assert_double_lt(num(j, "zones"), 20000);
+    ck_assert_double_gt(num(j, "zones"), 0);
+    cJSON_Delete(j);
+    free(csv);
+    free(id);
+    stop(&s);
+}
+END_TEST
+
 /* Mutated traces: each gives a session (or an error for it), never a
  * crash. */
 START_TEST(mutated_traces) {
@@ -536,6 +590,7 @@ Suite *serve_suite(void) {
     tcase_add_test(tc, hostile_names);
     tcase_add_test(tc, token);
     tcase_add_test(tc, json_escapes);
+    tcase_add_test(tc, range_matches_csv_stats);
     tcase_add_test(tc, growing_trace);
     tcase_add_test(tc, mutated_traces);
     tcase_add_test(tc, many_and_slow_clients);

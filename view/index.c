@@ -126,7 +126,7 @@ static int map_index(vw_index *ix, const char *path) {
     return 0;
 }
 
-static uint64_t fnv(const char *s) {
+uint64_t vw_hash(const char *s) {
     uint64_t h = 0xcbf29ce484222325ull;
     for (; *s; s++) h = (h ^ (uint8_t)*s) * 0x100000001b3ull;
     return h;
@@ -149,7 +149,7 @@ int vw_open(vw_index **out, const char *trace, const char *cache_dir, int *rebui
         return LT_ENOMEM;
     }
     ix->trace = abs;
-    sprintf(path, "%s/%016llx.idx", cache_dir, (unsigned long long)fnv(abs));
+    sprintf(path, "%s/%016llx.idx", cache_dir, (unsigned long long)vw_hash(abs));
     int rc = 0;
     if (map_index(ix, path) < 0) {
         rc = vw_build(abs, path, err, errlen);

@@ -128,6 +128,10 @@ int vw_cache_dir(char *buf, size_t len);
  * LT_ENOMEM, ...). `rebuilt`, when non-NULL, is set to 1 when it was built. */
 int vw_open(vw_index **out, const char *trace, const char *cache_dir,
             int *rebuilt, char *err, size_t errlen);
+/* The 64-bit FNV-1a hash of a string: the index file of a trace is named
+ * by that of its resolved path (and tracy-serve's session ids too). */
+uint64_t vw_hash(const char *s);
+
 /* Builds the index of `trace` into the file `out_path` (written under a
  * temporary name then renamed). Returns 0 or a negative LT_E* code. */
 int vw_build(const char *trace, const char *out_path, char *err, size_t errlen);
