@@ -122,7 +122,8 @@ def text(results):
              "1 us (each level a tenth of the one before). RSS of the server after the queries "
              "(VmRSS), its peak (VmHWM: the index's mapped pages a query touched count in it, "
              "they are page cache and dropped after each answer), and the peak of its "
-             "anonymous memory (RssAnon, sampled after each answer). Targets: build >= {BUILD_TARGET / 1e6:.0f}M zones/s, view p95 "
+             "anonymous memory (RssAnon, sampled after each answer). "
+             f"Targets: build >= {BUILD_TARGET / 1e6:.0f}M zones/s, view p95 "
              f"<= {P95_TARGET:.0f} ms, RSS <= {RSS_TARGET >> 10} MiB.\n", table(results)]
     for r in results:
         worst = ", ".join(f"{w / 1e6:g} ms: {t:.1f}" if w >= 1e6 else f"{w / 1e3:g} us: {t:.1f}"

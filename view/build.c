@@ -208,6 +208,16 @@ static int flush_row(builder *b, uint32_t ri) {
     const uint64_t *last = (const uint64_t *)(r->buf + (size_t)(r->nbuf - 1) * VW_REC);
     c->lo = first[0];
     c->hi = r->meta.kind == VW_ROW_ZONES ? last[0] + last[1] : last[0];
+    c->maxdur = c->maxgap = 0;
+    for (uint32_t k = 0; r->meta.kind == VW_ROW_ZONES && k < r->nbuf; k++) {
+        const vw_zone *z = (const vw_zone *)(r->buf + (size_t)k * VW_REC);
+        if (z->dur > c->maxdur) c->maxdur = z->dur;
+        if (k) {
+            const vw_zone *p = z - 1;
+            uint64_t pe = p->start + p->dur;
+            if (z->start > pe && z->start - pe > c->maxgap) c->maxgap = z->start - pe;
+        }
+    }
     c->id = b->nrecs;
     c->first = r->meta.n - r->nbuf;
     c->row = ri;

@@ -375,6 +375,25 @@ uint64_t vw_upper_start(const vw_index *ix, uint32_t row, uint64_t t) {
     return search(ix, row, 0, t, 0, 0);
 }
 
+/* The zones from *j on that join a run chunk by chunk: the rest of *j's
+ * chunk and the chunks after it, as long as each holds only zones narrower
+ * than a pixel with gaps of at most a pixel, ends by t1, and (when whole)
+ * starts within a pixel of the run's end. Reads chunk entries only. The
+ * caller has just joined zone *j - 1, so a chunk entered in its middle is
+ * close. */
+static void absorb(const vw_index *ix, uint32_t row, uint64_t *j, uint64_t *end, uint64_t px, uint64_t t1) {
+    const vw_row *w = &ix->rows[row];
+    if (*j >= w->n) return;
+    const uint32_t *list = ix->rowchunks + w->chunks;
+    for (uint32_t k = chunk_no(ix, w, *j); k < w->nchunks; k++) {
+        const vw_chunk *c = &ix->chunks[list[k]];
+        if (c->maxdur >= px || c->maxgap > px || c->hi > t1) return;
+        if (*j == c->first && c->lo > *end + px) return;
+        if (c->hi > *end) *end = c->hi;
+        *j = c->first + c->n;
+    }
+}
+
 int vw_view_row(const vw_index *ix, uint32_t row, uint64_t t0, uint64_t t1, double ns_per_px,
                 vw_item_fn fn, void *ctx) {
     const vw_row *w = vw_row_at(ix, row);
@@ -404,6 +423,7 @@ int vw_view_row(const vw_index *ix, uint32_t row, uint64_t t0, uint64_t t1, doub
                 if (nx->start > t1 || nx->dur >= px || nx->start > end + px) break;
                 end = nx->start + nx->dur; /* narrow and close: joins the run */
                 j++;
+                absorb(ix, row, &j, &end, px, t1);
             }
             it.count = j - i;
             it.dur = end - z->start;

@@ -17,9 +17,10 @@
  * Records are written in chunks of VW_CHUNK records per row as the rows
  * fill; a zone's id is its record's position among all records of the
  * file, so an id finds its record in O(1) and its row in O(log chunks).
- * Index size: 32 bytes per zone plus strings and one chunk entry (40 B)
+ * Index size: 32 bytes per zone plus strings and one chunk entry (56 B)
  * per VW_CHUNK records. Searches go through the chunk entries (their first
- * time and last end) before touching records: a search touches one chunk
+ * time, last end, longest zone and widest gap) before touching records: a
+ * run of narrow zones absorbs whole chunks from their entries alone, and a search touches one chunk
  * of records, and searches that move forward gallop from where they are.
  *
  * Times in the index are ns relative to the trace's origin (the first
@@ -36,7 +37,7 @@
 #include <stdint.h>
 
 #define VW_CHUNK 512u
-#define VW_VERSION 2u
+#define VW_VERSION 3u
 
 /* Zone flags (top bits of vw_zone.func_flags). */
 #define VW_OPEN 0x80000000u    /* still open at the end of the data */

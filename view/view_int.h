@@ -18,6 +18,8 @@ typedef struct vw_chunk {
     uint32_t row, n;
     uint64_t lo;      /* its first record's time (start) */
     uint64_t hi;      /* zones: its last end (ends are sorted); others: last time */
+    uint64_t maxdur;  /* zones: the longest one */
+    uint64_t maxgap;  /* zones: the widest gap between two of its zones */
 } vw_chunk;
 
 typedef struct vw_header {
