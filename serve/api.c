@@ -93,7 +93,7 @@ static void counts(const sv_session *s, uint64_t *zones, uint64_t *lost) {
 }
 
 static void session_json(jb *j, sv_sessions *ss, sv_session *s) {
-    int ok = sv_session_open(ss, s) == 0;
+    int ok = s->ix != NULL && sv_session_open(ss, s) == 0;
     jb_obj(j);
     jb_key(j, "id"), jb_str(j, s->id);
     jb_key(j, "path"), jb_str(j, s->rel);
@@ -131,7 +131,12 @@ static int by_mtime(const void *a, const void *b) {
 static void api_sessions(sv_ctx *c, sv_answer *a) {
     sv_sessions *ss = c->ss;
     sv_sessions_scan(ss);
-    for (size_t i = 0; i < ss->n; i++) sv_session_open(ss, &ss->s[i]);
+    int pending = 0;
+    for (size_t i = 0; i < ss->n; i++) pending |= sv_session_open(ss, &ss->s[i]) > 0;
+    if (pending) { /* answered once every index is built */
+        a->deferred = 1;
+        return;
+    }
     sv_session **order = malloc((ss->n + 1) * sizeof *order);
     if (!order) {
         sv_error(a, 500, "internal", "out of memory");
@@ -659,7 +664,12 @@ static void route_session(sv_ctx *c, const sv_req *q, sv_answer *a) {
         sv_error(a, 404, "not_found", "no such route");
         return;
     }
-    if (sv_session_open(c->ss, s) < 0) {
+    int rc = sv_session_open(c->ss, s);
+    if (rc > 0) {
+        a->deferred = 1;
+        return;
+    }
+    if (rc < 0) {
         sv_error(a, 422, "unreadable", "%s: %s", s->rel, s->error);
         return;
     }

@@ -424,10 +424,19 @@ void sv_api_trend(sv_ctx *c, const sv_req *q, sv_answer *a) {
     sv_sessions_scan(ss);
     sv_session **list = calloc(ss->n + 1, sizeof *list);
     size_t n = 0;
-    for (size_t i = 0; list && i < ss->n; i++)
-        if (sv_session_open(ss, &ss->s[i]) == 0 && has_program(&ss->s[i], prog)) list[n++] = &ss->s[i];
+    int pending = 0;
+    for (size_t i = 0; list && i < ss->n; i++) {
+        int rc = sv_session_open(ss, &ss->s[i]);
+        pending |= rc > 0;
+        if (rc == 0 && has_program(&ss->s[i], prog)) list[n++] = &ss->s[i];
+    }
     if (!list) {
         sv_error(a, 500, "internal", "out of memory");
+        return;
+    }
+    if (pending) { /* answered once every index is built */
+        free(list);
+        a->deferred = 1;
         return;
     }
     qsort(list, n, sizeof *list, by_start);

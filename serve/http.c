@@ -53,6 +53,9 @@ typedef struct conn {
     struct conn *next_wait;
     struct conn *next, *prev; /* in server.all */
     uint64_t write_ms;        /* when its answer started */
+    int parked;               /* its request waits for an index build */
+    char *req;                /* that request (q points into it) */
+    sv_req q;
     uv_write_t wr;
     char *head;
     sv_answer ans;
@@ -138,6 +141,7 @@ static void on_closed(uv_handle_t *h) {
     c->srv->nconns--;
     free(c->in);
     free(c->head);
+    free(c->req);
     jb_free(&c->ans.body);
     free(c);
 }
@@ -372,25 +376,25 @@ static int authorize(conn *c, const heads *h, sv_req *q) {
     return 0;
 }
 
-/* Handles one complete request of `hlen` header bytes and `blen` body. */
-static void handle(conn *c, char *req, size_t hlen, size_t blen) {
-    req[hlen - 2] = 0; /* the blank line's CRLF */
+/* Parses and answers one request; returns 1 when req can be freed, 0 when
+ * the parked request keeps it. */
+static int handle_parsed(conn *c, char *req, size_t hlen, size_t blen) {    req[hlen - 2] = 0; /* the blank line's CRLF */
     char *line_end = strstr(req, "\r\n");
     if (!line_end) {
         fail_conn(c, 400, "bad_request", "malformed request line");
-        return;
+        return 1;
     }
     *line_end = 0;
     char *sp1 = strchr(req, ' '), *sp2 = sp1 ? strchr(sp1 + 1, ' ') : NULL;
     heads h;
     if (!sp1 || !sp2 || strchr(sp2 + 1, ' ') || parse_heads(line_end + 2, &h) < 0) {
         fail_conn(c, 400, "bad_request", "malformed request");
-        return;
+        return 1;
     }
     *sp1 = *sp2 = 0;
     if (strcmp(sp2 + 1, "HTTP/1.1") && strcmp(sp2 + 1, "HTTP/1.0")) {
         fail_conn(c, 400, "bad_request", "HTTP/1.1 only");
-        return;
+        return 1;
     }
     c->close_after = !strcmp(sp2 + 1, "HTTP/1.0") || (h.conn && !strcasecmp(h.conn, "close"));
     sv_req q;
@@ -400,12 +404,12 @@ static void handle(conn *c, char *req, size_t hlen, size_t blen) {
     char *target = sp1 + 1;
     if (target[0] != '/') {
         fail_conn(c, 400, "bad_request", "target must be a path");
-        return;
+        return 1;
     }
     for (char *k = target; *k; k++)
         if ((unsigned char)*k <= ' ' || (unsigned char)*k >= 127) {
             fail_conn(c, 400, "bad_request", "bad character in target");
-            return;
+            return 1;
         }
     char *qm = strchr(target, '?');
     q.path = target;
@@ -421,13 +425,44 @@ static void handle(conn *c, char *req, size_t hlen, size_t blen) {
         c->ans.status = 200;
         c->srv->ctx.o = c->srv->o;
         sv_route(&c->srv->ctx, &q, &c->ans);
+        if (c->ans.deferred) { /* an index is being built: asked again after */
+            c->parked = 1;
+            c->req = req;
+            c->q = q;
+            uv_timer_stop(&c->timer);
+            return 0;
+        }
     }
     send_answer(c);
+    return 1;
+}
+
+/* Handles one complete request of `hlen` header bytes and `blen` body; owns
+ * req (kept while the request is parked). */
+static void handle(conn *c, char *req, size_t hlen, size_t blen) {
+    if (handle_parsed(c, req, hlen, blen)) free(req);
+}
+
+/* After an index build: the parked requests are routed again. */
+static void on_built(void *ctx) {
+    server *s = ctx;
+    for (conn *c = s->all; c; c = c->next) {
+        if (!c->parked || c->closing) continue;
+        jb_free(&c->ans.body);
+        memset(&c->ans, 0, sizeof c->ans);
+        c->ans.status = 200;
+        sv_route(&s->ctx, &c->q, &c->ans);
+        if (c->ans.deferred) continue;
+        c->parked = 0;
+        free(c->req);
+        c->req = NULL;
+        send_answer(c);
+    }
 }
 
 /* Parses what is buffered: one request when complete. */
 static void process(conn *c) {
-    if (c->writing || c->closing || !c->inlen || c->queued) return;
+    if (c->writing || c->closing || !c->inlen || c->queued || c->parked) return;
     if (c->srv->pending >= SV_MAX_PENDING) { /* answered when others drain */
         c->queued = 1;
         c->next_wait = c->srv->waiting;
@@ -485,7 +520,6 @@ static void process(conn *c) {
     memmove(c->in, c->in + hlen + blen, c->inlen - hlen - blen);
     c->inlen -= hlen + blen;
     handle(c, req, hlen, blen);
-    free(req);
 }
 
 static void on_read(uv_stream_t *st, ssize_t n, const uv_buf_t *buf) {
@@ -496,7 +530,9 @@ static void on_read(uv_stream_t *st, ssize_t n, const uv_buf_t *buf) {
         return;
     }
     if (n == 0) {
-        if (c->inlen >= IN_CAP) fail_conn(c, 413, "too_large", "request too large");
+        if (c->inlen < IN_CAP) return;
+        if (c->parked || c->writing) uv_read_stop(st); /* resumed after its answer */
+        else fail_conn(c, 413, "too_large", "request too large");
         return;
     }
     c->inlen += (size_t)n;
@@ -550,6 +586,9 @@ int sv_run(const sv_opts *o, sv_sessions *ss) {
     s.o = o;
     s.ctx.ss = ss;
     s.ctx.o = o;
+    ss->loop = s.loop;
+    ss->built = on_built;
+    ss->built_ctx = &s;
     struct sockaddr_storage sa;
     int v6 = strchr(o->addr, ':') != NULL;
     int rc = v6 ? uv_ip6_addr(o->addr, o->port, (struct sockaddr_in6 *)&sa)

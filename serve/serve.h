@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <uv.h>
+
 #include "json.h"
 #include "trace.h"
 #include "view.h"
@@ -46,6 +48,9 @@ typedef struct sv_session {
     lt_reader *r;           /* its metadata, opened with ix */
     char error[256];        /* last failure, "" when none */
     uint64_t generation;
+    int want_build, building; /* its index is queued / being built */
+    int failed;             /* the last build failed for this identity: */
+    uint64_t fail_size, fail_mtime; /* not tried again until it changes */
 } sv_session;
 
 typedef struct sv_sessions {
@@ -55,6 +60,17 @@ typedef struct sv_sessions {
     sv_session *s;
     size_t n, cap;
     const char *cache;
+    /* Index builds run one at a time on libuv's thread pool. */
+    uv_loop_t *loop;        /* NULL: build in the caller */
+    uv_work_t work;
+    int busy;
+    char build_id[17];
+    char *build_trace, *build_out;
+    uint64_t build_size, build_mtime;
+    int build_rc;
+    char build_err[256];
+    void (*built)(void *ctx); /* called in the loop after each build */
+    void *built_ctx;
 } sv_sessions;
 
 int sv_sessions_init(sv_sessions *ss, char **paths, int n, const char *cache);
@@ -64,7 +80,9 @@ void sv_sessions_scan(sv_sessions *ss);
 /* The session of an id (after a rescan when unknown), or NULL. */
 sv_session *sv_session_find(sv_sessions *ss, const char *id);
 /* Opens (or re-opens when the trace changed) its index and metadata.
- * Returns 0, or -1 with s->error set. */
+ * Returns 0, -1 with s->error set, or 1 when its index is being built (on
+ * the thread pool; ss->built is called when a build ends: ask again). A
+ * trace whose build failed is not tried again until it changes. */
 int sv_session_open(sv_sessions *ss, sv_session *s);
 /* "complete", "writing", "truncated" or "error". */
 const char *sv_session_state(const sv_session *s);
@@ -86,6 +104,7 @@ typedef struct sv_answer {
     const char *static_body;/* instead of body when non-NULL */
     size_t static_len;
     char extra[256];        /* extra header lines, each ending in \r\n */
+    int deferred;           /* no answer yet: asked again after a build */
 } sv_answer;
 
 /* Query parameter `name` percent-decoded into buf; returns its length, -1

@@ -48,6 +48,7 @@ static void session_close(sv_session *s) {
 }
 
 void sv_sessions_free(sv_sessions *ss) {
+    if (ss->busy) return; /* a build still runs: left to the exit */
     for (size_t i = 0; i < ss->n; i++) {
         session_close(&ss->s[i]);
         free(ss->s[i].path);
@@ -168,24 +169,72 @@ sv_session *sv_session_find(sv_sessions *ss, const char *id) {
     return NULL;
 }
 
-int sv_session_open(sv_sessions *ss, sv_session *s) {
-    if (s->ix) {
-        int st = vw_stale(s->ix);
-        if (!st) return 0;
-        session_close(s);
+static void start_build(sv_sessions *ss);
+
+static void on_build(uv_work_t *w) {
+    sv_sessions *ss = w->data;
+    ss->build_rc = vw_build(ss->build_trace, ss->build_out, ss->build_err, sizeof ss->build_err);
+}
+
+static void after_build(uv_work_t *w, int status) {
+    sv_sessions *ss = w->data;
+    ss->busy = 0;
+    for (size_t i = 0; i < ss->n; i++) {
+        sv_session *s = &ss->s[i];
+        if (strcmp(s->id, ss->build_id)) continue;
+        s->building = 0;
+        if (status < 0 || ss->build_rc < 0) {
+            s->failed = 1;
+            s->fail_size = ss->build_size;
+            s->fail_mtime = ss->build_mtime;
+            snprintf(s->error, sizeof s->error, "%s",
+                     ss->build_err[0] ? ss->build_err : lt_strerror(ss->build_rc));
+        }
     }
-    struct stat sb;
-    if (stat(s->path, &sb) < 0) {
-        snprintf(s->error, sizeof s->error, "%s", strerror(errno));
-        return -1;
+    free(ss->build_trace);
+    free(ss->build_out);
+    ss->build_trace = ss->build_out = NULL;
+    start_build(ss);
+    if (ss->built) ss->built(ss->built_ctx);
+}
+
+/* Starts the next queued build when none runs. */
+static void start_build(sv_sessions *ss) {
+    if (ss->busy) return;
+    for (size_t i = 0; i < ss->n; i++) {
+        sv_session *s = &ss->s[i];
+        if (!s->want_build) continue;
+        s->want_build = 0;
+        ss->build_trace = strdup(s->path);
+        ss->build_out = vw_index_path(s->path, ss->cache);
+        if (!ss->build_trace || !ss->build_out) {
+            free(ss->build_trace), free(ss->build_out);
+            ss->build_trace = ss->build_out = NULL;
+            snprintf(s->error, sizeof s->error, "out of memory");
+            continue;
+        }
+        memcpy(ss->build_id, s->id, sizeof s->id);
+        ss->build_size = s->size;
+        ss->build_mtime = s->mtime_ns;
+        ss->build_err[0] = 0;
+        ss->work.data = ss;
+        s->building = 1;
+        ss->busy = 1;
+        if (uv_queue_work(ss->loop, &ss->work, on_build, after_build) < 0) {
+            on_build(&ss->work); /* no thread pool: here and now */
+            after_build(&ss->work, 0);
+        }
+        return;
     }
-    s->size = (uint64_t)sb.st_size;
-    s->mtime_ns = (uint64_t)sb.st_mtim.tv_sec * 1000000000ull + (uint64_t)sb.st_mtim.tv_nsec;
-    char err[256] = "";
-    int rc = vw_open(&s->ix, s->path, ss->cache, NULL, err, sizeof err);
-    if (rc < 0) {
-        snprintf(s->error, sizeof s->error, "%s", err[0] ? err : lt_strerror(rc));
-        return -1;
+}
+
+/* Maps a current index and opens the trace's metadata: 0, 1 when the index
+ * must be built, -1 on failure (s->error). */
+static int open_built(sv_sessions *ss, sv_session *s) {
+    int rc = vw_open_built(&s->ix, s->path, ss->cache);
+    if (rc) {
+        if (rc < 0) snprintf(s->error, sizeof s->error, "%s", lt_strerror(rc));
+        return rc < 0 ? -1 : 1;
     }
     char detail[256] = "";
     rc = lt_reader_open(&s->r, s->path, detail, sizeof detail);
@@ -195,8 +244,42 @@ int sv_session_open(sv_sessions *ss, sv_session *s) {
         return -1;
     }
     s->error[0] = 0;
+    s->failed = 0;
     s->generation++;
     return 0;
+}
+
+int sv_session_open(sv_sessions *ss, sv_session *s) {
+    if (s->ix) {
+        if (!vw_stale(s->ix)) return 0;
+        session_close(s);
+    }
+    if (s->building || s->want_build) return 1;
+    struct stat sb;
+    if (stat(s->path, &sb) < 0) {
+        snprintf(s->error, sizeof s->error, "%s", strerror(errno));
+        return -1;
+    }
+    s->size = (uint64_t)sb.st_size;
+    s->mtime_ns = (uint64_t)sb.st_mtim.tv_sec * 1000000000ull + (uint64_t)sb.st_mtim.tv_nsec;
+    if (s->failed && s->fail_size == s->size && s->fail_mtime == s->mtime_ns) return -1;
+    int rc = open_built(ss, s);
+    if (rc <= 0) return rc;
+    if (!ss->loop) { /* no loop: build here */
+        char err[256] = "";
+        char *out = vw_index_path(s->path, ss->cache);
+        int b = out ? vw_build(s->path, out, err, sizeof err) : LT_ENOMEM;
+        free(out);
+        if (b < 0) {
+            snprintf(s->error, sizeof s->error, "%s", err[0] ? err : lt_strerror(b));
+            s->failed = 1, s->fail_size = s->size, s->fail_mtime = s->mtime_ns;
+            return -1;
+        }
+        return open_built(ss, s) == 0 ? 0 : -1;
+    }
+    s->want_build = 1;
+    start_build(ss);
+    return 1;
 }
 
 const char *sv_session_state(const sv_session *s) {

@@ -1,3 +1,4 @@
+#define _GNU_SOURCE /* qsort_r */
 /* build.c -- one streaming pass over a trace into its index file (view.h).
  *
  * Memory: per row a buffer of at most VW_CHUNK records (all buffers
@@ -553,10 +554,10 @@ static int scan(builder *b) {
 
 /* ---- Output ------------------------------------------------------------- */
 
-static const builder *sort_b;
-static int row_cmp(const void *a, const void *c) {
-    const vw_row *x = &sort_b->rows[*(const uint32_t *)a].meta;
-    const vw_row *y = &sort_b->rows[*(const uint32_t *)c].meta;
+static int row_cmp(const void *a, const void *c, void *ctx) {
+    const builder *b = ctx;
+    const vw_row *x = &b->rows[*(const uint32_t *)a].meta;
+    const vw_row *y = &b->rows[*(const uint32_t *)c].meta;
     if (x->kind != y->kind) return x->kind < y->kind ? -1 : 1;
     if (x->key != y->key) return x->key < y->key ? -1 : 1;
     if (x->depth != y->depth) return x->depth < y->depth ? -1 : 1;
@@ -604,8 +605,7 @@ static int write_tables(builder *b, vw_header *h) {
         return LT_ENOMEM;
     }
     for (uint32_t i = 0; i < b->nrows; i++) order[i] = i;
-    sort_b = b;
-    qsort(order, b->nrows, sizeof *order, row_cmp);
+    qsort_r(order, b->nrows, sizeof *order, row_cmp, b);
     uint64_t pos = 0;
     for (uint32_t i = 0; i < b->nrows; i++) {
         brow *r = &b->rows[order[i]];

@@ -132,41 +132,53 @@ uint64_t vw_hash(const char *s) {
     return h;
 }
 
-int vw_open(vw_index **out, const char *trace, const char *cache_dir, int *rebuilt,
-            char *err, size_t errlen) {
-    *out = NULL;
-    if (rebuilt) *rebuilt = 0;
-    if (err && errlen) err[0] = 0;
+char *vw_index_path(const char *trace, const char *cache_dir) {
     char *abs = realpath(trace, NULL);
-    if (!abs) {
-        if (err) snprintf(err, errlen, "%s: %s", trace, strerror(errno));
-        return LT_EOPEN;
-    }
+    char *path = abs ? malloc(strlen(cache_dir) + 40) : NULL;
+    if (path) sprintf(path, "%s/%016llx.idx", cache_dir, (unsigned long long)vw_hash(abs));
+    free(abs);
+    return path;
+}
+
+int vw_open_built(vw_index **out, const char *trace, const char *cache_dir) {
+    *out = NULL;
+    char *abs = realpath(trace, NULL);
+    if (!abs) return LT_EOPEN;
     vw_index *ix = calloc(1, sizeof *ix);
-    char *path = malloc(strlen(cache_dir) + 40);
+    char *path = vw_index_path(abs, cache_dir);
     if (!ix || !path) {
         free(ix), free(path), free(abs);
         return LT_ENOMEM;
     }
     ix->trace = abs;
-    sprintf(path, "%s/%016llx.idx", cache_dir, (unsigned long long)vw_hash(abs));
-    int rc = 0;
-    if (map_index(ix, path) < 0) {
-        rc = vw_build(abs, path, err, errlen);
-        if (!rc && map_index(ix, path) < 0) {
-            /* changed while indexed: the next request tries again */
-            rc = LT_EIO;
-            if (err) snprintf(err, errlen, "%s changed while it was indexed", trace);
-        }
-        if (!rc && rebuilt) *rebuilt = 1;
-    }
+    int rc = map_index(ix, path) < 0 ? 1 : 0;
     free(path);
-    if (rc) {
-        vw_close(ix);
+    if (rc) vw_close(ix);
+    else *out = ix;
+    return rc;
+}
+
+int vw_open(vw_index **out, const char *trace, const char *cache_dir, int *rebuilt,
+            char *err, size_t errlen) {
+    if (rebuilt) *rebuilt = 0;
+    if (err && errlen) err[0] = 0;
+    int rc = vw_open_built(out, trace, cache_dir);
+    if (rc <= 0) {
+        if (rc < 0 && err) snprintf(err, errlen, "%s: %s", trace, rc == LT_EOPEN ? strerror(errno) : lt_strerror(rc));
         return rc;
     }
-    *out = ix;
-    return 0;
+    char *path = vw_index_path(trace, cache_dir);
+    if (!path) return LT_ENOMEM;
+    rc = vw_build(trace, path, err, errlen);
+    free(path);
+    if (rc) return rc;
+    if (rebuilt) *rebuilt = 1;
+    rc = vw_open_built(out, trace, cache_dir);
+    if (rc > 0) { /* changed while indexed: the next call tries again */
+        if (err) snprintf(err, errlen, "%s changed while it was indexed", trace);
+        return LT_EIO;
+    }
+    return rc;
 }
 
 int vw_stale(const vw_index *ix) {

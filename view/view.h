@@ -133,6 +133,15 @@ int vw_open(vw_index **out, const char *trace, const char *cache_dir,
  * by that of its resolved path (and tracy-serve's session ids too). */
 uint64_t vw_hash(const char *s);
 
+/* The index file of `trace` in `cache_dir` (malloc'd), NULL when the trace
+ * cannot be resolved or on out-of-memory. */
+char *vw_index_path(const char *trace, const char *cache_dir);
+/* Opens the index of `trace` only when it exists and is current: 0 with
+ * *out, 1 when it must be built first (vw_build into vw_index_path), or
+ * LT_EOPEN when the trace cannot be resolved. vw_build may run in another
+ * thread (builds share no state). */
+int vw_open_built(vw_index **out, const char *trace, const char *cache_dir);
+
 /* Builds the index of `trace` into the file `out_path` (written under a
  * temporary name then renamed). Returns 0 or a negative LT_E* code. */
 int vw_build(const char *trace, const char *out_path, char *err, size_t errlen);
