@@ -488,6 +488,7 @@ static void api_functions(sv_session *s, sv_answer *a) {
         jb_key(j, "file"), jb_str(j, vw_string(s->ix, f->file, NULL));
         jb_key(j, "line"), jb_u64(j, f->line);
         jb_key(j, "kind"), jb_str(j, kind_name(f->kind));
+        jb_key(j, "zones"), jb_u64(j, f->zones);
         jb_end_obj(j);
     }
     jb_end_arr(j);
@@ -597,23 +598,37 @@ static void api_find(sv_session *s, const sv_req *q, sv_answer *a) {
     }
     json_answer(a, SV_MAX_ANSWER);
     jb *j = &a->body;
-    /* count: a walk over every zone row (O(zones)); the nearest zone in the
-     * asked direction found in the same walk */
+    /* count: the index's per-function totals (a walk of the track's rows
+     * when one track is asked); the nearest zone: each row scanned from T
+     * in the asked direction, up to its first match or the best so far */
     uint64_t count = 0, best_t = 0;
     long best_row = -1;
     uint64_t best_i = 0;
-    for (uint32_t r = 0; r < UINT32_MAX; r++) {
+    for (uint32_t f = 0; f < nf && !rt; f++)
+        if (want[f]) count += vw_func_at(ix, f)->zones;
+    for (uint32_t r = 0; vw_row_at(ix, r); r++) {
         const vw_row *w = vw_row_at(ix, r);
-        if (!w) break;
         if (w->kind != VW_ROW_ZONES || (rt && w->key != track)) continue;
-        for (uint64_t i = 0; i < w->n; i++) {
-            const vw_zone *z = vw_rec(ix, r, i);
-            if (!want[z->func_flags & VW_FUNC_MASK]) continue;
-            count++;
-            int ok = ra ? z->start > after : rb ? z->start < before : 1;
-            if (!ok) continue;
-            int better = best_row < 0 || (rb ? z->start > best_t : z->start < best_t);
-            if (better) best_row = r, best_i = i, best_t = z->start;
+        for (uint64_t i = 0; rt && i < w->n; i++)
+            count += want[((const vw_zone *)vw_rec(ix, r, i))->func_flags & VW_FUNC_MASK];
+        if (rb) {
+            for (uint64_t i = vw_lower_start(ix, r, before); i-- > 0;) {
+                const vw_zone *z = vw_rec(ix, r, i);
+                if (best_row >= 0 && z->start <= best_t) break;
+                if (want[z->func_flags & VW_FUNC_MASK]) {
+                    best_row = r, best_i = i, best_t = z->start;
+                    break;
+                }
+            }
+        } else {
+            for (uint64_t i = ra ? vw_upper_start(ix, r, after) : 0; i < w->n; i++) {
+                const vw_zone *z = vw_rec(ix, r, i);
+                if (best_row >= 0 && z->start >= best_t) break;
+                if (want[z->func_flags & VW_FUNC_MASK]) {
+                    best_row = r, best_i = i, best_t = z->start;
+                    break;
+                }
+            }
         }
     }
     jb_obj(j);

@@ -472,6 +472,30 @@ START_TEST(range_matches_csv_stats) {
     cJSON_ArrayForEach(n, tree)
         if (cJSON_GetArrayItem(n, 1)->valuedouble == 0) top += cJSON_GetArrayItem(n, 3)->valuedouble;
     ck_assert_double_gt(top, 0);
+    /* find: its count equals the range's calls, and stepping with after=
+     * visits the function's zones in start order, before= steps back */
+    const cJSON *f0 = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "functions"), 3);
+    int fid = (int)num(f0, "func");
+    snprintf(t, sizeof t, "/api/t/%s/find?func=%d", id, fid);
+    cJSON *fj = get_json(s.port, t, 200);
+    ck_assert_double_eq(num(fj, "count"), num(f0, "calls"));
+    double prev = -1, last = 0;
+    for (int k = 0; k < 8; k++) {
+        const cJSON *z = cJSON_GetObjectItem(fj, "zone");
+        ck_assert(cJSON_IsObject(z));
+        ck_assert_double_eq(num(z, "func"), fid);
+        ck_assert_double_gt(num(z, "start"), prev);
+        prev = num(z, "start");
+        cJSON_Delete(fj);
+        snprintf(t, sizeof t, "/api/t/%s/find?func=%d&after=%.0f", id, fid, prev);
+        fj = get_json(s.port, t, 200);
+    }
+    last = num(cJSON_GetObjectItem(fj, "zone"), "start");
+    cJSON_Delete(fj);
+    snprintf(t, sizeof t, "/api/t/%s/find?func=%d&before=%.0f", id, fid, last);
+    fj = get_json(s.port, t, 200);
+    ck_assert_double_eq(num(cJSON_GetObjectItem(fj, "zone"), "start"), prev);
+    cJSON_Delete(fj);
     cJSON_Delete(j);
     snprintf(t, sizeof t, "/api/t/%s/range?t0=%.0f&t1=%.0f", id, dur / 3, dur / 2);
     j = get_json(s.port, t, 200);

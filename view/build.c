@@ -47,6 +47,7 @@ typedef struct bfunc {
     char *name, *file;
     uint32_t line, kind;
     uint64_t hash;
+    uint64_t zones;
 } bfunc;
 
 typedef struct builder {
@@ -364,6 +365,7 @@ static long func_slow(builder *b, uint32_t process, uint32_t loc) {
         c->line = line;
         c->kind = kind;
         c->hash = h;
+        c->zones = 0;
         if (umap_put(&b->func_hash, h, b->nfuncs) < 0) return -1;
         f = (long)b->nfuncs++;
     }
@@ -425,6 +427,7 @@ static int on_zone_end(builder *b, const lt_event *ev) {
     z.dur = end > z.start ? end - z.start : 0;
     z.self = z.dur > ev->child_ns ? z.dur - ev->child_ns : 0;
     z.func_flags = (uint32_t)f;
+    b->funcs[f].zones++;
     if (ev->flags & LT_EVF_UNCLOSED) z.func_flags |= VW_OPEN, b->tot.unclosed++;
     if (ev->flags & LT_EVF_ABORTED) z.func_flags |= VW_ABORTED, b->tot.aborted++;
     if (ev->flags & LT_EVF_CUT) z.func_flags |= VW_CUT;
@@ -665,6 +668,7 @@ static int finish(builder *b, vw_header *h) {
             fn[i].file = file_offs[i];
             fn[i].line = b->funcs[i].line;
             fn[i].kind = b->funcs[i].kind;
+            fn[i].zones = b->funcs[i].zones;
         }
         if (!rc) rc = put_section(b, &h->off_funcs, fn, sizeof *fn, b->nfuncs);
         if (!rc) rc = put_section(b, &h->off_plots, b->plots, sizeof *b->plots, b->nplots);

@@ -37,7 +37,7 @@
 #include <stdint.h>
 
 #define VW_CHUNK 512u
-#define VW_VERSION 3u
+#define VW_VERSION 4u
 
 /* Zone flags (top bits of vw_zone.func_flags). */
 #define VW_OPEN 0x80000000u    /* still open at the end of the data */
@@ -88,6 +88,7 @@ typedef struct vw_track {
 typedef struct vw_func {
     uint64_t name, file; /* string offsets */
     uint32_t line, kind; /* enum lt_loc_kind */
+    uint64_t zones;      /* its zones in the trace */
 } vw_func;
 
 typedef struct vw_plot {
