@@ -351,6 +351,8 @@ static void px_marker(jb *j, const vw_index *ix, uint32_t row, uint64_t first, u
     jb_u64(j, m->kind);
     jb_u64(j, count);
     jb_strn(j, t, len > MARKER_TEXT ? MARKER_TEXT : len);
+    t = vw_string(ix, m->text2, &len);
+    jb_strn(j, t, len > MARKER_TEXT ? MARKER_TEXT : len);
     jb_end_arr(j);
 }
 

@@ -34,6 +34,7 @@ typedef struct walk {
     durs *d;             /* per vw func: clipped durations (NULL: not kept) */
     uint64_t *sum;       /* per vw func: their sum */
     uint64_t t0, t1, zones;
+    uint64_t t1_track;   /* where zones open at t1 end on this track */
     uint32_t process, thread, track;
     int failed, too_deep;
 } walk;
@@ -80,7 +81,7 @@ static uint64_t walk_depth(walk *w, uint32_t depth, uint64_t lo, uint64_t hi, ui
             return 0;
         }
         uint64_t b = z->start > w->t0 ? z->start : w->t0;
-        uint64_t e = z->start + z->dur < w->t1 ? z->start + z->dur : w->t1;
+        uint64_t e = z->start + z->dur <= w->t1 ? z->start + z->dur : w->t1_track;
         if (e < b) e = b;
         uint32_t f = z->func_flags & VW_FUNC_MASK;
         long cf = func_in_tree(w, f);
@@ -104,6 +105,53 @@ static uint64_t walk_depth(walk *w, uint32_t depth, uint64_t lo, uint64_t hi, ui
     return sum;
 }
 
+/* The last time at or before t of an event of track `track`: a zone's
+ * beginning or end, a message or signpost, a plot sample, a frame mark or
+ * a LOST record (samples of other tracks are skipped, at most SCAN_BACK of
+ * them per row). A zone still open at the end of a range ends there, as
+ * tracy-cut's window closes it. */
+#define SCAN_BACK 4096
+static uint64_t last_event(const vw_index *ix, uint32_t track, uint64_t t) {
+    uint64_t best = 0;
+    const vw_track *tr = vw_track_at(ix, track);
+    for (uint32_t d = 0; d < tr->depths; d++) {
+        long r = vw_find_row(ix, VW_ROW_ZONES, track, d);
+        if (r < 0) continue;
+        uint64_t k = vw_upper_start(ix, (uint32_t)r, t); /* zones starting by t */
+        if (k) {
+            const vw_zone *z = vw_rec(ix, (uint32_t)r, k - 1);
+            if (z->start > best) best = z->start;
+            uint64_t e = vw_lower_end(ix, (uint32_t)r, t + 1); /* zones ending by t */
+            if (e) {
+                const vw_zone *y = vw_rec(ix, (uint32_t)r, e - 1);
+                if (y->start + y->dur > best) best = y->start + y->dur;
+            }
+        }
+    }
+    long m = vw_find_row(ix, VW_ROW_MARKERS, track, 0);
+    if (m >= 0) {
+        uint64_t k = vw_upper_start(ix, (uint32_t)m, t);
+        if (k) {
+            const vw_marker *mk = vw_rec(ix, (uint32_t)m, k - 1);
+            if (mk->t > best) best = mk->t;
+        }
+    }
+    for (uint32_t r = 0; vw_row_at(ix, r); r++) {
+        uint32_t kind = vw_row_at(ix, r)->kind;
+        if (kind != VW_ROW_PLOT && kind != VW_ROW_FRAME && kind != VW_ROW_LOST) continue;
+        uint64_t k = vw_upper_start(ix, r, t);
+        for (uint64_t i = k, n = 0; i-- > 0 && n < SCAN_BACK; n++) {
+            const vw_sample *sm = vw_rec(ix, r, i);
+            if (sm->t <= best) break;
+            if (sm->track == track) {
+                best = sm->t;
+                break;
+            }
+        }
+    }
+    return best;
+}
+
 /* Aggregates [t0, t1] of the selected tracks (sel NULL: all) into w->ct. */
 static int walk_range(walk *w, sv_session *s, uint64_t t0, uint64_t t1, const uint8_t *sel, int keep) {
     uint32_t nf = vw_nfuncs(s->ix);
@@ -122,6 +170,7 @@ static int walk_range(walk *w, sv_session *s, uint64_t t0, uint64_t t1, const ui
         w->track = t;
         w->process = tr->process;
         w->thread = tr->thread;
+        w->t1_track = last_event(s->ix, t, t1);
         walk_depth(w, 0, t0, t1, 0, UINT64_MAX);
     }
     if (!w->failed) ct_tree_finish(w->ct);

@@ -497,10 +497,36 @@ START_TEST(range_matches_csv_stats) {
     ck_assert_double_eq(num(cJSON_GetObjectItem(fj, "zone"), "start"), prev);
     cJSON_Delete(fj);
     cJSON_Delete(j);
-    snprintf(t, sizeof t, "/api/t/%s/range?t0=%.0f&t1=%.0f", id, dur / 3, dur / 2);
+    /* a window: tracy-cut of it, then tracy-csv --stats, gives the same */
+    uint64_t a0 = (uint64_t)(dur / 3), a1 = (uint64_t)(dur / 2);
+    snprintf(t, sizeof t, "/api/t/%s/range?t0=%llu&t1=%llu", id, (unsigned long long)a0, (unsigned long long)a1);
     j = get_json(s.port, t, 200);
     ck_assert_double_lt(num(j, "zones"), 20000);
     ck_assert_double_gt(num(j, "zones"), 0);
+    sh("'%s/bin/tracy-cut' -q --from %lluns --to %lluns -o '%s' '%s' && '%s/bin/tracy-csv' --stats '%s' > '%s'",
+       build_dir(), (unsigned long long)a0, (unsigned long long)a1, scratch_path("cut.tracy"),
+       scratch_path("r.tracy"), build_dir(), scratch_path("cut.tracy"), scratch_path("cut.csv"));
+    free(csv);
+    csv = (char *)slurp(scratch_path("cut.csv"), &len);
+    csv[len] = 0;
+    rows = 0;
+    for (char *line = strtok(strchr(csv, '\n') + 1, "\n"); line; line = strtok(NULL, "\n")) {
+        char name[128];
+        unsigned long long total, counts;
+        ck_assert_int_eq(sscanf(line, "%127[^,],%*[^,],%*[^,],%llu,%*[^,],%llu", name, &total, &counts), 3);
+        const cJSON *f;
+        int found = 0;
+        cJSON_ArrayForEach(f, cJSON_GetObjectItem(j, "functions")) {
+            if (strcmp(str(f, "name"), name)) continue;
+            found = 1;
+            ck_assert_msg(num(f, "calls") == (double)counts && num(f, "total") == (double)total,
+                          "%s: range %.0f calls %.0f ns, cut %llu calls %llu ns", name, num(f, "calls"),
+                          num(f, "total"), counts, total);
+        }
+        ck_assert_msg(found, "%s not in the range table", name);
+        rows++;
+    }
+    ck_assert_int_eq(rows, cJSON_GetArraySize(cJSON_GetObjectItem(j, "functions")));
     cJSON_Delete(j);
     free(csv);
     free(id);
