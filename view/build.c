@@ -531,27 +531,59 @@ static int on_sample(builder *b, const lt_event *ev, umap *plots, umap *frames) 
     return push_rec(b, (uint32_t)row, &s);
 }
 
-static int scan(builder *b) {
-    umap plots = {0}, frames = {0};
+#define SCAN_ZONES 1   /* zones and markers: rows of one track */
+#define SCAN_SAMPLES 2 /* plots, frames, LOST: rows fed by every thread */
+
+/* One pass of lt_reader_next over the current selection, taking the event
+ * kinds of `what`; sets *others when it skipped samples. */
+static int scan_pass(builder *b, int what, umap *plots, umap *frames, int *others) {
     lt_event ev;
     int rc;
     while ((rc = lt_reader_next(b->r, &ev)) > 0) {
         switch (ev.type) {
-        case LT_EV_ZONE_END: rc = on_zone_end(b, &ev); break;
+        case LT_EV_ZONE_END: rc = what & SCAN_ZONES ? on_zone_end(b, &ev) : 0; break;
         case LT_EV_MESSAGE:
-        case LT_EV_SIGNPOST: rc = on_marker(b, &ev); break;
+        case LT_EV_SIGNPOST: rc = what & SCAN_ZONES ? on_marker(b, &ev) : 0; break;
         case LT_EV_PLOT:
         case LT_EV_FRAME:
-        case LT_EV_LOST: rc = on_sample(b, &ev, &plots, &frames); break;
+        case LT_EV_LOST:
+            if (what & SCAN_SAMPLES) rc = on_sample(b, &ev, plots, frames);
+            else *others = 1, rc = 0;
+            break;
         default: rc = 0;
         }
         if (rc < 0) break;
         if (ev.ts > b->origin && ev.ts - b->origin > b->tot.duration) b->tot.duration = ev.ts - b->origin;
     }
-    umap_free(&plots);
-    umap_free(&frames);
     if (rc < 0 && b->err && !b->err[0])
         fail(b, rc, "%s", rc == LT_ECORRUPT ? lt_reader_error(b->r) : lt_strerror(rc));
+    return rc;
+}
+
+/* Zones and markers stream by stream (no merge across threads: twice the
+ * reader's merged rate), then, only when the trace has any, plot samples,
+ * frame marks and LOST records in one merged pass (their rows mix
+ * threads). A stream the reader cannot select alone: everything merged. */
+static int scan(builder *b) {
+    umap plots = {0}, frames = {0};
+    int others = 0, rc = 0, alone = 1;
+    for (uint32_t p = 1; p <= b->nproc && alone; p++)
+        for (uint32_t t = 1; t <= lt_reader_nthreads(b->r, p) && alone; t++)
+            alone = lt_reader_thread(b->r, p, t) != NULL;
+    if (!alone) {
+        rc = scan_pass(b, SCAN_ZONES | SCAN_SAMPLES, &plots, &frames, &others);
+    } else {
+        for (uint32_t p = 1; p <= b->nproc && rc >= 0; p++)
+            for (uint32_t t = 1; t <= lt_reader_nthreads(b->r, p) && rc >= 0; t++) {
+                rc = lt_reader_select(b->r, p, t);
+                if (rc >= 0) rc = scan_pass(b, SCAN_ZONES, &plots, &frames, &others);
+            }
+        if (rc >= 0 && others && (rc = lt_reader_select(b->r, 0, 0)) >= 0)
+            rc = scan_pass(b, SCAN_SAMPLES, &plots, &frames, &others);
+    }
+    umap_free(&plots);
+    umap_free(&frames);
+    if (rc < 0 && b->err && !b->err[0]) fail(b, rc, "%s", lt_strerror(rc));
     return rc;
 }
 
