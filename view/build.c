@@ -788,6 +788,7 @@ int vw_build(const char *trace, const char *out_path, char *err, size_t errlen) 
     b.out = fd >= 0 ? fdopen(fd, "wb") : NULL;
     b.str = sfd >= 0 ? fdopen(sfd, "w+b") : NULL;
     unlink(stmp);
+    if (b.out) setvbuf(b.out, NULL, _IOFBF, 1 << 20);
     int rc;
     if (!b.out || !b.str) {
         rc = fail(&b, LT_EOPEN, "cannot create %s: %s", tmp, strerror(errno));
