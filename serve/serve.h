@@ -82,7 +82,9 @@ sv_session *sv_session_find(sv_sessions *ss, const char *id);
 /* Opens (or re-opens when the trace changed) its index and metadata.
  * Returns 0, -1 with s->error set, or 1 when its index is being built (on
  * the thread pool; ss->built is called when a build ends: ask again). A
- * trace whose build failed is not tried again until it changes. */
+ * trace whose build failed is not tried again until it changes. A trace
+ * that changed after its index was opened (one being written) keeps
+ * answering from that index while the new one is built. */
 int sv_session_open(sv_sessions *ss, sv_session *s);
 /* "complete", "writing", "truncated" or "error". */
 const char *sv_session_state(const sv_session *s);

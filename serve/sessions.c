@@ -183,6 +183,7 @@ static void after_build(uv_work_t *w, int status) {
         sv_session *s = &ss->s[i];
         if (strcmp(s->id, ss->build_id)) continue;
         s->building = 0;
+        if (status >= 0 && ss->build_rc >= 0) session_close(s); /* the new index maps at next use */
         if (status < 0 || ss->build_rc < 0) {
             s->failed = 1;
             s->fail_size = ss->build_size;
@@ -249,12 +250,8 @@ static int open_built(sv_sessions *ss, sv_session *s) {
     return 0;
 }
 
-int sv_session_open(sv_sessions *ss, sv_session *s) {
-    if (s->ix) {
-        if (!vw_stale(s->ix)) return 0;
-        session_close(s);
-    }
-    if (s->building || s->want_build) return 1;
+/* Stats the trace into s->size and s->mtime_ns; 0 or -1 (s->error). */
+static int identity(sv_session *s) {
     struct stat sb;
     if (stat(s->path, &sb) < 0) {
         snprintf(s->error, sizeof s->error, "%s", strerror(errno));
@@ -262,6 +259,26 @@ int sv_session_open(sv_sessions *ss, sv_session *s) {
     }
     s->size = (uint64_t)sb.st_size;
     s->mtime_ns = (uint64_t)sb.st_mtim.tv_sec * 1000000000ull + (uint64_t)sb.st_mtim.tv_nsec;
+    return 0;
+}
+
+int sv_session_open(sv_sessions *ss, sv_session *s) {
+    if (s->ix && ss->loop) {
+        /* changed (a trace being written): rebuilt in the background while
+         * the index in hand answers; after_build lets it go */
+        if (!vw_stale(s->ix) || s->building || s->want_build || identity(s) < 0) return 0;
+        if (!(s->failed && s->fail_size == s->size && s->fail_mtime == s->mtime_ns)) {
+            s->want_build = 1;
+            start_build(ss);
+        }
+        return 0;
+    }
+    if (s->ix) {
+        if (!vw_stale(s->ix)) return 0;
+        session_close(s);
+    }
+    if (s->building || s->want_build) return 1;
+    if (identity(s) < 0) return -1;
     if (s->failed && s->fail_size == s->size && s->fail_mtime == s->mtime_ns) return -1;
     int rc = open_built(ss, s);
     if (rc <= 0) return rc;
