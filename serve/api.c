@@ -52,69 +52,29 @@ static int uint_param(const sv_req *q, sv_answer *a, const char *name, uint64_t 
 
 /* ---- /api/sessions ------------------------------------------------------ */
 
-static uint64_t wall_start(const sv_session *s) {
-    const vw_totals *t = vw_totals_of(s->ix);
-    for (uint32_t p = 1; p <= lt_reader_nprocesses(s->r); p++) {
-        const lt_process *pr = lt_reader_process(s->r, p);
-        if (pr && pr->has_info && pr->anchor_wall_ns)
-            return pr->anchor_wall_ns + t->origin - pr->anchor_mono_ns;
-    }
-    return lt_reader_info(s->r)->created_wall_ns;
-}
-
-static void programs(jb *j, const sv_session *s) {
-    jb_arr(j);
-    uint32_t np = lt_reader_nprocesses(s->r);
-    for (uint32_t p = 1; p <= np; p++) {
-        const lt_process *pr = lt_reader_process(s->r, p);
-        if (!pr || !pr->program) continue;
-        int dup = 0;
-        for (uint32_t k = 1; k < p && !dup; k++) {
-            const lt_process *o = lt_reader_process(s->r, k);
-            dup = o && o->program && !strcmp(o->program, pr->program);
-        }
-        if (!dup) jb_str(j, pr->program);
-    }
-    jb_end_arr(j);
-}
-
-/* Zones and lost events as tracy-info counts them: the trailer's totals
- * when the file is complete, else the index's. */
-static void counts(const sv_session *s, uint64_t *zones, uint64_t *lost) {
-    const vw_totals *t = vw_totals_of(s->ix);
-    *zones = t->zones;
-    *lost = t->lost_events;
-    uint64_t z, l;
-    if (lt_reader_info(s->r)->complete && lt_reader_total(s->r, "zones", &z) &&
-        lt_reader_total(s->r, "lost_events", &l)) {
-        *zones = z;
-        *lost = l;
-    }
-}
-
 static void session_json(jb *j, sv_sessions *ss, sv_session *s) {
-    int ok = s->ix != NULL && sv_session_open(ss, s) == 0;
+    int ok = sv_session_summary(ss, s) == 0;
+    const sv_summary *m = &s->sum;
     jb_obj(j);
     jb_key(j, "id"), jb_str(j, s->id);
     jb_key(j, "path"), jb_str(j, s->rel);
     jb_key(j, "root"), jb_str(j, ss->roots[s->root]);
     jb_key(j, "size"), jb_u64(j, s->size);
     jb_key(j, "mtime_ns"), jb_u64s(j, s->mtime_ns);
-    jb_key(j, "state"), jb_str(j, sv_session_state(s));
+    jb_key(j, "state"), jb_str(j, ok ? sv_session_state(s) : "error");
     jb_key(j, "error");
     if (ok) jb_null(j);
     else jb_str(j, s->error);
     if (ok) {
-        const vw_totals *t = vw_totals_of(s->ix);
-        uint64_t z, l;
-        counts(s, &z, &l);
-        jb_key(j, "programs"), programs(j, s);
-        jb_key(j, "wall_start_ns"), jb_u64s(j, wall_start(s));
-        jb_key(j, "duration_ns"), jb_u64(j, t->duration);
-        jb_key(j, "processes"), jb_u64(j, lt_reader_nprocesses(s->r));
-        jb_key(j, "threads"), jb_u64(j, vw_ntracks(s->ix));
-        jb_key(j, "zones"), jb_u64(j, z);
-        jb_key(j, "lost"), jb_u64(j, l);
+        jb_key(j, "programs"), jb_arr(j);
+        for (uint32_t i = 0; i < m->nprograms; i++) jb_str(j, m->programs[i]);
+        jb_end_arr(j);
+        jb_key(j, "wall_start_ns"), jb_u64s(j, m->wall_start);
+        jb_key(j, "duration_ns"), jb_u64(j, m->duration);
+        jb_key(j, "processes"), jb_u64(j, m->processes);
+        jb_key(j, "threads"), jb_u64(j, m->threads);
+        jb_key(j, "zones"), jb_u64(j, m->zones);
+        jb_key(j, "lost"), jb_u64(j, m->lost);
     } else {
         const char *k[] = {"programs", "wall_start_ns", "duration_ns", "processes", "threads", "zones", "lost"};
         for (size_t i = 0; i < sizeof k / sizeof *k; i++) jb_key(j, k[i]), jb_null(j);
@@ -132,7 +92,7 @@ static void api_sessions(sv_ctx *c, sv_answer *a) {
     sv_sessions *ss = c->ss;
     sv_sessions_scan(ss);
     int pending = 0;
-    for (size_t i = 0; i < ss->n; i++) pending |= sv_session_open(ss, &ss->s[i]) > 0;
+    for (size_t i = 0; i < ss->n; i++) pending |= sv_session_summary(ss, &ss->s[i]) > 0;
     if (pending) { /* answered once every index is built */
         a->deferred = 1;
         return;
@@ -250,8 +210,8 @@ static void meta_stats(jb *j, const sv_session *s) {
 static void api_meta(sv_ctx *c, sv_session *s, sv_answer *a) {
     const vw_totals *t = vw_totals_of(s->ix);
     jb *j = &a->body;
-    uint64_t z, l;
-    counts(s, &z, &l);
+    int have = sv_session_summary(c->ss, s) == 0;
+    uint64_t l = have ? s->sum.lost : t->lost_events;
     json_answer(a, SV_MAX_ANSWER);
     jb_obj(j);
     jb_key(j, "id"), jb_str(j, s->id);
@@ -260,7 +220,7 @@ static void api_meta(sv_ctx *c, sv_session *s, sv_answer *a) {
     jb_key(j, "size"), jb_u64(j, s->size);
     jb_key(j, "generation"), jb_u64(j, s->generation);
     jb_key(j, "origin_ns"), jb_u64s(j, t->origin);
-    jb_key(j, "wall_start_ns"), jb_u64s(j, wall_start(s));
+    jb_key(j, "wall_start_ns"), jb_u64s(j, have ? s->sum.wall_start : 0);
     jb_key(j, "duration_ns"), jb_u64(j, t->duration);
     jb_key(j, "zones"), jb_u64(j, t->zones);
     jb_key(j, "max_depth"), jb_u64(j, t->max_depth);
@@ -276,7 +236,6 @@ static void api_meta(sv_ctx *c, sv_session *s, sv_answer *a) {
     jb_key(j, "aborted"), jb_u64(j, t->aborted);
     jb_key(j, "stats"), meta_stats(j, s);
     jb_end_obj(j);
-    (void)c;
 }
 
 /* ---- /api/t/ID/view ----------------------------------------------------- */

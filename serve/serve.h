@@ -37,6 +37,17 @@ typedef struct sv_opts {
 } sv_opts;
 
 /* ---- Sessions (sessions.c) ---- */
+/* What /api/sessions shows of a trace, as tracy-info counts it; kept while
+ * the file's size and mtime stay. */
+typedef struct sv_summary {
+    int valid;
+    uint64_t size, mtime;   /* the identity it was made for */
+    int complete;
+    char **programs;        /* distinct, in process order */
+    uint32_t nprograms;
+    uint64_t wall_start, duration, processes, threads, zones, lost;
+} sv_summary;
+
 typedef struct sv_session {
     char id[17];
     char *path;             /* absolute, resolved */
@@ -51,6 +62,7 @@ typedef struct sv_session {
     int want_build, building; /* its index is queued / being built */
     int failed;             /* the last build failed for this identity: */
     uint64_t fail_size, fail_mtime; /* not tried again until it changes */
+    sv_summary sum;
 } sv_session;
 
 typedef struct sv_sessions {
@@ -86,6 +98,10 @@ sv_session *sv_session_find(sv_sessions *ss, const char *id);
  * that changed after its index was opened (one being written) keeps
  * answering from that index while the new one is built. */
 int sv_session_open(sv_sessions *ss, sv_session *s);
+/* Fills s->sum: from the file's header and trailer when it is complete,
+ * else with the index's counts. Returns 0, -1 (s->error), or 1 when an
+ * index is being built first. */
+int sv_session_summary(sv_sessions *ss, sv_session *s);
 /* "complete", "writing", "truncated" or "error". */
 const char *sv_session_state(const sv_session *s);
 

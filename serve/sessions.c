@@ -40,6 +40,12 @@ int sv_sessions_init(sv_sessions *ss, char **paths, int n, const char *cache) {
     return 0;
 }
 
+static void summary_free(sv_summary *m) {
+    for (uint32_t i = 0; i < m->nprograms; i++) free(m->programs[i]);
+    free(m->programs);
+    memset(m, 0, sizeof *m);
+}
+
 static void session_close(sv_session *s) {
     vw_close(s->ix);
     lt_reader_free(s->r);
@@ -51,6 +57,7 @@ void sv_sessions_free(sv_sessions *ss) {
     if (ss->busy) return; /* a build still runs: left to the exit */
     for (size_t i = 0; i < ss->n; i++) {
         session_close(&ss->s[i]);
+        summary_free(&ss->s[i].sum);
         free(ss->s[i].path);
         free(ss->s[i].rel);
     }
@@ -154,6 +161,7 @@ void sv_sessions_scan(sv_sessions *ss) {
             continue;
         }
         session_close(&ss->s[i]);
+        summary_free(&ss->s[i].sum);
         free(ss->s[i].path);
         free(ss->s[i].rel);
     }
@@ -299,9 +307,81 @@ int sv_session_open(sv_sessions *ss, sv_session *s) {
     return 1;
 }
 
+/* The summary's figures from an open reader (its trailer for complete
+ * files). */
+static int summarize(sv_summary *m, lt_reader *r) {
+    const lt_file_info *fi = lt_reader_info(r);
+    uint32_t np = lt_reader_nprocesses(r);
+    m->complete = fi->complete;
+    m->duration = fi->last_ts > fi->first_ts ? fi->last_ts - fi->first_ts : 0;
+    m->processes = np;
+    m->wall_start = fi->created_wall_ns;
+    int anchored = 0;
+    m->programs = calloc((size_t)np + 1, sizeof *m->programs);
+    if (!m->programs) return -1;
+    for (uint32_t p = 1; p <= np; p++) {
+        m->threads += lt_reader_nthreads(r, p);
+        const lt_process *pr = lt_reader_process(r, p);
+        if (!pr) continue;
+        if (!anchored && pr->has_info && pr->anchor_wall_ns) {
+            m->wall_start = pr->anchor_wall_ns + fi->first_ts - pr->anchor_mono_ns;
+            anchored = 1;
+        }
+        int dup = !pr->program;
+        for (uint32_t k = 0; k < m->nprograms && !dup; k++) dup = !strcmp(m->programs[k], pr->program);
+        if (!dup && !(m->programs[m->nprograms++] = strdup(pr->program))) return -1;
+    }
+    uint64_t z, l;
+    if (fi->complete && lt_reader_total(r, "zones", &z) && lt_reader_total(r, "lost_events", &l)) {
+        m->zones = z;
+        m->lost = l;
+    } else {
+        m->complete = 0;
+    }
+    return 0;
+}
+
+int sv_session_summary(sv_sessions *ss, sv_session *s) {
+    if (identity(s) < 0) return -1;
+    sv_summary *m = &s->sum;
+    if (s->failed && s->fail_size == s->size && s->fail_mtime == s->mtime_ns) return -1;
+    if (m->valid && m->size == s->size && m->mtime == s->mtime_ns) return 0;
+    summary_free(m);
+    lt_reader *r = NULL;
+    char detail[256] = "";
+    int rc = lt_reader_open(&r, s->path, detail, sizeof detail);
+    if (rc < 0 || (rc = lt_reader_sound(r)) < 0) {
+        snprintf(s->error, sizeof s->error, "%s",
+                 r ? lt_reader_error(r) : detail[0] ? detail : lt_strerror(rc));
+        lt_reader_free(r);
+        summary_free(m);
+        return -1;
+    }
+    rc = summarize(m, r);
+    lt_reader_free(r);
+    if (rc < 0) {
+        snprintf(s->error, sizeof s->error, "out of memory");
+        summary_free(m);
+        return -1;
+    }
+    if (!m->complete) { /* counted by a scan: the index's */
+        rc = sv_session_open(ss, s);
+        if (rc) {
+            summary_free(m);
+            return rc;
+        }
+        m->zones = vw_totals_of(s->ix)->zones;
+        m->lost = vw_totals_of(s->ix)->lost_events;
+    }
+    m->size = s->size;
+    m->mtime = s->mtime_ns;
+    m->valid = 1;
+    return 0;
+}
+
 const char *sv_session_state(const sv_session *s) {
-    if (!s->ix) return "error";
-    if (vw_totals_of(s->ix)->complete) return "complete";
+    if (!s->sum.valid && !s->ix) return "error";
+    if (s->sum.valid ? s->sum.complete != 0 : vw_totals_of(s->ix)->complete != 0) return "complete";
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
     uint64_t t = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;

@@ -563,13 +563,26 @@ START_TEST(mutated_traces) {
     cJSON *j = get_json(s.port, "/api/sessions", 200);
     const cJSON *e;
     ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(j, "sessions")), 24);
+    /* the list reads headers and trailers only: damage inside a block shows
+     * when the trace is indexed, and the list says so from then on */
+    char failed[24][17];
+    int nfailed = 0;
     cJSON_ArrayForEach(e, cJSON_GetObjectItem(j, "sessions")) {
         char t[200];
         snprintf(t, sizeof t, "/api/t/%s/view?t0=0&t1=100000000&px=500", str(e, "id"));
         resp r = get(s.port, t);
         int err = !strcmp(str(e, "state"), "error");
-        ck_assert_int_eq(r.status, err ? 422 : 200);
+        ck_assert_msg(r.status == 422 || (r.status == 200 && !err), "%s: %d", str(e, "path"), r.status);
+        if (r.status == 422) snprintf(failed[nfailed++], 17, "%s", str(e, "id"));
         free(r.raw);
+    }
+    cJSON_Delete(j);
+    ck_assert_int_gt(nfailed, 0);
+    j = get_json(s.port, "/api/sessions", 200);
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(j, "sessions")) {
+        int was = 0;
+        for (int k = 0; k < nfailed; k++) was |= !strcmp(failed[k], str(e, "id"));
+        ck_assert_int_eq(!strcmp(str(e, "state"), "error"), was);
     }
     cJSON_Delete(j);
     free(b);
