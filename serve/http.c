@@ -40,6 +40,7 @@ typedef struct server {
     uv_timer_t evict;        /* while some wait: drops stalled writers */
     char hosts[NHOSTS][320];
     int nhosts;
+    int any_host; /* bound to every address (with a token): any Host */
 } server;
 
 typedef struct conn {
@@ -324,6 +325,7 @@ static int parse_heads(char *p, heads *h) {
 
 static int host_ok(const server *s, const char *host) {
     if (!host) return 0;
+    if (s->any_host) return 1;
     for (int i = 0; i < s->nhosts; i++)
         if (!strcasecmp(host, s->hosts[i])) return 1;
     return 0;
@@ -613,6 +615,7 @@ int sv_run(const sv_opts *o, sv_sessions *ss) {
     char shown[300];
     snprintf(shown, sizeof shown, v6 ? "[%s]" : "%s", o->addr);
     add_host(&s, shown, port);
+    s.any_host = !strcmp(o->addr, "0.0.0.0") || !strcmp(o->addr, "::");
     if (lt__is_loopback(&sa)) {
         add_host(&s, "127.0.0.1", port);
         add_host(&s, "localhost", port);
