@@ -86,7 +86,8 @@ static int parse(sv_opts *o, int argc, char **argv) {
     int c;
     o->addr = "127.0.0.1";
     o->port = SV_DEFAULT_PORT;
-    while ((c = getopt_long(argc, argv, "a:p:h", longs, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":a:p:h", longs, NULL)) != -1) {
         char *e;
         long v;
         switch (c) {
@@ -107,11 +108,14 @@ static int parse(sv_opts *o, int argc, char **argv) {
             break;
         case 'h': fputs(usage_text, stdout); exit(0);
         case OPT_VERSION: printf(SV_NAME " " LT_VERSION_STRING "\n"); exit(0);
-        default: fputs(usage_text, stderr); return 1;
+        default:
+            fprintf(stderr, SV_NAME ": %s '%s'\nTry '" SV_NAME " --help' for more information.\n",
+                    c == ':' ? "option needs a value" : "unknown option", argv[optind - 1]);
+            return 1;
         }
     }
     if (optind >= argc) {
-        fprintf(stderr, SV_NAME ": no PATH given\n%s", usage_text);
+        fprintf(stderr, SV_NAME ": no PATH given (a trace or a folder of traces; see --help)\n");
         return 1;
     }
     int lb = is_loopback_addr(o->addr);
