@@ -240,7 +240,7 @@ static void api_meta(sv_ctx *c, sv_session *s, sv_answer *a) {
 
 /* ---- /api/t/ID/view ----------------------------------------------------- */
 
-int sv_tracks_param(const sv_req *q, sv_answer *a, uint32_t n, uint8_t *sel) {
+static int tracks_fill(const sv_req *q, sv_answer *a, uint32_t n, uint8_t *sel) {
     char buf[MAX_TRACKS_PARAM * 8];
     long len = sv_param(q, "tracks", buf, sizeof buf);
     if (len == -1) {
@@ -263,6 +263,13 @@ int sv_tracks_param(const sv_req *q, sv_answer *a, uint32_t n, uint8_t *sel) {
         else if (*p) return sv_error(a, 400, "bad_param", "tracks: bad separator"), -1;
     }
     return 0;
+}
+
+uint8_t *sv_tracks_param(const sv_req *q, sv_answer *a, uint32_t n) {
+    uint8_t *sel = malloc((size_t)n + 1);
+    if (!sel) sv_error(a, 500, "internal", "out of memory");
+    else if (tracks_fill(q, a, n, sel) < 0) free(sel), sel = NULL;
+    return sel;
 }
 
 static int emit_item(void *ctx, const vw_item *it) {
@@ -365,15 +372,8 @@ static void api_view(sv_session *s, const sv_req *q, sv_answer *a) {
     }
     const vw_index *ix = s->ix;
     uint32_t nt = vw_ntracks(ix);
-    uint8_t *sel = malloc(nt + 1);
-    if (!sel) {
-        sv_error(a, 500, "internal", "out of memory");
-        return;
-    }
-    if (sv_tracks_param(q, a, nt, sel) < 0) {
-        free(sel);
-        return;
-    }
+    uint8_t *sel = sv_tracks_param(q, a, nt);
+    if (!sel) return;
     double npp = (double)(t1 - t0) / (double)px;
     json_answer(a, SV_MAX_ANSWER);
     jb *j = &a->body;

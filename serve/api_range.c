@@ -289,15 +289,8 @@ void sv_api_range(sv_ctx *c, sv_session *s, const sv_req *q, sv_answer *a) {
         return;
     }
     uint32_t nt = vw_ntracks(s->ix), nf = vw_nfuncs(s->ix);
-    uint8_t *sel = calloc((size_t)nt + 1, 1);
-    if (!sel) {
-        sv_error(a, 500, "internal", "out of memory");
-        return;
-    }
-    if (sv_tracks_param(q, a, nt, sel) < 0) {
-        free(sel);
-        return;
-    }
+    uint8_t *sel = sv_tracks_param(q, a, nt);
+    if (!sel) return;
     walk w;
     int rc = walk_range(&w, s, t0, t1, sel, 1);
     if (rc < 0) {

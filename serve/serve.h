@@ -131,9 +131,9 @@ long sv_param(const sv_req *q, const char *name, char *buf, size_t len);
 /* A time parameter: a finite number of ns in [0, 2^53] into *out. Returns
  * 1 found, 0 absent, -1 malformed or out of range (a 400 answer set). */
 int sv_time_param(const sv_req *q, sv_answer *a, const char *name, uint64_t *out);
-/* Parses tracks=1,2,3 into sel (n flags, one per track); every track when
- * absent. Returns 0, or -1 (a 400 answer set). */
-int sv_tracks_param(const sv_req *q, sv_answer *a, uint32_t n, uint8_t *sel);
+/* Parses tracks=1,2,3 into n flags, one per track (every track when
+ * absent): a malloc'd array, or NULL with a 400 (or 500) answer set. */
+uint8_t *sv_tracks_param(const sv_req *q, sv_answer *a, uint32_t n);
 /* Sets an error answer {"error":..., "code":...}. Returns status. */
 int sv_error(sv_answer *a, int status, const char *code, const char *fmt, ...);
 

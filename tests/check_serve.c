@@ -437,6 +437,33 @@ START_TEST(growing_trace) {
 }
 END_TEST
 
+/* Every row of a tracy-csv --stats file has a function of the same name in
+ * the range answer j with the same calls and total, and j no other. */
+static void compare_stats(const char *csv_path, const cJSON *j) {
+    size_t len;
+    char *csv = (char *)slurp(csv_path, &len);
+    csv[len] = 0;
+    int rows = 0;
+    for (char *line = strtok(strchr(csv, '\n') + 1, "\n"); line; line = strtok(NULL, "\n")) {
+        char name[128];
+        unsigned long long total, counts;
+        ck_assert_int_eq(sscanf(line, "%127[^,],%*[^,],%*[^,],%llu,%*[^,],%llu", name, &total, &counts), 3);
+        const cJSON *f;
+        int found = 0;
+        cJSON_ArrayForEach(f, cJSON_GetObjectItem(j, "functions")) {
+            if (strcmp(str(f, "name"), name)) continue;
+            found = 1;
+            ck_assert_msg(num(f, "calls") == (double)counts && num(f, "total") == (double)total,
+                          "%s: range %.0f calls %.0f ns, csv %llu calls %llu ns", name, num(f, "calls"),
+                          num(f, "total"), counts, total);
+        }
+        ck_assert_msg(found, "%s not in the range table", name);
+        rows++;
+    }
+    ck_assert_int_eq(rows, cJSON_GetArraySize(cJSON_GetObjectItem(j, "functions")));
+    free(csv);
+}
+
 /* A range over the whole run gives tracy-csv --stats' table (the same
  * call tree model); a narrower one clips and counts fewer. */
 START_TEST(range_matches_csv_stats) {
@@ -453,26 +480,7 @@ START_TEST(range_matches_csv_stats) {
     snprintf(t, sizeof t, "/api/t/%s/range?t0=0&t1=%.0f", id, dur + 1);
     cJSON *j = get_json(s.port, t, 200);
     ck_assert_double_eq(num(j, "zones"), 20000);
-    size_t len;
-    char *csv = (char *)slurp(scratch_path("stats.csv"), &len);
-    csv[len] = 0;
-    int rows = 0;
-    for (char *line = strtok(strchr(csv, '\n') + 1, "\n"); line; line = strtok(NULL, "\n")) {
-        char name[128];
-        unsigned long long total, counts;
-        ck_assert_int_eq(sscanf(line, "%127[^,],%*[^,],%*[^,],%llu,%*[^,],%llu", name, &total, &counts), 3);
-        const cJSON *f;
-        int found = 0;
-        cJSON_ArrayForEach(f, cJSON_GetObjectItem(j, "functions")) {
-            if (strcmp(str(f, "name"), name)) continue;
-            found = 1;
-            ck_assert_double_eq(num(f, "calls"), (double)counts);
-            ck_assert_double_eq(num(f, "total"), (double)total);
-        }
-        ck_assert_msg(found, "%s not in the range table", name);
-        rows++;
-    }
-    ck_assert_int_eq(rows, cJSON_GetArraySize(cJSON_GetObjectItem(j, "functions")));
+    compare_stats(scratch_path("stats.csv"), j);
     /* the tree: the root's children sum to the zones at depth 0 */
     const cJSON *tree = cJSON_GetObjectItem(j, "tree"), *n;
     double top = 0;
@@ -513,29 +521,8 @@ START_TEST(range_matches_csv_stats) {
     sh("'%s/bin/tracy-cut' -q --from %lluns --to %lluns -o '%s' '%s' && '%s/bin/tracy-csv' --stats '%s' > '%s'",
        build_dir(), (unsigned long long)a0, (unsigned long long)a1, scratch_path("cut.tracy"),
        scratch_path("r.tracy"), build_dir(), scratch_path("cut.tracy"), scratch_path("cut.csv"));
-    free(csv);
-    csv = (char *)slurp(scratch_path("cut.csv"), &len);
-    csv[len] = 0;
-    rows = 0;
-    for (char *line = strtok(strchr(csv, '\n') + 1, "\n"); line; line = strtok(NULL, "\n")) {
-        char name[128];
-        unsigned long long total, counts;
-        ck_assert_int_eq(sscanf(line, "%127[^,],%*[^,],%*[^,],%llu,%*[^,],%llu", name, &total, &counts), 3);
-        const cJSON *f;
-        int found = 0;
-        cJSON_ArrayForEach(f, cJSON_GetObjectItem(j, "functions")) {
-            if (strcmp(str(f, "name"), name)) continue;
-            found = 1;
-            ck_assert_msg(num(f, "calls") == (double)counts && num(f, "total") == (double)total,
-                          "%s: range %.0f calls %.0f ns, cut %llu calls %llu ns", name, num(f, "calls"),
-                          num(f, "total"), counts, total);
-        }
-        ck_assert_msg(found, "%s not in the range table", name);
-        rows++;
-    }
-    ck_assert_int_eq(rows, cJSON_GetArraySize(cJSON_GetObjectItem(j, "functions")));
+    compare_stats(scratch_path("cut.csv"), j);
     cJSON_Delete(j);
-    free(csv);
     free(id);
     stop(&s);
 }
