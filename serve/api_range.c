@@ -229,7 +229,7 @@ static void range_json(jb *j, walk *w, const vw_index *ix) {
         uint32_t f = rows[i].func;
         const ct_total *t = &tot[w->ctf[f] - 1];
         durs *d = &w->d[f];
-        qsort(d->v, d->n, sizeof *d->v, cmp_u64);
+        if (d->n) qsort(d->v, d->n, sizeof *d->v, cmp_u64);
         jb_obj(j);
         jb_key(j, "func"), jb_u64(j, f);
         jb_key(j, "name"), jb_str(j, vw_string(ix, vw_func_at(ix, f)->name, NULL));
@@ -481,7 +481,7 @@ void sv_api_trend(sv_ctx *c, const sv_req *q, sv_answer *a) {
         a->deferred = 1;
         return;
     }
-    qsort(list, n, sizeof *list, by_start);
+    if (n) qsort(list, n, sizeof *list, by_start);
     if (n > TREND_SESSIONS) memmove(list, list + n - TREND_SESSIONS, TREND_SESSIONS * sizeof *list), n = TREND_SESSIONS;
     tfunc *fs = NULL;
     size_t nfs = 0, capfs = 0;
@@ -513,7 +513,7 @@ void sv_api_trend(sv_ctx *c, const sv_req *q, sv_answer *a) {
     if (fail) {
         sv_error(a, 500, "internal", "out of memory");
     } else {
-        qsort(fs, nfs, sizeof *fs, by_all);
+        if (nfs) qsort(fs, nfs, sizeof *fs, by_all);
         jb_init(&a->body, SV_MAX_ANSWER);
         a->status = 200;
         jb *j = &a->body;
