@@ -317,13 +317,12 @@ void sv_api_range(sv_ctx *c, sv_session *s, const sv_req *q, sv_answer *a) {
 
 /* ---- /api/diff ------------------------------------------------------------ */
 
-static int open_side(sv_sessions *ss, const char *id, dp_input *in, sv_answer *a) {
-    sv_session *s = sv_session_find(ss, id);
-    if (!s) return sv_error(a, 404, "not_found", "no session %s", id), -1;
+/* Opens one side's trace (in a worker thread: no session state used). */
+static int open_side(const char *path, dp_input *in, sv_answer *a) {
     char detail[256] = "";
-    int rc = lt_reader_open(&in->r, s->path, detail, sizeof detail);
-    if (rc < 0) return sv_error(a, 422, "unreadable", "%s: %s", s->rel, detail), -1;
-    in->path = s->path;
+    int rc = lt_reader_open(&in->r, path, detail, sizeof detail);
+    if (rc < 0) return sv_error(a, 422, "unreadable", "%s: %s", dr_basename(path), detail), -1;
+    in->path = path;
     return 0;
 }
 
@@ -342,17 +341,14 @@ static void side_json(jb *j, const char *k, const dr_side *s, int present) {
     jb_end_obj(j);
 }
 
-void sv_api_diff(sv_ctx *c, const sv_req *q, sv_answer *a) {
+/* The diff of two traces into a (any thread). */
+static void diff_compute(const char *path_a, const char *path_b, const char *ida, const char *idb,
+                         sv_answer *a) {
     static const char *status[] = {"regression", "improvement", "unchanged", "renamed", "added", "removed"};
-    char ida[32], idb[32];
-    if (sv_param(q, "a", ida, sizeof ida) != 16 || sv_param(q, "b", idb, sizeof idb) != 16) {
-        sv_error(a, 400, "bad_param", "diff needs a=ID&b=ID");
-        return;
-    }
     dp_input ia, ib;
     memset(&ia, 0, sizeof ia);
     memset(&ib, 0, sizeof ib);
-    if (open_side(c->ss, ida, &ia, a) < 0 || open_side(c->ss, idb, &ib, a) < 0) {
+    if (open_side(path_a, &ia, a) < 0 || open_side(path_b, &ib, a) < 0) {
         lt_reader_free(ia.r);
         lt_reader_free(ib.r);
         return;
@@ -403,6 +399,102 @@ void sv_api_diff(sv_ctx *c, const sv_req *q, sv_answer *a) {
     dr_report_free(r);
     dp_profile_free(pa);
     dp_profile_free(pb);
+}
+
+/* A diff runs on the thread pool, one at a time; the request that asked
+ * for it waits parked (as for an index build) and takes its answer. A
+ * finished answer nobody took is dropped when another diff is asked. */
+typedef struct diff_job {
+    uv_work_t work;
+    sv_sessions *ss;
+    char key[128];          /* both ids and both files' size and mtime */
+    char ida[17], idb[17];
+    char *path_a, *path_b;
+    sv_answer ans;
+    int done;
+} diff_job;
+
+static diff_job *job;
+
+static void job_free(diff_job *j) {
+    free(j->path_a);
+    free(j->path_b);
+    jb_free(&j->ans.body);
+    free(j);
+}
+
+static void on_diff(uv_work_t *w) {
+    diff_job *j = w->data;
+    diff_compute(j->path_a, j->path_b, j->ida, j->idb, &j->ans);
+}
+
+static void after_diff(uv_work_t *w, int status) {
+    diff_job *j = w->data;
+    if (status < 0) sv_error(&j->ans, 500, "internal", "the diff was cancelled");
+    j->done = 1;
+    if (j->ss->built) j->ss->built(j->ss->built_ctx);
+}
+
+void sv_api_diff(sv_ctx *c, const sv_req *q, sv_answer *a) {
+    char ida[32], idb[32];
+    if (sv_param(q, "a", ida, sizeof ida) != 16 || sv_param(q, "b", idb, sizeof idb) != 16) {
+        sv_error(a, 400, "bad_param", "diff needs a=ID&b=ID");
+        return;
+    }
+    sv_session *sa = sv_session_find(c->ss, ida);
+    sv_session *sb = sa ? sv_session_find(c->ss, idb) : NULL;
+    sa = sb ? sv_session_find(c->ss, ida) : NULL; /* the second find may rescan */
+    if (!sa || !sb) {
+        sv_error(a, 404, "not_found", "no session %s", sa ? idb : ida);
+        return;
+    }
+    if (sv_session_summary(c->ss, sa) < 0 && sa->error[0]) {
+        sv_error(a, 422, "unreadable", "%s: %s", sa->rel, sa->error);
+        return;
+    }
+    if (sv_session_summary(c->ss, sb) < 0 && sb->error[0]) {
+        sv_error(a, 422, "unreadable", "%s: %s", sb->rel, sb->error);
+        return;
+    }
+    char key[128];
+    snprintf(key, sizeof key, "%s %s %llu %llu %llu %llu", ida, idb, (unsigned long long)sa->size,
+             (unsigned long long)sa->mtime_ns, (unsigned long long)sb->size,
+             (unsigned long long)sb->mtime_ns);
+    if (job && !strcmp(job->key, key)) {
+        if (!job->done) {
+            a->deferred = 1;
+            return;
+        }
+        *a = job->ans; /* the body moves to the answer */
+        memset(&job->ans, 0, sizeof job->ans);
+        job_free(job);
+        job = NULL;
+        return;
+    }
+    if (job && !job->done) { /* another diff runs: this one waits its turn */
+        a->deferred = 1;
+        return;
+    }
+    if (job) job_free(job);
+    job = calloc(1, sizeof *job);
+    if (!job || !(job->path_a = strdup(sa->path)) || !(job->path_b = strdup(sb->path))) {
+        if (job) job_free(job);
+        job = NULL;
+        sv_error(a, 500, "internal", "out of memory");
+        return;
+    }
+    memcpy(job->key, key, sizeof key);
+    memcpy(job->ida, ida, 17);
+    memcpy(job->idb, idb, 17);
+    job->ss = c->ss;
+    job->work.data = job;
+    if (!c->ss->loop || uv_queue_work(c->ss->loop, &job->work, on_diff, after_diff) < 0) {
+        diff_compute(job->path_a, job->path_b, ida, idb, a); /* no thread pool: here */
+        job_free(job);
+        job = NULL;
+        return;
+    }
+    a->deferred = 1;
 }
 
 /* ---- /api/trend ---------------------------------------------------------- */

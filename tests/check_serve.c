@@ -528,6 +528,63 @@ START_TEST(range_matches_csv_stats) {
 }
 END_TEST
 
+/* Two runs of a program: the diff finds the function made slower (as
+ * tracy-diff does), the trend lists both runs. */
+START_TEST(diff_and_trend) {
+    sh("mkdir -p '%s/ci'", scratch_dir);
+    gen(scratch_path("ci/base.tracy"), "-z 30000 -t 2 -d 5");
+    gen(scratch_path("ci/new.tracy"), "-z 30000 -t 2 -d 5 --slow 3:60");
+    sh("'%s/bin/tracy-diff' -f json '%s' '%s' > '%s'; test $? -le 1", build_dir(), scratch_path("ci/base.tracy"),
+       scratch_path("ci/new.tracy"), scratch_path("diff.json"));
+    srv s;
+    ck_assert_int_eq(start(&s, scratch_path("ci")), 0);
+    char *a = session_id(s.port, "base.tracy"), *b = session_id(s.port, "new.tracy");
+    char t[200];
+    snprintf(t, sizeof t, "/api/diff?a=%s&b=%s", a, b);
+    cJSON *j = get_json(s.port, t, 200);
+    size_t len;
+    char *dj = (char *)slurp(scratch_path("diff.json"), &len);
+    dj[len] = 0;
+    cJSON *cli = cJSON_Parse(dj);
+    ck_assert_ptr_nonnull(cli);
+    /* every function row: the same status as tracy-diff's */
+    const cJSON *f, *row;
+    int n = 0, regressions = 0;
+    cJSON_ArrayForEach(f, cJSON_GetObjectItem(j, "functions")) {
+        int found = 0;
+        cJSON_ArrayForEach(row, cJSON_GetObjectItem(cli, "rows")) {
+            if (strcmp(str(row, "kind"), "function") || strcmp(str(row, "name"), str(f, "name"))) continue;
+            found = 1;
+            ck_assert_str_eq(str(row, "status"), str(f, "status"));
+        }
+        ck_assert_msg(found, "%s not in tracy-diff's rows", str(f, "name"));
+        regressions += !strcmp(str(f, "status"), "regression");
+        n++;
+    }
+    int cli_rows = 0;
+    cJSON_ArrayForEach(row, cJSON_GetObjectItem(cli, "rows")) cli_rows += !strcmp(str(row, "kind"), "function");
+    ck_assert_int_eq(n, cli_rows);
+    ck_assert_double_eq(regressions, num(cJSON_GetObjectItem(cli, "summary"), "regressions"));
+    ck_assert_int_gt(regressions, 0);
+    cJSON_Delete(cli);
+    free(dj);
+    cJSON_Delete(j);
+    snprintf(t, sizeof t, "/api/diff?a=%s&b=0000000000000000", a);
+    j = get_json(s.port, t, 404);
+    cJSON_Delete(j);
+    j = get_json(s.port, "/api/trend?program=app1", 200);
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(j, "sessions")), 2);
+    ck_assert_int_gt(cJSON_GetArraySize(cJSON_GetObjectItem(j, "functions")), 0);
+    cJSON_Delete(j);
+    j = get_json(s.port, "/api/trend?program=nothing", 200);
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(j, "sessions")), 0);
+    cJSON_Delete(j);
+    free(a);
+    free(b);
+    stop(&s);
+}
+END_TEST
+
 /* Mutated traces: each gives a session (or an error for it), never a
  * crash. */
 START_TEST(mutated_traces) {
@@ -648,6 +705,7 @@ Suite *serve_suite(void) {
     tcase_add_test(tc, token);
     tcase_add_test(tc, json_escapes);
     tcase_add_test(tc, range_matches_csv_stats);
+    tcase_add_test(tc, diff_and_trend);
     tcase_add_test(tc, growing_trace);
     tcase_add_test(tc, mutated_traces);
     tcase_add_test(tc, many_and_slow_clients);
