@@ -1,10 +1,12 @@
 /* view.h -- the level-of-detail index of a .tracy file: what tracy-serve
  * answers pan and zoom queries from.
  *
- * Built in one streaming pass over the trace with libtrace's reader, in
- * memory bounded by the number of rows (not of zones), and written to one
- * file in a cache folder (never next to the trace). The file is mapped
- * read-only: a query touches O(pixels x log n) pages of it.
+ * Built in one streaming pass over the trace with libtrace's reader (zones
+ * and markers stream by stream, then plots, frame marks and LOST records
+ * merged when the trace has any), in memory bounded by the number of rows
+ * (not of zones), and written to one file in a cache folder (never next to
+ * the trace). The file is mapped read-only; a viewport touches the chunk
+ * entries and, per pixel and row at most, one chunk of records.
  *
  * Layout (all little-endian, fixed 32-byte records):
  *   header (4 KiB) | record chunks | strings | chunk directory |
@@ -20,8 +22,9 @@
  * Index size: 32 bytes per zone plus strings and one chunk entry (56 B)
  * per VW_CHUNK records. Searches go through the chunk entries (their first
  * time, last end, longest zone and widest gap) before touching records: a
- * run of narrow zones absorbs whole chunks from their entries alone, and a search touches one chunk
- * of records, and searches that move forward gallop from where they are.
+ * search gallops forward over the entries, then bisects one chunk's
+ * records, and a run of narrow zones absorbs whole chunks from their
+ * entries alone.
  *
  * Times in the index are ns relative to the trace's origin (the first
  * timestamp of its event blocks).
