@@ -49,8 +49,33 @@ def get(conn, path):
     return body, dt
 
 
-def measure(build, work, zones, rounds=20):
-    trace = os.path.join(work, f"serve-{zones}.tracy")
+FIB = """import threading
+def fib(n):
+    return n if n < 2 else fib(n - 1) + fib(n - 2)
+ts = [threading.Thread(target=fib, args=(29,)) for _ in range(3)]
+for t in ts: t.start()
+fib(32)
+for t in ts: t.join()
+"""
+
+
+def python_trace(build, work, python="/usr/bin/python3"):
+    """A real `python -m tracy` trace of about 12M zones (fib on 4 threads)."""
+    trace = os.path.join(work, "serve-python-fib.tracy")
+    if not os.path.exists(trace):
+        script = os.path.join(work, "serve_fib.py")
+        with open(script, "w") as f:
+            f.write(FIB)
+        env = dict(os.environ, PATH=os.path.join(build, "bin") + ":" + os.environ.get("PATH", ""),
+                   PYTHONPATH=os.path.join(build, "python"), TRACY_PORT="0")
+        subprocess.run([python, "-m", "tracy", "-o", trace, script], check=True, env=env,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=900)
+    return trace
+
+
+def measure(build, work, zones, rounds=20, trace=None):
+    label = "python -m tracy fib" if trace else None
+    trace = trace or os.path.join(work, f"serve-{zones}.tracy")
     if not os.path.exists(trace):
         subprocess.run([os.path.join(build, "tools", "tracegen"), "-f", "-o", trace, "-z", str(zones),
                         "-t", "8", "-d", "12", "-l", "40", "--messages", str(max(1, zones // 10000))],
@@ -59,13 +84,14 @@ def measure(build, work, zones, rounds=20):
     srv, port = start_server(build, cache, trace)
     try:
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
-        body, build_s = get(conn, "/api/sessions")
+        body, _ = get(conn, "/api/sessions")
         s = json.loads(body)["sessions"][0]
         if s["error"]:
             raise RuntimeError(s["error"])
         sid = s["id"]
+        body, build_s = get(conn, f"/api/t/{sid}/meta")  # builds the index
+        meta = json.loads(body)
         idx = sum(os.path.getsize(os.path.join(cache, f)) for f in os.listdir(cache))
-        meta = json.loads(get(conn, f"/api/t/{sid}/meta")[0])
         dur = meta["duration_ns"]
         rng = random.Random(1)
         times, levels = [], []
@@ -85,7 +111,7 @@ def measure(build, work, zones, rounds=20):
             w = max(1000, w // 10)
         times.sort()
         mem = rss_kib(srv.pid)
-        return {"zones": meta["zones"], "build_s": build_s, "rate": meta["zones"] / build_s,
+        return {"label": label, "zones": meta["zones"], "build_s": build_s, "rate": meta["zones"] / build_s,
                 "bytes_per_zone": idx / meta["zones"], "index_mib": idx / 2**20,
                 "trace_mib": os.path.getsize(trace) / 2**20,
                 "p50": times[len(times) // 2], "p95": times[int(len(times) * 0.95) - 1],
@@ -104,7 +130,8 @@ def table(results):
            "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in results:
         ok = ("" if r["rate"] >= BUILD_TARGET else " (below target)")
-        out.append(f"| {r['zones']:,} | {r['trace_mib']:.1f} MiB | {r['build_s']:.2f} s | "
+        name = f"{r['zones']:,}" + (f" ({r['label']})" if r.get("label") else "")
+        out.append(f"| {name} | {r['trace_mib']:.1f} MiB | {r['build_s']:.2f} s | "
                    f"{r['rate'] / 1e6:.1f}M zones/s{ok} | {r['index_mib']:.0f} MiB | {r['bytes_per_zone']:.1f} | "
                    f"{r['p50']:.1f} ms | {r['p95']:.1f} ms | {r['max']:.1f} ms | "
                    f"{r['rss'] / 1024:.0f} MiB | {r['hwm'] / 1024:.0f} MiB | {r['peak_anon'] / 1024:.0f} MiB |")
@@ -113,8 +140,9 @@ def table(results):
 
 def text(results):
     lines = ["## 13. tracy-serve: the level-of-detail index\n",
-             "Synthetic traces (`tracegen -t 8 -d 12 -l 40`). Index build = the first "
-             "`/api/sessions` on a cold cache (one pass with the reader, the index written to "
+             "Synthetic traces (`tracegen -t 8 -d 12 -l 40`) and a real one (`python -m tracy` "
+             "on a recursive fib in 4 threads, about 12M zones, depth up to 32). Index build = the first "
+             "`/api/t/ID/meta` on a cold cache (one pass with the reader, the index written to "
              "the cache folder); bytes/zone = the index file over the zones. View = "
              f"`/api/t/ID/view?t0&t1&px={PX}` over every track, answered over loopback on one "
              "kept-alive connection and timed at the client (JSON included: an upper bound of "
@@ -128,7 +156,7 @@ def text(results):
     for r in results:
         worst = ", ".join(f"{w / 1e6:g} ms: {t:.1f}" if w >= 1e6 else f"{w / 1e3:g} us: {t:.1f}"
                           for w, t in r["levels"])
-        lines.append(f"- {r['zones']:,} zones, slowest answer per window width (ms): {worst}\n")
+        lines.append(f"- {r['zones']:,} zones{' (' + r['label'] + ')' if r.get('label') else ''}, slowest answer per window width (ms): {worst}\n")
     return "\n".join(lines)
 
 
@@ -136,7 +164,10 @@ def section(ctx, rep, h):
     sizes = [1_000_000] if ctx.quick else [1_000_000, 10_000_000]
     if not ctx.quick and shutil.disk_usage(ctx.work).free > 12 << 30:
         sizes.append(100_000_000)
-    rep.add(text([measure(ctx.build, ctx.work, z) for z in sizes]))
+    results = [measure(ctx.build, ctx.work, z) for z in sizes]
+    if not ctx.quick:
+        results.append(measure(ctx.build, ctx.work, 0, trace=python_trace(ctx.build, ctx.work)))
+    rep.add(text(results))
 
 
 def main():
@@ -144,10 +175,14 @@ def main():
     ap.add_argument("--build", default="build")
     ap.add_argument("--sizes", default="1000000,10000000")
     ap.add_argument("--work", default=None)
+    ap.add_argument("--python", action="store_true", help="also a real python -m tracy trace")
     a = ap.parse_args()
     work = a.work or tempfile.mkdtemp(prefix="sec_serve-")
     os.makedirs(work, exist_ok=True)
-    res = [measure(os.path.abspath(a.build), work, int(z)) for z in a.sizes.split(",")]
+    build = os.path.abspath(a.build)
+    res = [measure(build, work, int(z)) for z in a.sizes.split(",") if z]
+    if a.python:
+        res.append(measure(build, work, 0, trace=python_trace(build, work)))
     sys.stdout.write(text(res))
     if not a.work:
         shutil.rmtree(work, ignore_errors=True)
