@@ -67,3 +67,5 @@ demo: all
 		$(PYTHON) -m tracy -r -o $(DEMO_OUT)/ examples/demo.py
 	$(Q)echo "Ten functions with the most self time:"
 	$(Q)PYTHONPATH=$(CURDIR)/$(B)/python $(PYTHON) -m tracy.top $(DEMO_OUT)/demo.tracy 10
+	$(Q)echo "Look at the timeline in a browser (prints the URL to open):"
+	$(Q)echo "  $(B)/bin/tracy-serve $(DEMO_OUT)/demo.tracy"

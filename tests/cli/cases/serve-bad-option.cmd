@@ -1,0 +1,1 @@
+tracy-serve --frobnicate small.tracy

@@ -1,0 +1,1 @@
+tracy-serve -p 70000 small.tracy

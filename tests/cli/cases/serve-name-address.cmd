@@ -1,0 +1,1 @@
+tracy-serve -a example.org --cache cache small.tracy

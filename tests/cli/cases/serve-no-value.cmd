@@ -1,0 +1,1 @@
+tracy-serve small.tracy -p

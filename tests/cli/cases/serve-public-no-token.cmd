@@ -1,0 +1,1 @@
+tracy-serve -a 0.0.0.0 --cache cache small.tracy
