@@ -640,10 +640,13 @@
       g.fillStyle = colourOf(f.name);
       g.fillRect(a, y, w, h);
       if (it[4] > 1) {
-        g.fillStyle = stripePattern(g);
-        g.fillRect(a, y, w, h);
-        g.fillStyle = 'rgba(40,40,60,0.25)';
-        g.fillRect(a, y + h - 2, w, 2);
+        // a merged run: striped when wide enough, always a dark base line
+        if (w >= 4) {
+          g.fillStyle = stripePattern(g);
+          g.fillRect(a, y, w, h);
+        }
+        g.fillStyle = 'rgba(30,30,50,0.45)';
+        g.fillRect(a, y + h - 3, w, 3);
       }
       if (hit) {
         g.strokeStyle = '#101828';
@@ -1339,7 +1342,13 @@
     settled() {
       return !!T.meta && !T.debounce && !T.fetching && covered() && !T.dirty && T.drawnSeq === T.dataSeq;
     },
+    get flameBoxes() { return Flame.boxes.length; },
     setView: (t0, t1) => setView(t0, t1),
+    // the middle of a depth row, in CSS px from the top of the timeline
+    rowY(track, depth) {
+      const row = T.rows.find((r) => r.kind === 'depth' && r.track === track && r.depth === depth);
+      return row ? row.y - T.scrollY + ROW_H / 2 : null;
+    },
     // canvas coordinates (CSS px, relative to the page) of a drawn zone's middle
     pointOf(id) {
       const d = T.drawn.find((z) => z.id === id && z.count === 1);

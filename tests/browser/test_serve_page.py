@@ -1,0 +1,522 @@
+"""tracy-serve's page in a real headless Chromium (Debian's, driven by
+puppeteer-core: driver.js) against a real tracy-serve on loopback (-p 0)
+serving real traces (tracegen and python -m tracy). What the page shows is
+compared with what the command-line tools say of the same files: tracy-info,
+tracy-sql, tracy-cut + tracy-csv --stats. Every test also checks that the
+page logged no error and asked nothing of any other origin.
+
+Screenshots of each view go to $TRACY_SHOTS (default BUILD/browser-shots);
+docs/serve-*.png are copies of them."""
+import csv
+import io
+import json
+import os
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import pytest
+
+from chrome import BUILD, Page
+
+BIN = os.path.join(BUILD, "bin")
+TRACEGEN = os.path.join(BUILD, "tools", "tracegen")
+SERVE = os.path.join(BIN, "tracy-serve")
+PYDIR = os.path.join(BUILD, "python")
+PYTHON = os.environ.get("TRACY_TEST_PYTHON", "/usr/bin/python3")
+SHOTS = os.environ.get("TRACY_SHOTS", os.path.join(BUILD, "browser-shots"))
+HOSTILE_ZONE = '</script><img src=x onerror="window.__pwned=1">'
+HOSTILE_BYTES = b"\xff\xfe bad 'utf-8' \"q\" \xc3"  # invalid UTF-8, quotes
+HOSTILE_THREAD = "<img src=y onerror=window.__pwned=2>'\""
+HOSTILE_FILE = "q\"'<img src=z onerror=window.__pwned=3>.py"
+
+
+def tool(*args, ok=(0, 6)):
+    r = subprocess.run([os.path.join(BIN, args[0])] + list(args[1:]), capture_output=True,
+                       timeout=120)
+    assert r.returncode in ok, (args, r.returncode, r.stderr)
+    return r.stdout.decode()
+
+
+def tracegen(path, *opts):
+    subprocess.run([TRACEGEN, "-o", path] + list(opts), check=True, timeout=120,
+                   capture_output=True)
+
+
+def py_env():
+    env = dict(os.environ, PYTHONPATH=PYDIR, TRACY_PORT="0",
+               PATH=BIN + os.pathsep + os.environ.get("PATH", ""))
+    env.pop("TRACY_ADDR", None)
+    env.pop("TRACY_PY_OPTS", None)
+    return env
+
+
+HOSTILE_PROGRAM = """
+import threading, tracy
+def work():
+    with tracy.zone(%r, text='"quoted" <b>bold</b> \\'single\\''):
+        sum(range(1000))
+t = threading.Thread(target=work, name=%r)
+t.start()
+t.join()
+""" % (HOSTILE_ZONE, HOSTILE_THREAD)
+ZONE_LINE = HOSTILE_PROGRAM.split("\n").index(
+    next(l for l in HOSTILE_PROGRAM.split("\n") if "tracy.zone" in l)) + 1
+
+
+class Traces:
+    """The served folder and what the command-line tools say of it."""
+
+    def __init__(self, root, dbs):
+        self.root = root
+        self.dbs = dbs
+        self.gen = os.path.join(root, "gen.tracy")
+        self.slow = os.path.join(root, "runs", "slow.tracy")
+        self.hostile = os.path.join(root, "runs", "hostile.tracy")
+        self.py = os.path.join(root, "py", "prog.tracy")
+        os.makedirs(os.path.join(root, "runs"))
+        os.makedirs(os.path.join(root, "py"))
+        common = ["-z", "6000", "-p", "2", "-t", "2", "-d", "4", "-l", "12"]
+        tracegen(self.gen, *common, "--signposts", "8", "--messages", "8", "--plots", "120",
+                 "--frames", "30", "--lost", "2")
+        tracegen(self.slow, *common, "--slow", "3:60")
+        os.makedirs(os.path.join(root, "src"))
+        tracegen(self.hostile, "-z", "300", "-t", "2", "-d", "3", "-l", "3",
+                 "--rename", "1:" + HOSTILE_ZONE,
+                 "--rename", b"2:".decode() + os.fsdecode(HOSTILE_BYTES))
+        prog = os.path.join(root, "src", HOSTILE_FILE)
+        with open(prog, "w") as f:
+            f.write(HOSTILE_PROGRAM)
+        r = subprocess.run([PYTHON, "-m", "tracy", "-o", self.py, prog], env=py_env(),
+                           capture_output=True, timeout=120, cwd=root)
+        assert r.returncode == 0, r.stderr
+        # newest first: distinct modification times, gen the newest
+        for i, p in enumerate([self.hostile, self.py, self.slow, self.gen]):
+            os.utime(p, (1_700_000_000 + i * 60, 1_700_000_000 + i * 60))
+        self._sql = {}
+
+    def info(self, path):
+        return json.loads(tool("tracy-info", "--json", path))
+
+    def sql(self, path):
+        if path not in self._sql:
+            db = os.path.join(self.dbs, os.path.basename(path) + ".db")
+            tool("tracy-sql", path, "-o", db)
+            self._sql[path] = sqlite3.connect(db)
+        return self._sql[path]
+
+
+@pytest.fixture(scope="module")
+def traces(tmp_path_factory):
+    return Traces(str(tmp_path_factory.mktemp("served")), str(tmp_path_factory.mktemp("dbs")))
+
+
+@pytest.fixture(scope="module")
+def server(traces, tmp_path_factory):
+    """A real tracy-serve on a free loopback port, its cache in a folder of
+    the test's own."""
+    cache = str(tmp_path_factory.mktemp("cache"))
+    env = dict(os.environ, XDG_CACHE_HOME=cache)
+    proc = subprocess.Popen([SERVE, "-p", "0", traces.root], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=env, text=True)
+    url = None
+    deadline = time.monotonic() + 30
+    while url is None and time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        m = re.search(r"http://[^\s]+", line)
+        if m:
+            url = m.group(0)
+    if url is None:
+        proc.kill()
+        pytest.fail("tracy-serve printed no URL: %s" % proc.stderr.read()[-2000:])
+    yield url.rstrip("/") + "/"
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+@pytest.fixture(scope="module")
+def page():
+    p = Page()
+    yield p
+    p.close()
+
+
+@pytest.fixture(autouse=True)
+def clean_log(page):
+    """No console error, no exception, no request outside the server."""
+    page.log()
+    yield
+    log = page.log()
+    assert log["errors"] == []
+    assert log["outside"] == []
+
+
+def shot(page, name):
+    os.makedirs(SHOTS, exist_ok=True)
+    page.screenshot(os.path.join(SHOTS, name))
+
+
+def session_id(page, server, path, traces):
+    rel = os.path.relpath(path, traces.root)
+    page.open(server, ready="window.__tracy && __tracy.sessionsLoaded > 0")
+    ids = [s["id"] for s in page.eval("__tracy.sessions") if s["path"] == rel]
+    assert len(ids) == 1, (rel, page.eval("__tracy.sessions"))
+    return ids[0]
+
+
+def open_session(page, server, sid):
+    page.open("about:blank")  # a new document: nothing kept from the last test
+    page.open(server + "#/t/" + sid, ready="__tracy.meta && __tracy.meta.id === %s && "
+              "__tracy.settled()" % json.dumps(sid))
+    return page.eval("__tracy.meta")
+
+
+def settle(page):
+    page.wait("__tracy.settled()")
+
+
+# ---- sessions ---------------------------------------------------------------
+
+def test_sessions_list_matches_tracy_info(page, server, traces):
+    page.open(server, ready="window.__tracy && __tracy.sessionsLoaded > 0 && "
+              "document.querySelectorAll('#sessions tbody tr').length >= 4")
+    rows = page.eval("""Array.from(document.querySelectorAll('#sessions tbody tr')).map(r => ({
+        path: r.querySelector('.path').childNodes[0].textContent,
+        program: r.querySelector('.program').textContent,
+        duration: +r.querySelector('.duration').dataset.ns,
+        processes: r.querySelector('.processes').textContent,
+        threads: r.querySelector('.threads').textContent,
+        zones: r.querySelector('.zones').textContent,
+        lost: r.querySelector('.lost').textContent,
+        state: r.dataset.state}))""")
+    order = [traces.gen, traces.slow, traces.py, traces.hostile]
+    assert [r["path"] for r in rows] == [os.path.relpath(p, traces.root) for p in order]
+    for row, path in zip(rows, order):
+        info = traces.info(path)
+        assert row["zones"] == "{:,}".format(info["zones"]), row
+        assert row["lost"] == "{:,}".format(info["lost_events"]), row
+        assert row["processes"] == str(len(info["processes"])), row
+        assert row["threads"] == str(info["threads"]), row
+        assert row["duration"] == info["duration_ns"], row
+        assert row["state"] == info["state"], row
+        assert row["program"] == ", ".join(p["program"] for p in info["processes"]), row
+    shot(page, "serve-sessions.png")
+
+
+# ---- the timeline -------------------------------------------------------------
+
+def thread_keys(db):
+    """thread_track id -> (process index, thread index)"""
+    return {tt: (upid, ti) for tt, upid, ti in db.execute(
+        "SELECT tt.id, t.upid, t.thread_index FROM thread_track tt JOIN thread t USING (utid)")}
+
+
+def track_keys(meta):
+    return {t["track"]: (t["process"], t["thread"]) for t in meta["tracks"]}
+
+
+def origin(meta):
+    return int(meta["origin_ns"])
+
+
+def test_whole_run_counts_every_zone_once(page, server, traces):
+    sid = session_id(page, server, traces.gen, traces)
+    meta = open_session(page, server, sid)
+    drawn = page.eval("__tracy.drawn")
+    merged = [d for d in drawn if d["count"] > 1]
+    assert merged, "6000 zones on 1400 px: some runs are merged"
+    db = traces.sql(traces.gen)
+    tk = track_keys(meta)
+    th = thread_keys(db)
+    want = {}
+    for tt, depth, n in db.execute("SELECT track_id, depth, count(*) FROM slice GROUP BY 1, 2"):
+        want[(th[tt], depth)] = n
+    got = {}
+    for d in drawn:
+        key = (tk[d["track"]], d["depth"])
+        got[key] = got.get(key, 0) + d["count"]
+    assert got == want
+    # a merged run says how many zones it holds
+    big = max(merged, key=lambda d: d["w"])
+    pt = page.eval("(() => { const d = __tracy.drawn.find(z => z.id === %d && z.count === %d);"
+                   "const r = document.getElementById('tl-scroll').getBoundingClientRect();"
+                   "return [r.left + d.x + d.w / 2, r.top + __tracy.rowY(d.track, d.depth)]; })()"
+                   % (big["id"], big["count"]))
+    page.mouse({"move": pt})
+    assert page.wait("document.getElementById('tip').textContent")\
+        .startswith("%d zones merged" % big["count"])
+    shot(page, "serve-timeline.png")
+
+
+def test_deep_zoom_draws_the_zones_tracy_sql_finds(page, server, traces):
+    sid = session_id(page, server, traces.gen, traces)
+    meta = open_session(page, server, sid)
+    db = traces.sql(traces.gen)
+    o = origin(meta)
+    # a 3 us window in the middle, its edges on no zone boundary (half ns)
+    mid = meta["duration_ns"] // 2
+    t0, t1 = mid + 0.5, mid + 3000.5
+    page.eval("__tracy.setView(%r, %r)" % (t0, t1))
+    settle(page)
+    drawn = page.eval("__tracy.drawn")
+    assert drawn and all(d["count"] == 1 for d in drawn)
+    tk = track_keys(meta)
+    th = thread_keys(db)
+    got = sorted((tk[d["track"]], d["depth"], d["start"], d["dur"], d["name"]) for d in drawn)
+    want = sorted((th[tt], depth, ts - o, dur, name) for tt, depth, ts, dur, name in db.execute(
+        "SELECT track_id, depth, ts, dur, name FROM slice WHERE ts <= ? AND ts + dur >= ?",
+        (o + t1, o + t0)))
+    assert got == want
+    shot(page, "serve-zoom.png")
+
+
+def test_clicked_zone_shows_its_tracy_sql_row(page, server, traces):
+    sid = session_id(page, server, traces.gen, traces)
+    meta = open_session(page, server, sid)
+    mid = meta["duration_ns"] // 3
+    page.eval("__tracy.setView(%d, %d)" % (mid, mid + 4000))
+    settle(page)
+    drawn = page.eval("__tracy.drawn")
+    target = max((d for d in drawn if d["depth"] >= 2), key=lambda d: d["w"])
+    page.mouse({"move": page.eval("__tracy.pointOf(%d)" % target["id"])},
+               {"down": page.eval("__tracy.pointOf(%d)" % target["id"])},
+               {"up": page.eval("__tracy.pointOf(%d)" % target["id"])})
+    page.wait("document.getElementById('details-body').dataset.id === '%d'" % target["id"])
+    shown = page.eval("Object.fromEntries(Array.from(document.querySelectorAll("
+                      "'#details-body dd')).map(d => [d.dataset.field, "
+                      "[d.textContent, d.dataset.value]]))")
+    db = traces.sql(traces.gen)
+    o = origin(meta)
+    tt = {v: k for k, v in thread_keys(db).items()}[track_keys(meta)[target["track"]]]
+    row = db.execute("SELECT id, name, src_file, src_line, ts, dur, self_dur, depth, parent_id "
+                     "FROM slice WHERE track_id = ? AND ts = ? AND depth = ?",
+                     (tt, o + target["start"], target["depth"])).fetchone()
+    sid_, name, file, line, ts, dur, self_dur, depth, parent = row
+    assert shown["name"][0] == name
+    assert shown["file"][0] == "%s:%d" % (file, line)
+    assert int(shown["start"][1]) == ts - o
+    assert int(shown["duration"][1]) == dur
+    assert int(shown["self"][1]) == self_dur
+    assert int(shown["depth"][1]) == depth
+    chain = []
+    while parent:
+        n, parent = db.execute("SELECT name, parent_id FROM slice WHERE id = ?", (parent,)).fetchone()
+        chain.append(n)
+    callers = page.eval("Array.from(document.querySelectorAll('#details-body ol.callers a'))"
+                        ".map(a => a.textContent)")
+    assert callers == chain
+    # the selected zone is outlined on the canvas, its row in the details panel
+    shot(page, "serve-details.png")
+
+
+def test_find_counts_and_jumps_match_tracy_sql(page, server, traces):
+    sid = session_id(page, server, traces.gen, traces)
+    meta = open_session(page, server, sid)
+    page.type("#find", "FUNC_1")
+    count = page.wait("document.getElementById('find-count').dataset.count")
+    db = traces.sql(traces.gen)
+    o = origin(meta)
+    starts = [ts - o for (ts,) in db.execute(
+        "SELECT ts FROM slice WHERE lower(name) LIKE '%func_1%' ORDER BY ts")]
+    assert int(count) == len(starts)
+    page.click("#find-next")
+    page.wait("__tracy.selected && __tracy.selected.start === %d" % starts[0])
+    nxt = min(s for s in starts if s > starts[0])
+    page.click("#find-next")
+    page.wait("__tracy.selected && __tracy.selected.start === %d" % nxt)
+    page.click("#find-prev")
+    page.wait("__tracy.selected && __tracy.selected.start === %d" % starts[0])
+    settle(page)
+    # the occurrences in view are the ones highlighted
+    drawn = page.eval("__tracy.drawn")
+    hl = set(page.eval("__tracy.find.funcs"))
+    assert {d["name"] for d in drawn if d["func"] in hl} <= {
+        n for (n,) in db.execute("SELECT name FROM func WHERE lower(name) LIKE '%func_1%'")}
+    shot(page, "serve-find.png")
+
+
+def test_range_table_matches_tracy_cut_and_csv_stats(page, server, traces, tmp_path):
+    sid = session_id(page, server, traces.gen, traces)
+    meta = open_session(page, server, sid)
+    w = page.eval("__tracy.view.width")
+    box = page.eval("(() => { const r = document.getElementById('tl-scroll')"
+                    ".getBoundingClientRect(); return [r.left, r.top]; })()")
+    y = box[1] + 200
+    page.mouse({"keydown": "Shift"}, {"down": [box[0] + 0.3 * w, y]},
+               {"up": [box[0] + 0.55 * w, y]}, {"keyup": "Shift"})
+    rng = page.wait("__tracy.range")
+    rows = page.eval("Array.from(document.querySelectorAll('#range-body tbody tr')).map(r => ["
+                     "r.querySelector('.name').textContent, +r.querySelector('.calls').dataset.value,"
+                     "+r.querySelector('.total').dataset.value])")
+    o = origin(meta)
+    cut = str(tmp_path / "cut.tracy")
+    tool("tracy-cut", "--absolute", "--from", str(o + rng["t0"]), "--to", str(o + rng["t1"]),
+         "-o", cut, traces.gen)
+    want = {}
+    for r in csv.DictReader(io.StringIO(tool("tracy-csv", "--stats", cut))):
+        want[r["name"]] = (int(r["counts"]), int(r["total_ns"]))
+    assert {n: (c, t) for n, c, t in rows} == want
+    assert page.eval("__tracy.flameBoxes") > len(want)
+    shot(page, "serve-range.png")
+
+
+def test_wheel_drag_and_keys(page, server, traces):
+    sid = session_id(page, server, traces.gen, traces)
+    open_session(page, server, sid)
+    v = page.eval("__tracy.view")
+    box = page.eval("(() => { const r = document.getElementById('tl-scroll')"
+                    ".getBoundingClientRect(); return [r.left, r.top]; })()")
+    x = 0.25 * v["width"]
+    t_at = v["t0"] + (v["t1"] - v["t0"]) * 0.25
+    page.mouse({"wheel": [box[0] + x, box[1] + 150, -400]})
+    z = page.eval("__tracy.view")
+    assert z["t1"] - z["t0"] < 0.7 * (v["t1"] - v["t0"])
+    # the time under the cursor stays under it (within a pixel)
+    assert abs(z["t0"] + (z["t1"] - z["t0"]) * 0.25 - t_at) <= (z["t1"] - z["t0"]) / z["width"]
+    # drag right by 200 px: the view moves left by 200 px worth of time
+    page.mouse({"down": [box[0] + 600, box[1] + 150]}, {"up": [box[0] + 800, box[1] + 150]})
+    d = page.eval("__tracy.view")
+    px = (z["t1"] - z["t0"]) / z["width"]
+    assert abs((z["t0"] - d["t0"]) - 200 * px) <= 2 * px
+    page.mouse({"move": [box[0] + 700, box[1] + 150]}, {"key": "d"})
+    assert page.eval("__tracy.view.t0") > d["t0"]
+    page.mouse({"key": "a"}, {"key": "a"})
+    assert page.eval("__tracy.view.t0") < d["t0"]
+    page.mouse({"key": "s"})
+    assert page.eval("__tracy.view.t1 - __tracy.view.t0") > d["t1"] - d["t0"]
+    # down to single nanoseconds: W until the view is 10 ns wide
+    page.mouse(*[{"key": "w"} for _ in range(120)])
+    assert page.eval("__tracy.view.t1 - __tracy.view.t0") == pytest.approx(10)
+    settle(page)
+    drawn = page.eval("__tracy.drawn")
+    assert drawn and all(d["count"] == 1 for d in drawn)
+    shot(page, "serve-ns.png")
+
+
+def test_compare_and_trend(page, server, traces):
+    page.open(server, ready="window.__tracy && __tracy.sessionsLoaded > 0")
+    for p in (traces.gen, traces.slow):
+        rel = os.path.relpath(p, traces.root)
+        page.eval("Array.from(document.querySelectorAll('#sessions tbody tr')).find(r => "
+                  "r.querySelector('.path').childNodes[0].textContent === %s)"
+                  ".querySelector('input').click()" % json.dumps(rel))
+    page.click("#compare")
+    page.wait("document.querySelectorAll('#compare-body tbody tr').length > 0")
+    rows = page.eval("Array.from(document.querySelectorAll('#compare-body tbody tr')).map(r => "
+                     "[r.querySelector('.name').textContent, "
+                     "+r.querySelector('.delta_total').dataset.value])")
+    # tracegen --slow 3:60 makes location 3 (func_3) 60% slower in B
+    assert rows[0][0] == "func_3" and rows[0][1] > 0, rows[:3]
+    shot(page, "serve-compare.png")
+    # a row opens B's timeline on that function
+    page.eval("document.querySelector('#compare-body tbody tr').click()")
+    page.wait("__tracy.meta && __tracy.find && __tracy.find.count > 0")
+    assert page.eval("document.getElementById('find').value") == "func_3"
+    page.open(server + "#/trend/app1", ready="document.querySelectorAll("
+              "'#compare-body tbody tr').length > 0")
+    assert page.eval("document.querySelectorAll('#compare-body canvas.spark').length") > 0
+
+
+def test_hostile_names_are_text(page, server, traces):
+    for path in (traces.hostile, traces.py):
+        sid = session_id(page, server, path, traces)
+        meta = open_session(page, server, sid)
+        names = [t["name"] for t in meta["tracks"]]
+        drawn = page.eval("__tracy.drawn")
+        shown = {d["name"] for d in drawn}
+        if path == traces.hostile:
+            assert HOSTILE_ZONE in shown
+            assert HOSTILE_BYTES.decode("utf-8", "replace") in shown
+        else:
+            assert HOSTILE_THREAD in names
+            assert HOSTILE_ZONE in shown
+        # click the hostile zone: its name and text are text in the panel
+        z = next(d for d in drawn if d["name"] == HOSTILE_ZONE)
+        pt = page.eval("__tracy.pointOf(%d)" % z["id"])
+        if pt is None:
+            page.eval("__tracy.setView(%d, %d)" % (z["start"], z["start"] + z["dur"]))
+            settle(page)
+            pt = page.eval("__tracy.pointOf(%d)" % z["id"])
+        page.mouse({"down": pt}, {"up": pt})
+        page.wait("document.getElementById('details-body').dataset.id === '%d'" % z["id"])
+        assert page.eval("document.querySelector('#details-body dd[data-field=name]')"
+                         ".textContent") == HOSTILE_ZONE
+        if path == traces.py:
+            assert page.eval("document.querySelector('#details-body dd[data-field=file]')"
+                             ".textContent").endswith(HOSTILE_FILE + ":%d" % ZONE_LINE)
+            assert page.eval("document.querySelector('#details-body dd[data-field=text]')"
+                             ".textContent") == '"quoted" <b>bold</b> \'single\''
+        page.mouse({"move": pt})
+        assert HOSTILE_ZONE in page.wait("document.getElementById('tip').textContent")
+        # nothing of it became markup
+        assert page.eval("document.querySelectorAll('img, b, script:not([src])').length") == 0
+        assert page.eval("window.__pwned === undefined")
+    shot(page, "serve-hostile.png")
+    page.open(server, ready="window.__tracy && __tracy.sessionsLoaded > 0")
+    assert page.eval("document.querySelectorAll('img, b').length") == 0
+    assert page.eval("window.__pwned === undefined")
+
+
+# ---- live ---------------------------------------------------------------------
+
+LIVE_PROGRAM = """
+import os, sys, time, tracy
+stop = sys.argv[1]
+def step(i):
+    return sum(range(200 + i % 50))
+i = 0
+deadline = time.monotonic() + 90
+while not os.path.exists(stop) and time.monotonic() < deadline:
+    for _ in range(200):
+        step(i)
+        i += 1
+    tracy.flush()
+    time.sleep(0.05)
+"""
+
+
+def test_live_capture_grows_on_screen(page, server, traces, tmp_path):
+    prog = tmp_path / "live.py"
+    prog.write_text(LIVE_PROGRAM)
+    stop = tmp_path / "stop"
+    out = os.path.join(traces.root, "live", "live.tracy")
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    proc = subprocess.Popen([PYTHON, "-m", "tracy", "-o", out, str(prog), str(stop)],
+                            env=py_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        page.open(server, ready="window.__tracy && (__tracy.sessions || []).some("
+                  "s => s.path === 'live/live.tracy' && s.state === 'writing')", timeout=60)
+        sid = next(s["id"] for s in page.eval("__tracy.sessions")
+                   if s["path"] == "live/live.tracy")
+        page.open(server + "#/t/" + sid, ready="__tracy.meta && __tracy.meta.id === %s"
+                  % json.dumps(sid))
+        assert page.eval("__tracy.meta.state") == "writing"
+        assert page.eval("!document.getElementById('live').hidden")
+        first = page.eval("[__tracy.meta.zones, __tracy.meta.duration_ns]")
+        first_drawn = page.eval("__tracy.drawn.reduce((s, d) => s + d.count, 0)")
+        # the page polls: more zones and a longer run, drawn, without a reload
+        page.wait("__tracy.meta.zones > %d && __tracy.meta.duration_ns > %d && "
+                  "__tracy.drawn.reduce((s, d) => s + d.count, 0) > %d"
+                  % (first[0], first[1], first_drawn), timeout=60)
+        shot(page, "serve-live.png")
+        stop.write_text("")
+        assert proc.wait(timeout=60) == 0
+        page.wait("__tracy.meta.state === 'complete'", timeout=60)
+        info = traces.info(out)
+        assert page.eval("__tracy.meta.zones") == info["zones"]
+        assert page.wait("__tracy.settled() && __tracy.drawn.reduce((s, d) => s + d.count, 0)") \
+            == info["zones"]
+    finally:
+        stop.write_text("")
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
