@@ -93,8 +93,18 @@ class Traces:
         r = subprocess.run([PYTHON, "-m", "tracy", "-o", self.py, prog], env=py_env(),
                            capture_output=True, timeout=120, cwd=root)
         assert r.returncode == 0, r.stderr
-        # newest first: distinct modification times, gen the newest
-        for i, p in enumerate([self.hostile, self.py, self.slow, self.gen]):
+        # a trace cut short (no trailer, not growing) and a file that is no trace
+        self.short = os.path.join(root, "runs", "short.tracy")
+        with open(self.gen, "rb") as f:
+            data = f.read()
+        with open(self.short, "wb") as f:
+            f.write(data[:len(data) * 3 // 5])
+        self.broken = os.path.join(root, "runs", "broken.tracy")
+        with open(self.broken, "wb") as f:
+            f.write(b"this is not a trace\n" * 20)
+        # newest first, by distinct modification times
+        self.order = [self.gen, self.short, self.broken, self.slow, self.py, self.hostile]
+        for i, p in enumerate(reversed(self.order)):
             os.utime(p, (1_700_000_000 + i * 60, 1_700_000_000 + i * 60))
         self._sql = {}
 
@@ -188,7 +198,7 @@ def settle(page):
 
 def test_sessions_list_matches_tracy_info(page, server, traces):
     page.open(server, ready="window.__tracy && __tracy.sessionsLoaded > 0 && "
-              "document.querySelectorAll('#sessions tbody tr').length >= 4")
+              "document.querySelectorAll('#sessions tbody tr').length >= 6")
     rows = page.eval("""Array.from(document.querySelectorAll('#sessions tbody tr')).map(r => ({
         path: r.querySelector('.path').childNodes[0].textContent,
         program: r.querySelector('.program').textContent,
@@ -198,9 +208,12 @@ def test_sessions_list_matches_tracy_info(page, server, traces):
         zones: r.querySelector('.zones').textContent,
         lost: r.querySelector('.lost').textContent,
         state: r.dataset.state}))""")
-    order = [traces.gen, traces.slow, traces.py, traces.hostile]
+    order = traces.order
     assert [r["path"] for r in rows] == [os.path.relpath(p, traces.root) for p in order]
     for row, path in zip(rows, order):
+        if path == traces.broken:
+            assert row["state"] == "error" and row["zones"] == "", row
+            continue
         info = traces.info(path)
         assert row["zones"] == "{:,}".format(info["zones"]), row
         assert row["lost"] == "{:,}".format(info["lost_events"]), row
@@ -210,6 +223,22 @@ def test_sessions_list_matches_tracy_info(page, server, traces):
         assert row["state"] == info["state"], row
         assert row["program"] == ", ".join(p["program"] for p in info["processes"]), row
     shot(page, "serve-sessions.png")
+
+
+def test_unreadable_trace_is_an_error_in_the_page(page, server, traces):
+    sid = session_id(page, server, traces.broken, traces)
+    reason = page.eval("document.querySelector('#sessions tbody tr[data-state=error] .path')"
+                       ".textContent")
+    # the row says why, in one line after the file's name
+    assert reason.startswith("runs/broken.tracy — ") and len(reason) > 22, reason
+    page.open("about:blank")
+    page.open(server + "#/t/" + sid, ready="!document.getElementById('error').hidden")
+    assert page.eval("document.getElementById('error').textContent").startswith(
+        "Cannot open this session: ")
+    # the browser reports the 422 answer itself; nothing else went wrong
+    log = page.log()
+    assert all("status of 422" in e for e in log["errors"]), log
+    assert log["outside"] == []
 
 
 # ---- the timeline -------------------------------------------------------------
