@@ -63,6 +63,8 @@ include libtrace/build.mk
 -include libtrace/compat/build.mk
 -include capture/build.mk
 -include convert/build.mk
+-include view/build.mk
+-include serve/build.mk
 -include splice/build.mk
 -include pyhook/build.mk
 -include examples/build.mk

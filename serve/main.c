@@ -1,0 +1,149 @@
+/* main.c -- tracy-serve: options, then the server (http.c). */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
+#include "local.h"
+#include "serve.h"
+
+#define MAX_TOKEN 4096
+
+static const char usage_text[] =
+    "Usage: tracy-serve [OPTIONS] PATH...\n"
+    "Serves the traces in PATH (files, or folders searched recursively) to a\n"
+    "browser: sessions, a zoomable timeline, statistics. Prints the URL to open.\n"
+    "\n"
+    "  -a, --addr ADDR       address to listen on (default 127.0.0.1); a\n"
+    "                        non-loopback address needs --token-file\n"
+    "  -p, --port PORT       port (default 8791; 0 picks a free one)\n"
+    "      --token-file FILE require the secret in FILE (URL-safe characters)\n"
+    "      --cache DIR       index folder (default $XDG_CACHE_HOME/tracy/index\n"
+    "                        or ~/.cache/tracy/index)\n"
+    "  -h, --help            this help\n"
+    "      --version         the version\n"
+    "\n"
+    "Exit status: 0 stopped by a signal; 1 usage; 2 a PATH cannot be read;\n"
+    "3 cannot listen.\n";
+
+enum { OPT_TOKEN = 256, OPT_CACHE, OPT_VERSION };
+
+/* The secret: the file's content without trailing newlines; the file must
+ * not be readable or writable by others, and the secret URL-safe (it is
+ * printed in the URL and kept in a cookie). */
+static int read_token(sv_opts *o, const char *path) {
+    FILE *f = fopen(path, "rb");
+    struct stat st;
+    if (!f) {
+        fprintf(stderr, SV_NAME ": cannot read token file '%s': %s\n", path, strerror(errno));
+        return -1;
+    }
+    if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & (S_IROTH | S_IWOTH | S_IWGRP))) {
+        fprintf(stderr, SV_NAME ": token file '%s' is open to other users: chmod 600 it\n", path);
+        fclose(f);
+        return -1;
+    }
+    char *buf = malloc(MAX_TOKEN + 2);
+    size_t n = buf ? fread(buf, 1, MAX_TOKEN + 1, f) : 0;
+    fclose(f);
+    while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r')) n--;
+    int ok = buf && n > 0 && n <= MAX_TOKEN;
+    for (size_t i = 0; ok && i < n; i++)
+        ok = (buf[i] >= 'a' && buf[i] <= 'z') || (buf[i] >= 'A' && buf[i] <= 'Z') ||
+             (buf[i] >= '0' && buf[i] <= '9') || strchr("-._~", buf[i]);
+    if (!ok) {
+        fprintf(stderr, SV_NAME ": token file '%s' must hold 1 to %d characters of "
+                "A-Z a-z 0-9 - . _ ~\n", path, MAX_TOKEN);
+        free(buf);
+        return -1;
+    }
+    buf[n] = 0;
+    o->token = buf;
+    o->token_len = n;
+    return 0;
+}
+
+static int is_loopback_addr(const char *a) {
+    struct sockaddr_in v4 = {.sin_family = AF_INET};
+    struct sockaddr_in6 v6 = {.sin6_family = AF_INET6};
+    if (inet_pton(AF_INET, a, &v4.sin_addr) == 1) return lt__is_loopback(&v4);
+    if (inet_pton(AF_INET6, a, &v6.sin6_addr) == 1) return lt__is_loopback(&v6);
+    return -1;
+}
+
+static int parse(sv_opts *o, int argc, char **argv) {
+    static const struct option longs[] = {
+        {"addr", required_argument, NULL, 'a'},   {"port", required_argument, NULL, 'p'},
+        {"token-file", required_argument, NULL, OPT_TOKEN},
+        {"cache", required_argument, NULL, OPT_CACHE},
+        {"help", no_argument, NULL, 'h'},         {"version", no_argument, NULL, OPT_VERSION},
+        {NULL, 0, NULL, 0}};
+    int c;
+    o->addr = "127.0.0.1";
+    o->port = SV_DEFAULT_PORT;
+    while ((c = getopt_long(argc, argv, "a:p:h", longs, NULL)) != -1) {
+        char *e;
+        long v;
+        switch (c) {
+        case 'a': o->addr = optarg; break;
+        case 'p':
+            v = strtol(optarg, &e, 10);
+            if (*e || e == optarg || v < 0 || v > 65535) {
+                fprintf(stderr, SV_NAME ": bad port '%s'\n", optarg);
+                return 1;
+            }
+            o->port = (int)v;
+            break;
+        case OPT_TOKEN:
+            if (read_token(o, optarg) < 0) return 1;
+            break;
+        case OPT_CACHE:
+            if (snprintf(o->cache, sizeof o->cache, "%s", optarg) >= (int)sizeof o->cache) return 1;
+            break;
+        case 'h': fputs(usage_text, stdout); exit(0);
+        case OPT_VERSION: printf(SV_NAME " " LT_VERSION_STRING "\n"); exit(0);
+        default: fputs(usage_text, stderr); return 1;
+        }
+    }
+    if (optind >= argc) {
+        fprintf(stderr, SV_NAME ": no PATH given\n%s", usage_text);
+        return 1;
+    }
+    int lb = is_loopback_addr(o->addr);
+    if (lb < 0) {
+        fprintf(stderr, SV_NAME ": -a needs a numeric address, not '%s'\n", o->addr);
+        return 1;
+    }
+    if (!lb && !o->token) {
+        fprintf(stderr, SV_NAME ": a non-loopback address (%s) needs --token-file\n", o->addr);
+        return 1;
+    }
+    o->paths = argv + optind;
+    o->npaths = argc - optind;
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    sv_opts o;
+    memset(&o, 0, sizeof o);
+    if (parse(&o, argc, argv)) return 1;
+    if (!o.cache[0] && vw_cache_dir(o.cache, sizeof o.cache) < 0) {
+        fprintf(stderr, SV_NAME ": no cache folder: set XDG_CACHE_HOME or HOME, or give --cache\n");
+        return 1;
+    }
+    if (mkdir(o.cache, 0700) < 0 && errno != EEXIST) {
+        fprintf(stderr, SV_NAME ": cannot create %s: %s\n", o.cache, strerror(errno));
+        return 1;
+    }
+    sv_sessions ss;
+    if (sv_sessions_init(&ss, o.paths, o.npaths, o.cache) < 0) return 2;
+    int rc = sv_run(&o, &ss);
+    sv_sessions_free(&ss);
+    free(o.token);
+    return rc;
+}

@@ -1,0 +1,743 @@
+/* build.c -- one streaming pass over a trace into its index file (view.h).
+ *
+ * Memory: per row a buffer of at most VW_CHUNK records (all buffers
+ * together within BUF_BUDGET: past it, every partial buffer is written out
+ * as a short chunk), the chunk directory (24 B per chunk), the functions,
+ * plots, frames and tracks. Strings go to a temporary file beside the
+ * index and are copied behind the records at the end. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "trace.h"
+#include "view_int.h"
+
+#define BUF_BUDGET (64u << 20)
+
+typedef struct brow {
+    vw_row meta;
+    uint8_t *buf;      /* VW_REC-byte records */
+    uint32_t nbuf, cap;
+    uint32_t *chunks;  /* chunk numbers */
+    uint32_t nchunks, capchunks;
+} brow;
+
+/* Open addressing u64 -> u32 map (value + 1 stored, 0 empty). */
+typedef struct umap {
+    uint64_t *keys;
+    uint32_t *vals;
+    uint32_t size, used;
+} umap;
+
+typedef struct btrack {
+    vw_track t;
+    uint32_t *depth_row; /* row + 1 per depth */
+    uint32_t ndepth;
+    uint32_t marker_row; /* row + 1 */
+} btrack;
+
+typedef struct bfunc {
+    char *name, *file;
+    uint32_t line, kind;
+    uint64_t hash;
+} bfunc;
+
+typedef struct builder {
+    lt_reader *r;
+    FILE *out, *str;
+    char *err;
+    size_t errlen;
+    uint64_t origin;
+    brow *rows;
+    uint32_t nrows, caprows;
+    vw_chunk *chunks;
+    uint64_t nchunks, capchunks;
+    uint64_t nrecs;
+    uint64_t buffered; /* bytes in row buffers */
+    uint64_t strlen_;  /* bytes written to the strings file */
+    btrack *tracks;
+    uint32_t ntracks;
+    uint32_t *proc_base; /* first track of each process (1-based index) */
+    umap loc_func;       /* (process << 32 | loc) -> func */
+    umap func_hash;      /* hash -> func */
+    bfunc *funcs;
+    uint32_t nfuncs, capfuncs;
+    umap misc_rows;      /* (kind << 56 | key) -> row, plots/frames/lost/text */
+    vw_plot *plots;
+    uint32_t nplots, capplots;
+    vw_frame *frames;
+    uint32_t nframes, capframes;
+    uint32_t text_row;   /* row + 1 */
+    uint64_t ntexts;
+    vw_totals tot;
+} builder;
+
+static int fail(builder *b, int code, const char *fmt, ...) {
+    if (b->err && b->errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(b->err, b->errlen, fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
+
+static inline uint64_t mix64(uint64_t x) {
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ull;
+    x ^= x >> 33;
+    return x;
+}
+
+static int umap_grow(umap *m) {
+    uint32_t ns = m->size ? m->size * 2 : 64;
+    uint64_t *k = calloc(ns, sizeof *k);
+    uint32_t *v = calloc(ns, sizeof *v);
+    if (!k || !v) {
+        free(k);
+        free(v);
+        return -1;
+    }
+    for (uint32_t i = 0; i < m->size; i++) {
+        if (!m->vals[i]) continue;
+        uint32_t j = (uint32_t)mix64(m->keys[i]) & (ns - 1);
+        while (v[j]) j = (j + 1) & (ns - 1);
+        k[j] = m->keys[i];
+        v[j] = m->vals[i];
+    }
+    free(m->keys);
+    free(m->vals);
+    m->keys = k;
+    m->vals = v;
+    m->size = ns;
+    return 0;
+}
+
+/* The slot of key: its value + 1 or 0 when absent (*slot where it goes). */
+static uint32_t umap_get(const umap *m, uint64_t key, uint32_t *slot) {
+    if (!m->size) return 0;
+    uint32_t j = (uint32_t)mix64(key) & (m->size - 1);
+    while (m->vals[j] && m->keys[j] != key) j = (j + 1) & (m->size - 1);
+    *slot = j;
+    return m->vals[j];
+}
+
+static int umap_put(umap *m, uint64_t key, uint32_t val) {
+    uint32_t slot = 0;
+    if ((m->used + 1) * 2 > m->size && umap_grow(m) < 0) return -1;
+    if (!umap_get(m, key, &slot)) m->used++;
+    m->keys[slot] = key;
+    m->vals[slot] = val + 1;
+    return 0;
+}
+
+static void umap_free(umap *m) {
+    free(m->keys);
+    free(m->vals);
+}
+
+static int grow_arr(void **p, uint32_t *cap, uint32_t want, size_t elem) {
+    if (want < *cap) return 0;
+    uint32_t c = *cap ? *cap : 8;
+    while (c <= want) c *= 2;
+    void *q = realloc(*p, (size_t)c * elem);
+    if (!q) return -1;
+    *p = q;
+    *cap = c;
+    return 0;
+}
+
+/* ---- Strings ------------------------------------------------------------ */
+
+/* Appends a string (at most LT_MAX_STRING bytes kept) as u32 length, bytes,
+ * NUL; returns its offset or UINT64_MAX on a write error. */
+static uint64_t put_str(builder *b, const char *s, size_t len) {
+    if (!s) s = "";
+    if (len > LT_MAX_STRING) len = LT_MAX_STRING;
+    uint64_t off = b->strlen_;
+    uint32_t l = (uint32_t)len;
+    if (fwrite(&l, 4, 1, b->str) != 1 || (len && fwrite(s, 1, len, b->str) != len) ||
+        fputc(0, b->str) == EOF)
+        return UINT64_MAX;
+    b->strlen_ += 4 + len + 1;
+    return off;
+}
+
+/* ---- Rows --------------------------------------------------------------- */
+
+static long new_row(builder *b, uint32_t kind, uint32_t key, uint32_t depth) {
+    if (b->nrows == UINT32_MAX - 1 ||
+        grow_arr((void **)&b->rows, &b->caprows, b->nrows, sizeof *b->rows) < 0)
+        return -1;
+    brow *r = &b->rows[b->nrows];
+    memset(r, 0, sizeof *r);
+    r->meta.kind = kind;
+    r->meta.key = key;
+    r->meta.depth = depth;
+    return (long)b->nrows++;
+}
+
+/* Writes the buffered records of row `ri` as one chunk. */
+static int flush_row(builder *b, uint32_t ri) {
+    brow *r = &b->rows[ri];
+    if (!r->nbuf) return 0;
+    if (b->nchunks == UINT32_MAX) return LT_ELIMIT;
+    if (b->nchunks == b->capchunks) {
+        uint64_t c = b->capchunks ? b->capchunks * 2 : 1024;
+        vw_chunk *p = realloc(b->chunks, c * sizeof *p);
+        if (!p) return LT_ENOMEM;
+        b->chunks = p;
+        b->capchunks = c;
+    }
+    if (grow_arr((void **)&r->chunks, &r->capchunks, r->nchunks, sizeof *r->chunks) < 0)
+        return LT_ENOMEM;
+    if (fwrite(r->buf, VW_REC, r->nbuf, b->out) != r->nbuf) return LT_EIO;
+    vw_chunk *c = &b->chunks[b->nchunks];
+    c->id = b->nrecs;
+    c->first = r->meta.n - r->nbuf;
+    c->row = ri;
+    c->n = r->nbuf;
+    r->chunks[r->nchunks++] = (uint32_t)b->nchunks++;
+    b->nrecs += r->nbuf;
+    b->buffered -= (uint64_t)r->nbuf * VW_REC;
+    r->nbuf = 0;
+    return 0;
+}
+
+static int flush_all(builder *b) {
+    for (uint32_t i = 0; i < b->nrows; i++) {
+        int rc = flush_row(b, i);
+        if (rc < 0) return rc;
+    }
+    return 0;
+}
+
+/* Appends one 32-byte record to row `ri`. */
+static int push_rec(builder *b, uint32_t ri, const void *rec) {
+    brow *r = &b->rows[ri];
+    if (r->nbuf == r->cap) {
+        if (r->cap == VW_CHUNK) {
+            int rc = flush_row(b, ri);
+            if (rc < 0) return rc;
+        } else {
+            uint32_t c = r->cap ? r->cap * 4 : 8;
+            if (c > VW_CHUNK) c = VW_CHUNK;
+            uint8_t *p = realloc(r->buf, (size_t)c * VW_REC);
+            if (!p) return LT_ENOMEM;
+            r->buf = p;
+            r->cap = c;
+        }
+    }
+    memcpy(r->buf + (size_t)r->nbuf * VW_REC, rec, VW_REC);
+    r->nbuf++;
+    r->meta.n++;
+    b->buffered += VW_REC;
+    if (b->buffered > BUF_BUDGET) return flush_all(b);
+    return 0;
+}
+
+static long misc_row(builder *b, uint32_t kind, uint32_t key) {
+    uint64_t k = (uint64_t)kind << 56 | key;
+    uint32_t slot;
+    uint32_t v = umap_get(&b->misc_rows, k, &slot);
+    if (v) return (long)v - 1;
+    long r = new_row(b, kind, key, 0);
+    if (r < 0 || umap_put(&b->misc_rows, k, (uint32_t)r) < 0) return -1;
+    return r;
+}
+
+/* ---- Tracks and functions ---------------------------------------------- */
+
+static int init_tracks(builder *b) {
+    uint32_t np = lt_reader_nprocesses(b->r);
+    b->proc_base = calloc((size_t)np + 2, sizeof *b->proc_base);
+    if (!b->proc_base) return LT_ENOMEM;
+    uint32_t n = 0;
+    for (uint32_t p = 1; p <= np; p++) {
+        b->proc_base[p] = n;
+        n += lt_reader_nthreads(b->r, p);
+    }
+    b->proc_base[np + 1] = n;
+    b->tracks = calloc(n ? n : 1, sizeof *b->tracks);
+    if (!b->tracks) return LT_ENOMEM;
+    b->ntracks = n;
+    for (uint32_t p = 1; p <= np; p++)
+        for (uint32_t t = 1; t <= lt_reader_nthreads(b->r, p); t++) {
+            btrack *bt = &b->tracks[b->proc_base[p] + t - 1];
+            const lt_thread *th = lt_reader_thread(b->r, p, t);
+            bt->t.process = p;
+            bt->t.thread = t;
+            bt->t.tid = th ? th->tid : 0;
+            bt->t.name = put_str(b, th ? th->name : "", th && th->name ? strlen(th->name) : 0);
+            if (bt->t.name == UINT64_MAX) return LT_EIO;
+        }
+    return 0;
+}
+
+/* The track of stream (process, thread), or -1. */
+static long track_of(const builder *b, uint32_t process, uint32_t thread) {
+    uint32_t np = lt_reader_nprocesses(b->r);
+    if (process < 1 || process > np || thread < 1) return -1;
+    uint32_t t = b->proc_base[process] + thread - 1;
+    return t < b->proc_base[process + 1] ? (long)t : -1;
+}
+
+static uint64_t str_hash(uint64_t h, const char *s) {
+    for (; s && *s; s++) h = (h ^ (uint8_t)*s) * 0x100000001b3ull;
+    return h * 0x100000001b3ull;
+}
+
+static long func_of(builder *b, uint32_t process, uint32_t loc) {
+    uint64_t k = (uint64_t)process << 32 | loc;
+    uint32_t slot;
+    uint32_t v = umap_get(&b->loc_func, k, &slot);
+    if (v) return (long)v - 1;
+    const lt_loc *l = lt_reader_loc(b->r, process, loc);
+    const char *name = l && l->name ? l->name : "?";
+    const char *file = l && l->file ? l->file : "";
+    uint32_t line = l ? l->line : 0, kind = l ? l->kind : 0;
+    uint64_t h = str_hash(str_hash(0xcbf29ce484222325ull ^ kind ^ (uint64_t)line << 8, name), file);
+    long f = -1;
+    for (;; h++) {
+        uint32_t fv = umap_get(&b->func_hash, h, &slot);
+        if (!fv) break;
+        bfunc *c = &b->funcs[fv - 1];
+        if (c->line == line && c->kind == kind && !strcmp(c->name, name) && !strcmp(c->file, file)) {
+            f = (long)fv - 1;
+            break;
+        }
+    }
+    if (f < 0) {
+        if (b->nfuncs >= VW_FUNC_MASK ||
+            grow_arr((void **)&b->funcs, &b->capfuncs, b->nfuncs, sizeof *b->funcs) < 0)
+            return -1;
+        bfunc *c = &b->funcs[b->nfuncs];
+        c->name = strdup(name);
+        c->file = strdup(file);
+        if (!c->name || !c->file) {
+            free(c->name);
+            free(c->file);
+            return -1;
+        }
+        c->line = line;
+        c->kind = kind;
+        c->hash = h;
+        if (umap_put(&b->func_hash, h, b->nfuncs) < 0) return -1;
+        f = (long)b->nfuncs++;
+    }
+    if (umap_put(&b->loc_func, k, (uint32_t)f) < 0) return -1;
+    return f;
+}
+
+/* ---- Events ------------------------------------------------------------- */
+
+static uint64_t rel(const builder *b, uint64_t ts) { return ts > b->origin ? ts - b->origin : 0; }
+
+static long zone_row(builder *b, btrack *t, uint32_t track, uint32_t depth) {
+    if (depth >= t->ndepth) {
+        uint32_t n = t->ndepth;
+        if (grow_arr((void **)&t->depth_row, &t->ndepth, depth, sizeof *t->depth_row) < 0)
+            return -1;
+        memset(t->depth_row + n, 0, (size_t)(t->ndepth - n) * sizeof *t->depth_row);
+    }
+    if (!t->depth_row[depth]) {
+        long r = new_row(b, VW_ROW_ZONES, track, depth);
+        if (r < 0) return -1;
+        t->depth_row[depth] = (uint32_t)r + 1;
+    }
+    return (long)t->depth_row[depth] - 1;
+}
+
+static int zone_text(builder *b, const lt_event *ev, uint32_t *text) {
+    *text = 0;
+    if (!ev->name && !ev->text) return 0;
+    if (!b->text_row) {
+        long r = new_row(b, VW_ROW_TEXT, 0, 0);
+        if (r < 0) return LT_ENOMEM;
+        b->text_row = (uint32_t)r + 1;
+    }
+    if (b->ntexts >= UINT32_MAX - 1) return 0; /* beyond: texts are dropped */
+    vw_text t;
+    memset(&t, 0, sizeof t);
+    t.name = ev->name ? put_str(b, ev->name, ev->name_len) : UINT64_MAX - 1;
+    t.text = ev->text ? put_str(b, ev->text, ev->text_len) : UINT64_MAX - 1;
+    if (t.name == UINT64_MAX || t.text == UINT64_MAX) return LT_EIO;
+    if (t.name == UINT64_MAX - 1) t.name = UINT64_MAX;
+    if (t.text == UINT64_MAX - 1) t.text = UINT64_MAX;
+    int rc = push_rec(b, b->text_row - 1, &t);
+    if (rc < 0) return rc;
+    *text = (uint32_t)++b->ntexts;
+    return 0;
+}
+
+static int on_zone_end(builder *b, const lt_event *ev) {
+    long tr = track_of(b, ev->process, ev->thread);
+    if (tr < 0) return fail(b, LT_ECORRUPT, "zone of an unknown thread %u/%u", ev->process, ev->thread);
+    btrack *t = &b->tracks[tr];
+    long row = zone_row(b, t, (uint32_t)tr, ev->depth);
+    long f = func_of(b, ev->process, ev->loc);
+    if (row < 0 || f < 0) return LT_ENOMEM;
+    vw_zone z;
+    z.start = rel(b, ev->begin_ts);
+    uint64_t end = rel(b, ev->ts);
+    z.dur = end > z.start ? end - z.start : 0;
+    z.self = z.dur > ev->child_ns ? z.dur - ev->child_ns : 0;
+    z.func_flags = (uint32_t)f;
+    if (ev->flags & LT_EVF_UNCLOSED) z.func_flags |= VW_OPEN, b->tot.unclosed++;
+    if (ev->flags & LT_EVF_ABORTED) z.func_flags |= VW_ABORTED, b->tot.aborted++;
+    if (ev->flags & LT_EVF_CUT) z.func_flags |= VW_CUT;
+    int rc = zone_text(b, ev, &z.text);
+    if (rc < 0) return rc;
+    rc = push_rec(b, (uint32_t)row, &z);
+    if (rc < 0) return rc;
+    if (!t->t.zones || z.start < t->t.first) t->t.first = z.start;
+    if (z.start + z.dur > t->t.last) t->t.last = z.start + z.dur;
+    t->t.zones++;
+    if (ev->depth + 1 > t->t.depths) t->t.depths = ev->depth + 1;
+    if (ev->depth + 1 > b->tot.max_depth) b->tot.max_depth = ev->depth + 1;
+    b->tot.zones++;
+    return 0;
+}
+
+static int on_marker(builder *b, const lt_event *ev) {
+    long tr = track_of(b, ev->process, ev->thread);
+    if (tr < 0) return 0;
+    btrack *t = &b->tracks[tr];
+    if (!t->marker_row) {
+        long r = new_row(b, VW_ROW_MARKERS, (uint32_t)tr, 0);
+        if (r < 0) return LT_ENOMEM;
+        t->marker_row = (uint32_t)r + 1;
+    }
+    vw_marker m;
+    memset(&m, 0, sizeof m);
+    m.t = rel(b, ev->ts);
+    m.track = (uint32_t)tr;
+    m.kind = ev->type == LT_EV_SIGNPOST;
+    m.text = put_str(b, ev->text, ev->text_len);
+    m.text2 = put_str(b, ev->text2, ev->text2 ? ev->text2_len : 0);
+    if (m.text == UINT64_MAX || m.text2 == UINT64_MAX) return LT_EIO;
+    if (m.kind) b->tot.signposts++;
+    else b->tot.messages++;
+    return push_rec(b, t->marker_row - 1, &m);
+}
+
+/* Plots and frames are numbered in order of first sample; their rows are
+ * keyed by that number. */
+static long numbered(builder *b, umap *m, uint64_t k, int is_plot, const lt_event *ev) {
+    uint32_t slot;
+    uint32_t v = umap_get(m, k, &slot);
+    if (v) return (long)v - 1;
+    uint32_t n = is_plot ? b->nplots : b->nframes;
+    const char *name = is_plot ? lt_reader_plot_name(b->r, ev->process, ev->id)
+                               : lt_reader_frame_name(b->r, ev->process, ev->id);
+    uint64_t so = put_str(b, name ? name : "", name ? strlen(name) : 0);
+    if (so == UINT64_MAX) return -1;
+    if (is_plot) {
+        if (grow_arr((void **)&b->plots, &b->capplots, n, sizeof *b->plots) < 0) return -1;
+        vw_plot *p = &b->plots[b->nplots++];
+        memset(p, 0, sizeof *p);
+        p->name = so;
+        p->process = ev->process;
+        p->id = ev->id;
+    } else {
+        if (grow_arr((void **)&b->frames, &b->capframes, n, sizeof *b->frames) < 0) return -1;
+        vw_frame *f = &b->frames[b->nframes++];
+        memset(f, 0, sizeof *f);
+        f->name = so;
+        f->process = ev->process;
+        f->id = ev->id;
+    }
+    if (umap_put(m, k, n) < 0) return -1;
+    return n;
+}
+
+static int on_sample(builder *b, const lt_event *ev, umap *plots, umap *frames) {
+    int is_plot = ev->type == LT_EV_PLOT, is_lost = ev->type == LT_EV_LOST;
+    vw_sample s;
+    memset(&s, 0, sizeof s);
+    s.t = rel(b, ev->ts);
+    long tr = track_of(b, ev->process, ev->thread);
+    s.track = tr < 0 ? UINT32_MAX : (uint32_t)tr;
+    long row;
+    if (is_lost) {
+        s.count = ev->count;
+        b->tot.lost_records++;
+        b->tot.lost_events += ev->count;
+        row = misc_row(b, VW_ROW_LOST, 0);
+    } else {
+        long n = numbered(b, is_plot ? plots : frames, (uint64_t)ev->process << 32 | ev->id,
+                          is_plot, ev);
+        if (n < 0) return LT_ENOMEM;
+        if (is_plot) {
+            vw_plot *p = &b->plots[n];
+            if (!p->samples || ev->value < p->min) p->min = ev->value;
+            if (!p->samples || ev->value > p->max) p->max = ev->value;
+            p->samples++;
+            s.value = ev->value;
+            b->tot.samples++;
+        } else {
+            b->frames[n].marks++;
+            b->tot.frame_marks++;
+        }
+        s.count = 1;
+        row = misc_row(b, is_plot ? VW_ROW_PLOT : VW_ROW_FRAME, (uint32_t)n);
+    }
+    if (row < 0) return LT_ENOMEM;
+    return push_rec(b, (uint32_t)row, &s);
+}
+
+static int scan(builder *b) {
+    umap plots = {0}, frames = {0};
+    lt_event ev;
+    int rc;
+    while ((rc = lt_reader_next(b->r, &ev)) > 0) {
+        switch (ev.type) {
+        case LT_EV_ZONE_END: rc = on_zone_end(b, &ev); break;
+        case LT_EV_MESSAGE:
+        case LT_EV_SIGNPOST: rc = on_marker(b, &ev); break;
+        case LT_EV_PLOT:
+        case LT_EV_FRAME:
+        case LT_EV_LOST: rc = on_sample(b, &ev, &plots, &frames); break;
+        default: rc = 0;
+        }
+        if (rc < 0) break;
+        if (ev.ts > b->origin && ev.ts - b->origin > b->tot.duration) b->tot.duration = ev.ts - b->origin;
+    }
+    umap_free(&plots);
+    umap_free(&frames);
+    if (rc < 0 && b->err && !b->err[0])
+        fail(b, rc, "%s", rc == LT_ECORRUPT ? lt_reader_error(b->r) : lt_strerror(rc));
+    return rc;
+}
+
+/* ---- Output ------------------------------------------------------------- */
+
+static const builder *sort_b;
+static int row_cmp(const void *a, const void *c) {
+    const vw_row *x = &sort_b->rows[*(const uint32_t *)a].meta;
+    const vw_row *y = &sort_b->rows[*(const uint32_t *)c].meta;
+    if (x->kind != y->kind) return x->kind < y->kind ? -1 : 1;
+    if (x->key != y->key) return x->key < y->key ? -1 : 1;
+    if (x->depth != y->depth) return x->depth < y->depth ? -1 : 1;
+    return 0;
+}
+
+static int put_section(builder *b, uint64_t *off, const void *p, size_t elem, uint64_t n) {
+    static const char pad[8];
+    long pos = ftell(b->out);
+    if (pos < 0) return LT_EIO;
+    if (pos % 8) {
+        if (fwrite(pad, 1, (size_t)(8 - pos % 8), b->out) != (size_t)(8 - pos % 8)) return LT_EIO;
+        pos += 8 - pos % 8;
+    }
+    *off = (uint64_t)pos;
+    if (n && fwrite(p, elem, n, b->out) != n) return LT_EIO;
+    return 0;
+}
+
+static int copy_strings(builder *b, vw_header *h) {
+    long pos = ftell(b->out);
+    if (pos < 0 || fflush(b->str) || fseek(b->str, 0, SEEK_SET)) return LT_EIO;
+    h->off_strings = (uint64_t)pos;
+    h->len_strings = b->strlen_;
+    char buf[1 << 16];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, b->str)) > 0)
+        if (fwrite(buf, 1, n, b->out) != n) return LT_EIO;
+    return ferror(b->str) ? LT_EIO : 0;
+}
+
+static int write_tables(builder *b, vw_header *h) {
+    int rc = flush_all(b);
+    if (rc < 0) return rc;
+    h->off_recs = VW_HEADER_SIZE;
+    h->n_recs = b->nrecs;
+    if ((rc = copy_strings(b, h)) < 0) return rc;
+    /* rows sorted by (kind, key, depth); chunks renumbered to match */
+    uint32_t *order = malloc(((size_t)b->nrows + 1) * sizeof *order);
+    uint32_t *inv = malloc(((size_t)b->nrows + 1) * sizeof *inv);
+    vw_row *rows = malloc(((size_t)b->nrows + 1) * sizeof *rows);
+    uint32_t *rc_list = malloc((b->nchunks + 1) * sizeof *rc_list);
+    if (!order || !inv || !rows || !rc_list) {
+        free(order), free(inv), free(rows), free(rc_list);
+        return LT_ENOMEM;
+    }
+    for (uint32_t i = 0; i < b->nrows; i++) order[i] = i;
+    sort_b = b;
+    qsort(order, b->nrows, sizeof *order, row_cmp);
+    uint64_t pos = 0;
+    for (uint32_t i = 0; i < b->nrows; i++) {
+        brow *r = &b->rows[order[i]];
+        inv[order[i]] = i;
+        rows[i] = r->meta;
+        rows[i].nchunks = r->nchunks;
+        rows[i].chunks = pos;
+        memcpy(rc_list + pos, r->chunks, (size_t)r->nchunks * sizeof *rc_list);
+        pos += r->nchunks;
+    }
+    for (uint64_t i = 0; i < b->nchunks; i++) b->chunks[i].row = inv[b->chunks[i].row];
+    h->text_row = b->text_row ? inv[b->text_row - 1] + 1 : 0;
+    h->n_chunks = b->nchunks;
+    h->n_rows = b->nrows;
+    h->n_rowchunks = pos;
+    rc = put_section(b, &h->off_chunks, b->chunks, sizeof *b->chunks, b->nchunks);
+    if (!rc) rc = put_section(b, &h->off_rows, rows, sizeof *rows, b->nrows);
+    if (!rc) rc = put_section(b, &h->off_rowchunks, rc_list, sizeof *rc_list, pos);
+    free(order), free(inv), free(rows), free(rc_list);
+    if (rc) return rc;
+    vw_track *tr = calloc((size_t)b->ntracks + 1, sizeof *tr);
+    if (!tr) return LT_ENOMEM;
+    for (uint32_t i = 0; i < b->ntracks; i++) tr[i] = b->tracks[i].t;
+    h->n_tracks = b->ntracks;
+    h->n_funcs = b->nfuncs;
+    h->n_plots = b->nplots;
+    h->n_frames = b->nframes;
+    rc = put_section(b, &h->off_tracks, tr, sizeof *tr, b->ntracks);
+    free(tr);
+    return rc;
+}
+
+/* Function names and files are appended to the strings before they are
+ * copied; their offsets are kept in place of the hash. */
+static int add_func_strings(builder *b, uint64_t *file_offs) {
+    for (uint32_t i = 0; i < b->nfuncs; i++) {
+        bfunc *f = &b->funcs[i];
+        uint64_t n = put_str(b, f->name, strlen(f->name));
+        uint64_t fl = put_str(b, f->file, strlen(f->file));
+        if (n == UINT64_MAX || fl == UINT64_MAX) return LT_EIO;
+        f->hash = n;
+        file_offs[i] = fl;
+    }
+    return 0;
+}
+
+static int finish(builder *b, vw_header *h) {
+    uint64_t *file_offs = calloc((size_t)b->nfuncs + 1, sizeof *file_offs);
+    if (!file_offs) return LT_ENOMEM;
+    int rc = add_func_strings(b, file_offs);
+    if (!rc) rc = write_tables(b, h);
+    if (!rc) {
+        vw_func *fn = calloc((size_t)b->nfuncs + 1, sizeof *fn);
+        if (!fn) rc = LT_ENOMEM;
+        for (uint32_t i = 0; fn && i < b->nfuncs; i++) {
+            fn[i].name = b->funcs[i].hash;
+            fn[i].file = file_offs[i];
+            fn[i].line = b->funcs[i].line;
+            fn[i].kind = b->funcs[i].kind;
+        }
+        if (!rc) rc = put_section(b, &h->off_funcs, fn, sizeof *fn, b->nfuncs);
+        if (!rc) rc = put_section(b, &h->off_plots, b->plots, sizeof *b->plots, b->nplots);
+        if (!rc) rc = put_section(b, &h->off_frames, b->frames, sizeof *b->frames, b->nframes);
+        free(fn);
+    }
+    free(file_offs);
+    if (rc) return rc;
+    long end = ftell(b->out);
+    if (end < 0) return LT_EIO;
+    h->file_size = (uint64_t)end;
+    h->totals = b->tot;
+    if (fseek(b->out, 0, SEEK_SET) || fwrite(h, sizeof *h, 1, b->out) != 1) return LT_EIO;
+    return 0;
+}
+
+static void builder_free(builder *b) {
+    for (uint32_t i = 0; i < b->nrows; i++) {
+        free(b->rows[i].buf);
+        free(b->rows[i].chunks);
+    }
+    free(b->rows);
+    free(b->chunks);
+    for (uint32_t i = 0; i < b->ntracks; i++) free(b->tracks[i].depth_row);
+    free(b->tracks);
+    free(b->proc_base);
+    for (uint32_t i = 0; i < b->nfuncs; i++) {
+        free(b->funcs[i].name);
+        free(b->funcs[i].file);
+    }
+    free(b->funcs);
+    free(b->plots);
+    free(b->frames);
+    umap_free(&b->loc_func);
+    umap_free(&b->func_hash);
+    umap_free(&b->misc_rows);
+}
+
+int vw__identity(const char *path, uint64_t *size, uint64_t *mtime_ns, uint64_t *ino,
+                 uint64_t *dev) {
+    struct stat st;
+    if (stat(path, &st) < 0) return -1;
+    *size = (uint64_t)st.st_size;
+    *mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;
+    *ino = (uint64_t)st.st_ino;
+    *dev = (uint64_t)st.st_dev;
+    return 0;
+}
+
+static int build_into(builder *b, const char *trace, vw_header *h) {
+    char detail[256] = "";
+    if (vw__identity(trace, &h->trace_size, &h->trace_mtime_ns, &h->trace_ino, &h->trace_dev) < 0)
+        return fail(b, LT_EOPEN, "cannot stat %s: %s", trace, strerror(errno));
+    int rc = lt_reader_open(&b->r, trace, detail, sizeof detail);
+    if (rc < 0) return fail(b, rc, "%s", detail[0] ? detail : lt_strerror(rc));
+    if ((rc = lt_reader_sound(b->r)) < 0) return fail(b, rc, "%s", lt_reader_error(b->r));
+    const lt_file_info *fi = lt_reader_info(b->r);
+    b->origin = fi->first_ts;
+    b->tot.origin = fi->first_ts;
+    b->tot.complete = fi->complete ? 1 : 0;
+    if ((rc = init_tracks(b)) < 0) return fail(b, rc, "%s", lt_strerror(rc));
+    if ((rc = scan(b)) < 0) return rc;
+    if ((rc = finish(b, h)) < 0) return fail(b, rc, "writing the index: %s", lt_strerror(rc));
+    return 0;
+}
+
+int vw_build(const char *trace, const char *out_path, char *err, size_t errlen) {
+    builder b;
+    memset(&b, 0, sizeof b);
+    b.err = err;
+    b.errlen = errlen;
+    if (err && errlen) err[0] = 0;
+    size_t pl = strlen(out_path);
+    char *tmp = malloc(pl + 32), *stmp = malloc(pl + 32);
+    if (!tmp || !stmp) {
+        free(tmp), free(stmp);
+        return fail(&b, LT_ENOMEM, "out of memory");
+    }
+    snprintf(tmp, pl + 32, "%s.%ld.tmp", out_path, (long)getpid());
+    snprintf(stmp, pl + 32, "%s.%ld.str", out_path, (long)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    int sfd = open(stmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    b.out = fd >= 0 ? fdopen(fd, "wb") : NULL;
+    b.str = sfd >= 0 ? fdopen(sfd, "w+b") : NULL;
+    unlink(stmp);
+    int rc;
+    if (!b.out || !b.str) {
+        rc = fail(&b, LT_EOPEN, "cannot create %s: %s", tmp, strerror(errno));
+        if (!b.out && fd >= 0) close(fd);
+        if (!b.str && sfd >= 0) close(sfd);
+    } else {
+        static const char zero[VW_HEADER_SIZE];
+        vw_header h;
+        memset(&h, 0, sizeof h);
+        memcpy(h.magic, VW_MAGIC, 8);
+        h.version = VW_VERSION;
+        h.rec_size = VW_REC;
+        rc = fwrite(zero, 1, sizeof zero, b.out) == sizeof zero ? 0 : LT_EIO;
+        if (!rc) rc = build_into(&b, trace, &h);
+    }
+    if (b.str) fclose(b.str);
+    if (b.out && fclose(b.out) && !rc) rc = fail(&b, LT_EIO, "writing %s: %s", tmp, strerror(errno));
+    if (!rc && rename(tmp, out_path) < 0) rc = fail(&b, LT_EIO, "cannot rename %s: %s", tmp, strerror(errno));
+    if (rc) unlink(tmp);
+    if (b.r) lt_reader_free(b.r);
+    builder_free(&b);
+    free(tmp);
+    free(stmp);
+    return rc;
+}
