@@ -1200,11 +1200,27 @@
     const m = T.meta;
     const b = $('live');
     if (!m || (m.state !== 'writing' && !T.live)) { b.hidden = true; return; }
-    const stats = (m.stats || []).map((s) => s.name + ' ' + fmtInt(s.value)).join(' · ');
+    // the daemon's counters: clients and whatever was lost or refused so far;
+    // every counter in the tooltip
+    const all = m.stats || [];
+    const shown = all.filter((s) => /^clients_connected$|^events(_received)?$/.test(s.name) ||
+      (s.value && /lost|reject|refused|dropped|aborted/.test(s.name)));
+    const stats = shown.map((s) => s.name.replace(/_/g, ' ') + ' ' + fmtInt(s.value)).join(' · ');
+    b.title = all.map((s) => s.name + ' = ' + s.value).join('\n');
     b.hidden = false;
     b.classList.toggle('done', m.state !== 'writing');
     b.textContent = (m.state === 'writing' ? '● live' : '■ ' + m.state) + ' · ' + fmtInt(m.zones) + ' zones · ' +
       fmtDur(m.duration_ns) + (stats ? ' · ' + stats : '');
+  }
+
+  // the session's name in the header, its figures on the right
+  function summary() {
+    const m = T.meta;
+    const label = (m.processes || []).map((p) => p.program).filter(Boolean).join(', ') + ' · ' + (m.path || m.id);
+    crumbs([{text: 'sessions', href: '#/'}, {text: label}]);
+    document.title = 'tracy-serve: ' + label;
+    setStatus(fmtInt(m.zones) + ' zones · ' + (m.tracks || []).length + ' thread' + ((m.tracks || []).length === 1 ? '' : 's') + ' · ' + fmtDur(m.duration_ns) +
+      (m.lost_events ? ' · ' + fmtInt(m.lost_events) + ' events lost' : ''));
   }
 
   async function poll() {
@@ -1219,6 +1235,7 @@
       const follow = T.follow || T.t1 >= old.duration_ns;
       T.meta = m;
       if (grew) {
+        summary();
         await loadFunctions();
         layout();
         if (follow) {
@@ -1277,11 +1294,7 @@
         resize();
         setView(0, endOfRun());
         const m = T.meta;
-        const label = (m.processes || []).map((p) => p.program).filter(Boolean).join(', ') + ' · ' + (m.path || id);
-        crumbs([{text: 'sessions', href: '#/'}, {text: label}]);
-        document.title = 'tracy-serve: ' + label;
-        setStatus(fmtInt(m.zones) + ' zones · ' + (m.tracks || []).length + ' threads · ' + fmtDur(m.duration_ns) +
-          (m.lost_events ? ' · ' + fmtInt(m.lost_events) + ' events lost' : ''));
+        summary();
         if (m.state === 'writing') { T.follow = true; T.live = setInterval(poll, 1000); }
         liveBadge();
       }
