@@ -397,6 +397,20 @@
     return T.rows.filter((r) => r.kind === 'thread' && !r.collapsed).map((r) => r.track);
   }
 
+  // The expanded tracks with a row on screen or within a screen of it: what
+  // a viewport fetch asks for (all of them when they fit).
+  function neededTracks() {
+    const lo = T.scrollY - T.H;
+    const hi = T.scrollY + 2 * T.H;
+    const set = new Set();
+    for (const r of T.rows) {
+      if ((r.kind === 'thread' && !r.collapsed) || r.kind === 'depth') {
+        if (r.y + r.h >= lo && r.y <= hi) set.add(r.track);
+      }
+    }
+    return [...set].sort((a, b) => a - b);
+  }
+
   // ---- timeline: fetching what the viewport needs ---------------------------
 
   function endOfRun() { return Math.max(1, T.meta ? T.meta.duration_ns : 1); }
@@ -425,7 +439,7 @@
   function covered() {
     const d = T.data;
     if (!d || !T.meta || d.generation !== T.meta.generation) return false;
-    if (d.tracksKey !== visibleTracks().join(',')) return false;
+    for (const t of neededTracks()) if (!d.byTrack.has(t) && !d.asked.has(t)) return false;
     const end = endOfRun();
     const v0 = Math.max(0, T.t0);
     const v1 = Math.min(end, T.t1);
@@ -451,7 +465,7 @@
     let f1 = Math.min(end, Math.ceil(T.t1 + s));
     if (f1 <= f0) f1 = f0 + 1;
     const px = Math.max(1, Math.min(8192, Math.round(T.W * (f1 - f0) / s)));
-    const tracks = visibleTracks();
+    const tracks = neededTracks();
     const key = tracks.join(',');
     if (T.fetching) T.fetching.abort();
     const ctl = new AbortController();
@@ -461,13 +475,13 @@
       const params = {t0: f0, t1: f1, px: px};
       if (tracks.length !== (T.meta.tracks || []).length) params.tracks = key;
       let d;
-      if (tracks.length === 0 && (T.meta.tracks || []).length > 0) {
+      if (tracks.length === 0) {
         d = {t0: f0, t1: f1, px: px, generation: T.meta.generation, tracks: [], markers: [], plots: [], frames: [], lost: []};
       } else {
         d = await api('/api/t/' + T.id + '/view?' + q(params), ctl.signal);
       }
       if (seq !== T.dataSeq) return;
-      d.tracksKey = key;
+      d.asked = new Set(tracks);
       d.px = px;
       d.byTrack = new Map((d.tracks || []).map((t) => [t.track, t.depths || []]));
       d.markersByTrack = new Map();
@@ -862,13 +876,16 @@
     const sc = $('tl-scroll');
     sc.addEventListener('wheel', (ev) => {
       if (!T.meta) return;
-      if (ev.shiftKey) return; // shift+wheel scrolls the tracks
       ev.preventDefault();
+      if (ev.shiftKey) { // shift+wheel scrolls the tracks
+        sc.scrollTop += ev.deltaY || ev.deltaX;
+        return;
+      }
       const [x] = local(ev);
       const dy = ev.deltaMode === 1 ? ev.deltaY * 30 : ev.deltaY;
       zoomAt(x, Math.exp(Math.max(-4, Math.min(4, dy * 0.0025))));
     }, {passive: false});
-    sc.addEventListener('scroll', () => { T.scrollY = sc.scrollTop; T.dirty = true; });
+    sc.addEventListener('scroll', () => { T.scrollY = sc.scrollTop; need(); });
     sc.addEventListener('mousedown', (ev) => {
       if (ev.button !== 0 || !T.meta) return;
       const [x, y] = local(ev);
