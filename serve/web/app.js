@@ -599,6 +599,8 @@
     drawAxis(g, d);
     T.drawn = drawn;
     T.drawnAt = performance.now();
+    // what is under a still mouse changes with zoom, pan and new data
+    if (!T.drag && T.mouse !== null && T.mouse !== undefined) tip(T.mouse, T.mouseY, hoverText(T.mouse, T.mouseY));
     T.drawnSeq = d ? T.dataSeq : -1;
     $('viewport').textContent = fmtDur(Math.max(0, T.t0)) + ' – ' + fmtDur(T.t1) + ' (' + fmtDur(span()) + ' wide)';
   }
@@ -913,6 +915,7 @@
       }
       const inside = x >= 0 && y >= 0 && x < T.W && y < T.H;
       T.mouse = inside ? x : null;
+      T.mouseY = inside ? y : null;
       tip(x, y, inside ? hoverText(x, y) : null);
     });
     window.addEventListener('mouseup', (ev) => {
