@@ -333,6 +333,30 @@ static tstream *stream_of(ct_tree *t, const lt_event *ev) {
     return s;
 }
 
+/* Pushes the node of `func` under the stream's innermost open zone. */
+static int begin_func(ct_tree *t, tstream *s, const ct_stream *cs, uint32_t func) {
+    uint32_t top = s->n ? s->stack[s->n - 1] : cs->root;
+    long n = child_of(t, top, func);
+    if (n < 0) return -1;
+    return push_u32(&s->stack, &s->n, &s->cap, (uint32_t)n);
+}
+
+long ct_tree_add_func(ct_tree *t, const lt_loc *loc) { return add_func(t, loc); }
+
+int ct_tree_begin(ct_tree *t, uint32_t process, uint32_t thread, uint32_t func, uint64_t ts) {
+    lt_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.type = LT_EV_ZONE_BEGIN;
+    ev.process = process;
+    ev.thread = thread;
+    ev.ts = ts;
+    tstream *s = stream_of(t, &ev);
+    if (!s || func >= t->nfuncs) return -1;
+    ct_stream *cs = &t->streams[s->index - 1];
+    if (ts > cs->last_ts) cs->last_ts = ts;
+    return begin_func(t, s, cs, func);
+}
+
 int ct_tree_event(ct_tree *t, const lt_event *ev) {
     if (ev->type != LT_EV_ZONE_BEGIN && ev->type != LT_EV_ZONE_END) return 0;
     tstream *s = stream_of(t, ev);
@@ -342,10 +366,7 @@ int ct_tree_event(ct_tree *t, const lt_event *ev) {
     if (ev->type == LT_EV_ZONE_BEGIN) {
         long f = ct_tree_func_of(t, ev->process, ev->loc);
         if (f < 0) return -1;
-        uint32_t top = s->n ? s->stack[s->n - 1] : cs->root;
-        long n = child_of(t, top, (uint32_t)f);
-        if (n < 0) return -1;
-        return push_u32(&s->stack, &s->n, &s->cap, (uint32_t)n);
+        return begin_func(t, s, cs, (uint32_t)f);
     }
     if (s->n == 0) return 0;
     ct_node *n = &t->nodes[s->stack[--s->n]];

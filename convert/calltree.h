@@ -75,6 +75,13 @@ void ct_tree_free(ct_tree *t);
 /* Takes one event from lt_reader_next (zones; others are ignored). Returns
  * 0, or -1 on out-of-memory. */
 int ct_tree_event(ct_tree *t, const lt_event *ev);
+/* For trees fed from elsewhere than the reader (tracy-serve's index): adds
+ * (or finds) the function of `loc` (its kind, name, file, line) and returns
+ * its index, or -1 on out-of-memory; ct_tree_begin opens a zone of that
+ * function on stream (process, thread), as a ZONE_BEGIN event would (0 or
+ * -1); ct_tree_event with a ZONE_END closes it. */
+long ct_tree_add_func(ct_tree *t, const lt_loc *loc);
+int ct_tree_begin(ct_tree *t, uint32_t process, uint32_t thread, uint32_t func, uint64_t ts);
 /* Sets outer and outer_edge of every node; call once after the last event. */
 void ct_tree_finish(ct_tree *t);
 

@@ -7,8 +7,11 @@ SERVE_WEB := $(sort $(wildcard serve/web/*.html serve/web/*.js serve/web/*.css s
 BINS += $(B)/bin/tracy-serve
 ALL_OBJS += $(SERVE_OBJS)
 
-$(B)/bin/tracy-serve: $(SERVE_OBJS) $(VIEW_A) $(CONVERT_CALLTREE_OBJ) $(CONVERT_COMMON_OBJ) $(LIBTRACE_A)
-	$(call say,LD,$@)mkdir -p $(@D) && $(CC) -o $@ $^ $(ALL_LDFLAGS) $(DEP_LIBS)
+# The converters' call tree and tracy-diff's engine are linked in, not copied.
+SERVE_CONVERT_OBJS := $(CONVERT_CALLTREE_OBJ) $(CONVERT_COMMON_OBJ) $(B)/obj/convert/diff_profile.o \
+	$(B)/obj/convert/diff_report.o $(B)/obj/convert/diff_stats.o
+$(B)/bin/tracy-serve: $(SERVE_OBJS) $(VIEW_A) $(SERVE_CONVERT_OBJS) $(LIBTRACE_A)
+	$(call say,LD,$@)mkdir -p $(@D) && $(CC) -o $@ $^ $(ALL_LDFLAGS) $(DEP_LIBS) -lz
 
 # serve_assets.h: each file as a C string and a table of (name, data, size).
 $(B)/gen/serve_assets.h: $(SERVE_WEB) tools/embed.sh serve/build.mk

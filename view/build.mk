@@ -7,3 +7,14 @@ ALL_OBJS += $(VIEW_OBJS)
 
 $(VIEW_A): $(VIEW_OBJS)
 	$(call say,AR,$@)mkdir -p $(@D) && rm -f $@ && ar rcs $@ $^
+
+# The check suites (tests/check_view.c, tests/check_serve.c) link it too;
+# libtrace comes again after it.
+VIEW_SAN_A := $(B)/asan/lib/libview.a
+$(VIEW_SAN_A): $(VIEW_SRCS:%.c=$(B)/asan/obj/%.o)
+	$(call say,AR,$@)mkdir -p $(@D) && rm -f $@ && ar rcs $@ $^
+$(B)/tests/check_all: $(VIEW_A)
+$(B)/tests/check_all: ALL_LDFLAGS += $(LIBTRACE_A)
+$(B)/asan/tests/check_all: $(VIEW_SAN_A)
+$(B)/asan/tests/check_all: ALL_LDFLAGS += $(B)/asan/lib/libtrace.a
+$(B)/obj/tests/check_view.o $(B)/asan/obj/tests/check_view.o: ALL_CFLAGS += -Iview
