@@ -262,18 +262,22 @@
       const loc = (r) => (r.file ? r.file + (r.line ? ':' + r.line : '') : '');
       const link = (id, name) => el('a', {href: '#/t/' + id + '?' + q({find: name})}, 'find');
       body.replaceChildren(el('p', {class: 'muted'},
-        rows.length + ' functions. Click a row to find the function in B; "find" links open A or B.'),
+        rows.length + ' functions in tracy-diff\'s order (regressions first); drift ' +
+        (d.drift ? ((d.drift - 1) * 100).toFixed(1) + '%' : '?') + '. Click a row to find the function in B; "find" links open A or B.'),
       sortableTable([
+        {key: 'status', label: 'status', fmt: (v) => el('span', {class: 'diff-' + v}, v)},
         {key: 'name', label: 'function'},
         {key: 'loc', label: 'file:line', get: loc},
+        {key: 'program', label: 'program'},
         {key: 'a_calls', label: 'A calls', num: true, get: (r) => r.a && r.a.calls, fmt: fmtInt},
         {key: 'b_calls', label: 'B calls', num: true, get: (r) => r.b && r.b.calls, fmt: fmtInt},
         {key: 'a_total', label: 'A total', num: true, get: (r) => r.a && r.a.total, fmt: fmtDur},
         {key: 'b_total', label: 'B total', num: true, get: (r) => r.b && r.b.total, fmt: fmtDur},
         {key: 'delta_total', label: 'B − A', num: true, fmt: (v) => el('span', {class: v > 0 ? 'up' : v < 0 ? 'down' : ''}, (v > 0 ? '+' : '') + fmtDur(v))},
-        {key: 'ratio', label: 'B / A', num: true, fmt: (v) => (v === null || v === undefined ? '' : Number(v).toFixed(2) + '×')},
+        {key: 'rel', label: 'p50 change', num: true, fmt: (v) => (v === null || v === undefined ? '' : (v > 0 ? '+' : '') + (100 * v).toFixed(1) + '%')},
+        {key: 'p', label: 'p-value', num: true, fmt: (v) => (v === null || v === undefined ? '' : Number(v).toPrecision(2))},
         {key: 'links', label: 'open', get: () => '', fmt: (v, r) => el('span', null, link(a, r.name), ' A · ', link(b, r.name), ' B')},
-      ], rows, (r) => { location.hash = '#/t/' + b + '?' + q({find: r.name}); }, 'delta_total'));
+      ], rows, (r) => { location.hash = '#/t/' + b + '?' + q({find: r.name}); }, null));
     } catch (e) {
       body.replaceChildren(el('p', {class: 'state-error'}, 'Cannot compare: ' + e.message));
     }
@@ -314,12 +318,15 @@
       const sessions = d.sessions || [];
       const cols = [{key: 'name', label: 'function'},
         {key: 'trend', label: 'trend', get: (r) => '', fmt: (v, r) => sparkline(r.total)}];
-      sessions.forEach((s, i) => cols.push({key: 's' + i, label: fmtWall(s.wall_start_ns) || s.id,
-        num: true, get: (r) => r.total[i], fmt: fmtDur}));
+      const when = (s) => fmtWall(s.wall_start_ns || s.mtime_ns);
+      sessions.forEach((s, i) => cols.push({key: 's' + i, label: '#' + (i + 1), num: true,
+        get: (r) => r.total[i], fmt: fmtDur}));
       const last = sessions.length ? sessions[sessions.length - 1].id : null;
-      const runs = el('p', null, sessions.length + ' runs: ');
-      sessions.forEach((s, i) => runs.append(i ? ', ' : '', el('a', {href: '#/t/' + s.id}, fmtWall(s.wall_start_ns) + ' (' + fmtDur(s.duration_ns) + ')')));
-      body.replaceChildren(runs, sortableTable(cols, d.functions || [],
+      const runs = el('ol', {class: 'runs'});
+      sessions.forEach((s) => runs.append(el('li', null, el('a', {href: '#/t/' + s.id}, s.path || s.id),
+        el('span', {class: 'muted'}, '  ' + when(s) + ', ' + fmtDur(s.duration_ns)))));
+      body.replaceChildren(el('p', null, sessions.length + ' runs, oldest first; the time of the top functions in each:'),
+        runs, sortableTable(cols, d.functions || [],
         last ? (r) => { location.hash = '#/t/' + last + '?' + q({find: r.name}); } : null));
     } catch (e) {
       body.replaceChildren(el('p', {class: 'state-error'}, 'No trend: ' + e.message));
@@ -1127,6 +1134,7 @@
       if (tracks.length !== (T.meta.tracks || []).length) params.tracks = tracks.join(',');
       const d = await api('/api/t/' + T.id + '/range?' + q(params));
       if (!T.range || T.range.t0 !== t0 || T.range.t1 !== t1) return;
+      d.tree = nestTree(d.tree);
       T.rangeData = d;
       body.classList.remove('muted');
       body.dataset.t0 = t0;
@@ -1150,6 +1158,22 @@
     } catch (e) {
       body.replaceChildren(el('p', {class: 'state-error'}, 'Range: ' + e.message));
     }
+  }
+
+  // The range's call tree arrives flat, [node, parent, func, calls, total,
+  // self] with parents first; the flame graph walks it nested.
+  function nestTree(flat) {
+    if (!Array.isArray(flat)) return flat || null;
+    const nodes = [];
+    let root = null;
+    for (const [node, parent, func, calls, total, self] of flat) {
+      const n = {func: func, name: func < 0 ? 'all' : funcOf(func).name, calls: calls, total: total, self: self, children: []};
+      nodes[node] = n;
+      if (parent < 0 || !nodes[parent]) root = root || n; else nodes[parent].children.push(n);
+    }
+    if (root && !root.total) root.total = root.children.reduce((a, c) => a + c.total, 0);
+    for (const n of nodes) if (n) n.children.sort((x, y) => y.total - x.total);
+    return root;
   }
 
   // An icicle of the range's call tree: the root on top, callees below,

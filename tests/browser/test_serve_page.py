@@ -84,7 +84,10 @@ class Traces:
         common = ["-z", "6000", "-p", "2", "-t", "2", "-d", "4", "-l", "12"]
         tracegen(self.gen, *common, "--signposts", "8", "--messages", "8", "--plots", "120",
                  "--frames", "30", "--lost", "2")
-        tracegen(self.slow, *common, "--slow", "3:60")
+        # a base and a slower run for the comparison: tracy-diff needs 100 us of change
+        self.base = os.path.join(root, "runs", "base.tracy")
+        tracegen(self.base, "-z", "40000", "-t", "2", "-d", "4", "-l", "12")
+        tracegen(self.slow, "-z", "40000", "-t", "2", "-d", "4", "-l", "12", "--slow", "3:60")
         os.makedirs(os.path.join(root, "src"))
         tracegen(self.hostile, "-z", "300", "-t", "2", "-d", "3", "-l", "3",
                  "--rename", "1:" + HOSTILE_ZONE)
@@ -104,7 +107,8 @@ class Traces:
         with open(self.broken, "wb") as f:
             f.write(b"this is not a trace\n" * 20)
         # newest first, by distinct modification times
-        self.order = [self.gen, self.short, self.broken, self.slow, self.py, self.hostile]
+        self.order = [self.gen, self.short, self.broken, self.slow, self.base, self.py,
+                      self.hostile]
         for i, p in enumerate(reversed(self.order)):
             os.utime(p, (1_700_000_000 + i * 60, 1_700_000_000 + i * 60))
         self._sql = {}
@@ -204,7 +208,7 @@ def settle(page):
 
 def test_sessions_list_matches_tracy_info(page, server, traces):
     page.open(server, ready="window.__tracy && __tracy.sessionsLoaded > 0 && "
-              "document.querySelectorAll('#sessions tbody tr').length >= 6")
+              "document.querySelectorAll('#sessions tbody tr').length >= 7")
     rows = page.eval("""Array.from(document.querySelectorAll('#sessions tbody tr')).map(r => ({
         path: r.querySelector('.path').childNodes[0].textContent,
         program: r.querySelector('.program').textContent,
@@ -439,7 +443,7 @@ def test_wheel_drag_and_keys(page, server, traces):
 
 def test_compare_and_trend(page, server, traces):
     page.open(server, ready="window.__tracy && __tracy.sessionsLoaded > 0")
-    for p in (traces.gen, traces.slow):
+    for p in (traces.base, traces.slow):
         rel = shown_path(p, traces.root)
         page.eval("Array.from(document.querySelectorAll('#sessions tbody tr')).find(r => "
                   "r.querySelector('.path').childNodes[0].textContent === %s)"
@@ -447,10 +451,16 @@ def test_compare_and_trend(page, server, traces):
     page.click("#compare")
     page.wait("document.querySelectorAll('#compare-body tbody tr').length > 0")
     rows = page.eval("Array.from(document.querySelectorAll('#compare-body tbody tr')).map(r => "
-                     "[r.querySelector('.name').textContent, "
-                     "+r.querySelector('.delta_total').dataset.value])")
-    # tracegen --slow 3:60 makes location 3 (func_3) 60% slower in B
-    assert rows[0][0] == "func_3" and rows[0][1] > 0, rows[:3]
+                     "[r.querySelector('.name').textContent, r.querySelector('.status').textContent,"
+                     "+r.querySelector('.a_total').dataset.value,"
+                     "+r.querySelector('.b_total').dataset.value])")
+    # the rows of tracy-diff, in its order: tracegen --slow 3:60 makes func_3
+    # (and func_2, which calls it) regressions
+    want = [[r["name"], r["status"], r["base"]["total_ns"], r["new"]["total_ns"]]
+            for r in json.loads(tool("tracy-diff", "-f", "json", traces.base, traces.slow,
+                                     ok=(0, 1)))["rows"]]
+    assert rows == want
+    assert rows[0][:2] == ["func_3", "regression"]
     shot(page, "serve-compare.png")
     # a row opens B's timeline on that function
     page.eval("document.querySelector('#compare-body tbody tr').click()")
