@@ -1139,7 +1139,9 @@
       body.classList.remove('muted');
       body.dataset.t0 = t0;
       body.dataset.t1 = t1;
-      body.replaceChildren(el('p', {class: 'muted'}, fmtInt(d.zones) + ' zones in the range; click a row to find the function.'),
+      const all = (T.meta.tracks || []).length;
+      const over = params.tracks ? ' of the ' + tracks.length + ' unfolded threads (of ' + all + ')' : '';
+      body.replaceChildren(el('p', {class: 'muted'}, fmtInt(d.zones) + ' zones in the range' + over + '; click a row to find the function.'),
         sortableTable([
           {key: 'name', label: 'function'},
           {key: 'calls', label: 'calls', num: true, fmt: fmtInt},
@@ -1401,6 +1403,11 @@
     },
     get flameBoxes() { return Flame.boxes.length; },
     setView: (t0, t1) => setView(t0, t1),
+    // the middle of a thread's header row (a click there folds the thread)
+    headY(track) {
+      const row = T.rows.find((r) => r.kind === 'thread' && r.track === track);
+      return row ? row.y - T.scrollY + HEAD_H / 2 : null;
+    },
     // the middle of a depth row, in CSS px from the top of the timeline
     rowY(track, depth) {
       const row = T.rows.find((r) => r.kind === 'depth' && r.track === track && r.depth === depth);

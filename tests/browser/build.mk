@@ -6,3 +6,8 @@
 check-browser: all $(NPM_STAMP)
 	$(Q)LT_BUILD=$(CURDIR)/$(B) $(PYTHON) -m pytest -q -p no:cacheprovider \
 		--basetemp=$(CURDIR)/$(B)/browser-tmp tests/browser
+
+# docs/serve-*.png from the demo (not part of make check).
+.PHONY: serve-shots
+serve-shots: all $(NPM_STAMP)
+	$(Q)LT_BUILD=$(CURDIR)/$(B) $(PYTHON) tests/browser/shots.py docs

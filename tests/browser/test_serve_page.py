@@ -403,9 +403,9 @@ def test_range_table_matches_tracy_cut_and_csv_stats(page, server, traces, tmp_p
     want = {}
     for r in csv.DictReader(io.StringIO(tool("tracy-csv", "--stats", cut))):
         want[r["name"]] = (int(r["counts"]), int(r["total_ns"]))
+    shot(page, "serve-range.png")
     assert {n: (c, t) for n, c, t in rows} == want
     assert page.eval("__tracy.flameBoxes") > len(want)
-    shot(page, "serve-range.png")
 
 
 def test_wheel_drag_and_keys(page, server, traces):
