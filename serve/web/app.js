@@ -653,11 +653,19 @@
     const items = depths && depths[r.depth];
     if (!items) return;
     const h = ROW_H - 1;
-    for (let i = 0; i < items.length; i++) {
+    // zones of one depth do not overlap: their ends grow with their starts
+    let lo = 0;
+    let hi = items.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (items[mid][0] + items[mid][1] < T.t0) lo = mid + 1; else hi = mid;
+    }
+    for (let i = lo; i < items.length; i++) {
       const it = items[i];
       const x0 = xOf(it[0]);
       const x1 = xOf(it[0] + it[1]);
-      if (x1 < 0 || x0 > T.W) continue;
+      if (x0 > T.W) break;
+      if (x1 < 0) continue;
       const a = Math.max(x0, -1);
       const w = Math.max(Math.min(x1, T.W + 1) - a, 1);
       const f = funcOf(it[2]);
@@ -1405,6 +1413,15 @@
       return !!T.meta && !T.debounce && !T.fetching && covered() && !T.dirty && T.drawnSeq === T.dataSeq;
     },
     get flameBoxes() { return Flame.boxes.length; },
+    // what the cached viewport answer holds besides zones, summed
+    get extras() {
+      const d = T.data;
+      if (!d) return null;
+      const sum = (xs, k) => xs.reduce((a, x) => a + x[k], 0);
+      return {markers: sum(d.markers || [], 3), lost: sum(d.lost || [], 2),
+        frames: (d.frames || []).reduce((a, f) => a + sum(f.marks, 1), 0),
+        plots: (d.plots || []).filter((p) => p.points.length).length};
+    },
     setView: (t0, t1) => setView(t0, t1),
     // the middle of a thread's header row (a click there folds the thread)
     headY(track) {

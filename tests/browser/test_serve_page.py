@@ -284,6 +284,27 @@ def test_whole_run_counts_every_zone_once(page, server, traces):
         key = (tk[d["track"]], d["depth"])
         got[key] = got.get(key, 0) + d["count"]
     assert got == want
+    # the tracks are the threads tracy-info lists, under their names
+    info = traces.info(traces.gen)
+    assert [(t["process"], t["thread"], t["tid"], t["name"]) for t in meta["tracks"]] == [
+        (p["index"], t["index"], t["tid"], t["name"]) for p in info["processes"]
+        for t in p["threads"]]
+    # every message, signpost, frame mark and lost record is on screen
+    extras = page.eval("__tracy.extras")
+    assert extras["markers"] == info["messages"]
+    assert extras["lost"] == info["lost_events"]
+    assert extras["frames"] == db.execute("SELECT count(*) FROM frame_mark").fetchone()[0]
+    assert extras["plots"] == db.execute("SELECT count(*) FROM counter_track").fetchone()[0]
+    # a thread folds with a click on its name, and unfolds
+    box = page.eval("(() => { const r = document.getElementById('tl-scroll')"
+                    ".getBoundingClientRect(); return [r.left, r.top]; })()")
+    head = [box[0] + 60, box[1] + page.eval("__tracy.headY(1)")]
+    page.mouse({"down": head}, {"up": head})
+    settle(page)
+    assert {d["track"] for d in page.eval("__tracy.drawn")} == set(tk) - {1}
+    page.mouse({"down": head}, {"up": head})
+    settle(page)
+    assert {d["track"] for d in page.eval("__tracy.drawn")} == set(tk)
     # a merged run says how many zones it holds
     big = max(merged, key=lambda d: d["w"])
     pt = page.eval("(() => { const d = __tracy.drawn.find(z => z.id === %d && z.count === %d);"
