@@ -23,3 +23,7 @@ $(B)/gen/serve_assets.h: $(SERVE_WEB) tools/embed.sh serve/build.mk
 		echo '{0, 0, 0}};'; } > $@.tmp && mv $@.tmp $@
 $(B)/obj/serve/assets.o: $(B)/gen/serve_assets.h
 $(B)/obj/serve/assets.o $(SERVE_OBJS): ALL_CFLAGS += -I$(B)/gen -Iview -Iconvert
+# The check suite tests the JSON writer directly.
+$(B)/tests/check_all: $(B)/obj/serve/json.o
+$(B)/asan/tests/check_all: $(B)/asan/obj/serve/json.o
+$(B)/obj/tests/check_serve.o $(B)/asan/obj/tests/check_serve.o: ALL_CFLAGS += -Iserve

@@ -1,0 +1,544 @@
+/* check_serve.c -- tracy-serve as a real process over loopback sockets:
+ * sessions against tracy-info, hostile paths and names, bad parameters,
+ * the token, a growing trace, mutated traces, and many concurrent and slow
+ * clients with the server's memory bounded. */
+#include <arpa/inet.h>
+#include <check.h>
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "json.h"
+#include "scratch.h"
+
+typedef struct srv {
+    pid_t pid;
+    int port;
+} srv;
+
+static const char *build_dir(void) {
+    const char *b = getenv("LT_BUILD");
+    ck_assert_msg(b != NULL, "LT_BUILD is not set (run through make check-c)");
+    return b;
+}
+
+static void sh(const char *fmt, ...) {
+    char cmd[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    ck_assert_msg(system(cmd) == 0, "failed: %s", cmd);
+}
+
+static void gen(const char *out, const char *args) {
+    sh("'%s/tools/tracegen' -f -o '%s' %s >/dev/null", build_dir(), out, args);
+}
+
+/* Starts tracy-serve -p 0 with `args` (PATHs and options); reads the URL
+ * line for the port. Returns 0, or the exit status when it stopped. */
+static int start(srv *s, const char *args) {
+    int fds[2];
+    ck_assert_int_eq(pipe(fds), 0);
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "exec '%s/bin/tracy-serve' -p 0 --cache '%s/cache' %s", build_dir(),
+             scratch_dir, args);
+    s->pid = fork();
+    ck_assert_int_ge(s->pid, 0);
+    if (s->pid == 0) {
+        dup2(fds[1], 1);
+        close(fds[0]);
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    close(fds[1]);
+    char line[512];
+    size_t n = 0;
+    while (n < sizeof line - 1) {
+        ssize_t r = read(fds[0], line + n, 1);
+        if (r <= 0 || line[n] == '\n') break;
+        n++;
+    }
+    line[n] = 0;
+    close(fds[0]);
+    const char *p = strstr(line, "http://127.0.0.1:");
+    if (!p) {
+        int st;
+        waitpid(s->pid, &st, 0);
+        s->pid = 0;
+        return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+    }
+    s->port = atoi(p + 17);
+    return 0;
+}
+
+static void stop(srv *s) {
+    int st;
+    ck_assert_int_eq(waitpid(s->pid, &st, WNOHANG), 0); /* still alive */
+    kill(s->pid, SIGTERM);
+    ck_assert_int_eq(waitpid(s->pid, &st, 0), s->pid);
+    ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+static int dial(int port) {
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
+    return fd;
+}
+
+static void send_all(int fd, const char *b, size_t n) {
+    while (n) {
+        ssize_t w = write(fd, b, n);
+        ck_assert_int_gt(w, 0);
+        b += w, n -= (size_t)w;
+    }
+}
+
+/* Reads until the peer closes; returns the bytes (NUL-terminated). */
+static char *read_all(int fd, size_t *len) {
+    size_t cap = 1 << 16, n = 0;
+    char *b = malloc(cap);
+    for (;;) {
+        if (n + 1 == cap) b = realloc(b, cap *= 2);
+        ssize_t r = read(fd, b + n, cap - n - 1);
+        if (r <= 0) break;
+        n += (size_t)r;
+    }
+    b[n] = 0;
+    if (len) *len = n;
+    return b;
+}
+
+typedef struct resp {
+    int status;
+    char *raw, *body;
+    size_t len;
+} resp;
+
+/* One raw request (its text as given), the connection closed after. */
+static resp raw_req(int port, const char *text) {
+    int fd = dial(port);
+    send_all(fd, text, strlen(text));
+    resp r = {0, NULL, NULL, 0};
+    r.raw = read_all(fd, &r.len);
+    close(fd);
+    sscanf(r.raw, "HTTP/1.1 %d", &r.status);
+    char *b = strstr(r.raw, "\r\n\r\n");
+    r.body = b ? b + 4 : r.raw + r.len;
+    return r;
+}
+
+static resp get(int port, const char *target) {
+    char req[4096];
+    snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n\r\n", target, port);
+    return raw_req(port, req);
+}
+
+static cJSON *get_json(int port, const char *target, int want_status) {
+    resp r = get(port, target);
+    ck_assert_msg(r.status == want_status, "%s: status %d, want %d: %s", target, r.status, want_status, r.body);
+    cJSON *j = cJSON_Parse(r.body);
+    ck_assert_msg(j != NULL, "%s: not JSON: %.200s", target, r.body);
+    free(r.raw);
+    return j;
+}
+
+static double num(const cJSON *o, const char *k) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    ck_assert_msg(cJSON_IsNumber(v), "no number %s", k);
+    return v->valuedouble;
+}
+
+static const char *str(const cJSON *o, const char *k) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    ck_assert_msg(cJSON_IsString(v), "no string %s", k);
+    return v->valuestring;
+}
+
+static cJSON *info_json(const char *trace) {
+    char out[300];
+    snprintf(out, sizeof out, "%s/info.json", scratch_dir);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "'%s/bin/tracy-info' --json '%s' > '%s' 2>/dev/null", build_dir(), trace, out);
+    int st = system(cmd);
+    ck_assert(WIFEXITED(st));
+    size_t n;
+    uint8_t *b = slurp(out, &n);
+    b[n] = 0;
+    cJSON *j = cJSON_Parse((char *)b);
+    ck_assert_ptr_nonnull(j);
+    free(b);
+    return j;
+}
+
+/* The id of the session whose path is `rel`. */
+static char *session_id(int port, const char *rel) {
+    cJSON *j = get_json(port, "/api/sessions", 200);
+    const cJSON *s;
+    char *id = NULL;
+    cJSON_ArrayForEach(s, cJSON_GetObjectItem(j, "sessions"))
+        if (!strcmp(str(s, "path"), rel)) id = strdup(str(s, "id"));
+    cJSON_Delete(j);
+    ck_assert_msg(id != NULL, "no session %s", rel);
+    return id;
+}
+
+static void setup(void) { scratch_make("check_serve"); }
+
+/* Every trace of the folder (subfolders too) with tracy-info's figures. */
+START_TEST(sessions_match_tracy_info) {
+    sh("mkdir -p '%s/runs/sub'", scratch_dir);
+    gen(scratch_path("runs/a.tracy"), "-z 20000 -t 3 -d 5 --lost 4");
+    gen(scratch_path("runs/sub/b.tracy"), "-z 7000 -t 2 -p 2 -d 4");
+    gen(scratch_path("runs/sub/c.tracy"), "-z 5000 -t 2 -d 4 --no-trailer");
+    sh("echo not a trace > '%s/runs/notes.txt'", scratch_dir);
+    srv s;
+    ck_assert_int_eq(start(&s, scratch_path("runs")), 0);
+    cJSON *j = get_json(s.port, "/api/sessions", 200);
+    const cJSON *arr = cJSON_GetObjectItem(j, "sessions"), *e;
+    ck_assert_int_eq(cJSON_GetArraySize(arr), 3);
+    cJSON_ArrayForEach(e, arr) {
+        char path[300];
+        snprintf(path, sizeof path, "%s/runs/%s", scratch_dir, str(e, "path"));
+        cJSON *info = info_json(path);
+        ck_assert_double_eq(num(e, "zones"), num(info, "zones"));
+        ck_assert_double_eq(num(e, "lost"), num(info, "lost_events"));
+        ck_assert_double_eq(num(e, "threads"), num(info, "threads"));
+        ck_assert_double_eq(num(e, "processes"), cJSON_GetArraySize(cJSON_GetObjectItem(info, "processes")));
+        ck_assert_double_eq(num(e, "duration_ns"), num(info, "duration_ns"));
+        ck_assert_double_eq(num(e, "size"), num(info, "file_size"));
+        const char *st = str(e, "state");
+        if (cJSON_IsTrue(cJSON_GetObjectItem(info, "complete"))) ck_assert_str_eq(st, "complete");
+        else ck_assert(!strcmp(st, "writing") || !strcmp(st, "truncated"));
+        cJSON_Delete(info);
+    }
+    cJSON_Delete(j);
+    /* a new file appears without a restart */
+    gen(scratch_path("runs/sub/d.tracy"), "-z 100");
+    j = get_json(s.port, "/api/sessions", 200);
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(j, "sessions")), 4);
+    ck_assert_str_eq(str(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "sessions"), 0), "path"), "sub/d.tracy");
+    cJSON_Delete(j);
+    stop(&s);
+}
+END_TEST
+
+/* Nothing outside the served folder is reachable: traversal in any
+ * spelling, absolute targets, and symbolic links out are refused. */
+START_TEST(hostile_paths) {
+    sh("mkdir -p '%s/served' '%s/outside'", scratch_dir, scratch_dir);
+    gen(scratch_path("served/in.tracy"), "-z 100");
+    gen(scratch_path("outside/secret.tracy"), "-z 100");
+    sh("ln -s '%s/outside/secret.tracy' '%s/served/link.tracy'", scratch_dir, scratch_dir);
+    sh("ln -s '%s/outside' '%s/served/dirlink'", scratch_dir, scratch_dir);
+    srv s;
+    ck_assert_int_eq(start(&s, scratch_path("served")), 0);
+    cJSON *j = get_json(s.port, "/api/sessions", 200);
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(j, "sessions")), 1);
+    cJSON_Delete(j);
+    static const char *targets[] = {
+        "/../outside/secret.tracy", "/%2e%2e/outside/secret.tracy", "/..%2foutside%2fsecret.tracy",
+        "/api/t/../../etc/passwd", "/api/t/%2e%2e%2f%2e%2e/meta", "//etc/passwd", "/etc/passwd",
+        "/api/t/0123456789abcdef/meta", "/api/t/0123456789ABCDEF/meta", "/api/t/in.tracy/meta",
+        "/index.html/../../etc/passwd", "/.hidden", "/api/t//meta", "/api/sessions/../x"};
+    for (size_t i = 0; i < sizeof targets / sizeof *targets; i++) {
+        resp r = get(s.port, targets[i]);
+        ck_assert_msg(r.status == 404 || r.status == 400, "%s: %d", targets[i], r.status);
+        ck_assert_ptr_null(strstr(r.body, "root:"));
+        ck_assert_ptr_null(strstr(r.body, "TRACY"));
+        free(r.raw);
+    }
+    char req[256];
+    snprintf(req, sizeof req, "GET http://127.0.0.1:%d/etc/passwd HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n\r\n", s.port, s.port);
+    resp r = raw_req(s.port, req);
+    ck_assert_int_eq(r.status, 400);
+    free(r.raw);
+    stop(&s);
+}
+END_TEST
+
+/* Parameters out of range get a 4xx JSON error; the server goes on. */
+START_TEST(bad_parameters) {
+    gen(scratch_path("p.tracy"), "-z 3000 -t 2 -d 4");
+    srv s;
+    ck_assert_int_eq(start(&s, scratch_path("p.tracy")), 0);
+    char *id = session_id(s.port, "p.tracy");
+    static const struct { const char *q; int status; } cases[] = {
+        {"view?t0=NaN&t1=5&px=10", 400}, {"view?t0=-1&t1=5&px=10", 400},
+        {"view?t0=0&t1=1e300&px=10", 400}, {"view?t0=5&t1=5&px=10", 400},
+        {"view?t0=9&t1=5&px=10", 400}, {"view?t0=0&t1=5&px=0", 400},
+        {"view?t0=0&t1=5&px=100000", 400}, {"view?t0=0&t1=5", 400},
+        {"view?t0=0&t1=5&px=10&tracks=99", 400}, {"view?t0=0&t1=5&px=10&tracks=a", 400},
+        {"view?t0=%zz&t1=5&px=10", 400}, {"view?t0=inf&t1=5&px=10", 400},
+        {"zone?id=99999999999", 404}, {"zone?id=-3", 400}, {"zone", 400},
+        {"find?func=100000", 404}, {"find", 400}, {"find?func=1&q=x", 400},
+        {"range?t0=1&t1=0", 400}, {"nothing", 404},
+        {"view?t0=0&t1=100000000&px=2000", 200}, {"find?q=func", 200}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char t[300];
+        snprintf(t, sizeof t, "/api/t/%s/%s", id, cases[i].q);
+        cJSON *j = get_json(s.port, t, cases[i].status);
+        if (cases[i].status != 200) ck_assert_uint_gt(strlen(str(j, "error")), 0);
+        cJSON_Delete(j);
+    }
+    char req[512];
+    snprintf(req, sizeof req, "POST /api/sessions HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\nContent-Length: 0\r\n\r\n", s.port);
+    resp r = raw_req(s.port, req);
+    ck_assert_int_eq(r.status, 405);
+    free(r.raw);
+    snprintf(req, sizeof req, "POST /api/capture HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\nContent-Length: 2\r\n\r\n{}", s.port);
+    r = raw_req(s.port, req);
+    ck_assert_int_eq(r.status, 501);
+    free(r.raw);
+    snprintf(req, sizeof req, "GET /api/sessions HTTP/1.1\r\nHost: attacker.example:%d\r\nConnection: close\r\n\r\n", s.port);
+    r = raw_req(s.port, req);
+    ck_assert_int_eq(r.status, 403);
+    free(r.raw);
+    r = raw_req(s.port, "GET /api/sessions HTTP/1.1\r\nConnection: close\r\n\r\n");
+    ck_assert_int_eq(r.status, 403);
+    free(r.raw);
+    char *big = malloc(20000);
+    memset(big, 'a', 19999);
+    big[19999] = 0;
+    memcpy(big, "GET /", 5);
+    r = raw_req(s.port, big);
+    ck_assert_int_eq(r.status, 413);
+    free(r.raw);
+    free(big);
+    r = raw_req(s.port, "garbage\r\n\r\n");
+    ck_assert_int_eq(r.status, 400);
+    free(r.raw);
+    free(id);
+    stop(&s);
+}
+END_TEST
+
+/* Names with markup, quotes and invalid UTF-8 come out as escaped text. */
+START_TEST(hostile_names) {
+    char args[256];
+    snprintf(args, sizeof args, "-z 500 --rename 1:'</script><img src=x onerror=alert(1)>\"q&'");
+    gen(scratch_path("h.tracy"), args);
+    srv s;
+    ck_assert_int_eq(start(&s, scratch_path("h.tracy")), 0);
+    char *id = session_id(s.port, "h.tracy");
+    char t[200];
+    snprintf(t, sizeof t, "/api/t/%s/functions", id);
+    resp r = get(s.port, t);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_ptr_null(strchr(r.body, '<'));
+    ck_assert_ptr_null(strchr(r.body, '>'));
+    for (const unsigned char *p = (const unsigned char *)r.body; *p; p++) ck_assert_uint_lt(*p, 0x80);
+    cJSON *j = cJSON_Parse(r.body);
+    ck_assert_ptr_nonnull(j);
+    int found = 0;
+    const cJSON *f;
+    cJSON_ArrayForEach(f, cJSON_GetObjectItem(j, "functions"))
+        found |= !strcmp(str(f, "name"), "</script><img src=x onerror=alert(1)>\"q&");
+    ck_assert_int_eq(found, 1);
+    cJSON_Delete(j);
+    free(r.raw);
+    free(id);
+    stop(&s);
+}
+END_TEST
+
+/* The JSON writer: markup escaped, invalid UTF-8 replaced by U+FFFD,
+ * valid sequences kept, control characters escaped. */
+START_TEST(json_escapes) {
+    jb j;
+    jb_init(&j, 1 << 10);
+    const char in[] = "a</script>\"\\\xff\xfe\xc3\xa9\xe2\x82\xac\xed\xa0\x80\x01\n&";
+    jb_strn(&j, in, sizeof in - 1);
+    ck_assert_str_eq(j.buf, "\"a\\u003c/script\\u003e\\\"\\\\\\ufffd\\ufffd\xc3\xa9\xe2\x82\xac"
+                            "\\ufffd\\ufffd\\ufffd\\u0001\\n\\u0026\"");
+    jb_free(&j);
+    jb_init(&j, 16); /* past the limit: failed, nothing half written counts */
+    jb_str(&j, "a string longer than sixteen bytes");
+    ck_assert_int_eq(jb_failed(&j), 1);
+    jb_free(&j);
+}
+END_TEST
+
+/* With a token: refused without it, a cookie once it is given. A
+ * non-loopback address without a token does not start. */
+START_TEST(token) {
+    gen(scratch_path("t.tracy"), "-z 100");
+    sh("printf 'sekrit-42\\n' > '%s/tok' && chmod 600 '%s/tok'", scratch_dir, scratch_dir);
+    srv s;
+    char args[512];
+    snprintf(args, sizeof args, "--token-file '%s/tok' '%s'", scratch_dir, scratch_path("t.tracy"));
+    ck_assert_int_eq(start(&s, args), 0);
+    resp r = get(s.port, "/api/sessions");
+    ck_assert_int_eq(r.status, 403);
+    free(r.raw);
+    r = get(s.port, "/?token=wrong");
+    ck_assert_int_eq(r.status, 403);
+    free(r.raw);
+    r = get(s.port, "/?token=sekrit-42");
+    ck_assert_int_eq(r.status, 303);
+    ck_assert_ptr_nonnull(strstr(r.raw, "Set-Cookie: tracy_token=sekrit-42; HttpOnly; SameSite=Strict"));
+    free(r.raw);
+    char req[512];
+    snprintf(req, sizeof req, "GET /api/sessions HTTP/1.1\r\nHost: localhost:%d\r\nCookie: a=b; tracy_token=sekrit-42\r\nConnection: close\r\n\r\n", s.port);
+    r = raw_req(s.port, req);
+    ck_assert_int_eq(r.status, 200);
+    free(r.raw);
+    stop(&s);
+    snprintf(args, sizeof args, "-a 0.0.0.0 '%s' 2>/dev/null", scratch_path("t.tracy"));
+    ck_assert_int_eq(start(&s, args), 1);
+}
+END_TEST
+
+/* A trace being written: meta follows its growth at the next request. */
+START_TEST(growing_trace) {
+    gen(scratch_path("full.tracy"), "-z 30000 -t 2 -d 5 --no-trailer");
+    size_t len;
+    uint8_t *b = slurp(scratch_path("full.tracy"), &len);
+    sh("mkdir '%s/live'", scratch_dir);
+    spit(scratch_path("live/g.tracy"), b, len / 3);
+    srv s;
+    ck_assert_int_eq(start(&s, scratch_path("live")), 0);
+    char *id = session_id(s.port, "g.tracy");
+    char t[200];
+    snprintf(t, sizeof t, "/api/t/%s/meta", id);
+    cJSON *j = get_json(s.port, t, 200);
+    double z1 = num(j, "zones"), g1 = num(j, "generation");
+    ck_assert_str_eq(str(j, "state"), "writing");
+    cJSON_Delete(j);
+    spit(scratch_path("live/g.tracy"), b, len);
+    j = get_json(s.port, t, 200);
+    ck_assert_double_eq(num(j, "zones"), 30000);
+    ck_assert_double_gt(30000, z1);
+    ck_assert_double_gt(num(j, "generation"), g1);
+    cJSON_Delete(j);
+    free(b);
+    free(id);
+    stop(&s);
+}
+END_TEST
+
+/* Mutated traces: each gives a session (or an error for it), never a
+ * crash. */
+START_TEST(mutated_traces) {
+    gen(scratch_path("m.tracy"), "-z 4000 -t 2 -d 4 --messages 10 --plots 10");
+    size_t len;
+    uint8_t *b = slurp(scratch_path("m.tracy"), &len);
+    sh("mkdir '%s/mut'", scratch_dir);
+    srand(11);
+    for (int k = 0; k < 24; k++) {
+        uint8_t *m = malloc(len);
+        memcpy(m, b, len);
+        for (int f = 0; f < 1 + k % 3; f++) m[(size_t)rand() % len] ^= (uint8_t)(1 + rand() % 255);
+        char name[64];
+        snprintf(name, sizeof name, "mut/m%02d.tracy", k);
+        spit(scratch_path(name), m, k % 4 == 0 ? len / 2 : len);
+        free(m);
+    }
+    srv s;
+    ck_assert_int_eq(start(&s, scratch_path("mut")), 0);
+    cJSON *j = get_json(s.port, "/api/sessions", 200);
+    const cJSON *e;
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(j, "sessions")), 24);
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(j, "sessions")) {
+        char t[200];
+        snprintf(t, sizeof t, "/api/t/%s/view?t0=0&t1=100000000&px=500", str(e, "id"));
+        resp r = get(s.port, t);
+        int err = !strcmp(str(e, "state"), "error");
+        ck_assert_int_eq(r.status, err ? 422 : 200);
+        free(r.raw);
+    }
+    cJSON_Delete(j);
+    free(b);
+    stop(&s);
+}
+END_TEST
+
+static long rss_kib(pid_t pid) {
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    long v = -1;
+    while (fgets(line, sizeof line, f))
+        if (!strncmp(line, "VmRSS:", 6)) v = atol(line + 6);
+    fclose(f);
+    return v;
+}
+
+/* 200 clients at once all get their answer; 100 that send requests and
+ * read nothing leave the server's memory bounded and others served. */
+START_TEST(many_and_slow_clients) {
+    gen(scratch_path("c.tracy"), "-z 200000 -t 4 -d 8");
+    srv s;
+    ck_assert_int_eq(start(&s, scratch_path("c.tracy")), 0);
+    char *id = session_id(s.port, "c.tracy");
+    enum { N = 200, SLOW = 100 };
+    int fds[N];
+    char req[512];
+    snprintf(req, sizeof req, "GET /api/t/%s/view?t0=0&t1=5000000&px=2000 HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n\r\n", id, s.port);
+    for (int i = 0; i < N; i++) fds[i] = dial(s.port);
+    for (int i = 0; i < N; i++) send_all(fds[i], req, strlen(req));
+    for (int i = 0; i < N; i++) {
+        char *all = read_all(fds[i], NULL);
+        int st = 0;
+        sscanf(all, "HTTP/1.1 %d", &st);
+        ck_assert_int_eq(st, 200);
+        free(all);
+        close(fds[i]);
+    }
+    /* slow readers: pipelined requests, nothing read */
+    snprintf(req, sizeof req, "GET /api/t/%s/view?t0=0&t1=5000000&px=8000 HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n", id, s.port);
+    int slow[SLOW];
+    for (int i = 0; i < SLOW; i++) {
+        slow[i] = dial(s.port);
+        int small = 4096;
+        setsockopt(slow[i], SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+        for (int k = 0; k < 40; k++) {
+            struct pollfd p = {slow[i], POLLOUT, 0};
+            if (poll(&p, 1, 0) <= 0) break; /* its send buffer is full */
+            ssize_t w = send(slow[i], req, strlen(req), MSG_DONTWAIT);
+            if (w <= 0) break;
+        }
+    }
+    cJSON *j = get_json(s.port, "/api/sessions", 200); /* served meanwhile */
+    cJSON_Delete(j);
+    long rss = rss_kib(s.pid);
+    ck_assert_msg(rss > 0 && rss < 256 * 1024, "server RSS %ld KiB", rss);
+    for (int i = 0; i < SLOW; i++) close(slow[i]);
+    j = get_json(s.port, "/api/sessions", 200);
+    cJSON_Delete(j);
+    free(id);
+    stop(&s);
+}
+END_TEST
+
+Suite *serve_suite(void) {
+    Suite *s = suite_create("serve");
+    TCase *tc = tcase_create("server");
+    tcase_add_checked_fixture(tc, setup, scratch_remove);
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, sessions_match_tracy_info);
+    tcase_add_test(tc, hostile_paths);
+    tcase_add_test(tc, bad_parameters);
+    tcase_add_test(tc, hostile_names);
+    tcase_add_test(tc, token);
+    tcase_add_test(tc, json_escapes);
+    tcase_add_test(tc, growing_trace);
+    tcase_add_test(tc, mutated_traces);
+    tcase_add_test(tc, many_and_slow_clients);
+    suite_add_tcase(s, tc);
+    return s;
+}
