@@ -317,6 +317,7 @@
       const d = await api('/api/trend?' + q({program: program}));
       const sessions = d.sessions || [];
       const cols = [{key: 'name', label: 'function'},
+        {key: 'loc', label: 'file:line', get: (r) => (r.file ? r.file + (r.line ? ':' + r.line : '') : '')},
         {key: 'trend', label: 'trend', get: (r) => '', fmt: (v, r) => sparkline(r.total)}];
       const when = (s) => fmtWall(s.wall_start_ns || s.mtime_ns);
       sessions.forEach((s, i) => cols.push({key: 's' + i, label: '#' + (i + 1), num: true,
@@ -1375,7 +1376,14 @@
     const [path, query] = h.split('?');
     const opts = Object.fromEntries(new URLSearchParams(query || ''));
     const parts = path.split('/').filter(Boolean).map(decodeURIComponent);
-    if (parts[0] !== 't') stopLive();
+    if (parts[0] !== 't') {
+      // the timeline's figures and live badge belong to it alone
+      stopLive();
+      setStatus('');
+      $('live').hidden = true;
+      T.id = null;
+      T.meta = null;
+    }
     if (parts[0] === 't' && parts[1]) openTimeline(parts[1], opts);
     else if (parts[0] === 'diff' && parts[2]) openDiff(parts[1], parts[2]);
     else if (parts[0] === 'trend' && parts[1]) openTrend(parts[1]);

@@ -490,6 +490,26 @@ def test_compare_and_trend(page, server, traces):
     page.open(server + "#/trend/app1", ready="document.querySelectorAll("
               "'#compare-body tbody tr').length > 0")
     assert page.eval("document.querySelectorAll('#compare-body canvas.spark').length") > 0
+    shot(page, "serve-trend.png")
+    # the runs of app1, oldest first, and each function's total in each run
+    # as tracy-csv --stats says it
+    runs = page.eval("Array.from(document.querySelectorAll('#compare-body ol.runs a'))"
+                     ".map(a => a.textContent)")
+    app1 = [p for p in reversed(traces.order) if p != traces.broken and "app1" in
+            [q["program"] for q in traces.info(p)["processes"]]]
+    assert runs == [shown_path(p, traces.root) for p in app1]
+    table = page.eval("Array.from(document.querySelectorAll('#compare-body tbody tr')).map(r => "
+                      "[r.querySelector('.name').textContent, r.querySelector('.loc').textContent,"
+                      "Array.from(r.querySelectorAll('td')).slice(3).map(c => "
+                      "c.dataset.value === undefined ? null : +c.dataset.value)])")
+    assert 0 < len(table) <= 20
+    stats = []
+    for p in app1:
+        rows = csv.DictReader(io.StringIO(tool("tracy-csv", "--stats", p, ok=(0, 3, 6))))
+        stats.append({(r["name"], "%s:%s" % (r["src_file"], r["src_line"])): int(r["total_ns"])
+                      for r in rows})
+    for name, loc, totals in table:
+        assert totals == [s.get((name, loc)) for s in stats], name
 
 
 def test_hostile_names_are_text(page, server, traces):
