@@ -1421,6 +1421,9 @@
       return !!T.meta && !T.debounce && !T.fetching && covered() && !T.dirty && T.drawnSeq === T.dataSeq;
     },
     get flameBoxes() { return Flame.boxes.length; },
+    // the flame graph's frames: name, calls, total and place (CSS px in the canvas)
+    get flame() { return Flame.boxes.map((b) => ({name: b.node.name, calls: b.node.calls, total: b.node.total, x: b.x, y: b.y, w: b.w})); },
+    get flameRoot() { return Flame.root ? Flame.root.name : null; },
     // what the cached viewport answer holds besides zones, summed
     get extras() {
       const d = T.data;

@@ -425,8 +425,20 @@ def test_range_table_matches_tracy_cut_and_csv_stats(page, server, traces, tmp_p
     for r in csv.DictReader(io.StringIO(tool("tracy-csv", "--stats", cut))):
         want[r["name"]] = (int(r["counts"]), int(r["total_ns"]))
     shot(page, "serve-range.png")
+    # the flame graph: the root spans the width; a click on a frame makes it
+    # the root, Reset undoes it
+    flame = page.eval("__tracy.flame")
+    assert flame[0]["name"] == "all" and len(flame) > len(want)
+    top = max((f for f in flame if f["y"] > 0), key=lambda f: f["w"])
+    fbox = page.eval("(() => { const r = document.getElementById('flame')"
+                     ".getBoundingClientRect(); return [r.left, r.top]; })()")
+    at = [fbox[0] + top["x"] + top["w"] / 2, fbox[1] + top["y"] + 5]
+    page.mouse({"down": at}, {"up": at})
+    assert page.wait("__tracy.flameRoot") == top["name"]
+    assert page.eval("__tracy.flame[0].w") == pytest.approx(flame[0]["w"])
+    page.click("#flame-reset")
+    assert page.wait("__tracy.flameRoot === null")
     assert {n: (c, t) for n, c, t in rows} == want
-    assert page.eval("__tracy.flameBoxes") > len(want)
 
 
 def test_wheel_drag_and_keys(page, server, traces):
