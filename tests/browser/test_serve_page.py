@@ -134,9 +134,9 @@ def server(traces, tmp_path_factory):
     """A real tracy-serve on a free loopback port, its cache in a folder of
     the test's own."""
     cache = str(tmp_path_factory.mktemp("cache"))
-    env = dict(os.environ, XDG_CACHE_HOME=cache)
-    proc = subprocess.Popen([SERVE, "-p", "0", traces.root], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, env=env, text=True)
+    errors = open(os.path.join(cache, "stderr.txt"), "w+")  # read only when it fails
+    proc = subprocess.Popen([SERVE, "-p", "0", "--cache", cache, traces.root],
+                            stdout=subprocess.PIPE, stderr=errors, text=True)
     url = None
     deadline = time.monotonic() + 30
     while url is None and time.monotonic() < deadline:
@@ -148,7 +148,8 @@ def server(traces, tmp_path_factory):
             url = m.group(0)
     if url is None:
         proc.kill()
-        pytest.fail("tracy-serve printed no URL: %s" % proc.stderr.read()[-2000:])
+        errors.seek(0)
+        pytest.fail("tracy-serve printed no URL: %s" % errors.read()[-2000:])
     yield url.rstrip("/") + "/"
     proc.send_signal(signal.SIGTERM)
     try:
@@ -156,6 +157,7 @@ def server(traces, tmp_path_factory):
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
+    errors.close()
 
 
 @pytest.fixture(scope="module")
@@ -587,8 +589,9 @@ def test_live_capture_grows_on_screen(page, server, traces, tmp_path):
     stop = tmp_path / "stop"
     out = os.path.join(traces.root, "live", "live.tracy")
     os.makedirs(os.path.dirname(out), exist_ok=True)
+    log = open(tmp_path / "live.log", "w")
     proc = subprocess.Popen([PYTHON, "-m", "tracy", "-o", out, str(prog), str(stop)],
-                            env=py_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            env=py_env(), stdout=log, stderr=subprocess.STDOUT)
     try:
         page.open(server, ready="window.__tracy && (__tracy.sessions || []).some("
                   "s => s.path === 'live/live.tracy' && s.state === 'writing')", timeout=60)
@@ -606,7 +609,7 @@ def test_live_capture_grows_on_screen(page, server, traces, tmp_path):
                   % (first[0], first[1], first_drawn), timeout=60)
         shot(page, "serve-live.png")
         stop.write_text("")
-        assert proc.wait(timeout=60) == 0
+        assert proc.wait(timeout=60) == 0, (tmp_path / "live.log").read_text()
         page.wait("__tracy.meta.state === 'complete'", timeout=60)
         info = traces.info(out)
         assert page.eval("__tracy.meta.zones") == info["zones"]
@@ -617,3 +620,4 @@ def test_live_capture_grows_on_screen(page, server, traces, tmp_path):
         if proc.poll() is None:
             proc.kill()
         proc.wait()
+        log.close()
