@@ -589,16 +589,24 @@ def test_live_capture_grows_on_screen(page, server, traces, tmp_path):
     stop = tmp_path / "stop"
     out = os.path.join(traces.root, "live", "live.tracy")
     os.makedirs(os.path.dirname(out), exist_ok=True)
+    # the sessions page is open before the capture starts: its row appears
+    # by itself (the list refreshes), marked as being written
+    page.open(server, ready="window.__tracy && __tracy.sessionsLoaded > 0")
+    assert "live/live.tracy" not in [s["path"] for s in page.eval("__tracy.sessions")]
     log = open(tmp_path / "live.log", "w")
     proc = subprocess.Popen([PYTHON, "-m", "tracy", "-o", out, str(prog), str(stop)],
                             env=py_env(), stdout=log, stderr=subprocess.STDOUT)
     try:
-        page.open(server, ready="window.__tracy && (__tracy.sessions || []).some("
-                  "s => s.path === 'live/live.tracy' && s.state === 'writing')", timeout=60)
+        row = "#sessions tbody tr[data-state=writing]"
+        page.wait("Array.from(document.querySelectorAll(%s)).some(r => "
+                  "r.querySelector('.path').textContent === 'live/live.tracy')"
+                  % json.dumps(row), timeout=60)
+        assert page.eval("document.querySelector(%s).textContent" % json.dumps(
+            row + " .state-cell")) == "being written"
         sid = next(s["id"] for s in page.eval("__tracy.sessions")
                    if s["path"] == "live/live.tracy")
-        page.open(server + "#/t/" + sid, ready="__tracy.meta && __tracy.meta.id === %s"
-                  % json.dumps(sid))
+        page.click(row + " .path")
+        page.wait("__tracy.meta && __tracy.meta.id === %s" % json.dumps(sid))
         assert page.eval("__tracy.meta.state") == "writing"
         assert page.eval("!document.getElementById('live').hidden")
         first = page.eval("[__tracy.meta.zones, __tracy.meta.duration_ns]")
