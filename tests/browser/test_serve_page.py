@@ -570,14 +570,18 @@ def test_hostile_names_are_text(page, server, traces):
 LIVE_PROGRAM = """
 import os, sys, time, tracy
 stop = sys.argv[1]
-def step(i):
+def leaf(i):
     return sum(range(200 + i % 50))
+def step(i):
+    return leaf(i) + leaf(i + 1)
+def batch(i):
+    for k in range(100):
+        step(i + k)
 i = 0
 deadline = time.monotonic() + 90
 while not os.path.exists(stop) and time.monotonic() < deadline:
-    for _ in range(200):
-        step(i)
-        i += 1
+    batch(i)
+    i += 100
     tracy.flush()
     time.sleep(0.05)
 """
@@ -615,6 +619,7 @@ def test_live_capture_grows_on_screen(page, server, traces, tmp_path):
         page.wait("__tracy.meta.zones > %d && __tracy.meta.duration_ns > %d && "
                   "__tracy.drawn.reduce((s, d) => s + d.count, 0) > %d"
                   % (first[0], first[1], first_drawn), timeout=60)
+        settle(page)
         shot(page, "serve-live.png")
         stop.write_text("")
         assert proc.wait(timeout=60) == 0, (tmp_path / "live.log").read_text()
