@@ -1032,10 +1032,16 @@ def section_streams(ctx, rep):
     sec_streams.section(ctx, rep, sys.modules[__name__])
 
 
+def section_serve(ctx, rep):
+    import sec_serve  # section 13: tracy-serve's index and viewport answers
+    sec_serve.section(ctx, rep, sys.modules[__name__])
+
+
 SECTIONS.update({"7": section_py, "8": section_views, "9": section_diff,
-                 "10": section_long, "11": section_drop, "12": section_streams})
+                 "10": section_long, "11": section_drop, "12": section_streams,
+                 "13": section_serve})
 # Ingest runs before the client section, whose table shows a figure of it.
-ORDER = ["1", "3", "2", "4", "5", "6", "7", "8", "9", "10", "11", "12"]
+ORDER = ["1", "3", "2", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13"]
 
 
 def main():
