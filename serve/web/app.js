@@ -351,7 +351,7 @@
     data: null, want: null, fetching: null, debounce: null, dirty: true,
     drawn: [], drawnAt: 0, dataSeq: 0,
     hover: null, selected: null, find: null, range: null, rangeData: null,
-    drag: null, mode: false, live: null, follow: false, error: null,
+    drag: null, mode: false, live: null, follow: false, error: null, paintedAt: null,
   };
 
   function span() { return T.t1 - T.t0; }
@@ -610,6 +610,7 @@
     drawAxis(g, d);
     T.drawn = drawn;
     T.drawnAt = performance.now();
+    if (T.paintedAt === null && d && covered()) T.paintedAt = T.drawnAt;
     // what is under a still mouse changes with zoom, pan and new data
     if (!T.drag && T.mouse !== null && T.mouse !== undefined) tip(T.mouse, T.mouseY, hoverText(T.mouse, T.mouseY));
     T.drawnSeq = d ? T.dataSeq : -1;
@@ -1421,6 +1422,9 @@
       return !!T.meta && !T.debounce && !T.fetching && covered() && !T.dirty && T.drawnSeq === T.dataSeq;
     },
     get flameBoxes() { return Flame.boxes.length; },
+    // ms from the page's navigation to the first frame drawn from an answer
+    // covering the view (make bench: first paint)
+    get paintedAt() { return T.paintedAt; },
     // the flame graph's frames: name, calls, total and place (CSS px in the canvas)
     get flame() { return Flame.boxes.map((b) => ({name: b.node.name, calls: b.node.calls, total: b.node.total, x: b.x, y: b.y, w: b.w})); },
     get flameRoot() { return Flame.root ? Flame.root.name : null; },

@@ -50,12 +50,15 @@ class Page:
                     raise PageError(msg["error"])
                 return msg.get("value")
 
-    def call(self, op, timeout=None, **args):
+    def call(self, op, **args):
+        """One command; its answer is awaited for the command's own timeout
+        (args["timeout"], seconds) or the page's, whichever is longer."""
         self._next += 1
+        limit = max(self.timeout, args.get("timeout") or 0) + 5
         args.update(id=self._next, op=op)
         self.proc.stdin.write((json.dumps(args) + "\n").encode())
         self.proc.stdin.flush()
-        return self._answer(self._next, (timeout or self.timeout) + 5)
+        return self._answer(self._next, limit)
 
     def open(self, url, ready=None, timeout=30):
         return self.call("open", url=url, ready=ready, timeout=timeout)

@@ -15,6 +15,9 @@
 //   {"op": "screenshot", "path": P}       a PNG of the viewport
 //   {"op": "log"}                         {"errors": [...], "outside": [...]}
 //                                         since the last "log", then cleared
+//   {"op": "allow", "prefix": P}          let requests to URLs starting with P
+//                                         through too (the benchmark's file:
+//                                         pages; the tests never use it)
 // Requests: only the origin of the first "open" is let through; any other
 // is aborted and listed in "outside". Console errors, uncaught exceptions
 // and failed requests are listed in "errors". The browser closes when stdin
@@ -33,13 +36,14 @@ let page = null;
 let origin = null;
 let errors = [];
 let outside = [];
+const allowed = [];
 
 async function start() {
   browser = await puppeteer.launch({
     executablePath: CHROMIUM,
     headless: true,
     args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--no-default-browser-check',
-           '--disable-extensions', '--disable-background-networking',
+           '--disable-extensions', '--disable-background-networking', '--enable-precise-memory-info',
            '--window-size=' + WIDTH + ',' + HEIGHT],
     defaultViewport: {width: WIDTH, height: HEIGHT},
   });
@@ -56,7 +60,8 @@ async function start() {
   await page.setRequestInterception(true);
   page.on('request', (r) => {
     const url = r.url();
-    if (url === 'about:blank' || (origin && url.startsWith(origin + '/')) || url === origin) {
+    if (url === 'about:blank' || (origin && url.startsWith(origin + '/')) || url === origin ||
+        allowed.some((p) => url.startsWith(p))) {
       r.continue();
     } else {
       outside.push(url);
@@ -116,6 +121,9 @@ async function run(cmd) {
   }
   case 'screenshot':
     await page.screenshot({path: cmd.path});
+    return true;
+  case 'allow':
+    allowed.push(cmd.prefix);
     return true;
   case 'log': {
     const r = {errors, outside};
