@@ -135,10 +135,18 @@
   async function loadSessions() {
     try {
       const d = await api('/api/sessions');
+      const text = JSON.stringify(d.sessions || []);
+      S.loaded++;
+      if (text === S.text) { // nothing changed: keep the rows (and a click on them)
+        $('sessions-count').textContent = S.list.length + ' session' + (S.list.length === 1 ? '' : 's') +
+          ', refreshed ' + new Date().toLocaleTimeString();
+        showError('');
+        return;
+      }
+      S.text = text;
       S.list = d.sessions || [];
       S.byId = new Map(S.list.map((s) => [s.id, s]));
       S.checked = S.checked.filter((id) => S.byId.has(id));
-      S.loaded++;
       renderSessions();
       showError('');
     } catch (e) {
