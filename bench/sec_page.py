@@ -10,13 +10,14 @@ import argparse
 import base64
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
+
+import sec_serve  # its traces and its way of starting tracy-serve
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests", "browser"))
@@ -38,16 +39,6 @@ def trace_of(build, work, zones):
     return path
 
 
-def serve(build, cache, trace):
-    p = subprocess.Popen([os.path.join(build, "bin", "tracy-serve"), "-p", "0", "--cache", cache, trace],
-                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    m = re.search(r"http://\S+", p.stdout.readline())
-    if not m:
-        p.kill()
-        raise RuntimeError("tracy-serve printed no URL")
-    return p, m.group(0).rstrip("/") + "/"
-
-
 def heap_mib(page):
     v = page.eval("performance.memory ? performance.memory.usedJSHeapSize : null")
     return v / 2**20 if v else None
@@ -57,7 +48,8 @@ def timeline(page, build, work, trace):
     """First paint (ms from navigation, in the page) over ROUNDS fresh loads,
     then 12 wheel steps at the middle until the view settles again."""
     cache = tempfile.mkdtemp(dir=work, prefix="page-cache-")
-    srv, url = serve(build, cache, trace)
+    srv, port = sec_serve.start_server(build, cache, trace)
+    url = f"http://127.0.0.1:{port}/"
     try:
         t = time.perf_counter()
         sessions = json.load(urllib.request.urlopen(url + "api/sessions", timeout=600))["sessions"]
