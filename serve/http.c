@@ -3,7 +3,10 @@
  *
  * One request at a time per connection: reading stops while an answer is
  * being written, so a client that does not read holds at most one answer
- * (SV_MAX_ANSWER) and its input buffer (SV_MAX_HEAD + SV_MAX_BODY); past
+ * (SV_MAX_ANSWER) and its input buffer (SV_MAX_HEAD + SV_MAX_BODY); while
+ * the answers being written pass SV_MAX_PENDING in all, new requests wait
+ * for them to drain, and clients that have read nothing of their answer for
+ * SV_STALL_MS are disconnected to make room; past
  * SV_MAX_CONNS connections a new one gets 503 and is closed; a connection
  * that sends no complete request, or reads nothing of its answer, for
  * SV_IDLE_MS is closed. Only GET and POST, no chunked bodies, the Host
@@ -31,6 +34,10 @@ typedef struct server {
     const sv_opts *o;
     sv_ctx ctx;
     unsigned nconns;
+    size_t pending;          /* bytes of answers being written */
+    struct conn *waiting;    /* connections with a request deferred */
+    struct conn *all;        /* every connection */
+    uv_timer_t evict;        /* while some wait: drops stalled writers */
     char hosts[NHOSTS][320];
     int nhosts;
 } server;
@@ -41,7 +48,11 @@ typedef struct conn {
     server *srv;
     char *in;
     size_t inlen;
-    int writing, close_after, closing, handles;
+    int writing, close_after, closing, handles, queued;
+    size_t out_len;          /* bytes of the answer being written */
+    struct conn *next_wait;
+    struct conn *next, *prev; /* in server.all */
+    uint64_t write_ms;        /* when its answer started */
     uv_write_t wr;
     char *head;
     sv_answer ans;
@@ -108,9 +119,22 @@ int sv_error(sv_answer *a, int status, const char *code, const char *fmt, ...) {
 
 /* ---- Connections -------------------------------------------------------- */
 
+static void unqueue(conn *c) {
+    for (conn **p = &c->srv->waiting; *p; p = &(*p)->next_wait)
+        if (*p == c) {
+            *p = c->next_wait;
+            break;
+        }
+    c->queued = 0;
+}
+
 static void on_closed(uv_handle_t *h) {
     conn *c = h->data;
     if (--c->handles) return;
+    if (c->queued) unqueue(c);
+    if (c->prev) c->prev->next = c->next;
+    else c->srv->all = c->next;
+    if (c->next) c->next->prev = c->prev;
     c->srv->nconns--;
     free(c->in);
     free(c->head);
@@ -163,20 +187,48 @@ static const char *reason(int status) {
     }
 }
 
+/* While requests wait for the output budget, a client that has not read
+ * its answer for SV_STALL_MS is disconnected: slow readers make room for
+ * the others. */
+static void on_evict(uv_timer_t *t) {
+    server *s = t->data;
+    uint64_t now = uv_now(s->loop);
+    if (!s->waiting) {
+        uv_timer_stop(t);
+        return;
+    }
+    for (conn *c = s->all; c; c = c->next)
+        if (c->writing && !c->closing && now - c->write_ms >= SV_STALL_MS) conn_close(c);
+}
+
+/* Gives deferred requests their turn while the output budget allows. */
+static void run_waiting(server *s) {
+    while (s->waiting && s->pending < SV_MAX_PENDING) {
+        conn *c = s->waiting;
+        s->waiting = c->next_wait;
+        c->queued = 0;
+        process(c);
+    }
+}
+
 static void on_written(uv_write_t *w, int status) {
     conn *c = w->data;
     c->writing = 0;
+    c->srv->pending -= c->out_len;
+    c->out_len = 0;
     free(c->head);
     c->head = NULL;
     jb_free(&c->ans.body);
     memset(&c->ans, 0, sizeof c->ans);
     if (status < 0 || c->close_after) {
         conn_close(c);
+        run_waiting(c->srv);
         return;
     }
     touch(c);
     if (!c->closing) uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
     process(c); /* a pipelined request already buffered */
+    run_waiting(c->srv);
 }
 
 /* Sends c->ans (status, headers, body); reading stops until it is out. */
@@ -202,11 +254,16 @@ static void send_answer(conn *c) {
                      c->close_after ? "Connection: close\r\n" : "");
     uv_buf_t bufs[2] = {uv_buf_init(c->head, (unsigned)n), uv_buf_init((char *)body, (unsigned)blen)};
     c->writing = 1;
+    c->out_len = (size_t)n + blen;
+    c->write_ms = uv_now(c->srv->loop);
+    c->srv->pending += c->out_len;
     uv_read_stop((uv_stream_t *)&c->tcp);
     c->wr.data = c;
     touch(c);
     if (uv_write(&c->wr, (uv_stream_t *)&c->tcp, bufs, blen ? 2 : 1, on_written) < 0) {
         c->writing = 0;
+        c->srv->pending -= c->out_len;
+        c->out_len = 0;
         conn_close(c);
     }
 }
@@ -370,7 +427,15 @@ static void handle(conn *c, char *req, size_t hlen, size_t blen) {
 
 /* Parses what is buffered: one request when complete. */
 static void process(conn *c) {
-    if (c->writing || c->closing || !c->inlen) return;
+    if (c->writing || c->closing || !c->inlen || c->queued) return;
+    if (c->srv->pending >= SV_MAX_PENDING) { /* answered when others drain */
+        c->queued = 1;
+        c->next_wait = c->srv->waiting;
+        c->srv->waiting = c;
+        if (!uv_is_active((uv_handle_t *)&c->srv->evict))
+            uv_timer_start(&c->srv->evict, on_evict, SV_STALL_MS / 4, SV_STALL_MS / 4);
+        return;
+    }
     char *end = NULL;
     size_t scan = c->inlen < SV_MAX_HEAD ? c->inlen : SV_MAX_HEAD;
     for (size_t i = 3; i < scan; i++)
@@ -451,6 +516,9 @@ static void on_conn(uv_stream_t *l, int status) {
     c->tcp.data = c->timer.data = c;
     c->handles = 2;
     s->nconns++;
+    c->next = s->all;
+    if (s->all) s->all->prev = c;
+    s->all = c;
     if (!c->in || uv_accept(l, (uv_stream_t *)&c->tcp) < 0) {
         conn_close(c);
         return;
@@ -514,6 +582,8 @@ int sv_run(const sv_opts *o, sv_sessions *ss) {
     printf("%s: serving %zu trace(s) at http://%s:%d/%s%s\n", SV_NAME, ss->n, shown, port,
            o->token ? "?token=" : "", o->token ? o->token : "");
     fflush(stdout);
+    uv_timer_init(s.loop, &s.evict);
+    s.evict.data = &s;
     uv_signal_init(s.loop, &s.sigint);
     uv_signal_init(s.loop, &s.sigterm);
     uv_signal_start(&s.sigint, on_signal, SIGINT);

@@ -132,11 +132,24 @@ void jb_str(jb *j, const char *s) {
     else jb_strn(j, s, strlen(s));
 }
 
+/* Writes v in decimal at the end of b (24 bytes); returns the start. */
+static char *digits(char *end, uint64_t v) {
+    char *p = end;
+    do {
+        *--p = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    return p;
+}
+
 void jb_u64(jb *j, uint64_t v) {
-    char b[24];
-    int n = snprintf(b, sizeof b, "%llu", (unsigned long long)v);
-    sep(j);
-    jb_raw(j, b, (size_t)n);
+    char b[24], *p = digits(b + sizeof b, v);
+    if (reserve(j, 1 + (size_t)(b + sizeof b - p)) < 0) return;
+    if (j->comma) j->buf[j->len++] = ',';
+    j->comma = 1;
+    memcpy(j->buf + j->len, p, (size_t)(b + sizeof b - p));
+    j->len += (size_t)(b + sizeof b - p);
+    j->buf[j->len] = 0;
 }
 
 void jb_i64(jb *j, int64_t v) {

@@ -18,6 +18,8 @@
 #define SV_MAX_BODY 65536u          /* POST bodies */
 #define SV_MAX_CONNS 512u           /* past it: 503 and close */
 #define SV_MAX_ANSWER (64u << 20)   /* one answer */
+#define SV_MAX_PENDING (64u << 20)  /* answers being written, all together */
+#define SV_STALL_MS 2000u           /* over that: a writer stalled this long goes */
 #define SV_IDLE_MS 30000u           /* no request, or no write progress */
 
 /* ---- Options (main.c) ---- */
