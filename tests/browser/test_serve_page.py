@@ -119,7 +119,7 @@ class Traces:
     def sql(self, path):
         if path not in self._sql:
             db = os.path.join(self.dbs, os.path.basename(path) + ".db")
-            tool("tracy-sql", path, "-o", db)
+            tool("tracy-sql", path, "-o", db, ok=(0, 3, 6))
             self._sql[path] = sqlite3.connect(db)
         return self._sql[path]
 
@@ -317,6 +317,21 @@ def test_whole_run_counts_every_zone_once(page, server, traces):
     assert page.wait("document.getElementById('tip').textContent")\
         .startswith("%d zones merged" % big["count"])
     shot(page, "serve-timeline.png")
+
+
+def test_truncated_trace_shows_what_tracy_sql_reads(page, server, traces):
+    sid = session_id(page, server, traces.short, traces)
+    meta = open_session(page, server, sid)
+    assert meta["state"] == "truncated"
+    db = traces.sql(traces.short)
+    tk = track_keys(meta)
+    th = thread_keys(db)
+    got = {}
+    for d in page.eval("__tracy.drawn"):
+        key = (tk[d["track"]], d["depth"])
+        got[key] = got.get(key, 0) + d["count"]
+    assert got == {(th[tt], depth): n for tt, depth, n in db.execute(
+        "SELECT track_id, depth, count(*) FROM slice GROUP BY 1, 2")}
 
 
 def test_deep_zoom_draws_the_zones_tracy_sql_finds(page, server, traces):
@@ -524,6 +539,11 @@ def test_compare_and_trend(page, server, traces):
                       for r in rows})
     for name, loc, totals in table:
         assert totals == [s.get((name, loc)) for s in stats], name
+    # the hostile run's function and file names are in the trend, as text
+    assert HOSTILE_ZONE in [name for name, _, _ in table]
+    assert shown_path(traces.hostile, traces.root) in runs
+    assert page.eval("document.querySelectorAll('img, b').length") == 0
+    assert page.eval("window.__pwned === undefined")
 
 
 def test_hostile_names_are_text(page, server, traces):
