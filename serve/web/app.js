@@ -268,14 +268,14 @@
       const d = await api('/api/diff?' + q({a: a, b: b}));
       const rows = d.functions || [];
       const loc = (r) => (r.file ? r.file + (r.line ? ':' + r.line : '') : '');
-      const link = (id, name) => el('a', {href: '#/t/' + id + '?' + q({find: name})}, 'find');
+      const link = (id, name, label) => el('a', {href: '#/t/' + id + '?' + q({find: name}), title: 'find it in ' + label}, label);
       body.replaceChildren(el('p', {class: 'muted'},
         rows.length + ' functions in tracy-diff\'s order (regressions first); drift ' +
-        (d.drift ? ((d.drift - 1) * 100).toFixed(1) + '%' : '?') + '. Click a row to find the function in B; "find" links open A or B.'),
+        (d.drift ? ((d.drift - 1) * 100).toFixed(1) + '%' : '?') + '. Click a row to find the function in B, or A / B to find it in either.'),
       sortableTable([
         {key: 'status', label: 'status', fmt: (v) => el('span', {class: 'diff-' + v}, v)},
         {key: 'name', label: 'function'},
-        {key: 'loc', label: 'file:line', get: loc},
+        {key: 'loc', label: 'file:line', get: loc, fmt: locCell},
         {key: 'program', label: 'program'},
         {key: 'a_calls', label: 'A calls', num: true, get: (r) => r.a && r.a.calls, fmt: fmtInt},
         {key: 'b_calls', label: 'B calls', num: true, get: (r) => r.b && r.b.calls, fmt: fmtInt},
@@ -284,11 +284,18 @@
         {key: 'delta_total', label: 'B − A', num: true, fmt: (v) => el('span', {class: v > 0 ? 'up' : v < 0 ? 'down' : ''}, (v > 0 ? '+' : '') + fmtDur(v))},
         {key: 'rel', label: 'p50 change', num: true, fmt: (v) => (v === null || v === undefined ? '' : (v > 0 ? '+' : '') + (100 * v).toFixed(1) + '%')},
         {key: 'p', label: 'p-value', num: true, fmt: (v) => (v === null || v === undefined ? '' : Number(v).toPrecision(2))},
-        {key: 'links', label: 'open', get: () => '', fmt: (v, r) => el('span', null, link(a, r.name), ' A · ', link(b, r.name), ' B')},
+        {key: 'links', label: 'find in', get: () => '', fmt: (v, r) => el('span', null, link(a, r.name, 'A'), ' · ', link(b, r.name, 'B'))},
       ], rows, (r) => { location.hash = '#/t/' + b + '?' + q({find: r.name}); }, null));
     } catch (e) {
       body.replaceChildren(el('p', {class: 'state-error'}, 'Cannot compare: ' + e.message));
     }
+  }
+
+  // a long path keeps its end in view (the cell is right-to-left, the text
+  // isolated left-to-right: the ellipsis falls on the folders) and is whole
+  // in the tooltip
+  function locCell(v) {
+    return el('bdi', {title: v}, v);
   }
 
   function sparkline(values) {
@@ -325,7 +332,7 @@
       const d = await api('/api/trend?' + q({program: program}));
       const sessions = d.sessions || [];
       const cols = [{key: 'name', label: 'function'},
-        {key: 'loc', label: 'file:line', get: (r) => (r.file ? r.file + (r.line ? ':' + r.line : '') : '')},
+        {key: 'loc', label: 'file:line', get: (r) => (r.file ? r.file + (r.line ? ':' + r.line : '') : ''), fmt: locCell},
         {key: 'trend', label: 'trend', get: (r) => '', fmt: (v, r) => sparkline(r.total)}];
       const when = (s) => fmtWall(s.wall_start_ns || s.mtime_ns);
       sessions.forEach((s, i) => cols.push({key: 's' + i, label: '#' + (i + 1), num: true,
