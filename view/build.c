@@ -18,6 +18,7 @@
 #include "view_int.h"
 
 #define BUF_BUDGET (64u << 20)
+#define LOC_CACHE 4096u
 
 typedef struct brow {
     vw_row meta;
@@ -63,6 +64,9 @@ typedef struct builder {
     btrack *tracks;
     uint32_t ntracks;
     uint32_t *proc_base; /* first track of each process (1-based index) */
+    uint32_t nproc;
+    uint32_t **loc_cache; /* per process: loc -> func + 1, locs below LOC_CACHE */
+
     umap loc_func;       /* (process << 32 | loc) -> func */
     umap func_hash;      /* hash -> func */
     bfunc *funcs;
@@ -200,6 +204,10 @@ static int flush_row(builder *b, uint32_t ri) {
         return LT_ENOMEM;
     if (fwrite(r->buf, VW_REC, r->nbuf, b->out) != r->nbuf) return LT_EIO;
     vw_chunk *c = &b->chunks[b->nchunks];
+    const uint64_t *first = (const uint64_t *)r->buf;
+    const uint64_t *last = (const uint64_t *)(r->buf + (size_t)(r->nbuf - 1) * VW_REC);
+    c->lo = first[0];
+    c->hi = r->meta.kind == VW_ROW_ZONES ? last[0] + last[1] : last[0];
     c->id = b->nrecs;
     c->first = r->meta.n - r->nbuf;
     c->row = ri;
@@ -257,8 +265,10 @@ static long misc_row(builder *b, uint32_t kind, uint32_t key) {
 
 static int init_tracks(builder *b) {
     uint32_t np = lt_reader_nprocesses(b->r);
+    b->nproc = np;
     b->proc_base = calloc((size_t)np + 2, sizeof *b->proc_base);
-    if (!b->proc_base) return LT_ENOMEM;
+    b->loc_cache = calloc((size_t)np + 2, sizeof *b->loc_cache);
+    if (!b->proc_base || !b->loc_cache) return LT_ENOMEM;
     uint32_t n = 0;
     for (uint32_t p = 1; p <= np; p++) {
         b->proc_base[p] = n;
@@ -283,8 +293,7 @@ static int init_tracks(builder *b) {
 
 /* The track of stream (process, thread), or -1. */
 static long track_of(const builder *b, uint32_t process, uint32_t thread) {
-    uint32_t np = lt_reader_nprocesses(b->r);
-    if (process < 1 || process > np || thread < 1) return -1;
+    if (process < 1 || process > b->nproc || thread < 1) return -1;
     uint32_t t = b->proc_base[process] + thread - 1;
     return t < b->proc_base[process + 1] ? (long)t : -1;
 }
@@ -294,7 +303,22 @@ static uint64_t str_hash(uint64_t h, const char *s) {
     return h * 0x100000001b3ull;
 }
 
-static long func_of(builder *b, uint32_t process, uint32_t loc) {
+static long func_slow(builder *b, uint32_t process, uint32_t loc);
+
+/* The function of (process, loc): a direct table for small loc ids. */
+static inline long func_of(builder *b, uint32_t process, uint32_t loc) {
+    if (loc < LOC_CACHE && process <= b->nproc) {
+        uint32_t *c = b->loc_cache[process];
+        if (c && c[loc]) return (long)c[loc] - 1;
+        if (!c && !(c = b->loc_cache[process] = calloc(LOC_CACHE, sizeof *c))) return -1;
+        long f = func_slow(b, process, loc);
+        if (f >= 0) c[loc] = (uint32_t)f + 1;
+        return f;
+    }
+    return func_slow(b, process, loc);
+}
+
+static long func_slow(builder *b, uint32_t process, uint32_t loc) {
     uint64_t k = (uint64_t)process << 32 | loc;
     uint32_t slot;
     uint32_t v = umap_get(&b->loc_func, k, &slot);
@@ -657,6 +681,8 @@ static void builder_free(builder *b) {
     for (uint32_t i = 0; i < b->ntracks; i++) free(b->tracks[i].depth_row);
     free(b->tracks);
     free(b->proc_base);
+    for (uint32_t i = 0; b->loc_cache && i <= b->nproc + 1; i++) free(b->loc_cache[i]);
+    free(b->loc_cache);
     for (uint32_t i = 0; i < b->nfuncs; i++) {
         free(b->funcs[i].name);
         free(b->funcs[i].file);

@@ -177,6 +177,10 @@ int vw_stale(const vw_index *ix) {
            dev != h->trace_dev;
 }
 
+void vw_release(const vw_index *ix) {
+    if (ix && ix->map && ix->len > VW_RELEASE_MIN) madvise(ix->map, ix->len, MADV_DONTNEED);
+}
+
 void vw_close(vw_index *ix) {
     if (!ix) return;
     if (ix->map) munmap(ix->map, ix->len);
@@ -295,17 +299,70 @@ static inline const vw_zone *zone(const vw_index *ix, uint32_t row, uint64_t i) 
     return vw_rec(ix, row, i);
 }
 
-/* First i in [lo, n) with key(i) >= t (ge) or > t (!ge). key: end or start. */
-static uint64_t search(const vw_index *ix, uint32_t row, uint64_t lo, uint64_t t, int by_end, int ge) {
-    uint64_t hi = ix->rows[row].n;
-    while (lo < hi) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        const uint64_t *r = vw_rec(ix, row, mid); /* every record starts with t */
-        uint64_t k = by_end ? r[0] + r[1] : r[0];
-        if (ge ? k < t : k <= t) lo = mid + 1;
+/* Whether a record's key passes: key >= t (ge) or key > t. */
+static inline int pass(uint64_t key, uint64_t t, int ge) { return ge ? key >= t : key > t; }
+
+/* The number (in its row's list) of the chunk holding row position i. */
+static uint32_t chunk_no(const vw_index *ix, const vw_row *w, uint64_t i) {
+    const uint32_t *list = ix->rowchunks + w->chunks;
+    uint64_t g = i / VW_CHUNK;
+    if (g < w->nchunks) {
+        const vw_chunk *c = &ix->chunks[list[g]];
+        if (c->first <= i && i - c->first < c->n) return (uint32_t)g;
+    }
+    uint32_t lo = 0, hi = w->nchunks;
+    while (hi - lo > 1) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (ix->chunks[list[mid]].first <= i) lo = mid;
         else hi = mid;
     }
     return lo;
+}
+
+/* Whether chunk m of the row may hold the first passing record: by end,
+ * its last end passes; by start, the next chunk's first start passes (or
+ * it is the last chunk). */
+static inline int chunk_ok(const vw_index *ix, const vw_row *w, uint32_t m, uint64_t t, int by_end, int ge) {
+    const uint32_t *list = ix->rowchunks + w->chunks;
+    if (by_end) return pass(ix->chunks[list[m]].hi, t, ge);
+    return m + 1 >= w->nchunks || pass(ix->chunks[list[m + 1]].lo, t, ge);
+}
+
+/* First position i in [from, n) whose key (end or start) passes t; keys
+ * are sorted. Gallops over the chunk entries from the chunk of `from`, then
+ * bisects one chunk's records. */
+static uint64_t search(const vw_index *ix, uint32_t row, uint64_t from, uint64_t t, int by_end, int ge) {
+    const vw_row *w = &ix->rows[row];
+    if (from >= w->n) return w->n;
+    const uint32_t *list = ix->rowchunks + w->chunks;
+    uint32_t k = chunk_no(ix, w, from), m = k;
+    if (!chunk_ok(ix, w, k, t, by_end, ge)) {
+        uint32_t step = 1, lo = k; /* chunk lo fails */
+        uint32_t hi = k;
+        for (;;) {
+            hi = lo + step < w->nchunks - 1 ? lo + step : w->nchunks - 1;
+            if (chunk_ok(ix, w, hi, t, by_end, ge)) break;
+            if (hi == w->nchunks - 1) return w->n; /* by end: nothing passes */
+            lo = hi;
+            step *= 2;
+        }
+        while (hi - lo > 1) {              /* lo fails, hi passes */
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (chunk_ok(ix, w, mid, t, by_end, ge)) hi = mid;
+            else lo = mid;
+        }
+        m = hi;
+    }
+    const vw_chunk *c = &ix->chunks[list[m]];
+    const uint8_t *base = ix->recs + c->id * VW_REC;
+    uint64_t a = m == k ? from - c->first : 0, b = c->n;
+    while (a < b) {
+        uint64_t mid = a + (b - a) / 2;
+        const uint64_t *r = (const uint64_t *)(base + mid * VW_REC); /* every record starts with t */
+        if (pass(by_end ? r[0] + r[1] : r[0], t, ge)) b = mid;
+        else a = mid + 1;
+    }
+    return c->first + a; /* c->first + c->n: the next chunk's first */
 }
 
 uint64_t vw_lower_end(const vw_index *ix, uint32_t row, uint64_t t) {

@@ -17,8 +17,10 @@
  * Records are written in chunks of VW_CHUNK records per row as the rows
  * fill; a zone's id is its record's position among all records of the
  * file, so an id finds its record in O(1) and its row in O(log chunks).
- * Index size: 32 bytes per zone plus strings and one chunk entry (24 B)
- * per VW_CHUNK records.
+ * Index size: 32 bytes per zone plus strings and one chunk entry (40 B)
+ * per VW_CHUNK records. Searches go through the chunk entries (their first
+ * time and last end) before touching records: a search touches one chunk
+ * of records, and searches that move forward gallop from where they are.
  *
  * Times in the index are ns relative to the trace's origin (the first
  * timestamp of its event blocks).
@@ -34,7 +36,7 @@
 #include <stdint.h>
 
 #define VW_CHUNK 512u
-#define VW_VERSION 1u
+#define VW_VERSION 2u
 
 /* Zone flags (top bits of vw_zone.func_flags). */
 #define VW_OPEN 0x80000000u    /* still open at the end of the data */
@@ -133,6 +135,12 @@ int vw_build(const char *trace, const char *out_path, char *err, size_t errlen);
  * 0 no, -1 it is gone. */
 int vw_stale(const vw_index *ix);
 void vw_close(vw_index *ix);
+/* Drops the pages of the mapping from the process (they stay in the page
+ * cache) when the index is larger than VW_RELEASE_MIN: a caller that
+ * answered a query calls it so that its resident size does not keep every
+ * page any query touched. */
+#define VW_RELEASE_MIN (128u << 20)
+void vw_release(const vw_index *ix);
 
 const vw_totals *vw_totals_of(const vw_index *ix);
 /* The string at offset `off` (NUL-terminated; "" for an invalid offset);

@@ -16,6 +16,8 @@ typedef struct vw_chunk {
     uint64_t id;      /* global id of its first record */
     uint64_t first;   /* position of its first record in its row */
     uint32_t row, n;
+    uint64_t lo;      /* its first record's time (start) */
+    uint64_t hi;      /* zones: its last end (ends are sorted); others: last time */
 } vw_chunk;
 
 typedef struct vw_header {
