@@ -316,6 +316,16 @@ def test_whole_run_counts_every_zone_once(page, server, traces):
     assert page.wait("document.getElementById('tip').textContent")\
         .startswith("%d zones merged" % big["count"])
     shot(page, "serve-timeline.png")
+    # a click on it zooms until its zones are apart: the same zones, more items
+    page.mouse({"down": pt}, {"up": pt})
+    settle(page)
+    v = page.eval("__tracy.view")
+    assert v["t0"] <= big["start"] and big["start"] + big["dur"] <= v["t1"]
+    assert v["t1"] - v["t0"] < 1.2 * big["dur"] + 20
+    inside = [d for d in page.eval("__tracy.drawn") if d["track"] == big["track"] and
+              d["depth"] == big["depth"] and big["start"] <= d["start"] and
+              d["start"] + d["dur"] <= big["start"] + big["dur"]]
+    assert sum(d["count"] for d in inside) == big["count"] and len(inside) > 1
 
 
 def test_truncated_trace_shows_what_tracy_sql_reads(page, server, traces):
