@@ -51,7 +51,7 @@ SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-
 # must leave what the next `make` would rebuild). A `.SECONDARY:` with a list
 # anywhere would cancel this one: name the files .PRECIOUS instead.
 .SECONDARY:
-.PHONY: all deps check check-c check-asan check-python check-cli check-pip check-shared bench demo \
+.PHONY: all deps check check-c check-asan check-python check-cli check-pip check-shared check-browser bench demo \
 	install uninstall clean fuzz check-valgrind
 
 # Filled by the fragments.
@@ -101,7 +101,7 @@ $(B)/asan/obj/%.o: %.c | deps
 	$(call say,CC-SAN,$@)mkdir -p $(@D) && $(CC) $(ALL_CFLAGS) $(SAN_FLAGS) $(CHECK_CFLAGS) -c $< -o $@
 
 check: all
-	$(Q)$(MAKE) --no-print-directory check-c check-asan check-cli check-python check-pip check-shared
+	$(Q)$(MAKE) --no-print-directory check-c check-asan check-cli check-python check-pip check-shared check-browser
 
 install: all
 	install -d $(DESTDIR)$(bindir) $(DESTDIR)$(libdir)/pkgconfig $(DESTDIR)$(includedir)/libtrace \

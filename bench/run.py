@@ -1037,11 +1037,16 @@ def section_serve(ctx, rep):
     sec_serve.section(ctx, rep, sys.modules[__name__])
 
 
+def section_page(ctx, rep):
+    import sec_page  # section 14: tracy-serve's page in headless Chromium
+    sec_page.section(ctx, rep, sys.modules[__name__])
+
+
 SECTIONS.update({"7": section_py, "8": section_views, "9": section_diff,
                  "10": section_long, "11": section_drop, "12": section_streams,
-                 "13": section_serve})
+                 "13": section_serve, "14": section_page})
 # Ingest runs before the client section, whose table shows a figure of it.
-ORDER = ["1", "3", "2", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13"]
+ORDER = ["1", "3", "2", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14"]
 
 
 def main():

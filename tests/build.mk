@@ -53,3 +53,4 @@ check-shared: all
 check-python: all python-all
 	$(Q)if [ -d tests/python ] && ls tests/python/test_*.py >/dev/null 2>&1; then \
 		PYTHON=$(PYTHON) sh tests/pymatrix.sh $(CURDIR)/$(B); fi
+-include tests/browser/build.mk
