@@ -216,7 +216,10 @@ static void api_meta(sv_ctx *c, sv_session *s, sv_answer *a) {
     jb_obj(j);
     jb_key(j, "id"), jb_str(j, s->id);
     jb_key(j, "path"), jb_str(j, s->rel);
-    jb_key(j, "state"), jb_str(j, sv_session_state(s));
+    /* the figures below are the index's: while a newer one is being built
+     * for a file that changed, they are still those of a trace being written */
+    jb_key(j, "state"), jb_str(j, s->building || s->want_build ? "writing"
+                                                               : sv_session_state(s));
     jb_key(j, "size"), jb_u64(j, s->size);
     jb_key(j, "generation"), jb_u64(j, s->generation);
     jb_key(j, "origin_ns"), jb_u64s(j, t->origin);
