@@ -119,9 +119,13 @@ static void atfork_child(void) {
     start_failed = 0;
     warned = 0;
     init_sync();
-    /* The parent's socket, unless its program replaced it before fork. */
-    if (g->fd >= 0 && lt__fd_ours(g->fd)) close(g->fd);
+    /* The parent's socket, unless its program replaced it before fork; a
+     * private one (the sender's table) was never in the program's table,
+     * and its number may be one of the program's own now. */
+    if (g->fd >= 0 && !g->fd_private && lt__fd_ours(g->fd)) close(g->fd);
     g->fd = -1;
+    g->fd_private = g->sender_ready = 0;
+    g->exec_req = g->exec_held = g->exec_cancel = 0;
     g->key = g->stream_off = g->bytes_unreceived = 0;
     g->resumes = 0;
     g->sender_running = 0;
@@ -653,6 +657,7 @@ static int handshake(int fd, const char *token) {
         return LT_EPROTO;
     }
     g->process_index = index;
+    g->daemon_minor = min;
     g->key = lt__wire_welcome_key(body, len - 1); /* 0 from a 1.0 daemon */
     return 0;
 }
@@ -694,6 +699,8 @@ static int configure(lt__target *t, double *wait_s, int flight) {
     lt__client *g = &lt__g;
     const char *a = getenv("TRACY_ADDR"), *p = flight ? NULL : getenv("TRACY_PORT");
     g->quiet = env_flag("TRACY_QUIET");
+    const char *pv = getenv("TRACY_PRIVATE_FD");
+    g->private_wanted = !(pv && strcmp(pv, "0") == 0);
     g->drop = env_flag("TRACY_DROP");
     memset(t, 0, sizeof *t);
     snprintf(t->port, sizeof t->port, "%d", LT_DEFAULT_PORT);
@@ -906,6 +913,9 @@ static int start_locked(void) {
         g->fd = -1;
         return rc;
     }
+    /* The sender holds the socket in its own table: out of the program's
+     * (unless the program already replaced the number meanwhile). */
+    if (g->fd_private && lt__fd_ours(fd)) close(fd);
     /* Definitions made from now on go to META (def_publish). */
     pthread_mutex_lock(&g->mu);
     lt__buf_reap(1); /* what fork() left behind */

@@ -502,9 +502,9 @@ static int rg_dump(void) {
     if (rc == 0) rc = rg_trailer(&o, sts);
     if (o.w) lt_writer_close(o.w, NULL, 0, NULL, 0);
     if (rc < 0 && !lt__g.quiet)
-        fprintf(stderr, "tracy: flight recorder: cannot write %s: %s\n", path, lt_strerror(rc));
+        lt__say("tracy: flight recorder: cannot write %s: %s\n", path, lt_strerror(rc));
     else if (!lt__g.quiet)
-        fprintf(stderr, "tracy: flight recorder: wrote %s\n", path);
+        lt__say("tracy: flight recorder: wrote %s\n", path);
     if (rc == 0) {
         pthread_mutex_lock(&lt__g.mu);
         snprintf(rg.last_path, sizeof rg.last_path, "%s", path);

@@ -363,8 +363,7 @@ static void ship(sender *s) {
     if (lt__ring_on()) {
         if (keep(s) < 0) {
             __atomic_store_n(&g->broken, 1, __ATOMIC_RELAXED);
-            if (!g->quiet)
-                fprintf(stderr, "tracy: flight recorder: out of memory; running unprofiled\n");
+            if (!g->quiet) lt__say("tracy: flight recorder: out of memory; running unprofiled\n");
             return;
         }
         __atomic_fetch_add(&g->events_sent, events, __ATOMIC_RELAXED);
@@ -387,8 +386,8 @@ static void ship(sender *s) {
         if (reconnect(&o, rc, &start, &skip, &resumes, why, sizeof why) < 0) {
             __atomic_store_n(&g->broken, 1, __ATOMIC_RELAXED);
             if (!g->quiet)
-                fprintf(stderr, "tracy: lost the connection to the capture daemon at "
-                        "%s (%s); running unprofiled\n", g->where, why);
+                lt__say("tracy: lost the connection to the capture daemon at %s (%s); "
+                        "running unprofiled\n", g->where, why);
             return;
         }
     }
@@ -413,7 +412,11 @@ static void *sender_main(void *arg) {
     lt__client *g = &lt__g;
     sender s = {0};
     (void)arg;
+    int priv = lt__fdtab_private(g->fd);
     pthread_mutex_lock(&g->mu);
+    g->fd_private = priv;
+    g->sender_ready = 1;
+    pthread_cond_broadcast(&g->done_cv);
     for (;;) {
         int last = g->stopping;
         uint64_t round = ++g->rounds_started;
@@ -460,8 +463,12 @@ int lt__thread_nosig(pthread_t *t, void *(*fn)(void *), int detached) {
 int lt__sender_start(void) {
     lt__client *g = &lt__g;
     /* The sender must not take signals meant for the program. */
+    g->sender_ready = g->fd_private = 0;
     if (lt__thread_nosig(&g->sender, sender_main, 0) < 0) return LT_ENOMEM;
     g->sender_running = 1;
+    pthread_mutex_lock(&g->mu);
+    while (!g->sender_ready) pthread_cond_wait(&g->done_cv, &g->mu);
+    pthread_mutex_unlock(&g->mu);
     return 0;
 }
 
@@ -489,8 +496,11 @@ void lt__sender_stop(void) {
     pthread_cond_broadcast(&g->pool_cv);
     pthread_cond_broadcast(&g->done_cv);
     pthread_mutex_unlock(&g->mu);
-    if (g->fd >= 0 && lt__fd_ours(g->fd)) close(g->fd); /* not the program's */
+    /* A private socket went with the sender's table; a shared one is
+     * closed when it is still ours (not the program's) */
+    if (g->fd >= 0 && !g->fd_private && lt__fd_ours(g->fd)) close(g->fd);
     g->fd = -1;
+    g->fd_private = 0;
 }
 
 /* ---- TSC clock ------------------------------------------------------ */
