@@ -585,6 +585,18 @@ int cap_proc_bye(cap_proc *p, const uint8_t *body, size_t n) {
     return 0;
 }
 
+int cap_proc_exec(cap_proc *p, const uint8_t *body, size_t n) {
+    uint64_t sent, lost;
+    const char *why;
+    if (lt__wire_exec_decode(body, n, &sent, &lost, &why) < 0) return -1;
+    p->said_bye = 1;
+    p->bye_sent = sent;
+    p->bye_lost = lost;
+    return 0;
+}
+
+void cap_proc_exec_failed(cap_proc *p) { p->said_bye = 0; }
+
 static void put_proc_end(cap_store *s, cap_proc *p, int status,
                          const char *reason) {
     uint64_t ts = 0, sent = 0, lost = p->lost;

@@ -970,6 +970,10 @@ int lt_client_flush(void) {
     lt__client *g = &lt__g;
     if (__atomic_load_n(&g->state, __ATOMIC_ACQUIRE) != LT__ACTIVE) return 0;
     pthread_mutex_lock(&g->mu);
+    if (g->exec_held) { /* nothing is sent until the exec fails */
+        pthread_mutex_unlock(&g->mu);
+        return 0;
+    }
     uint64_t target = g->rounds_started + 1;
     g->kick = 1;
     pthread_cond_signal(&g->send_cv);
@@ -978,6 +982,39 @@ int lt_client_flush(void) {
     int rc = g->broken ? LT_EIO : 0;
     pthread_mutex_unlock(&g->mu);
     return rc;
+}
+
+int lt_client_exec_prepare(void) {
+    lt__client *g = &lt__g;
+    if (__atomic_load_n(&g->state, __ATOMIC_ACQUIRE) != LT__ACTIVE) return 0;
+    if (lt__ring_on()) return lt__ring_exit_dump() ? lt_flight_dump() : 0;
+    pthread_mutex_lock(&g->mu);
+    if (g->exec_held || !g->sender_running || g->stopping) {
+        pthread_mutex_unlock(&g->mu);
+        return 0;
+    }
+    /* the round after this call sends the data, then EXEC, then holds */
+    uint64_t target = g->rounds_started + 1;
+    g->exec_req = 1;
+    g->kick = 1;
+    pthread_cond_signal(&g->send_cv);
+    while (g->sender_running && !g->stopping && g->rounds_done < target)
+        pthread_cond_wait(&g->done_cv, &g->mu);
+    int rc = g->broken ? LT_EIO : 0;
+    pthread_mutex_unlock(&g->mu);
+    return rc;
+}
+
+void lt_client_exec_failed(void) {
+    lt__client *g = &lt__g;
+    if (__atomic_load_n(&g->state, __ATOMIC_ACQUIRE) != LT__ACTIVE) return;
+    pthread_mutex_lock(&g->mu);
+    if (g->exec_held) {
+        g->exec_cancel = 1;
+        g->kick = 1;
+        pthread_cond_signal(&g->send_cv);
+    }
+    pthread_mutex_unlock(&g->mu);
 }
 
 int lt_client_active(void) {

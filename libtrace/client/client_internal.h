@@ -194,6 +194,9 @@ int lt__ring_on(void);
 void lt__ring_meta(const uint8_t *p, size_t n);
 int lt__ring_slice(uint32_t thread, const uint8_t *p, uint32_t len, uint64_t now);
 void lt__ring_round(int last, uint64_t now, uint64_t round);
+/* Whether the client's stop dumps (TRACY_FLIGHT_NO_EXIT_DUMP is not set);
+ * an exec dumps then too. */
+int lt__ring_exit_dump(void);
 /* Bytes the ring holds. */
 uint64_t lt__ring_bytes(void);
 

@@ -517,6 +517,11 @@ static int rg_dump(void) {
     return rc;
 }
 
+int lt__ring_exit_dump(void) {
+    const char *no = getenv("TRACY_FLIGHT_NO_EXIT_DUMP");
+    return !(no && *no && strcmp(no, "0"));
+}
+
 /* End of a sender round (mu not held): trims the ring, then dumps when
  * asked (lt_flight_dump, SIGUSR1) or at the last round. */
 void lt__ring_round(int last, uint64_t now, uint64_t round) {
@@ -531,9 +536,8 @@ void lt__ring_round(int last, uint64_t now, uint64_t round) {
     int want = rg.want_round && round >= rg.want_round;
     if (want) rg.want_round = 0;
     pthread_mutex_unlock(&g->mu);
-    const char *no = getenv("TRACY_FLIGHT_NO_EXIT_DUMP");
     /* at exit, unless nothing was recorded since a dump */
-    int at_exit = last && !(no && *no && strcmp(no, "0")) && (rg.dirty || !rg.dumps);
+    int at_exit = last && lt__ring_exit_dump() && (rg.dirty || !rg.dumps);
     if (!want && !at_exit) return;
     int rc = rg_dump();
     pthread_mutex_lock(&g->mu);
