@@ -1227,6 +1227,56 @@ START_TEST(a_descriptor_at_every_number_gets_only_the_programs_bytes) {
 }
 END_TEST
 
+/* ---- exec (PROTOCOL.md, exec) -------------------------------------------
+ * A failed exec between lt_client_exec_prepare and lt_client_exec_failed
+ * changes nothing; a successful one ends the process clean, "exec", with
+ * everything recorded before it. */
+static void execs(void *arg) {
+    (void)arg;
+    for (int i = 0; i < 1000; i++) {
+        LT_ZONE_SCOPED("before exec");
+    }
+    if (lt_client_exec_prepare() != 0) exit(60);
+    execl("/nonexistent/program", "program", (char *)NULL);
+    lt_client_exec_failed();
+    for (int i = 0; i < 1000; i++) {
+        LT_ZONE_SCOPED("after a failed exec");
+    }
+    if (lt_client_exec_prepare() != 0) exit(61);
+    execl("/bin/sh", "sh", "-c", "exit 0", (char *)NULL);
+    exit(62);
+}
+
+START_TEST(a_failed_exec_goes_on_and_a_successful_one_ends_clean) {
+    capd d;
+    daemon_start(&d, 1);
+    char errpath[160];
+    snprintf(errpath, sizeof errpath, "%s/stderr", d.dir);
+    int fd = open(errpath, O_CREAT | O_RDWR | O_TRUNC, 0600);
+    ck_assert_int_ge(fd, 0);
+    assert_clean_exit(run_child(execs, NULL, d.port, NULL, fd));
+    char buf[1024] = "";
+    ssize_t k = pread(fd, buf, sizeof buf - 1, 0);
+    close(fd);
+    ck_assert_msg(k == 0, "the program's stderr: %s", buf);
+    daemon_finish(&d);
+    facts f;
+    const char *names[] = {"before exec", "after a failed exec", NULL};
+    facts_read(&f, d.path, names);
+    ck_assert_uint_eq(lt_reader_nprocesses(f.r), 1);
+    assert_process_clean(&f, 1);
+    ck_assert_str_eq(lt_reader_process(f.r, 1)->end_reason, "exec");
+    ck_assert_uint_eq(f.zones_named[0], 1000);
+    ck_assert_uint_eq(f.zones_named[1], 1000);
+    ck_assert_uint_eq(f.aborted, 0);
+    uint64_t v = 99;
+    ck_assert_int_eq(lt_reader_total(f.r, "clients_lost", &v), 1);
+    ck_assert_uint_eq(v, 0);
+    facts_free(&f);
+    daemon_cleanup(&d);
+}
+END_TEST
+
 /* The daemon is killed while the program runs: one line, unprofiled, and
  * the program ends without waiting long. */
 static void daemon_dies(void *arg) {
@@ -1315,6 +1365,10 @@ Suite *client_suite(void) {
     tcase_add_test(t, a_pipe_over_the_profilers_descriptor_gets_only_its_bytes);
     tcase_add_test(t, closing_and_replacing_several_times_keeps_the_whole_trace);
     tcase_add_test(t, a_killed_daemon_still_means_one_line_and_unprofiled);
+    suite_add_tcase(s, t);
+    t = tcase_create("exec");
+    tcase_set_timeout(t, 120);
+    tcase_add_test(t, a_failed_exec_goes_on_and_a_successful_one_ends_clean);
     suite_add_tcase(s, t);
     t = tcase_create("private_fd");
     tcase_set_timeout(t, 120);

@@ -970,7 +970,7 @@ int lt_client_flush(void) {
     lt__client *g = &lt__g;
     if (__atomic_load_n(&g->state, __ATOMIC_ACQUIRE) != LT__ACTIVE) return 0;
     pthread_mutex_lock(&g->mu);
-    if (g->exec_held) { /* nothing is sent until the exec fails */
+    if (g->exec_held && !g->exec_cancel) { /* nothing is sent until the exec fails */
         pthread_mutex_unlock(&g->mu);
         return 0;
     }
@@ -989,7 +989,8 @@ int lt_client_exec_prepare(void) {
     if (__atomic_load_n(&g->state, __ATOMIC_ACQUIRE) != LT__ACTIVE) return 0;
     if (lt__ring_on()) return lt__ring_exit_dump() ? lt_flight_dump() : 0;
     pthread_mutex_lock(&g->mu);
-    if (g->exec_held || !g->sender_running || g->stopping) {
+    /* already announced (and not failed since), or no sender */
+    if ((g->exec_held && !g->exec_cancel) || !g->sender_running || g->stopping) {
         pthread_mutex_unlock(&g->mu);
         return 0;
     }
