@@ -99,7 +99,8 @@ typedef struct lt__client {
     int stored_known;
     uint32_t wait_loc;        /* "tracy: waiting for capture" */
     uint32_t process_index;   /* from WELCOME */
-    /* The guarded descriptor (PROTOCOL.md, Resuming): fd is ours while it
+    /* The guarded descriptor (PROTOCOL.md, Resuming; also checked when
+     * fd_private, where it cannot fail): fd is ours while it
      * is the socket (sock_dev, sock_ino) we opened; the program may close
      * or replace it. Sender thread only, once started. */
     uint64_t sock_dev, sock_ino;
