@@ -629,8 +629,17 @@ static void on_grace(uv_timer_t *t) {
     end_expired(srv, srv->stop_requested);
 }
 
+/* A HELLO that released an exec hold (exec_successor) was refused: the
+ * hold no longer counts as connected. */
+static void drop_hold(cap_server *srv, int successor) {
+    if (!successor) return;
+    srv->n_active--;
+    check_stop(srv);
+}
+
 static int hello(cap_client *c, const uint8_t *body, size_t n) {
     cap_server *srv = c->srv;
+    int successor = 0;
     char reason[160];
     const char *why;
     lt__wire_hello h;
@@ -677,8 +686,9 @@ static int hello(cap_client *c, const uint8_t *body, size_t n) {
         c->program[i] = ch >= 0x20 && ch < 0x7f ? ch : '?';
     }
     c->program[pl] = 0;
-    int successor = exec_successor(srv, c);
-    if (successor) srv->n_active--; /* the hold, counted in again below */
+    /* the pid's exec hold, released: counted out once this HELLO is
+     * counted in, or refused (drop_hold) */
+    successor = exec_successor(srv, c);
     if (srv->draining && !successor && !ancestor_connected(srv, c->pid)) {
         free(info);
         turn_away(c);
@@ -694,6 +704,7 @@ static int hello(cap_client *c, const uint8_t *body, size_t n) {
     free(info);
     if (!c->proc) {
         refuse(c, "daemon out of memory");
+        drop_hold(srv, successor);
         check_store(srv);
         return -1;
     }
@@ -709,6 +720,7 @@ static int hello(cap_client *c, const uint8_t *body, size_t n) {
     c->state = CL_ACTIVE;
     uv_timer_stop(&c->timer);
     srv->n_active++;
+    if (successor) srv->n_active--; /* the hold */
     srv->n_welcomed++;
     cap_store_stat_add(srv->store, CAP_ST_CLIENTS_CONNECTED, 1);
     char w[128];
@@ -717,6 +729,7 @@ static int hello(cap_client *c, const uint8_t *body, size_t n) {
 refused:
     free(info);
     refuse(c, reason);
+    drop_hold(srv, successor);
     return -1;
 }
 
@@ -1180,7 +1193,7 @@ static void on_tick(uv_timer_t *t) {
     for (cap_client *c = srv->clients; c; c = c->next)
         if (c->proc) cap_store_flush_proc(srv->store, c->proc);
     for (cap_detached *d = srv->detached; d; d = d->next)
-        cap_store_flush_proc(srv->store, d->proc);
+        if (d->proc) cap_store_flush_proc(srv->store, d->proc); /* not a hold */
     cap_store_stats_block(srv->store);
     check_store(srv);
 }

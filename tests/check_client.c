@@ -1243,7 +1243,9 @@ static void execs(void *arg) {
         LT_ZONE_SCOPED("after a failed exec");
     }
     if (lt_client_exec_prepare() != 0) exit(61);
-    execl("/bin/sh", "sh", "-c", "exit 0", (char *)NULL);
+    /* not profiled, and long enough for the daemon to flush while it holds
+     * the pid for the new program */
+    execl("/bin/sh", "sh", "-c", "sleep 1.5", (char *)NULL);
     exit(62);
 }
 
