@@ -1070,6 +1070,23 @@ static void guarded_program(void *arg) {
 static void guarded_run_of(scenario program, int mode, uint64_t resumes,
                            uint64_t extra_zones);
 
+/* A new file in the daemon's test folder, for a program's stderr. */
+static int stderr_file(const capd *d) {
+    char path[160];
+    snprintf(path, sizeof path, "%s/stderr", d->dir);
+    int fd = open(path, O_CREAT | O_RDWR | O_TRUNC, 0600);
+    ck_assert_int_ge(fd, 0);
+    return fd;
+}
+
+/* The program printed nothing on its stderr (fd, closed here). */
+static void assert_no_stderr(int fd) {
+    char buf[1024] = "";
+    ssize_t k = pread(fd, buf, sizeof buf - 1, 0);
+    close(fd);
+    ck_assert_msg(k == 0, "the program's stderr: %s", buf);
+}
+
 static void guarded_run(int mode, uint64_t resumes, uint64_t extra_zones) {
     guarded_run_of(guarded_program, mode, resumes, extra_zones);
 }
@@ -1082,16 +1099,10 @@ static void guarded_run_of(scenario program, int mode, uint64_t resumes,
     static const char *const shared_table[] = {"TRACY_PRIVATE_FD=0", NULL};
     capd d;
     daemon_start(&d, 1);
-    char errpath[160];
-    snprintf(errpath, sizeof errpath, "%s/stderr", d.dir);
-    int fd = open(errpath, O_CREAT | O_RDWR | O_TRUNC, 0600);
-    ck_assert_int_ge(fd, 0);
+    int fd = stderr_file(&d);
     assert_clean_exit(run_child(program, (void *)(intptr_t)mode, d.port,
                                 program == guarded_program ? shared_table : NULL, fd));
-    char buf[1024] = "";
-    ssize_t k = pread(fd, buf, sizeof buf - 1, 0);
-    close(fd);
-    ck_assert_msg(k == 0, "the program's stderr: %s", buf);
+    assert_no_stderr(fd);
     daemon_finish(&d);
 
     facts f;
@@ -1252,15 +1263,9 @@ static void execs(void *arg) {
 START_TEST(a_failed_exec_goes_on_and_a_successful_one_ends_clean) {
     capd d;
     daemon_start(&d, 1);
-    char errpath[160];
-    snprintf(errpath, sizeof errpath, "%s/stderr", d.dir);
-    int fd = open(errpath, O_CREAT | O_RDWR | O_TRUNC, 0600);
-    ck_assert_int_ge(fd, 0);
+    int fd = stderr_file(&d);
     assert_clean_exit(run_child(execs, NULL, d.port, NULL, fd));
-    char buf[1024] = "";
-    ssize_t k = pread(fd, buf, sizeof buf - 1, 0);
-    close(fd);
-    ck_assert_msg(k == 0, "the program's stderr: %s", buf);
+    assert_no_stderr(fd);
     daemon_finish(&d);
     facts f;
     const char *names[] = {"before exec", "after a failed exec", NULL};

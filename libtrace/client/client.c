@@ -966,15 +966,18 @@ void lt_client_stop(void) {
     pthread_mutex_unlock(&init_mu);
 }
 
-int lt_client_flush(void) {
+/* Asks the sender for a round that starts after this call, followed by
+ * EXEC when `exec`, and waits until it is done. Returns 0 or LT_EIO. */
+static int round_and_wait(int exec) {
     lt__client *g = &lt__g;
-    if (__atomic_load_n(&g->state, __ATOMIC_ACQUIRE) != LT__ACTIVE) return 0;
     pthread_mutex_lock(&g->mu);
-    if (g->exec_held && !g->exec_cancel) { /* nothing is sent until the exec fails */
+    /* nothing is sent after EXEC until the exec fails */
+    if ((g->exec_held && !g->exec_cancel) || (exec && (!g->sender_running || g->stopping))) {
         pthread_mutex_unlock(&g->mu);
         return 0;
     }
     uint64_t target = g->rounds_started + 1;
+    g->exec_req |= exec;
     g->kick = 1;
     pthread_cond_signal(&g->send_cv);
     while (g->sender_running && !g->stopping && g->rounds_done < target)
@@ -984,26 +987,15 @@ int lt_client_flush(void) {
     return rc;
 }
 
+int lt_client_flush(void) {
+    if (__atomic_load_n(&lt__g.state, __ATOMIC_ACQUIRE) != LT__ACTIVE) return 0;
+    return round_and_wait(0);
+}
+
 int lt_client_exec_prepare(void) {
-    lt__client *g = &lt__g;
-    if (__atomic_load_n(&g->state, __ATOMIC_ACQUIRE) != LT__ACTIVE) return 0;
+    if (__atomic_load_n(&lt__g.state, __ATOMIC_ACQUIRE) != LT__ACTIVE) return 0;
     if (lt__ring_on()) return lt__ring_exit_dump() ? lt_flight_dump() : 0;
-    pthread_mutex_lock(&g->mu);
-    /* already announced (and not failed since), or no sender */
-    if ((g->exec_held && !g->exec_cancel) || !g->sender_running || g->stopping) {
-        pthread_mutex_unlock(&g->mu);
-        return 0;
-    }
-    /* the round after this call sends the data, then EXEC, then holds */
-    uint64_t target = g->rounds_started + 1;
-    g->exec_req = 1;
-    g->kick = 1;
-    pthread_cond_signal(&g->send_cv);
-    while (g->sender_running && !g->stopping && g->rounds_done < target)
-        pthread_cond_wait(&g->done_cv, &g->mu);
-    int rc = g->broken ? LT_EIO : 0;
-    pthread_mutex_unlock(&g->mu);
-    return rc;
+    return round_and_wait(1);
 }
 
 void lt_client_exec_failed(void) {
