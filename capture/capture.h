@@ -204,6 +204,11 @@ int cap_proc_events(cap_store *s, cap_proc *p, const uint8_t *body, size_t n,
                     cap_why *why);
 /* Records the client's BYE counts. Returns 0, or -1 for a malformed body. */
 int cap_proc_bye(cap_proc *p, const uint8_t *body, size_t n);
+/* EXEC (PROTOCOL.md, exec): records its counts as BYE's, which a clean end
+ * then reports; EXEC_FAILED forgets them. cap_proc_exec returns 0, or -1
+ * for a malformed body. */
+int cap_proc_exec(cap_proc *p, const uint8_t *body, size_t n);
+void cap_proc_exec_failed(cap_proc *p);
 /* Ends the process: aborts its open zones unless status is clean, flushes
  * its blocks, writes PROC_END and frees it. */
 void cap_proc_end(cap_store *s, cap_proc *p, int status, const char *reason);

@@ -66,15 +66,19 @@ typedef struct cap_client {
                                    complete messages after the handshake,
                                    over all its connections */
     uint64_t peer_pid;          /* SO_PEERCRED pid (Unix sockets), or 0 */
+    int exec_pending;           /* said EXEC (1.2), not EXEC_FAILED since */
     char peer[64];
     char program[48];
 } cap_client;
 
 /* A process whose connection ended without BYE, waiting (GRACE_MS) for a
- * RESUME from a new connection. It still counts in n_active. */
+ * RESUME from a new connection; or (`exec`, proc NULL) the pid of a process
+ * whose connection ended after EXEC, waiting for its new image's HELLO. It
+ * still counts in n_active. */
 typedef struct cap_detached {
     struct cap_detached *next;
-    cap_proc *proc;
+    cap_proc *proc;             /* NULL for an exec hold */
+    int exec;
     uint64_t key, offset, pid, peer_pid;
     uint64_t deadline_ms;
     char reason[160];           /* why its connection ended */
@@ -516,10 +520,18 @@ static void turn_away(cap_client *c) {
 /* ---- Detached processes and RESUME (PROTOCOL.md, Resuming) ------------ */
 
 static void on_grace(uv_timer_t *t);
+static int exec_successor(cap_server *srv, const cap_client *c);
 
 /* The connection of c ended without BYE: its process waits for a RESUME
  * (still counted in n_active, so the capture does not end meanwhile). Its
  * partial message, if any, is dropped: the client sends it again. */
+static void grace_timer_on(cap_server *srv) {
+    if (!srv->grace_on) {
+        uv_timer_start(&srv->grace, on_grace, GRACE_CHECK_MS, GRACE_CHECK_MS);
+        srv->grace_on = 1;
+    }
+}
+
 static void detach(cap_client *c, const char *reason) {
     cap_server *srv = c->srv;
     char w[128];
@@ -545,15 +557,44 @@ static void detach(cap_client *c, const char *reason) {
     srv->detached = d;
     c->proc = NULL;
     client_close(c);
-    if (!srv->grace_on) {
-        uv_timer_start(&srv->grace, on_grace, GRACE_CHECK_MS, GRACE_CHECK_MS);
-        srv->grace_on = 1;
+    grace_timer_on(srv);
+}
+
+/* The connection of a process that said EXEC ended (PROTOCOL.md, exec): it
+ * was replaced by a new program. Its process ends clean, with the counts of
+ * EXEC and the reason "exec"; its pid is held as connected for GRACE_MS (or
+ * until it ends, or the capture stops), so that the capture does not end
+ * before the new program, if profiled, says HELLO. */
+static void exec_done(cap_client *c) {
+    cap_server *srv = c->srv;
+    char w[128];
+    cap_detached *d = srv->stop_requested ? NULL : calloc(1, sizeof *d);
+    cap_logv("%s: replaced by exec", who(c, w, sizeof w));
+    if (d) {
+        d->exec = 1;
+        d->pid = c->pid;
+        d->peer_pid = c->peer_pid;
+        d->deadline_ms = uv_now(srv->loop) + GRACE_MS;
+        memcpy(d->peer, c->peer, sizeof d->peer);
+        memcpy(d->program, c->program, sizeof d->program);
+        d->next = srv->detached;
+        srv->detached = d;
+        srv->n_active++; /* the hold; end_client counts the process out */
+        grace_timer_on(srv);
     }
+    end_client(c, LT_PROC_CLEAN, "exec");
 }
 
 /* A detached process that was not resumed ends as lost, as it would have
- * when its connection ended. */
+ * when its connection ended; an exec hold just ends. */
 static void end_detached(cap_server *srv, cap_detached *d) {
+    if (d->exec) {
+        cap_logv("pid %llu (%s): no profiled program after exec",
+                 (unsigned long long)d->pid, d->program);
+        srv->n_active--;
+        free(d);
+        return;
+    }
     cap_store_stat_add(srv->store, CAP_ST_CLIENTS_LOST, 1);
     cap_logn("client %u (pid %llu, %s): %s", cap_proc_index(d->proc),
              (unsigned long long)d->pid, d->program, d->reason);
@@ -588,8 +629,17 @@ static void on_grace(uv_timer_t *t) {
     end_expired(srv, srv->stop_requested);
 }
 
+/* A HELLO that released an exec hold (exec_successor) was refused: the
+ * hold no longer counts as connected. */
+static void drop_hold(cap_server *srv, int successor) {
+    if (!successor) return;
+    srv->n_active--;
+    check_stop(srv);
+}
+
 static int hello(cap_client *c, const uint8_t *body, size_t n) {
     cap_server *srv = c->srv;
+    int successor = 0;
     char reason[160];
     const char *why;
     lt__wire_hello h;
@@ -636,7 +686,10 @@ static int hello(cap_client *c, const uint8_t *body, size_t n) {
         c->program[i] = ch >= 0x20 && ch < 0x7f ? ch : '?';
     }
     c->program[pl] = 0;
-    if (srv->draining && !ancestor_connected(srv, c->pid)) {
+    /* the pid's exec hold, released: counted out once this HELLO is
+     * counted in, or refused (drop_hold) */
+    successor = exec_successor(srv, c);
+    if (srv->draining && !successor && !ancestor_connected(srv, c->pid)) {
         free(info);
         turn_away(c);
         return -1;
@@ -651,6 +704,7 @@ static int hello(cap_client *c, const uint8_t *body, size_t n) {
     free(info);
     if (!c->proc) {
         refuse(c, "daemon out of memory");
+        drop_hold(srv, successor);
         check_store(srv);
         return -1;
     }
@@ -666,6 +720,7 @@ static int hello(cap_client *c, const uint8_t *body, size_t n) {
     c->state = CL_ACTIVE;
     uv_timer_stop(&c->timer);
     srv->n_active++;
+    if (successor) srv->n_active--; /* the hold */
     srv->n_welcomed++;
     cap_store_stat_add(srv->store, CAP_ST_CLIENTS_CONNECTED, 1);
     char w[128];
@@ -674,6 +729,7 @@ static int hello(cap_client *c, const uint8_t *body, size_t n) {
 refused:
     free(info);
     refuse(c, reason);
+    drop_hold(srv, successor);
     return -1;
 }
 
@@ -699,7 +755,7 @@ static void lost(cap_client *c, ssize_t err);
  * this loop saw the end of `o`. What the kernel holds of `o` is read first
  * (its complete messages count, whatever -m says: bounded by the socket
  * buffers), then the process is detached from it. */
-static void take_over(cap_client *o) {
+static void read_rest(cap_client *o) {
     cap_server *srv = o->srv;
     uv_os_fd_t fd;
     if (uv_fileno((uv_handle_t *)&o->conn.stream, &fd) == 0) {
@@ -721,7 +777,36 @@ static void take_over(cap_client *o) {
         }
         srv->forcing = 0;
     }
+}
+
+static void take_over(cap_client *o) {
+    read_rest(o);
     if (o->state == CL_ACTIVE && o->proc) detach(o, "connection replaced without goodbye");
+}
+
+static int same_pid(uint64_t pid, uint64_t peer, uint64_t pid2, uint64_t peer2) {
+    return pid == pid2 && (!peer || !peer2 || peer == peer2);
+}
+
+/* A HELLO from the pid of a process that said EXEC: the new program. The
+ * old connection, when this loop has not yet seen it end, is read to its
+ * end first (what the kernel holds of it: the exec closed it). Returns 1
+ * and releases the pid's hold (the caller counts the new process in and
+ * the hold out) when there was one. */
+static int exec_successor(cap_server *srv, const cap_client *c) {
+    for (cap_client *o = srv->clients; o; o = o->next)
+        if (o != c && o->state == CL_ACTIVE && o->proc && o->exec_pending &&
+            same_pid(o->pid, o->peer_pid, c->pid, c->peer_pid)) {
+            read_rest(o);
+            break;
+        }
+    for (cap_detached **pp = &srv->detached, *d; (d = *pp); pp = &d->next)
+        if (d->exec && same_pid(d->pid, d->peer_pid, c->pid, c->peer_pid)) {
+            *pp = d->next;
+            free(d);
+            return 1;
+        }
+    return 0;
 }
 
 /* RESUME: a new connection of a process that lost its own (PROTOCOL.md,
@@ -761,7 +846,7 @@ static int resume(cap_client *c, const uint8_t *body, size_t n) {
         break;
     }
     cap_detached **pp = &srv->detached, *d;
-    while ((d = *pp) && cap_proc_index(d->proc) != r.index) pp = &d->next;
+    while ((d = *pp) && (d->exec || cap_proc_index(d->proc) != r.index)) pp = &d->next;
     if (!d || !key_equal(d->key, r.key)) {
         snprintf(reason, sizeof reason, "cannot resume process %u: %s", r.index,
                  d ? "wrong session key" : "no such process waiting");
@@ -815,6 +900,21 @@ static int handle(cap_client *c, uint8_t type, const uint8_t *body, size_t n) {
         }
         goodbye(c);
         return -1;
+    case LT_MSG_EXEC:
+        if (cap_proc_exec(c->proc, body, n) < 0) {
+            reject_text(c, "malformed EXEC", n + LT_WIRE_HEADER);
+            return -1;
+        }
+        c->exec_pending = 1;
+        return 0;
+    case LT_MSG_EXEC_FAILED:
+        if (n != 0) {
+            reject_text(c, "malformed EXEC_FAILED", n + LT_WIRE_HEADER);
+            return -1;
+        }
+        cap_proc_exec_failed(c->proc);
+        c->exec_pending = 0;
+        return 0;
     case LT_MSG_HELLO:
         reject_text(c, "second HELLO", n + LT_WIRE_HEADER);
         return -1;
@@ -852,6 +952,10 @@ static void lost(cap_client *c, ssize_t err) {
             cap_logn("refused connection from %s: closed before saying HELLO",
                      c->peer);
         client_close(c);
+        return;
+    }
+    if (c->exec_pending && err == UV_EOF && c->rlen == 0) {
+        exec_done(c);
         return;
     }
     snprintf(reason, sizeof reason, "connection %s without goodbye%s%s",
@@ -1089,7 +1193,7 @@ static void on_tick(uv_timer_t *t) {
     for (cap_client *c = srv->clients; c; c = c->next)
         if (c->proc) cap_store_flush_proc(srv->store, c->proc);
     for (cap_detached *d = srv->detached; d; d = d->next)
-        cap_store_flush_proc(srv->store, d->proc);
+        if (d->proc) cap_store_flush_proc(srv->store, d->proc); /* not a hold */
     cap_store_stats_block(srv->store);
     check_store(srv);
 }

@@ -575,15 +575,27 @@ int cap_proc_events(cap_store *s, cap_proc *p, const uint8_t *body, size_t n,
     return 0;
 }
 
-int cap_proc_bye(cap_proc *p, const uint8_t *body, size_t n) {
+/* BYE and EXEC carry the same counts. */
+static int said_counts(cap_proc *p, int exec, const uint8_t *body, size_t n) {
     uint64_t sent, lost;
     const char *why;
-    if (lt__wire_bye_decode(body, n, &sent, &lost, &why) < 0) return -1;
+    if ((exec ? lt__wire_exec_decode : lt__wire_bye_decode)(body, n, &sent, &lost, &why) < 0)
+        return -1;
     p->said_bye = 1;
     p->bye_sent = sent;
     p->bye_lost = lost;
     return 0;
 }
+
+int cap_proc_bye(cap_proc *p, const uint8_t *body, size_t n) {
+    return said_counts(p, 0, body, n);
+}
+
+int cap_proc_exec(cap_proc *p, const uint8_t *body, size_t n) {
+    return said_counts(p, 1, body, n);
+}
+
+void cap_proc_exec_failed(cap_proc *p) { p->said_bye = 0; }
 
 static void put_proc_end(cap_store *s, cap_proc *p, int status,
                          const char *reason) {

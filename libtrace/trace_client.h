@@ -73,6 +73,21 @@ LT_API int lt_client_flush(void);
  * automatically at exit. Later events are ignored. Safe to call twice. */
 LT_API void lt_client_stop(void);
 
+/* exec: call lt_client_exec_prepare() just before an exec* call, and
+ * lt_client_exec_failed() when that call returns (it failed). prepare
+ * ships everything recorded so far and tells the daemon (protocol 1.2) that
+ * the process is about to be replaced; until exec_failed nothing more is
+ * sent. When the exec succeeds the connection closes with it and the
+ * daemon records the process as ended by exec (clean, reason "exec"); the
+ * new program, if profiled, connects as a new process with the same pid.
+ * When it fails, exec_failed tells the daemon and recording goes on on the
+ * same connection. Without these calls an exec loses what was not yet sent
+ * (at most the last 50 ms) and the process ends as lost. In flight mode
+ * prepare dumps as the stop would. prepare returns 0 or a negative code;
+ * both do nothing when the client is not recording. */
+LT_API int lt_client_exec_prepare(void);
+LT_API void lt_client_exec_failed(void);
+
 /* SIGTERM, SIGINT and SIGHUP: when the client connects, each whose action
  * is still the default gets a handler that ships what was recorded (as
  * lt_client_stop does, waiting at most 5 s) and then ends the process by

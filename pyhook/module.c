@@ -184,6 +184,29 @@ static PyObject *m_flush(PyObject *self, PyObject *unused) {
     Py_RETURN_NONE;
 }
 
+PyDoc_STRVAR(exec_prepare_doc,
+"_exec_prepare()\n--\n\n"
+"Just before an exec: sends everything recorded so far and tells the\n"
+"daemon the process is about to be replaced; nothing more is sent until\n"
+"_exec_failed().");
+
+static PyObject *m_exec_prepare(PyObject *self, PyObject *unused) {
+    if (g_stopped) Py_RETURN_NONE;
+    py__pending_flush();
+    Py_BEGIN_ALLOW_THREADS
+    (void)lt_client_exec_prepare();
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(exec_failed_doc,
+"_exec_failed()\n--\n\nThe exec failed: recording goes on.");
+
+static PyObject *m_exec_failed(PyObject *self, PyObject *unused) {
+    if (!g_stopped) lt_client_exec_failed();
+    Py_RETURN_NONE;
+}
+
 PyDoc_STRVAR(dump_doc,
 "dump() -> str\n--\n\n"
 "Flight recorder (TRACY_FLIGHT): writes the events kept in memory as a\n"
@@ -602,6 +625,8 @@ static PyMethodDef tracy_methods[] = {
     {"_fatal_begin", py__fatal_begin, METH_O, py__fatal_begin_doc},
     {"_fatal_after_fork", py__fatal_after_fork, METH_NOARGS, py__fatal_after_fork_doc},
     {"_own_threads", py__own_threads, METH_NOARGS, py__own_threads_doc},
+    {"_exec_prepare", m_exec_prepare, METH_NOARGS, exec_prepare_doc},
+    {"_exec_failed", m_exec_failed, METH_NOARGS, exec_failed_doc},
     {"_fork_wrapper", py__fork_wrapper, METH_VARARGS, py__fork_wrapper_doc},
     {NULL, NULL, 0, NULL}};
 

@@ -1067,18 +1067,42 @@ static void guarded_program(void *arg) {
 /* Runs guarded_program(mode); the trace must be complete and exact, the
  * program's stderr empty, and the daemon must have resumed `resumes`
  * connections. */
-static void guarded_run(int mode, uint64_t resumes, uint64_t extra_zones) {
-    capd d;
-    daemon_start(&d, 1);
-    char errpath[160];
-    snprintf(errpath, sizeof errpath, "%s/stderr", d.dir);
-    int fd = open(errpath, O_CREAT | O_RDWR | O_TRUNC, 0600);
+static void guarded_run_of(scenario program, int mode, uint64_t resumes,
+                           uint64_t extra_zones);
+
+/* A new file in the daemon's test folder, for a program's stderr. */
+static int stderr_file(const capd *d) {
+    char path[160];
+    snprintf(path, sizeof path, "%s/stderr", d->dir);
+    int fd = open(path, O_CREAT | O_RDWR | O_TRUNC, 0600);
     ck_assert_int_ge(fd, 0);
-    assert_clean_exit(run_child(guarded_program, (void *)(intptr_t)mode, d.port, NULL, fd));
+    return fd;
+}
+
+/* The program printed nothing on its stderr (fd, closed here). */
+static void assert_no_stderr(int fd) {
     char buf[1024] = "";
     ssize_t k = pread(fd, buf, sizeof buf - 1, 0);
     close(fd);
     ck_assert_msg(k == 0, "the program's stderr: %s", buf);
+}
+
+static void guarded_run(int mode, uint64_t resumes, uint64_t extra_zones) {
+    guarded_run_of(guarded_program, mode, resumes, extra_zones);
+}
+
+/* The same for another program, run with the guarded descriptor (the
+ * socket in the program's table, TRACY_PRIVATE_FD=0) when it is
+ * guarded_program, else with the sender's private table. */
+static void guarded_run_of(scenario program, int mode, uint64_t resumes,
+                           uint64_t extra_zones) {
+    static const char *const shared_table[] = {"TRACY_PRIVATE_FD=0", NULL};
+    capd d;
+    daemon_start(&d, 1);
+    int fd = stderr_file(&d);
+    assert_clean_exit(run_child(program, (void *)(intptr_t)mode, d.port,
+                                program == guarded_program ? shared_table : NULL, fd));
+    assert_no_stderr(fd);
     daemon_finish(&d);
 
     facts f;
@@ -1124,6 +1148,139 @@ END_TEST
 START_TEST(closing_and_replacing_several_times_keeps_the_whole_trace) {
     /* close, socket, pipe, close, socket */
     guarded_run(G_CLOSE | G_SOCKET | G_PIPE, GUARD_PHASES - 1, 2 + 3 * GUARD_ZONES);
+}
+END_TEST
+
+/* ---- the private descriptor table (PROTOCOL.md, The daemon's socket) ----
+ * The socket is in no table the program sees: /proc/self/fd lists the same
+ * descriptors as before the client connected, a pipe the program closes
+ * gives its reader end of file at once (the sender holds no copy), and
+ * closing every descriptor or putting its own at every number loses
+ * nothing, without even a resumed connection. */
+
+/* The descriptors /proc/self/fd lists, as a bit set of numbers < 1024. */
+static void fd_set_of(uint8_t bits[128]) {
+    memset(bits, 0, 128);
+    DIR *d = opendir("/proc/self/fd");
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        int n = atoi(e->d_name);
+        if (e->d_name[0] == '.' || n == dirfd(d)) continue;
+        if (n < 1024) bits[n / 8] |= (uint8_t)(1u << (n % 8));
+        else exit(40); /* no descriptor that high in this program */
+    }
+    if (d) closedir(d);
+}
+
+static void private_program(void *arg) {
+    int mode = (int)(intptr_t)arg;
+    uint8_t before[128], after[128];
+    int p[2];
+    if (pipe(p) < 0) exit(41);
+    fd_set_of(before);
+    for (int ph = 0; ph < GUARD_PHASES; ph++) {
+        for (int i = 0; i < GUARD_ZONES; i++) {
+            LT_ZONE_SCOPED("guarded");
+        }
+        if (ph == 0) {
+            /* connected, the sender running: nothing new in the table */
+            if (lt_client_flush() != 0) exit(42);
+            fd_set_of(after);
+            if (memcmp(before, after, sizeof before) != 0) exit(43);
+            /* the sender took its copy of the table with this pipe in it */
+            close(p[1]);
+            struct pollfd pf = {p[0], POLLIN, 0};
+            char c;
+            if (poll(&pf, 1, 10000) != 1 || read(p[0], &c, 1) != 0) exit(44);
+            close(p[0]);
+        }
+        sleep_ms(80); /* a round ships them */
+        if (ph == GUARD_PHASES - 1) break;
+        LT_ZONE_SCOPED("guarded extra");
+        if (mode == G_CLOSE) {
+            /* close_range(3, ~0U), in the middle of a zone */
+            for (int fd = 3; fd < 65536; fd++) close(fd);
+            continue;
+        }
+        /* a pipe at every number from 3 to 1023 */
+        int q[2];
+        if (pipe(q) < 0) exit(45);
+        for (int fd = 3; fd < 1024; fd++)
+            if (fd != q[0] && fd != q[1] && dup2(q[1], fd) != fd) exit(46);
+        for (int fd = 3; fd < 1024; fd++) {
+            if (fd == q[0]) continue;
+            char b = (char)('a' + fd % 26);
+            if (write(fd, &b, 1) != 1) exit(47);
+        }
+        for (int i = 0; i < GUARD_ZONES; i++) {
+            LT_ZONE_SCOPED("guarded extra");
+        }
+        if (lt_client_flush() != 0) exit(48);
+        /* exactly the program's bytes, in order */
+        fcntl(q[0], F_SETFL, O_NONBLOCK);
+        char got[1100];
+        ssize_t k = read(q[0], got, sizeof got);
+        if (k != 1023 - 3) exit(49);
+        for (int fd = 3, j = 0; fd < 1024; fd++)
+            if (fd != q[0] && got[j++] != (char)('a' + fd % 26)) exit(50);
+        for (int fd = 3; fd < 1024; fd++) close(fd);
+    }
+    printf("done\n");
+}
+
+START_TEST(the_socket_is_in_no_table_the_program_sees) {
+    guarded_run_of(private_program, G_CLOSE, 0, GUARD_PHASES - 1);
+}
+END_TEST
+
+START_TEST(a_descriptor_at_every_number_gets_only_the_programs_bytes) {
+    guarded_run_of(private_program, G_PIPE, 0, (GUARD_PHASES - 1) * (1 + GUARD_ZONES));
+}
+END_TEST
+
+/* ---- exec (PROTOCOL.md, exec) -------------------------------------------
+ * A failed exec between lt_client_exec_prepare and lt_client_exec_failed
+ * changes nothing; a successful one ends the process clean, "exec", with
+ * everything recorded before it. */
+static void execs(void *arg) {
+    (void)arg;
+    for (int i = 0; i < 1000; i++) {
+        LT_ZONE_SCOPED("before exec");
+    }
+    if (lt_client_exec_prepare() != 0) exit(60);
+    execl("/nonexistent/program", "program", (char *)NULL);
+    lt_client_exec_failed();
+    for (int i = 0; i < 1000; i++) {
+        LT_ZONE_SCOPED("after a failed exec");
+    }
+    if (lt_client_exec_prepare() != 0) exit(61);
+    /* not profiled, and long enough for the daemon to flush while it holds
+     * the pid for the new program */
+    execl("/bin/sh", "sh", "-c", "sleep 1.5", (char *)NULL);
+    exit(62);
+}
+
+START_TEST(a_failed_exec_goes_on_and_a_successful_one_ends_clean) {
+    capd d;
+    daemon_start(&d, 1);
+    int fd = stderr_file(&d);
+    assert_clean_exit(run_child(execs, NULL, d.port, NULL, fd));
+    assert_no_stderr(fd);
+    daemon_finish(&d);
+    facts f;
+    const char *names[] = {"before exec", "after a failed exec", NULL};
+    facts_read(&f, d.path, names);
+    ck_assert_uint_eq(lt_reader_nprocesses(f.r), 1);
+    assert_process_clean(&f, 1);
+    ck_assert_str_eq(lt_reader_process(f.r, 1)->end_reason, "exec");
+    ck_assert_uint_eq(f.zones_named[0], 1000);
+    ck_assert_uint_eq(f.zones_named[1], 1000);
+    ck_assert_uint_eq(f.aborted, 0);
+    uint64_t v = 99;
+    ck_assert_int_eq(lt_reader_total(f.r, "clients_lost", &v), 1);
+    ck_assert_uint_eq(v, 0);
+    facts_free(&f);
+    daemon_cleanup(&d);
 }
 END_TEST
 
@@ -1215,6 +1372,15 @@ Suite *client_suite(void) {
     tcase_add_test(t, a_pipe_over_the_profilers_descriptor_gets_only_its_bytes);
     tcase_add_test(t, closing_and_replacing_several_times_keeps_the_whole_trace);
     tcase_add_test(t, a_killed_daemon_still_means_one_line_and_unprofiled);
+    suite_add_tcase(s, t);
+    t = tcase_create("exec");
+    tcase_set_timeout(t, 120);
+    tcase_add_test(t, a_failed_exec_goes_on_and_a_successful_one_ends_clean);
+    suite_add_tcase(s, t);
+    t = tcase_create("private_fd");
+    tcase_set_timeout(t, 120);
+    tcase_add_test(t, the_socket_is_in_no_table_the_program_sees);
+    tcase_add_test(t, a_descriptor_at_every_number_gets_only_the_programs_bytes);
     suite_add_tcase(s, t);
     return s;
 }

@@ -30,7 +30,7 @@ START_TEST(hello_round_trips_with_its_token) {
     /* Header: length counts the type byte and the body; then the magic. */
     ck_assert_uint_eq(lt__wire_length(msg), n - 4);
     ck_assert_int_eq(msg[4], LT_MSG_HELLO);
-    ck_assert_int_eq(memcmp(msg + 5, "TRCYWIRE\x01\x00\x01\x00", 12), 0);
+    ck_assert_int_eq(memcmp(msg + 5, "TRCYWIRE\x01\x00\x02\x00", 12), 0);
     lt__wire_hello h;
     const char *why = NULL;
     ck_assert_int_eq(lt__wire_hello_decode(msg + 5, n - 5, info, &h, &why), 0);
@@ -181,6 +181,28 @@ START_TEST(bye_and_events_round_trip) {
 }
 END_TEST
 
+START_TEST(exec_and_exec_failed_round_trip) {
+    uint8_t msg[64];
+    uint64_t sent, lost;
+    const char *why;
+    size_t n = lt__wire_exec(msg, 1u << 20, 7);
+    ck_assert_uint_le(n, LT_WIRE_BYE_MAX);
+    ck_assert_int_eq(msg[4], LT_MSG_EXEC);
+    ck_assert_uint_eq(lt__wire_length(msg), n - 4);
+    ck_assert_int_eq(lt__wire_exec_decode(msg + 5, n - 5, &sent, &lost, &why), 0);
+    ck_assert_uint_eq(sent, 1u << 20);
+    ck_assert_uint_eq(lost, 7);
+    msg[n] = 0;
+    ck_assert_int_eq(lt__wire_exec_decode(msg + 5, n - 4, &sent, &lost, &why), -1);
+    ck_assert_str_eq(why, "malformed EXEC");
+    ck_assert_int_eq(lt__wire_exec_decode(msg + 5, n - 6, &sent, &lost, &why), -1);
+    n = lt__wire_exec_failed(msg);
+    ck_assert_uint_eq(n, LT_WIRE_HEADER);
+    ck_assert_int_eq(msg[4], LT_MSG_EXEC_FAILED);
+    ck_assert_uint_eq(lt__wire_length(msg), 1);
+}
+END_TEST
+
 Suite *wire_suite(void) {
     Suite *s = suite_create("wire");
     TCase *tc = tcase_create("codec");
@@ -188,6 +210,7 @@ Suite *wire_suite(void) {
     tcase_add_test(tc, hello_refused_with_a_reason);
     tcase_add_test(tc, welcome_and_refuse_round_trip);
     tcase_add_test(tc, bye_and_events_round_trip);
+    tcase_add_test(tc, exec_and_exec_failed_round_trip);
     tcase_add_test(tc, resume_and_resumed_round_trip);
     suite_add_tcase(s, tc);
     return s;

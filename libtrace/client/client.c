@@ -119,9 +119,13 @@ static void atfork_child(void) {
     start_failed = 0;
     warned = 0;
     init_sync();
-    /* The parent's socket, unless its program replaced it before fork. */
-    if (g->fd >= 0 && lt__fd_ours(g->fd)) close(g->fd);
+    /* The parent's socket, unless its program replaced it before fork; a
+     * private one (the sender's table) was never in the program's table,
+     * and its number may be one of the program's own now. */
+    if (g->fd >= 0 && !g->fd_private && lt__fd_ours(g->fd)) close(g->fd);
     g->fd = -1;
+    g->fd_private = g->sender_ready = 0;
+    g->exec_req = g->exec_held = g->exec_cancel = 0;
     g->key = g->stream_off = g->bytes_unreceived = 0;
     g->resumes = 0;
     g->sender_running = 0;
@@ -656,6 +660,7 @@ static int handshake(int fd, const char *token) {
         return LT_EPROTO;
     }
     g->process_index = index;
+    g->daemon_minor = min;
     g->key = lt__wire_welcome_key(body, len - 1); /* 0 from a 1.0 daemon */
     return 0;
 }
@@ -697,6 +702,8 @@ static int configure(lt__target *t, double *wait_s, int flight) {
     lt__client *g = &lt__g;
     const char *a = getenv("TRACY_ADDR"), *p = flight ? NULL : getenv("TRACY_PORT");
     g->quiet = env_flag("TRACY_QUIET");
+    const char *pv = getenv("TRACY_PRIVATE_FD");
+    g->private_wanted = !(pv && strcmp(pv, "0") == 0);
     g->drop = env_flag("TRACY_DROP");
     memset(t, 0, sizeof *t);
     snprintf(t->port, sizeof t->port, "%d", LT_DEFAULT_PORT);
@@ -909,6 +916,9 @@ static int start_locked(void) {
         g->fd = -1;
         return rc;
     }
+    /* The sender holds the socket in its own table: out of the program's
+     * (unless the program already replaced the number meanwhile). */
+    if (g->fd_private && lt__fd_ours(fd)) close(fd);
     /* Definitions made from now on go to META (def_publish). */
     pthread_mutex_lock(&g->mu);
     lt__buf_reap(1); /* what fork() left behind */
@@ -977,6 +987,8 @@ int lt__client_rearm(void) {
     g->events_sent = g->events_lost = 0;
     g->events_stored = 0;
     g->stored_known = 0;
+    g->fd_private = g->sender_ready = 0;
+    g->exec_req = g->exec_held = g->exec_cancel = 0;
     __atomic_store_n(&g->state, LT__UNINIT, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&g->mu);
     start_err = 0;
@@ -986,11 +998,18 @@ int lt__client_rearm(void) {
     return 0;
 }
 
-int lt_client_flush(void) {
+/* Asks the sender for a round that starts after this call, followed by
+ * EXEC when `exec`, and waits until it is done. Returns 0 or LT_EIO. */
+static int round_and_wait(int exec) {
     lt__client *g = &lt__g;
-    if (__atomic_load_n(&g->state, __ATOMIC_ACQUIRE) != LT__ACTIVE) return 0;
     pthread_mutex_lock(&g->mu);
+    /* nothing is sent after EXEC until the exec fails */
+    if ((g->exec_held && !g->exec_cancel) || (exec && (!g->sender_running || g->stopping))) {
+        pthread_mutex_unlock(&g->mu);
+        return 0;
+    }
     uint64_t target = g->rounds_started + 1;
+    g->exec_req |= exec;
     g->kick = 1;
     pthread_cond_signal(&g->send_cv);
     while (g->sender_running && !g->stopping && g->rounds_done < target)
@@ -998,6 +1017,29 @@ int lt_client_flush(void) {
     int rc = g->broken ? LT_EIO : 0;
     pthread_mutex_unlock(&g->mu);
     return rc;
+}
+
+int lt_client_flush(void) {
+    if (__atomic_load_n(&lt__g.state, __ATOMIC_ACQUIRE) != LT__ACTIVE) return 0;
+    return round_and_wait(0);
+}
+
+int lt_client_exec_prepare(void) {
+    if (__atomic_load_n(&lt__g.state, __ATOMIC_ACQUIRE) != LT__ACTIVE) return 0;
+    if (lt__ring_on()) return lt__ring_exit_dump() ? lt_flight_dump() : 0;
+    return round_and_wait(1);
+}
+
+void lt_client_exec_failed(void) {
+    lt__client *g = &lt__g;
+    if (__atomic_load_n(&g->state, __ATOMIC_ACQUIRE) != LT__ACTIVE) return;
+    pthread_mutex_lock(&g->mu);
+    if (g->exec_held) {
+        g->exec_cancel = 1;
+        g->kick = 1;
+        pthread_cond_signal(&g->send_cv);
+    }
+    pthread_mutex_unlock(&g->mu);
 }
 
 int lt_client_active(void) {

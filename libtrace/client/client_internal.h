@@ -101,7 +101,8 @@ typedef struct lt__client {
     int stored_known;
     uint32_t wait_loc;        /* "tracy: waiting for capture" */
     uint32_t process_index;   /* from WELCOME */
-    /* The guarded descriptor (PROTOCOL.md, Resuming): fd is ours while it
+    /* The guarded descriptor (PROTOCOL.md, Resuming; also checked when
+     * fd_private, where it cannot fail): fd is ours while it
      * is the socket (sock_dev, sock_ino) we opened; the program may close
      * or replace it. Sender thread only, once started. */
     uint64_t sock_dev, sock_ino;
@@ -112,6 +113,18 @@ typedef struct lt__client {
     uint32_t resumes;         /* connections resumed */
     uint32_t session;         /* connections made in this process's life
                                  (atomic): a trace window is one (client_file.c) */
+    /* The private descriptor table (PROTOCOL.md, The daemon's socket): the
+     * sender moved the socket into a table of its own; the program's table
+     * does not hold it, and fd is a number of the sender's table only. */
+    int private_wanted;       /* TRACY_PRIVATE_FD is not 0 */
+    int fd_private;           /* set by the sender before sender_ready */
+    int sender_ready;         /* the sender has set fd_private (mu) */
+    /* exec (PROTOCOL.md, exec): lt_client_exec_prepare asked for EXEC, the
+     * sender sent it and holds every later send until the exec fails. */
+    int exec_req;             /* EXEC wanted at the next round (mu) */
+    int exec_held;            /* EXEC sent: no send until exec_cancel (mu) */
+    int exec_cancel;          /* send EXEC_FAILED, then go on (mu) */
+    unsigned daemon_minor;    /* the daemon's protocol minor (WELCOME) */
 } lt__client;
 
 extern lt__client lt__g;
@@ -135,8 +148,19 @@ int lt__resume(uint64_t *offset, char *why, size_t why_len);
  * for the program's threads); `detached`: detached, with a 64 KiB stack.
  * Returns 0 or -1. */
 int lt__thread_nosig(pthread_t *t, void *(*fn)(void *), int detached);
-/* Starts the sender thread on the connected socket. Returns 0 or LT_ENOMEM. */
+/* Starts the sender thread on the connected socket and waits until it has
+ * taken the socket into its private descriptor table (lt__g.fd_private)
+ * or found that it cannot. Returns 0 or LT_ENOMEM. */
 int lt__sender_start(void);
+/* client_fdtab.c: called by the sender thread as it starts, the socket fd
+ * open in the process's table. Returns 1 when the thread's descriptor
+ * table is now its own and holds only the socket (the starter then closes
+ * fd in the program's table), 0 when it stays shared (guarded descriptor). */
+int lt__fdtab_private(int fd);
+/* One line on the program's stderr, printf-style, from any thread: the
+ * sender's own descriptor table has no stderr, so there it borrows the
+ * program's descriptor 2 for the write (pidfd_getfd). */
+void lt__say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Final round, BYE, close; joins the sender. Called with mu not held. */
 void lt__sender_stop(void);
 /* TSC clock calibration (x86-64 with an invariant TSC); called by the
@@ -175,6 +199,9 @@ int lt__ring_on(void);
 void lt__ring_meta(const uint8_t *p, size_t n);
 int lt__ring_slice(uint32_t thread, const uint8_t *p, uint32_t len, uint64_t now);
 void lt__ring_round(int last, uint64_t now, uint64_t round);
+/* Whether the client's stop dumps (TRACY_FLIGHT_NO_EXIT_DUMP is not set);
+ * an exec dumps then too. */
+int lt__ring_exit_dump(void);
 /* Bytes the ring holds. */
 uint64_t lt__ring_bytes(void);
 

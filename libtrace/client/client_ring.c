@@ -502,9 +502,9 @@ static int rg_dump(void) {
     if (rc == 0) rc = rg_trailer(&o, sts);
     if (o.w) lt_writer_close(o.w, NULL, 0, NULL, 0);
     if (rc < 0 && !lt__g.quiet)
-        fprintf(stderr, "tracy: flight recorder: cannot write %s: %s\n", path, lt_strerror(rc));
+        lt__say("tracy: flight recorder: cannot write %s: %s\n", path, lt_strerror(rc));
     else if (!lt__g.quiet)
-        fprintf(stderr, "tracy: flight recorder: wrote %s\n", path);
+        lt__say("tracy: flight recorder: wrote %s\n", path);
     if (rc == 0) {
         pthread_mutex_lock(&lt__g.mu);
         snprintf(rg.last_path, sizeof rg.last_path, "%s", path);
@@ -515,6 +515,11 @@ static int rg_dump(void) {
     free(sts);
     lt__bytes_free(&o.buf);
     return rc;
+}
+
+int lt__ring_exit_dump(void) {
+    const char *no = getenv("TRACY_FLIGHT_NO_EXIT_DUMP");
+    return !(no && *no && strcmp(no, "0"));
 }
 
 /* End of a sender round (mu not held): trims the ring, then dumps when
@@ -531,9 +536,8 @@ void lt__ring_round(int last, uint64_t now, uint64_t round) {
     int want = rg.want_round && round >= rg.want_round;
     if (want) rg.want_round = 0;
     pthread_mutex_unlock(&g->mu);
-    const char *no = getenv("TRACY_FLIGHT_NO_EXIT_DUMP");
     /* at exit, unless nothing was recorded since a dump */
-    int at_exit = last && !(no && *no && strcmp(no, "0")) && (rg.dirty || !rg.dumps);
+    int at_exit = last && lt__ring_exit_dump() && (rg.dirty || !rg.dumps);
     if (!want && !at_exit) return;
     int rc = rg_dump();
     pthread_mutex_lock(&g->mu);

@@ -228,24 +228,56 @@ static int reconnect(out *o, int rc, uint64_t *start, uint64_t *skip, int *resum
     return 0;
 }
 
-static void send_bye(void) {
+/* Sends one message (BYE, EXEC, EXEC_FAILED), on a resumed connection
+ * when needed. Returns 0, or -1 with the reason in why. */
+static int send_one(const uint8_t *b, size_t n, char *why, size_t why_len) {
     lt__client *g = &lt__g;
-    uint8_t b[LT_WIRE_BYE_MAX];
-    size_t n = lt__wire_bye(b, __atomic_load_n(&g->events_sent, __ATOMIC_RELAXED),
-                            __atomic_load_n(&g->events_lost, __ATOMIC_RELAXED));
     uint64_t start = g->stream_off, skip = 0;
     int resumes = 0;
-    char why[512];
     for (;;) {
         out o = {.fd = g->fd, .skip = skip};
         struct iovec iov;
         size_t k = 0;
         add(&o, &iov, &k, b, n);
-        int rc = k ? send_all(&o, &iov, k) : 0;
+        int rc = o.fd < 0 ? -ENOTCONN : k ? send_all(&o, &iov, k) : 0;
         if (rc == 0) break;
-        if (reconnect(&o, rc, &start, &skip, &resumes, why, sizeof why) < 0) return;
+        if (reconnect(&o, rc, &start, &skip, &resumes, why, why_len) < 0) return -1;
     }
     g->stream_off = start + n;
+    return 0;
+}
+
+/* The connection cannot go on: unprofiled from now on, said in one line. */
+static void give_up(const char *why) {
+    lt__client *g = &lt__g;
+    __atomic_store_n(&g->broken, 1, __ATOMIC_RELAXED);
+    if (!g->quiet)
+        lt__say("tracy: lost the connection to the capture daemon at %s (%s); "
+                "running unprofiled\n", g->where, why);
+}
+
+/* EXEC after the round that shipped everything recorded before
+ * lt_client_exec_prepare, or EXEC_FAILED before the round after the failed
+ * exec (PROTOCOL.md, exec). Only to a daemon that speaks 1.2. */
+static void send_exec(int failed) {
+    lt__client *g = &lt__g;
+    uint8_t b[LT_WIRE_BYE_MAX];
+    char why[512];
+    if (__atomic_load_n(&g->broken, __ATOMIC_RELAXED) || g->fd < 0 || g->daemon_minor < 2)
+        return;
+    size_t n = failed ? lt__wire_exec_failed(b)
+                      : lt__wire_exec(b, __atomic_load_n(&g->events_sent, __ATOMIC_RELAXED),
+                                      __atomic_load_n(&g->events_lost, __ATOMIC_RELAXED));
+    if (send_one(b, n, why, sizeof why) < 0) give_up(why);
+}
+
+static void send_bye(void) {
+    lt__client *g = &lt__g;
+    uint8_t b[LT_WIRE_BYE_MAX];
+    size_t n = lt__wire_bye(b, __atomic_load_n(&g->events_sent, __ATOMIC_RELAXED),
+                            __atomic_load_n(&g->events_lost, __ATOMIC_RELAXED));
+    char why[512];
+    if (send_one(b, n, why, sizeof why) < 0) return;
     /* Wait (bounded) for the daemon to close: then it has read everything.
      * Its STORED answer says how many events it kept. The descriptor is
      * checked before each use: the program may close it meanwhile. */
@@ -363,8 +395,7 @@ static void ship(sender *s) {
     if (lt__ring_on()) {
         if (keep(s) < 0) {
             __atomic_store_n(&g->broken, 1, __ATOMIC_RELAXED);
-            if (!g->quiet)
-                fprintf(stderr, "tracy: flight recorder: out of memory; running unprofiled\n");
+            if (!g->quiet) lt__say("tracy: flight recorder: out of memory; running unprofiled\n");
             return;
         }
         __atomic_fetch_add(&g->events_sent, events, __ATOMIC_RELAXED);
@@ -385,10 +416,7 @@ static void ship(sender *s) {
             break;
         }
         if (reconnect(&o, rc, &start, &skip, &resumes, why, sizeof why) < 0) {
-            __atomic_store_n(&g->broken, 1, __ATOMIC_RELAXED);
-            if (!g->quiet)
-                fprintf(stderr, "tracy: lost the connection to the capture daemon at "
-                        "%s (%s); running unprofiled\n", g->where, why);
+            give_up(why);
             return;
         }
     }
@@ -398,6 +426,9 @@ static void ship(sender *s) {
 
 static void wait_kick(void) {
     lt__client *g = &lt__g;
+    /* after EXEC: nothing until the exec fails (or the client stops) */
+    while (g->exec_held && !g->exec_cancel && !g->stopping)
+        pthread_cond_wait(&g->send_cv, &g->mu);
     if (g->kick || g->stopping) return;
     struct timespec dl;
     clock_gettime(CLOCK_MONOTONIC, &dl);
@@ -413,21 +444,32 @@ static void *sender_main(void *arg) {
     lt__client *g = &lt__g;
     sender s = {0};
     (void)arg;
+    int priv = lt__fdtab_private(g->fd);
     pthread_mutex_lock(&g->mu);
+    g->fd_private = priv;
+    g->sender_ready = 1;
+    pthread_cond_broadcast(&g->done_cv);
     for (;;) {
         int last = g->stopping;
+        int cancel = g->exec_cancel;
+        if (cancel) g->exec_cancel = g->exec_held = 0;
+        int exec_now = g->exec_req && !last;
+        g->exec_req = 0;
         uint64_t round = ++g->rounds_started;
         g->kick = 0;
         if (snapshot(&s) < 0) s.n = 0;
         pthread_mutex_unlock(&g->mu);
 
+        if (cancel) send_exec(1);
         ship(&s);
+        if (exec_now) send_exec(0);
         s.meta.len = 0;
         if (lt__ring_on()) lt__ring_round(last, lt__now(), round);
         lt__clock_tick();
 
         pthread_mutex_lock(&g->mu);
         release(&s);
+        if (exec_now) g->exec_held = 1;
         g->rounds_done = round;
         pthread_cond_broadcast(&g->done_cv);
         if (last) break;
@@ -460,8 +502,12 @@ int lt__thread_nosig(pthread_t *t, void *(*fn)(void *), int detached) {
 int lt__sender_start(void) {
     lt__client *g = &lt__g;
     /* The sender must not take signals meant for the program. */
+    g->sender_ready = g->fd_private = 0;
     if (lt__thread_nosig(&g->sender, sender_main, 0) < 0) return LT_ENOMEM;
     g->sender_running = 1;
+    pthread_mutex_lock(&g->mu);
+    while (!g->sender_ready) pthread_cond_wait(&g->done_cv, &g->mu);
+    pthread_mutex_unlock(&g->mu);
     return 0;
 }
 
@@ -489,8 +535,11 @@ void lt__sender_stop(void) {
     pthread_cond_broadcast(&g->pool_cv);
     pthread_cond_broadcast(&g->done_cv);
     pthread_mutex_unlock(&g->mu);
-    if (g->fd >= 0 && lt__fd_ours(g->fd)) close(g->fd); /* not the program's */
+    /* A private socket went with the sender's table; a shared one is
+     * closed when it is still ours (not the program's) */
+    if (g->fd >= 0 && !g->fd_private && lt__fd_ours(g->fd)) close(g->fd);
     g->fd = -1;
+    g->fd_private = 0;
 }
 
 /* ---- TSC clock ------------------------------------------------------ */

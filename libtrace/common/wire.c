@@ -90,11 +90,25 @@ size_t lt__wire_refuse(uint8_t *msg, const char *reason, size_t reason_len) {
     return (size_t)(p - msg);
 }
 
-size_t lt__wire_bye(uint8_t *msg, uint64_t events_sent, uint64_t events_lost) {
+static size_t counts_msg(uint8_t *msg, uint8_t type, uint64_t events_sent,
+                         uint64_t events_lost) {
     uint8_t *p = lt__put_varint_(msg + LT_WIRE_HEADER, events_sent);
     p = lt__put_varint_(p, events_lost);
-    lt__wire_header(msg, LT_MSG_BYE, (size_t)(p - msg) - LT_WIRE_HEADER);
+    lt__wire_header(msg, type, (size_t)(p - msg) - LT_WIRE_HEADER);
     return (size_t)(p - msg);
+}
+
+size_t lt__wire_bye(uint8_t *msg, uint64_t events_sent, uint64_t events_lost) {
+    return counts_msg(msg, LT_MSG_BYE, events_sent, events_lost);
+}
+
+size_t lt__wire_exec(uint8_t *msg, uint64_t events_sent, uint64_t events_lost) {
+    return counts_msg(msg, LT_MSG_EXEC, events_sent, events_lost);
+}
+
+size_t lt__wire_exec_failed(uint8_t *msg) {
+    lt__wire_header(msg, LT_MSG_EXEC_FAILED, 0);
+    return LT_WIRE_HEADER;
 }
 
 size_t lt__wire_stored(uint8_t *msg, uint64_t events_stored) {
@@ -204,12 +218,25 @@ int lt__wire_refuse_decode(const uint8_t *body, size_t n, unsigned *major,
     return 0;
 }
 
+static int counts_decode(const uint8_t *body, size_t n, uint64_t *events_sent,
+                         uint64_t *events_lost) {
+    const uint8_t *q = body, *end = body + n;
+    return lt__get_varint(&q, end, events_sent) < 0 ||
+                   lt__get_varint(&q, end, events_lost) < 0 || q != end
+               ? -1 : 0;
+}
+
 int lt__wire_bye_decode(const uint8_t *body, size_t n, uint64_t *events_sent,
                         uint64_t *events_lost, const char **why) {
-    const uint8_t *q = body, *end = body + n;
-    if (lt__get_varint(&q, end, events_sent) < 0 ||
-        lt__get_varint(&q, end, events_lost) < 0 || q != end)
+    if (counts_decode(body, n, events_sent, events_lost) < 0)
         return bad(why, "malformed BYE");
+    return 0;
+}
+
+int lt__wire_exec_decode(const uint8_t *body, size_t n, uint64_t *events_sent,
+                         uint64_t *events_lost, const char **why) {
+    if (counts_decode(body, n, events_sent, events_lost) < 0)
+        return bad(why, "malformed EXEC");
     return 0;
 }
 

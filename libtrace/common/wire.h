@@ -12,7 +12,7 @@
 #define LT_WIRE_MAGIC "TRCYWIRE"
 #define LT_WIRE_MAGIC_LEN 8
 #define LT_WIRE_MAJOR 1
-#define LT_WIRE_MINOR 1
+#define LT_WIRE_MINOR 2
 #define LT_WIRE_HEADER 5u                 /* u32 length + u8 type */
 #define LT_WIRE_MAX_MESSAGE (1u << 20)    /* default daemon limit */
 #define LT_WIRE_MAX_HELLO (64u << 10)     /* limit before the handshake */
@@ -27,6 +27,8 @@ enum lt_wire_type {
     LT_MSG_META = 0x03,
     LT_MSG_BYE = 0x04,
     LT_MSG_RESUME = 0x05,  /* 1.1: a new connection takes over a process */
+    LT_MSG_EXEC = 0x06,    /* 1.2: the process is about to exec */
+    LT_MSG_EXEC_FAILED = 0x07, /* 1.2: ... and the exec failed: it goes on */
     LT_MSG_WELCOME = 0x81,
     LT_MSG_REFUSE = 0x82,
     LT_MSG_STORED = 0x83, /* answer to BYE: varint events stored */
@@ -71,6 +73,10 @@ size_t lt__wire_resume(uint8_t *msg, uint32_t index, uint64_t key, const char *t
 size_t lt__wire_resumed(uint8_t *msg, uint64_t offset);
 size_t lt__wire_refuse(uint8_t *msg, const char *reason, size_t reason_len);
 size_t lt__wire_bye(uint8_t *msg, uint64_t events_sent, uint64_t events_lost);
+/* EXEC (1.2): the body of BYE, the counts so far; at most LT_WIRE_BYE_MAX. */
+size_t lt__wire_exec(uint8_t *msg, uint64_t events_sent, uint64_t events_lost);
+/* EXEC_FAILED (1.2): an empty body; LT_WIRE_HEADER bytes. */
+size_t lt__wire_exec_failed(uint8_t *msg);
 #define LT_WIRE_STORED_MAX (LT_WIRE_HEADER + 10u)
 /* The daemon's answer to BYE: the events it stored from the client. */
 size_t lt__wire_stored(uint8_t *msg, uint64_t events_stored);
@@ -119,6 +125,9 @@ int lt__wire_resumed_decode(const uint8_t *body, size_t n, uint64_t *offset,
 int lt__wire_refuse_decode(const uint8_t *body, size_t n, unsigned *major,
                            unsigned *minor, const char **reason,
                            size_t *reason_len, const char **why);
+/* EXEC: the counts, as BYE's. */
+int lt__wire_exec_decode(const uint8_t *body, size_t n, uint64_t *events_sent,
+                         uint64_t *events_lost, const char **why);
 int lt__wire_bye_decode(const uint8_t *body, size_t n, uint64_t *events_sent,
                         uint64_t *events_lost, const char **why);
 int lt__wire_stored_decode(const uint8_t *body, size_t n, uint64_t *events_stored,

@@ -174,16 +174,17 @@ def _exit(code):
 
 def _exec_wrapper(real):
     """os.execv / os.execve (every os.exec* goes through one of them) that
-    first ends this process's recording cleanly: exec replaces the process,
-    and what it recorded would be cut off with the connection. Should the
-    exec fail, the rest of the process is not recorded, and that is said."""
+    first ships what this process recorded and tells the daemon an exec is
+    coming (PROTOCOL.md, exec): the connection ends with the exec, the
+    process is recorded as replaced, and the new program, if profiled,
+    joins the capture with the same pid. Should the exec fail, recording
+    goes on as if nothing had happened (os.execvp tries each PATH entry)."""
     def exec_(*args):
-        _tracy.stop()  # the daemon finishes the file when its clients are gone
+        _tracy._exec_prepare()
         try:
             return real(*args)
-        except OSError:
-            sys.stderr.write("tracy: exec failed; the rest of this process (pid %d) is "
-                             "not recorded\n" % os.getpid())
+        except BaseException:
+            _tracy._exec_failed()
             raise
     import functools
     functools.update_wrapper(exec_, real)

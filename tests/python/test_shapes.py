@@ -21,6 +21,10 @@ LIMIT = 90  # seconds per run: a hang fails, it does not block the suite
 
 # shape -> extra python -m tracy options
 OPTIONS = {"threads_before_tracing.py": ["-p"]}
+# shapes whose stderr must be the unprofiled one too (python -m tracy's
+# "trace written" line apart), and whose processes all end clean: the
+# profiler's descriptor and exec (PROTOCOL.md, The daemon's socket; exec)
+STRICT = ("fd_", "exec_")
 CORPUS = sorted(f for f in os.listdir(SHAPES) if f.endswith(".py") and f != "mpi_ranks.py")
 
 
@@ -62,6 +66,29 @@ def check_counts(shape, run, want, seconds):
     return t
 
 
+def complete_info(path):
+    """tracy-info --json of the trace once it is complete: a program that
+    replaced python -m tracy by exec leaves the daemon to finish the file
+    after the program's end (a hang fails at the bound)."""
+    end = time.monotonic() + LIMIT
+    while True:
+        t = file_info(path)
+        if t["complete"] or time.monotonic() > end:
+            return t
+        time.sleep(0.1)
+
+
+def check_strict(shape, plain, proc, t):
+    err = [ln for ln in proc.stderr.splitlines(True)
+           if not ln.startswith("tracy: trace written")]
+    assert "".join(err) == plain.stderr, (shape, proc.stderr)
+    for p in t["processes"]:
+        assert p["status"] == "clean" and p["events_received"] == p["events_sent"], (shape, p)
+    if shape.startswith("exec_new"):  # the new program: a process of the same pid
+        (a, b) = t["processes"]
+        assert (a["end_reason"], a["pid"]) == ("exec", b["pid"]), t["processes"]
+
+
 def run_plain(path, tmp_path):
     return subprocess.run([PYTHON, path], capture_output=True, text=True, timeout=LIMIT,
                           env=env_for_tests(), cwd=str(tmp_path))
@@ -82,7 +109,10 @@ def test_shape(shape, tmp_path):
     assert (proc.returncode, proc.stdout) == (plain.returncode, plain.stdout), proc.stderr
     want = counted(plain.stdout)
     assert want, "the shape prints no count"
-    check_counts(shape, Run(proc, out), want, seconds)
+    complete_info(out)
+    t = check_counts(shape, Run(proc, out), want, seconds)
+    if shape.startswith(STRICT):
+        check_strict(shape, plain, proc, t)
 
 
 def _mpirun(n, cmd, tmp_path, env):
