@@ -687,6 +687,15 @@ static void goodbye(cap_client *c) {
     if (sent != got)
         cap_logn("%s said it sent %llu events; %llu arrived", who(c, w, sizeof w),
                  (unsigned long long)sent, (unsigned long long)got);
+    unsigned sig = cap_proc_crash_sig(c->proc);
+    if (sig) {
+        char why[64];
+        lt__wire_signal_text(sig, why, sizeof why);
+        cap_logn("%s crashed (%s): %llu events", who(c, w, sizeof w), why,
+                 (unsigned long long)got);
+        end_client(c, LT_PROC_CRASHED, why);
+        return;
+    }
     cap_logv("%s disconnected: %llu events", who(c, w, sizeof w),
              (unsigned long long)got);
     end_client(c, LT_PROC_CLEAN, "");

@@ -45,6 +45,7 @@ struct cap_proc {
     uint64_t meta_cost;         /* lt__meta_cost() of its metadata */
     int said_bye;
     uint64_t bye_sent, bye_lost;
+    unsigned crash_sig;         /* from BYE (1.2): the fatal signal, or 0 */
 };
 
 struct cap_store {
@@ -577,9 +578,11 @@ int cap_proc_events(cap_store *s, cap_proc *p, const uint8_t *body, size_t n,
 
 int cap_proc_bye(cap_proc *p, const uint8_t *body, size_t n) {
     uint64_t sent, lost;
+    unsigned sig;
     const char *why;
-    if (lt__wire_bye_decode(body, n, &sent, &lost, &why) < 0) return -1;
+    if (lt__wire_bye_decode(body, n, &sent, &lost, &sig, &why) < 0) return -1;
     p->said_bye = 1;
+    p->crash_sig = sig;
     p->bye_sent = sent;
     p->bye_lost = lost;
     return 0;
@@ -641,6 +644,8 @@ int cap_proc_said_bye(const cap_proc *p, uint64_t *sent, uint64_t *lost) {
     *lost = p->bye_lost;
     return p->said_bye;
 }
+
+unsigned cap_proc_crash_sig(const cap_proc *p) { return p->crash_sig; }
 
 /* ---- Store ------------------------------------------------------------- */
 

@@ -157,16 +157,25 @@ START_TEST(bye_and_events_round_trip) {
     const uint8_t *recs;
     size_t rn;
     const char *why;
-    size_t n = lt__wire_bye(msg, UINT64_MAX, 5);
+    unsigned sig = 99;
+    size_t n = lt__wire_bye(msg, UINT64_MAX, 5, 0);
     ck_assert_uint_le(n, LT_WIRE_BYE_MAX);
     ck_assert_int_eq(msg[4], LT_MSG_BYE);
-    ck_assert_int_eq(lt__wire_bye_decode(msg + 5, n - 5, &sent, &lost, &why), 0);
+    ck_assert_int_eq(lt__wire_bye_decode(msg + 5, n - 5, &sent, &lost, &sig, &why), 0);
     ck_assert_uint_eq(sent, UINT64_MAX);
     ck_assert_uint_eq(lost, 5);
-    msg[n] = 0;
-    ck_assert_int_eq(lt__wire_bye_decode(msg + 5, n - 4, &sent, &lost, &why), -1);
+    ck_assert_uint_eq(sig, 0);
+    msg[n] = 0; /* a crash signal of 0 is not one */
+    ck_assert_int_eq(lt__wire_bye_decode(msg + 5, n - 4, &sent, &lost, &sig, &why), -1);
     ck_assert_str_eq(why, "malformed BYE");
-    ck_assert_int_eq(lt__wire_bye_decode(msg + 5, n - 6, &sent, &lost, &why), -1);
+    ck_assert_int_eq(lt__wire_bye_decode(msg + 5, n - 6, &sent, &lost, &sig, &why), -1);
+    /* 1.2: the signal of a crash, after the counts */
+    n = lt__wire_bye(msg, UINT64_MAX, 5, 11);
+    ck_assert_uint_le(n, LT_WIRE_BYE_MAX);
+    ck_assert_int_eq(lt__wire_bye_decode(msg + 5, n - 5, &sent, &lost, &sig, &why), 0);
+    ck_assert_uint_eq(sig, 11);
+    msg[n - 1] = 65;
+    ck_assert_int_eq(lt__wire_bye_decode(msg + 5, n - 5, &sent, &lost, &sig, &why), -1);
     /* EVENTS: header and thread index before the records. */
     n = lt__wire_events_header(msg, 200, 3);
     ck_assert_uint_le(n, LT_WIRE_EVENTS_HDR_MAX);

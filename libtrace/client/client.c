@@ -653,6 +653,7 @@ static int handshake(int fd, const char *token) {
         return LT_EPROTO;
     }
     g->process_index = index;
+    g->daemon_minor = min;
     g->key = lt__wire_welcome_key(body, len - 1); /* 0 from a 1.0 daemon */
     return 0;
 }
@@ -920,6 +921,7 @@ static int start_locked(void) {
     __atomic_store_n(&g->state, LT__ACTIVE, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&g->mu);
     lt__signals_install();
+    if (fd >= 0) lt__crash_install(); /* not for the flight recorder */
     return 0;
 }
 

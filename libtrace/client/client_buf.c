@@ -354,6 +354,7 @@ static void tb_exit(void *arg) {
     lt__client *g = &lt__g;
     flush_lost(t);
     if (lt__tls == &t->pub) lt__tls = NULL;
+    lt__altstack_done();
     pthread_mutex_lock(&g->mu);
     t->finished = 1;
     if (g->n_live) g->n_live--;
@@ -414,6 +415,7 @@ lt__tbuf *lt__tbuf_create(void) {
     tb_install(t, c);
     lt__tls = &t->pub;
     (void)pthread_setspecific(tb_key, t);
+    lt__altstack_init();
     return &t->pub;
 }
 

@@ -43,6 +43,7 @@ typedef struct sender {
     late_lost *lost;
     size_t n_lost, cap_lost;
     lt__bytes meta;
+    int crash_note;   /* the last round of a crash: send its note */
 } sender;
 
 /* ---- socket output ------------------------------------------------- */
@@ -189,6 +190,32 @@ static int send_late_lost(out *o, const sender *s) {
     return 0;
 }
 
+/* The note of a crash (client_crash.c) as a MESSAGE record of the crashing
+ * thread, after its last records. Returns 0 or -errno; *events 1 when sent. */
+static int send_crash_note(out *o, uint64_t *events) {
+    static uint8_t b[LT_WIRE_EVENTS_HDR_MAX + 32 + LT__MAX_TEXT];
+    static size_t bn;
+    uint32_t thread;
+    uint64_t dt;
+    const char *text;
+    size_t len = lt__crash_note(&thread, &dt, &text);
+    if (thread == 0) return 0; /* the thread recorded nothing */
+    if (bn == 0) { /* the same bytes on every pass */
+        uint8_t rec[32 + LT__MAX_TEXT], *p = rec;
+        *p++ = LT_TAG_MESSAGE;
+        p = lt__put_varint(p, dt);
+        p = lt__put_text(p, text, len, LT__MAX_TEXT);
+        size_t hn = lt__wire_events_header(b, thread, (size_t)(p - rec));
+        memcpy(b + hn, rec, (size_t)(p - rec));
+        bn = hn + (size_t)(p - rec);
+    }
+    struct iovec iov;
+    size_t k = 0;
+    add(o, &iov, &k, b, bn);
+    *events = 1;
+    return k ? send_all(o, &iov, k) : 0;
+}
+
 #define LT__MAX_RESUMES 16 /* resumed connections in one round */
 
 /* The connection failed during a pass (o->gone: the program closed or
@@ -232,7 +259,8 @@ static void send_bye(void) {
     lt__client *g = &lt__g;
     uint8_t b[LT_WIRE_BYE_MAX];
     size_t n = lt__wire_bye(b, __atomic_load_n(&g->events_sent, __ATOMIC_RELAXED),
-                            __atomic_load_n(&g->events_lost, __ATOMIC_RELAXED));
+                            __atomic_load_n(&g->events_lost, __ATOMIC_RELAXED),
+                            g->daemon_minor >= 2 ? lt__crash_signal() : 0);
     uint64_t start = g->stream_off, skip = 0;
     int resumes = 0;
     char why[512];
@@ -380,7 +408,10 @@ static void ship(sender *s) {
         int rc = o.fd < 0 ? -ENOTCONN : send_meta(&o, &s->meta);
         if (rc == 0) rc = send_events(&o, s->w, s->n);
         if (rc == 0) rc = send_late_lost(&o, s);
+        uint64_t noted = 0;
+        if (rc == 0 && s->crash_note) rc = send_crash_note(&o, &noted);
         if (rc == 0) {
+            events += noted;
             g->stream_off = start + o.pos;
             break;
         }
@@ -398,7 +429,7 @@ static void ship(sender *s) {
 
 static void wait_kick(void) {
     lt__client *g = &lt__g;
-    if (g->kick || g->stopping) return;
+    if (g->kick || g->stopping || lt__crash_signal()) return;
     struct timespec dl;
     clock_gettime(CLOCK_MONOTONIC, &dl);
     dl.tv_nsec += LT__SEND_PERIOD_NS;
@@ -415,7 +446,9 @@ static void *sender_main(void *arg) {
     (void)arg;
     pthread_mutex_lock(&g->mu);
     for (;;) {
+        if (lt__crash_signal()) g->stopping = 1; /* a crash: the last round */
         int last = g->stopping;
+        s.crash_note = last && lt__crash_signal();
         uint64_t round = ++g->rounds_started;
         g->kick = 0;
         if (snapshot(&s) < 0) s.n = 0;
@@ -435,6 +468,10 @@ static void *sender_main(void *arg) {
     }
     pthread_mutex_unlock(&g->mu);
     if (!__atomic_load_n(&g->broken, __ATOMIC_RELAXED) && g->fd >= 0) send_bye();
+    if (lt__crash_signal()) { /* the crashing thread dies now */
+        __atomic_store_n(&g->state, LT__OFF, __ATOMIC_RELEASE);
+        lt__crash_done();
+    }
     free(s.w);
     free(s.lost);
     lt__bytes_free(&s.meta);

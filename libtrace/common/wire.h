@@ -12,7 +12,7 @@
 #define LT_WIRE_MAGIC "TRCYWIRE"
 #define LT_WIRE_MAGIC_LEN 8
 #define LT_WIRE_MAJOR 1
-#define LT_WIRE_MINOR 1
+#define LT_WIRE_MINOR 2
 #define LT_WIRE_HEADER 5u                 /* u32 length + u8 type */
 #define LT_WIRE_MAX_MESSAGE (1u << 20)    /* default daemon limit */
 #define LT_WIRE_MAX_HELLO (64u << 10)     /* limit before the handshake */
@@ -39,7 +39,7 @@ enum lt_wire_type {
 
 #define LT_WIRE_EVENTS_HDR_MAX (LT_WIRE_HEADER + 5u) /* header + thread */
 #define LT_WIRE_HELLO_START (LT_WIRE_HEADER + LT_WIRE_MAGIC_LEN + 4u)
-#define LT_WIRE_BYE_MAX (LT_WIRE_HEADER + 20u)
+#define LT_WIRE_BYE_MAX (LT_WIRE_HEADER + 21u)
 #define LT_WIRE_WELCOME_MAX (LT_WIRE_HEADER + LT_WIRE_MAGIC_LEN + 4u + 5u + 8u)
 #define LT_WIRE_RESUMED_MAX (LT_WIRE_HEADER + 10u)
 #define LT_WIRE_REFUSE_REASON_MAX 1000u /* longer reasons are cut */
@@ -70,10 +70,19 @@ size_t lt__wire_resume(uint8_t *msg, uint32_t index, uint64_t key, const char *t
 /* RESUMED: the stream offset the daemon consumed from the process. */
 size_t lt__wire_resumed(uint8_t *msg, uint64_t offset);
 size_t lt__wire_refuse(uint8_t *msg, const char *reason, size_t reason_len);
-size_t lt__wire_bye(uint8_t *msg, uint64_t events_sent, uint64_t events_lost);
+/* BYE; `crash_sig` (1.2) is the signal that is ending the process (a
+ * crash: SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT), 0 for a normal end (then
+ * it is not written: the message is a 1.0 BYE, which every daemon takes).
+ * Send a crash BYE only to a daemon whose WELCOME says 1.2 or later. */
+size_t lt__wire_bye(uint8_t *msg, uint64_t events_sent, uint64_t events_lost,
+                    unsigned crash_sig);
 #define LT_WIRE_STORED_MAX (LT_WIRE_HEADER + 10u)
 /* The daemon's answer to BYE: the events it stored from the client. */
 size_t lt__wire_stored(uint8_t *msg, uint64_t events_stored);
+
+/* The PROC_END reason of a crash by `sig`: "SIGSEGV (signal 11)", or
+ * "signal N" for a signal without a name here. */
+void lt__wire_signal_text(unsigned sig, char *buf, size_t n);
 
 /* ---- Decoding ------------------------------------------------------------
  * Each takes a message body (after the 5-byte header) and returns 0, or -1
@@ -119,8 +128,10 @@ int lt__wire_resumed_decode(const uint8_t *body, size_t n, uint64_t *offset,
 int lt__wire_refuse_decode(const uint8_t *body, size_t n, unsigned *major,
                            unsigned *minor, const char **reason,
                            size_t *reason_len, const char **why);
+/* *crash_sig is 0 for a BYE without the 1.2 field; a signal above 64 is
+ * malformed. */
 int lt__wire_bye_decode(const uint8_t *body, size_t n, uint64_t *events_sent,
-                        uint64_t *events_lost, const char **why);
+                        uint64_t *events_lost, unsigned *crash_sig, const char **why);
 int lt__wire_stored_decode(const uint8_t *body, size_t n, uint64_t *events_stored,
                            const char **why);
 /* EVENTS: the thread index, then the records (validated by the caller with
