@@ -1159,6 +1159,7 @@ int py__hook_init(void) {
     /* SIGTERM/SIGHUP are the tracy package's (Python handlers, fatal.c);
      * SIGINT is Python's KeyboardInterrupt */
     lt_client_catch_signals(0);
+    py__fatal_init();
     return 0;
 }
 

@@ -30,7 +30,7 @@ START_TEST(hello_round_trips_with_its_token) {
     /* Header: length counts the type byte and the body; then the magic. */
     ck_assert_uint_eq(lt__wire_length(msg), n - 4);
     ck_assert_int_eq(msg[4], LT_MSG_HELLO);
-    ck_assert_int_eq(memcmp(msg + 5, "TRCYWIRE\x01\x00\x01\x00", 12), 0);
+    ck_assert_int_eq(memcmp(msg + 5, "TRCYWIRE\x01\x00\x02\x00", 12), 0);
     lt__wire_hello h;
     const char *why = NULL;
     ck_assert_int_eq(lt__wire_hello_decode(msg + 5, n - 5, info, &h, &why), 0);
