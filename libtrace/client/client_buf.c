@@ -422,9 +422,11 @@ lt__tbuf *lt__tbuf_create(void) {
 /* ---- fork ----------------------------------------------------------- */
 
 /* Child side of fork(): the child is a new process that connects on its
- * first event. Its copy of the parent's buffers belongs to nobody: it is
- * dropped, reachable from `stale` so that leak checkers stay quiet. */
-static lt__thr *stale;
+ * first event. Its copy of the parent's buffers belongs to nobody: their
+ * chunks are dropped. The lt__thr of each stays allocated (on `kept`), so
+ * that no buffer of the child is ever at the address of one of them: the
+ * Python hook tells a frame begun before fork by its buffer's address. */
+static lt__thr *stale, *kept;
 
 void lt__buf_atfork_child(void) {
     lt__client *g = &lt__g;
@@ -464,7 +466,13 @@ void lt__buf_reap(int all) {
         while (stale) {
             lt__thr *t = stale;
             stale = t->next;
-            tb_free(t);
+            while (t->head) {
+                lt__chunk *c = t->head;
+                t->head = c->next;
+                pool_put(c);
+            }
+            t->next = kept;
+            kept = t;
         }
     }
 }
