@@ -126,6 +126,32 @@ def test_a_crash_keeps_every_event_and_ends_by_its_signal(tmp_path, sig):
     assert_crashed(traced, sig)
 
 
+OVERFLOW = r'''
+import sys
+def fib(n):
+    return n if n < 2 else fib(n - 1) + fib(n - 2)
+def work():
+    print(fib(15), flush=True)
+    sys.setrecursionlimit(10**7)
+    nested = []
+    for _ in range(10**6):
+        nested = [nested]
+    return repr(nested)
+print(len(work()))
+'''
+
+
+def test_a_stack_overflow_reaches_the_handler(tmp_path):
+    """The C stack overflows in repr (up to 3.11; later versions raise
+    RecursionError instead): the handler runs on its alternate stack."""
+    plain, traced = run_pair(tmp_path, OVERFLOW)
+    assert (traced.rc, traced.out) == (plain.rc, plain.out), traced.err
+    if plain.rc == -signal.SIGSEGV:
+        assert_crashed(traced, signal.SIGSEGV)
+    else:
+        assert plain.rc == 1 and "RecursionError" in plain.err
+
+
 def test_faulthandler_still_prints_and_the_crash_is_kept(tmp_path):
     plain, traced = run_pair(tmp_path, PROGRAM, "SIGSEGV", "faulthandler")
     assert (traced.rc, traced.out) == (plain.rc, plain.out) == \
