@@ -11,6 +11,7 @@ killed at any early moment is recorded clean or counted lost with the
 reason."""
 import os
 import random
+import resource
 import signal
 import subprocess
 import sys
@@ -68,19 +69,35 @@ ctypes.string_at(0)
 '''
 
 
-def run_pair(tmp_path, source, *args, fault_env=None):
+def run_pair(tmp_path, source, *args, core=False):
     """The program run plain and traced: (plain, traced Run), each with the
-    wait status's core-dump bit in .core."""
+    wait status's core-dump bit in .core. `core`: core dumps allowed (into
+    tmp_path, removed), else RLIMIT_CORE 0."""
     script = tmp_path / "prog.py"
     script.write_text(textwrap.dedent(source))
     out = str(tmp_path / "trace.tracy")
+    hard = resource.getrlimit(resource.RLIMIT_CORE)[1]
+    limit = (hard, hard) if core else (0, hard)
     res = []
-    for cmd in ([PYTHON, str(script)], [PYTHON, "-m", "tracy", "-o", out, str(script)]):
-        p = subprocess.Popen(cmd + list(args), stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True, env=env_for_tests(),
-                             cwd=str(tmp_path))
-        stdout, stderr = p.communicate(timeout=120)
-        res.append(Run(subprocess.CompletedProcess(cmd, p.returncode, stdout, stderr), out))
+    for i, cmd in enumerate(([PYTHON, str(script)],
+                             [PYTHON, "-m", "tracy", "-o", out, str(script)])):
+        with open(tmp_path / ("out%d" % i), "w+") as fo, \
+                open(tmp_path / ("err%d" % i), "w+") as fe:
+            p = subprocess.Popen(cmd + list(args), stdout=fo, stderr=fe, env=env_for_tests(),
+                                 cwd=str(tmp_path),
+                                 preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_CORE,
+                                                                       limit))
+            _, st = os.waitpid(p.pid, 0)
+            p.returncode = os.waitstatus_to_exitcode(st)
+            fo.seek(0)
+            fe.seek(0)
+            run = Run(subprocess.CompletedProcess(cmd, p.returncode, fo.read(), fe.read()),
+                      out)
+        run.core = os.WIFSIGNALED(st) and os.WCOREDUMP(st)
+        for f in os.listdir(tmp_path):
+            if f == "core" or f.startswith("core."):
+                os.unlink(tmp_path / f)
+        res.append(run)
     return res
 
 
@@ -118,8 +135,12 @@ def assert_crashed(traced, sig, thread=1):
 @pytest.mark.parametrize("sig", [signal.SIGSEGV, signal.SIGBUS, signal.SIGILL,
                                  signal.SIGFPE, signal.SIGABRT])
 def test_a_crash_keeps_every_event_and_ends_by_its_signal(tmp_path, sig):
-    plain, traced = run_pair(tmp_path, PROGRAM, signal.Signals(sig).name, "main")
+    core = sig in (signal.SIGSEGV, signal.SIGABRT)
+    plain, traced = run_pair(tmp_path, PROGRAM, signal.Signals(sig).name, "main", core=core)
     assert plain.rc == -sig, plain.err
+    assert traced.core == plain.core
+    if core and resource.getrlimit(resource.RLIMIT_CORE)[1] != 0:
+        assert plain.core  # the check above compared something
     assert (traced.rc, traced.out) == (plain.rc, plain.out), traced.err
     assert traced.out.split("\n")[0] == "0 0"  # getsignal: SIG_DFL, as plain
     assert traced.err == plain.err
