@@ -225,8 +225,9 @@ static int fatal_begin(int sig) {
 
 /* ---- the Python stack of a crash ---------------------------------------- */
 
-/* CPython's own dumper, which faulthandler uses: exported up to 3.12, hidden
- * in 3.13 (then a crash note has no stack). */
+/* CPython's own dumper, which faulthandler uses: exported by some builds,
+ * hidden in others but named in the symbol table (symtab.c); in a stripped
+ * one that hides it, a crash note has no stack. */
 typedef const char *(*dump_threads_fn)(int fd, PyInterpreterState *interp,
                                        PyThreadState *current);
 static dump_threads_fn g_dump;
@@ -247,7 +248,11 @@ static size_t crash_note(char *buf, size_t cap) {
 }
 
 void py__fatal_init(void) {
-    g_dump = (dump_threads_fn)dlsym(RTLD_DEFAULT, "_Py_DumpTracebackThreads");
+    static const char name[] = "_Py_DumpTracebackThreads";
+    g_dump = (dump_threads_fn)dlsym(RTLD_DEFAULT, name);
+    if (!g_dump)
+        g_dump = (dump_threads_fn)py__hidden_symbol((const void *)Py_Initialize,
+                                                    "Py_Initialize", name);
     lt__crash_set_note(crash_note);
 }
 
