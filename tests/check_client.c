@@ -1011,6 +1011,37 @@ START_TEST(a_crash_ships_every_event_and_ends_by_the_same_signal) {
 }
 END_TEST
 
+/* A crash on a thread that holds the client's lock (a heap corruption
+ * found inside the client, say): the last round cannot happen; the process
+ * still ends by its signal at once, and the daemon says what it does not
+ * know. */
+START_TEST(a_crash_holding_the_clients_lock_still_ends_by_its_signal) {
+    capd d;
+    daemon_start(&d, 1);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        crash_child(d.port, 0);
+        for (int i = 0; i < CRASH_ZONES; i++) {
+            LT_ZONE_SCOPED("before crash");
+        }
+        pthread_mutex_lock(&lt__g.mu);
+        raise(SIGSEGV);
+        _exit(9);
+    }
+    int st = wait_bounded(pid, 60000);
+    ck_assert_msg(st >= 0 && WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV, "status %d", st);
+    daemon_finish(&d);
+    facts f;
+    facts_read(&f, d.path, NULL);
+    const lt_process *pr = lt_reader_process(f.r, 1);
+    ck_assert_int_eq(pr->status, LT_PROC_LOST);
+    ck_assert_ptr_nonnull(strstr(pr->end_reason, "events recorded but not sent: unknown"));
+    facts_free(&f);
+    daemon_cleanup(&d);
+}
+END_TEST
+
 /* TRACY_SIGNALS=0 leaves the crash signals alone: the process dies at
  * once, and the daemon counts it lost. */
 START_TEST(signals_off_leaves_a_crash_alone) {
@@ -1323,6 +1354,7 @@ Suite *client_suite(void) {
     tcase_add_test(t, a_signal_during_the_handshake_is_not_a_timeout);
     tcase_add_test(t, a_crash_ships_every_event_and_ends_by_the_same_signal);
     tcase_add_test(t, signals_off_leaves_a_crash_alone);
+    tcase_add_test(t, a_crash_holding_the_clients_lock_still_ends_by_its_signal);
     suite_add_tcase(s, t);
     t = tcase_create("no_daemon");
     tcase_set_timeout(t, 120);
