@@ -82,7 +82,7 @@ def wait_complete(path):
         time.sleep(0.05)
 
 
-def run_pair(tmp_path, source, *args, core=False):
+def run_pair(tmp_path, source, *args, core=False, pyargs=()):
     """The program run plain and traced: (plain, traced Run), each with the
     wait status's core-dump bit in .core. `core`: core dumps allowed (into
     tmp_path, removed), else RLIMIT_CORE 0."""
@@ -92,8 +92,8 @@ def run_pair(tmp_path, source, *args, core=False):
     hard = resource.getrlimit(resource.RLIMIT_CORE)[1]
     limit = (hard, hard) if core else (0, hard)
     res = []
-    for i, cmd in enumerate(([PYTHON, str(script)],
-                             [PYTHON, "-m", "tracy", "-o", out, str(script)])):
+    py = [PYTHON] + list(pyargs)
+    for i, cmd in enumerate((py + [str(script)], py + ["-m", "tracy", "-o", out, str(script)])):
         with open(tmp_path / ("out%d" % i), "w+") as fo, \
                 open(tmp_path / ("err%d" % i), "w+") as fe:
             p = subprocess.Popen(cmd + list(args), stdout=fo, stderr=fe, env=env_for_tests(),
@@ -181,8 +181,15 @@ def test_a_stack_overflow_reaches_the_handler(tmp_path):
         assert plain.rc == 1 and "RecursionError" in plain.err
 
 
-def test_faulthandler_still_prints_and_the_crash_is_kept(tmp_path):
-    plain, traced = run_pair(tmp_path, PROGRAM, "SIGSEGV", "faulthandler")
+@pytest.mark.parametrize("when", ["enabled by the program", "enabled before tracy"])
+def test_faulthandler_still_prints_and_the_crash_is_kept(tmp_path, when):
+    """faulthandler.enable() in the program replaces the profiler's handler
+    and chains to it; -X faulthandler's comes first and is chained to."""
+    if when == "enabled by the program":
+        plain, traced = run_pair(tmp_path, PROGRAM, "SIGSEGV", "faulthandler")
+    else:
+        plain, traced = run_pair(tmp_path, PROGRAM, "SIGSEGV", "main",
+                                 pyargs=["-X", "faulthandler"])
     assert (traced.rc, traced.out) == (plain.rc, plain.out)
     assert plain.rc == -signal.SIGSEGV and plain.out.endswith("\n610\n")
     for r in (plain, traced):
