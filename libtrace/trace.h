@@ -114,7 +114,7 @@ enum lt_proc_status {
     LT_PROC_LOST = 1,
     LT_PROC_REJECTED = 2,
     LT_PROC_STOPPED = 3,
-    LT_PROC_CRASHED = 4   /* format 1.2: the client said goodbye while a fatal
+    LT_PROC_CRASHED = 4   /* wire protocol 1.2: the client said goodbye while a fatal
                              signal ended it; end_reason names the signal */
 };
 

@@ -253,7 +253,7 @@ START_TEST(meta_decodes_every_record) {
 }
 END_TEST
 
-/* PROC_END status 4 (format 1.2): crashed; 5 and above are corruption. */
+/* PROC_END status 4 (with wire protocol 1.2): crashed; 5 and above are corruption. */
 START_TEST(proc_end_crashed_is_the_last_status) {
     for (uint8_t status = LT_PROC_CLEAN; status <= LT_PROC_CRASHED + 1; status++) {
         uint8_t buf[64], *p = buf;

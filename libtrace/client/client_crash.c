@@ -142,13 +142,13 @@ static void on_crash(int sig, siginfo_t *si, void *uc) {
     errno = saved;
 }
 
-int lt__crash_wanted(void) {
+static int wanted(void) {
     const char *v = getenv("TRACY_SIGNALS");
     return !(v && *v && strcmp(v, "0") == 0);
 }
 
 void lt__crash_install(void) {
-    if (!lt__crash_wanted() || owner_pid == getpid()) return;
+    if (!wanted() || owner_pid == getpid()) return;
     done = 0;
     crashing = 0;
     crash_sig = 0;
@@ -186,7 +186,7 @@ static __thread void *altstack;
 
 void lt__altstack_init(void) {
     stack_t cur;
-    if (!lt__crash_wanted() || altstack || sigaltstack(NULL, &cur) < 0 ||
+    if (owner_pid != getpid() || altstack || sigaltstack(NULL, &cur) < 0 ||
         !(cur.ss_flags & SS_DISABLE))
         return; /* the thread has one (faulthandler's, the program's) */
     void *p = mmap(NULL, LT__ALTSTACK, PROT_READ | PROT_WRITE,

@@ -165,8 +165,6 @@ void lt__signals_install(void);
  * Returns the bytes written. */
 typedef size_t (*lt__crash_note_fn)(char *buf, size_t cap);
 void lt__crash_set_note(lt__crash_note_fn fn);
-/* 0 when TRACY_SIGNALS=0. */
-int lt__crash_wanted(void);
 /* Once connected (init_mu held): SIGSEGV, SIGBUS, SIGILL, SIGFPE and
  * SIGABRT ship what was recorded and the crash before they end the process
  * (client_crash.c explains how). */
@@ -177,9 +175,9 @@ void lt__crash_install(void);
 unsigned lt__crash_signal(void);
 size_t lt__crash_note(uint32_t *thread, uint64_t *dt, const char **text);
 void lt__crash_done(void);
-/* The calling thread gets an alternate signal stack when it has none (a
- * stack overflow's SIGSEGV then reaches the handler); _done frees it at
- * the thread's exit. */
+/* The calling thread gets an alternate signal stack when it has none and
+ * the crash handler is installed (a stack overflow's SIGSEGV then reaches
+ * the handler); _done frees it at the thread's exit. */
 void lt__altstack_init(void);
 void lt__altstack_done(void);
 
