@@ -181,6 +181,7 @@ typedef struct facts {
     uint64_t zones_named[8]; /* ZONE_ENDs per name in `names` */
     const char *names[8];
     uint64_t crash_notes[4]; /* per process: "tracy: crashed by SIG..." */
+    uint64_t notes_unread[4]; /* those saying the runtime's part failed */
 } facts;
 
 static void facts_read(facts *f, const char *path, const char *const *names) {
@@ -226,8 +227,11 @@ static void facts_read(facts *f, const char *path, const char *const *names) {
             f->lost += ev.count;
             break;
         case LT_EV_MESSAGE:
-            if (ev.text_len > 18 && memcmp(ev.text, "tracy: crashed by ", 18) == 0)
+            if (ev.text_len > 18 && memcmp(ev.text, "tracy: crashed by ", 18) == 0) {
                 f->crash_notes[ev.process]++;
+                if (memmem(ev.text, ev.text_len, "could not be read", 17))
+                    f->notes_unread[ev.process]++;
+            }
             break;
         default:
             break;
@@ -945,6 +949,14 @@ static void prior_handler(int sig, siginfo_t *si, void *uc) {
     signal(sig, SIG_DFL); /* the fault happens again, and ends the process */
 }
 
+/* A runtime's account of the crash that faults itself (a corrupt state). */
+static size_t faulting_note(char *buf, size_t cap) {
+    (void)buf;
+    (void)cap;
+    volatile uintptr_t bad = 16;
+    return *(volatile size_t *)bad;
+}
+
 /* In a test child: SIGSEGV and SIGABRT as a program without ASan has them
  * (the default), or, `prior`, an extension's handler set before the client
  * connects, which writes to the pipe. */
@@ -965,6 +977,8 @@ static void crash_child(const char *port, int prior) {
     }
 }
 
+/* Three crashes: a fault; abort(), whose note's runtime part faults; a
+ * fault with an extension's handler set before the client connected. */
 START_TEST(a_crash_ships_every_event_and_ends_by_the_same_signal) {
     capd d;
     daemon_start(&d, 3);
@@ -977,6 +991,7 @@ START_TEST(a_crash_ships_every_event_and_ends_by_the_same_signal) {
             close(pipefd[0]);
             prior_fd = pipefd[1];
             crash_child(d.port, i == 2);
+            if (i == 1) lt__crash_set_note(faulting_note);
             (i == 1 ? zones_then_abort : zones_then_fault)(NULL);
             _exit(9);
         }
@@ -1003,6 +1018,7 @@ START_TEST(a_crash_ships_every_event_and_ends_by_the_same_signal) {
         ck_assert_uint_eq(pr->events_received, pr->events_sent);
         ck_assert_uint_eq(pr->events_lost, 0);
         ck_assert_uint_eq(f.crash_notes[p], 1);
+        ck_assert_uint_eq(f.notes_unread[p], p == 2);
     }
     ck_assert_uint_eq(f.zones_named[0], 3 * CRASH_ZONES);
     ck_assert_uint_eq(f.aborted, 0); /* no zone was open at the crash */

@@ -35,6 +35,7 @@
  * delivers the signal to them. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +62,8 @@ static uint64_t crash_ts, crash_last;    /* the crash time, the thread's last */
 static char note[LT__NOTE_MAX];
 static size_t note_len;
 static lt__crash_note_fn note_fn;
+static sigjmp_buf note_jmp;              /* a fault while the note is read */
+static volatile sig_atomic_t note_tid;   /* the thread reading it, or 0 */
 
 void lt__crash_set_note(lt__crash_note_fn fn) { note_fn = fn; }
 
@@ -107,6 +110,29 @@ static void wait_done(void) {
     for (int ms = 0; !done && ms < LT__CRASH_WAIT_MS; ms++) nanosleep(&tick, NULL);
 }
 
+/* The runtime's account (note_fn) after the header. It reads the state of
+ * a crashed program, which may be corrupt: a fault while it runs (the crash
+ * signals are unblocked meanwhile) comes back here, and the note says so
+ * instead of the process dying unshipped. */
+static void note_runtime(void) {
+    sigset_t crash_set, old;
+    sigemptyset(&crash_set);
+    for (int i = 0; i < N_CRASH; i++) sigaddset(&crash_set, crash_sigs[i]);
+    sigprocmask(SIG_BLOCK, NULL, &old);
+    append("\n");
+    size_t base = note_len;
+    if (sigsetjmp(note_jmp, 1) == 0) { /* the mask is restored on the jump */
+        note_tid = (sig_atomic_t)gettid();
+        sigprocmask(SIG_UNBLOCK, &crash_set, NULL);
+        note_len += note_fn(note + base, sizeof note - 1 - base);
+        sigprocmask(SIG_SETMASK, &old, NULL);
+    } else {
+        note_len = base;
+        append("(the runtime's account of the crash could not be read)\n");
+    }
+    note_tid = 0;
+}
+
 /* Step 1 and 2 (see the top): the first crashing thread of a recording
  * process notes the crash and waits for the sender; a thread that crashes
  * meanwhile waits too. */
@@ -123,10 +149,7 @@ static void ship(int sig) {
     crash_last = t ? t->last_ts : 0;
     crash_ts = lt__now();
     note_header(sig);
-    if (note_fn) {
-        append("\n");
-        note_len += note_fn(note + note_len, sizeof note - 1 - note_len);
-    }
+    if (note_fn) note_runtime();
     __atomic_store_n(&crash_sig, sig, __ATOMIC_RELEASE);
     if (!holding_lock()) wait_done();
 }
@@ -134,6 +157,7 @@ static void ship(int sig) {
 static void on_crash(int sig, siginfo_t *si, void *uc) {
     (void)uc;
     int saved = errno, i = slot(sig);
+    if (note_tid && note_tid == (sig_atomic_t)gettid()) siglongjmp(note_jmp, 1);
     if (i < 0) return;
     ship(sig);
     sigaction(sig, &kept[i], NULL);
