@@ -10,7 +10,8 @@
  * crashing thread, takes no lock and allocates nothing:
  *   1. it notes the signal, the thread and the time, and the note of the
  *      runtime (lt__crash_set_note: the Python stack, as faulthandler
- *      prints it), into static storage;
+ *      prints it; a fault while it is read only cuts it), into static
+ *      storage;
  *   2. the sender thread, which looks at the note at every wake-up (at
  *      most LT__SEND_PERIOD_NS later), does its last round with the
  *      note as a MESSAGE record of the crashing thread, then BYE naming
