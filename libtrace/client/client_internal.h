@@ -108,7 +108,7 @@ typedef struct lt__client {
                                  all connections (as the daemon counts) */
     uint64_t bytes_unreceived;/* bytes a resumed daemon said it never got */
     uint32_t resumes;         /* connections resumed */
-    unsigned daemon_minor;    /* protocol minor version of WELCOME */
+    unsigned daemon_minor;    /* the daemon's protocol minor (WELCOME) */
 } lt__client;
 
 extern lt__client lt__g;
