@@ -580,7 +580,7 @@ int cap_proc_bye(cap_proc *p, const uint8_t *body, size_t n) {
     uint64_t sent, lost;
     unsigned sig;
     const char *why;
-    if (lt__wire_bye_decode(body, n, &sent, &lost, &sig, &why) < 0) return -1;
+    if (lt__wire_bye_crash_decode(body, n, &sent, &lost, &sig, &why) < 0) return -1;
     p->said_bye = 1;
     p->crash_sig = sig;
     p->bye_sent = sent;

@@ -259,8 +259,11 @@ static void send_bye(void) {
     lt__client *g = &lt__g;
     uint8_t b[LT_WIRE_BYE_MAX];
     size_t n = lt__wire_bye(b, __atomic_load_n(&g->events_sent, __ATOMIC_RELAXED),
-                            __atomic_load_n(&g->events_lost, __ATOMIC_RELAXED),
-                            g->daemon_minor >= 2 ? lt__crash_signal() : 0);
+                            __atomic_load_n(&g->events_lost, __ATOMIC_RELAXED));
+    if (lt__crash_signal() && g->daemon_minor >= 2) /* 1.2: the crash */
+        n = lt__wire_bye_crash(b, __atomic_load_n(&g->events_sent, __ATOMIC_RELAXED),
+                               __atomic_load_n(&g->events_lost, __ATOMIC_RELAXED),
+                               lt__crash_signal());
     uint64_t start = g->stream_off, skip = 0;
     int resumes = 0;
     char why[512];

@@ -92,11 +92,9 @@ size_t lt__wire_refuse(uint8_t *msg, const char *reason, size_t reason_len) {
     return (size_t)(p - msg);
 }
 
-size_t lt__wire_bye(uint8_t *msg, uint64_t events_sent, uint64_t events_lost,
-                    unsigned crash_sig) {
+size_t lt__wire_bye(uint8_t *msg, uint64_t events_sent, uint64_t events_lost) {
     uint8_t *p = lt__put_varint_(msg + LT_WIRE_HEADER, events_sent);
     p = lt__put_varint_(p, events_lost);
-    if (crash_sig) p = lt__put_varint_(p, crash_sig);
     lt__wire_header(msg, LT_MSG_BYE, (size_t)(p - msg) - LT_WIRE_HEADER);
     return (size_t)(p - msg);
 }
@@ -104,6 +102,14 @@ size_t lt__wire_bye(uint8_t *msg, uint64_t events_sent, uint64_t events_lost,
 size_t lt__wire_stored(uint8_t *msg, uint64_t events_stored) {
     uint8_t *p = lt__put_varint_(msg + LT_WIRE_HEADER, events_stored);
     lt__wire_header(msg, LT_MSG_STORED, (size_t)(p - msg) - LT_WIRE_HEADER);
+    return (size_t)(p - msg);
+}
+
+size_t lt__wire_bye_crash(uint8_t *msg, uint64_t events_sent, uint64_t events_lost,
+                          unsigned sig) {
+    uint8_t *p = msg + lt__wire_bye(msg, events_sent, events_lost);
+    p = lt__put_varint_(p, sig);
+    lt__wire_header(msg, LT_MSG_BYE, (size_t)(p - msg) - LT_WIRE_HEADER);
     return (size_t)(p - msg);
 }
 
@@ -223,15 +229,11 @@ int lt__wire_refuse_decode(const uint8_t *body, size_t n, unsigned *major,
 }
 
 int lt__wire_bye_decode(const uint8_t *body, size_t n, uint64_t *events_sent,
-                        uint64_t *events_lost, unsigned *crash_sig, const char **why) {
+                        uint64_t *events_lost, const char **why) {
     const uint8_t *q = body, *end = body + n;
-    uint64_t sig = 0;
     if (lt__get_varint(&q, end, events_sent) < 0 ||
-        lt__get_varint(&q, end, events_lost) < 0 ||
-        (q != end && (lt__get_varint(&q, end, &sig) < 0 || sig == 0 || sig > 64)) ||
-        q != end)
+        lt__get_varint(&q, end, events_lost) < 0 || q != end)
         return bad(why, "malformed BYE");
-    *crash_sig = (unsigned)sig;
     return 0;
 }
 
@@ -240,6 +242,20 @@ int lt__wire_stored_decode(const uint8_t *body, size_t n, uint64_t *events_store
     const uint8_t *q = body, *end = body + n;
     if (lt__get_varint(&q, end, events_stored) < 0 || q != end)
         return bad(why, "malformed STORED");
+    return 0;
+}
+
+int lt__wire_bye_crash_decode(const uint8_t *body, size_t n, uint64_t *events_sent,
+                              uint64_t *events_lost, unsigned *crash_sig,
+                              const char **why) {
+    const uint8_t *q = body, *end = body + n;
+    uint64_t sig = 0;
+    if (lt__get_varint(&q, end, events_sent) < 0 ||
+        lt__get_varint(&q, end, events_lost) < 0 ||
+        (q != end && (lt__get_varint(&q, end, &sig) < 0 || sig == 0 || sig > 64)) ||
+        q != end)
+        return bad(why, "malformed BYE");
+    *crash_sig = (unsigned)sig;
     return 0;
 }
 

@@ -70,16 +70,16 @@ size_t lt__wire_resume(uint8_t *msg, uint32_t index, uint64_t key, const char *t
 /* RESUMED: the stream offset the daemon consumed from the process. */
 size_t lt__wire_resumed(uint8_t *msg, uint64_t offset);
 size_t lt__wire_refuse(uint8_t *msg, const char *reason, size_t reason_len);
-/* BYE; `crash_sig` (1.2) is the signal that is ending the process (a
- * crash: SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT), 0 for a normal end (then
- * it is not written: the message is a 1.0 BYE, which every daemon takes).
- * Send a crash BYE only to a daemon whose WELCOME says 1.2 or later. */
-size_t lt__wire_bye(uint8_t *msg, uint64_t events_sent, uint64_t events_lost,
-                    unsigned crash_sig);
+size_t lt__wire_bye(uint8_t *msg, uint64_t events_sent, uint64_t events_lost);
 #define LT_WIRE_STORED_MAX (LT_WIRE_HEADER + 10u)
 /* The daemon's answer to BYE: the events it stored from the client. */
 size_t lt__wire_stored(uint8_t *msg, uint64_t events_stored);
 
+/* BYE of a crash (1.2): BYE's counts, then the signal (1..64) that is
+ * ending the process (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT). Only for a
+ * daemon whose WELCOME says 1.2 or later: an older one refuses it. */
+size_t lt__wire_bye_crash(uint8_t *msg, uint64_t events_sent, uint64_t events_lost,
+                          unsigned sig);
 /* The PROC_END reason of a crash by `sig`: "SIGSEGV (signal 11)", or
  * "signal N" for a signal without a name here. */
 void lt__wire_signal_text(unsigned sig, char *buf, size_t n);
@@ -128,12 +128,15 @@ int lt__wire_resumed_decode(const uint8_t *body, size_t n, uint64_t *offset,
 int lt__wire_refuse_decode(const uint8_t *body, size_t n, unsigned *major,
                            unsigned *minor, const char **reason,
                            size_t *reason_len, const char **why);
-/* *crash_sig is 0 for a BYE without the 1.2 field; a signal above 64 is
- * malformed. */
 int lt__wire_bye_decode(const uint8_t *body, size_t n, uint64_t *events_sent,
-                        uint64_t *events_lost, unsigned *crash_sig, const char **why);
+                        uint64_t *events_lost, const char **why);
 int lt__wire_stored_decode(const uint8_t *body, size_t n, uint64_t *events_stored,
                            const char **why);
+/* BYE as the daemon reads it (1.2): with or without the crash signal,
+ * *crash_sig 0 when it has none; a signal of 0 or above 64 is malformed. */
+int lt__wire_bye_crash_decode(const uint8_t *body, size_t n, uint64_t *events_sent,
+                              uint64_t *events_lost, unsigned *crash_sig,
+                              const char **why);
 /* EVENTS: the thread index, then the records (validated by the caller with
  * lt__scan_events). */
 int lt__wire_events_decode(const uint8_t *body, size_t n, uint64_t *thread,
