@@ -360,8 +360,12 @@ static int snapshot(sender *s) {
     return 0;
 }
 
-/* Marks what was sent and releases the chunks that are done (mu held). */
+/* Marks what was sent and releases the chunks that are done (mu held).
+ * A crash's last round frees nothing: the crashing thread may hold the
+ * allocator's lock (a heap corruption found in free), and the goodbye must
+ * not wait for it. */
 static void release(sender *s) {
+    if (s->crash_note) return;
     for (size_t i = 0; i < s->n; i++) {
         work *x = &s->w[i];
         x->c->sent = x->to;
@@ -432,7 +436,7 @@ static void ship(sender *s) {
 
 static void wait_kick(void) {
     lt__client *g = &lt__g;
-    if (g->kick || g->stopping || lt__crash_signal()) return;
+    if (g->kick || g->stopping) return;
     struct timespec dl;
     clock_gettime(CLOCK_MONOTONIC, &dl);
     dl.tv_nsec += LT__SEND_PERIOD_NS;
@@ -450,8 +454,8 @@ static void *sender_main(void *arg) {
     pthread_mutex_lock(&g->mu);
     for (;;) {
         if (lt__crash_signal()) g->stopping = 1; /* a crash: the last round */
+        s.crash_note = g->stopping && lt__crash_signal();
         int last = g->stopping;
-        s.crash_note = last && lt__crash_signal();
         uint64_t round = ++g->rounds_started;
         g->kick = 0;
         if (snapshot(&s) < 0) s.n = 0;
@@ -463,10 +467,7 @@ static void *sender_main(void *arg) {
         lt__clock_tick();
 
         pthread_mutex_lock(&g->mu);
-        /* A crash's last round frees nothing: the crashing thread may hold
-         * the allocator's lock (a heap corruption found in free), and the
-         * goodbye must not wait for it. */
-        if (!s.crash_note) release(&s);
+        release(&s);
         g->rounds_done = round;
         pthread_cond_broadcast(&g->done_cv);
         if (last) break;
