@@ -216,6 +216,8 @@ uint32_t cap_proc_index(const cap_proc *p);
 uint64_t cap_proc_received(const cap_proc *p);
 /* BYE counts; 0 when the client said none. */
 int cap_proc_said_bye(const cap_proc *p, uint64_t *sent, uint64_t *lost);
+/* The fatal signal its BYE named (1.2: the process crashed), or 0. */
+unsigned cap_proc_crash_sig(const cap_proc *p);
 
 /* Hands the process's non-empty blocks (metadata first) to the worker. */
 void cap_store_flush_proc(cap_store *s, cap_proc *p);

@@ -743,6 +743,15 @@ static void goodbye(cap_client *c) {
     if (sent != got)
         cap_logn("%s said it sent %llu events; %llu arrived", who(c, w, sizeof w),
                  (unsigned long long)sent, (unsigned long long)got);
+    unsigned sig = cap_proc_crash_sig(c->proc);
+    if (sig) {
+        char why[64];
+        lt__wire_signal_text(sig, why, sizeof why);
+        cap_logn("%s crashed (%s): %llu events", who(c, w, sizeof w), why,
+                 (unsigned long long)got);
+        end_client(c, LT_PROC_CRASHED, why);
+        return;
+    }
     cap_logv("%s disconnected: %llu events", who(c, w, sizeof w),
              (unsigned long long)got);
     end_client(c, LT_PROC_CLEAN, "");
@@ -941,7 +950,7 @@ static int handle(cap_client *c, uint8_t type, const uint8_t *body, size_t n) {
 /* The connection ended (EOF or error) without BYE. */
 static void lost(cap_client *c, ssize_t err) {
     cap_server *srv = c->srv;
-    char w[128], reason[96];
+    char w[128], reason[160];
     if (c->state == CL_HANDSHAKE) {
         cap_store_stat_add(srv->store, CAP_ST_CLIENTS_REFUSED, 1);
         if (c->rlen > 0)
@@ -964,6 +973,10 @@ static void lost(cap_client *c, ssize_t err) {
     if (c->rlen > 0)
         snprintf(reason + strlen(reason), sizeof reason - strlen(reason),
                  " (%zu bytes of a partial message)", c->rlen);
+    /* What the client recorded and had not sent (SIGKILL, a crash whose
+     * handler could not ship) is not known here: said, not guessed. */
+    snprintf(reason + strlen(reason), sizeof reason - strlen(reason),
+             "; events recorded but not sent: unknown");
     /* A client that can resume (it has a session key) and may still be
      * running is given GRACE_MS to: its program may have closed or
      * replaced the descriptor (PROTOCOL.md, Resuming). */

@@ -45,6 +45,7 @@ struct cap_proc {
     uint64_t meta_cost;         /* lt__meta_cost() of its metadata */
     int said_bye;
     uint64_t bye_sent, bye_lost;
+    unsigned crash_sig;         /* from BYE (1.2): the fatal signal, or 0 */
 };
 
 struct cap_store {
@@ -578,10 +579,13 @@ int cap_proc_events(cap_store *s, cap_proc *p, const uint8_t *body, size_t n,
 /* BYE and EXEC carry the same counts. */
 static int said_counts(cap_proc *p, int exec, const uint8_t *body, size_t n) {
     uint64_t sent, lost;
+    unsigned sig = 0;
     const char *why;
-    if ((exec ? lt__wire_exec_decode : lt__wire_bye_decode)(body, n, &sent, &lost, &why) < 0)
+    if ((exec ? lt__wire_exec_decode(body, n, &sent, &lost, &why)
+              : lt__wire_bye_crash_decode(body, n, &sent, &lost, &sig, &why)) < 0)
         return -1;
     p->said_bye = 1;
+    p->crash_sig = sig;
     p->bye_sent = sent;
     p->bye_lost = lost;
     return 0;
@@ -653,6 +657,8 @@ int cap_proc_said_bye(const cap_proc *p, uint64_t *sent, uint64_t *lost) {
     *lost = p->bye_lost;
     return p->said_bye;
 }
+
+unsigned cap_proc_crash_sig(const cap_proc *p) { return p->crash_sig; }
 
 /* ---- Store ------------------------------------------------------------- */
 

@@ -231,6 +231,7 @@ const char *cv_status_name(int status) {
     case LT_PROC_LOST: return "lost";
     case LT_PROC_REJECTED: return "rejected";
     case LT_PROC_STOPPED: return "stopped";
+    case LT_PROC_CRASHED: return "crashed";
     default: return "unknown";
     }
 }

@@ -140,7 +140,8 @@ void cv_run_close(cv_run *c);
 
 /* "python", "c", "line", "user", "internal" or "unknown". */
 const char *cv_kind_name(uint8_t kind);
-/* "running", "clean", "lost", "rejected", "stopped" or "unknown". */
+/* "running", "clean", "lost", "rejected", "stopped", "crashed" or
+ * "unknown". */
 const char *cv_status_name(int status);
 /* Zone name of a ZONE_END event: the ZONE_NAME override or the location's
  * name (loc may be NULL: "?"). */

@@ -113,7 +113,9 @@ enum lt_proc_status {
     LT_PROC_CLEAN = 0,
     LT_PROC_LOST = 1,
     LT_PROC_REJECTED = 2,
-    LT_PROC_STOPPED = 3
+    LT_PROC_STOPPED = 3,
+    LT_PROC_CRASHED = 4   /* wire protocol 1.2: the client said goodbye while a fatal
+                             signal ended it; end_reason names the signal */
 };
 
 enum lt_severity { LT_SEV_INFO = 0, LT_SEV_DATA_LOSS = 1, LT_SEV_ERROR = 2 };

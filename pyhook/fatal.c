@@ -34,7 +34,9 @@
  * if any, have gone, as it does when the program ends normally. */
 #include "hook.h"
 
+#include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
@@ -219,6 +221,39 @@ static int fatal_begin(int sig) {
         pthread_sigmask(SIG_SETMASK, &old, NULL);
     }
     return first;
+}
+
+/* ---- the Python stack of a crash ---------------------------------------- */
+
+/* CPython's own dumper, which faulthandler uses: exported by some builds,
+ * hidden in others but named in the symbol table (symtab.c); in a stripped
+ * one that hides it, a crash note has no stack. */
+typedef const char *(*dump_threads_fn)(int fd, PyInterpreterState *interp,
+                                       PyThreadState *current);
+static dump_threads_fn g_dump;
+
+/* The stack of every Python thread, the crashing one first named "Current
+ * thread", as faulthandler prints it; from the crash handler (client_crash.c):
+ * a pipe, no lock, no allocation. A dump longer than the pipe is cut. */
+static size_t crash_note(char *buf, size_t cap) {
+    int fds[2];
+    if (!g_dump || pipe2(fds, O_CLOEXEC | O_NONBLOCK) < 0) return 0;
+    (void)g_dump(fds[1], NULL, PyGILState_GetThisThreadState());
+    close(fds[1]);
+    size_t n = 0;
+    ssize_t k;
+    while (n < cap && (k = read(fds[0], buf + n, cap - n)) > 0) n += (size_t)k;
+    close(fds[0]);
+    return n;
+}
+
+void py__fatal_init(void) {
+    static const char name[] = "_Py_DumpTracebackThreads";
+    g_dump = (dump_threads_fn)dlsym(RTLD_DEFAULT, name);
+    if (!g_dump)
+        g_dump = (dump_threads_fn)py__hidden_symbol((const void *)Py_Initialize,
+                                                    "Py_Initialize", name);
+    lt__crash_set_note(crash_note);
 }
 
 /* ---- Python-callable ---------------------------------------------------- */

@@ -82,6 +82,8 @@ typedef struct py_tstate {
     uint32_t n, cap;
     py_pend *pend;   /* --min-duration: zones begun, maybe not written */
     uint32_t np, nw, pcap; /* entries below nw are written */
+    uint32_t floor;  /* entries below it were begun before fork(), in the
+                        parent: their ends are not the child's */
     int in_slow;     /* resolving a location: frames pass through */
     int registered;
 } py_tstate;
@@ -232,6 +234,11 @@ static void zend(void) {
     if (py__opts.min_duration) {
         py_tstate *s = &tls;
         if (s->np == 0) return;
+        if (s->np <= s->floor) { /* begun in the parent: no end here */
+            s->np--;
+            s->floor = s->nw = s->np;
+            return;
+        }
         py_pend p = s->pend[--s->np];
         if (s->np < s->nw) { /* it was written */
             s->nw = s->np;
@@ -664,8 +671,8 @@ static PyObject *eval_hook_loc(EVAL_PARAMS, uint32_t loc) {
         return EVAL_DEFAULT();
     lt__put_begin(t, loc, lt__now());
     PyObject *r = EVAL_DEFAULT();
-    t = lt__tls;
-    if (t != NULL && g_live) lt__put_end(t, lt__now());
+    /* a forked child has a buffer of its own, without the begin */
+    if (lt__tls == t && g_live) lt__put_end(t, lt__now());
     return r;
 }
 
@@ -678,12 +685,10 @@ static __attribute__((noinline)) PyObject *eval_hook_cold(EVAL_PARAMS) {
 
 /* The end of a recorded frame, when it is not written inline. Returns r. */
 static __attribute__((noinline)) PyObject *eval_hook_end(lt__tbuf *t, PyObject *r) {
-    /* reloaded: a forked child has a buffer of its own, without the begin */
-    lt__tbuf *t1 = lt__tls;
-    if (t1 == t && g_live)
-        lt__put_end_matched(t, lt__now());
-    else if (t1 != NULL && g_live)
-        lt__put_end(t1, lt__now());
+    /* reloaded: a forked child has a buffer of its own, without the begin,
+     * and gets no end (a buffer is never at the address of one its process
+     * had before fork: client_buf.c keeps those) */
+    if (lt__tls == t && g_live) lt__put_end_matched(t, lt__now());
     return r;
 }
 
@@ -1166,8 +1171,15 @@ static void set_epoch(uint32_t e) {
     g_epoch_base = ((uint64_t)g_epoch << 32) + 1;
 }
 
+/* In the child of fork(), on the thread that forked: the zones this thread
+ * had open were begun in the parent, whose buffers the child never sends
+ * (client_buf.c). Their frames return in the child too; they get no end
+ * there: the child's records start with what it begins itself. */
 static void child_after_fork(void) {
     set_epoch(g_epoch + 1);
+    py_tstate *s = &tls;
+    for (uint32_t i = 0; i < s->n; i++) s->st[i].rec = s->st[i].line = 0;
+    s->floor = s->nw = s->np;
 }
 
 int py__hook_init(void) {
@@ -1185,6 +1197,7 @@ int py__hook_init(void) {
     /* SIGTERM/SIGHUP are the tracy package's (Python handlers, fatal.c);
      * SIGINT is Python's KeyboardInterrupt */
     lt_client_catch_signals(0);
+    py__fatal_init();
     return 0;
 }
 

@@ -84,6 +84,14 @@ int py__main_interpreter(void);
  * 0 when the handler is already running, -1 when no signal came through
  * the relay (_thread.interrupt_main). _fatal_after_fork(): in a
  * forked child, before the signals held across fork are unblocked. */
+/* symtab.c: the address of the function `name` that the object holding the
+ * exported function `anchor` (named anchor_name) has in its full symbol
+ * table but does not export; NULL when the file was stripped, replaced
+ * since it was loaded, or has no such function. */
+void *py__hidden_symbol(const void *anchor, const char *anchor_name, const char *name);
+
+/* The crash handler of the client notes the Python stack (fatal.c). */
+void py__fatal_init(void);
 extern const char py__fatal_guard_doc[], py__fatal_begin_doc[], py__fatal_after_fork_doc[],
     py__own_threads_doc[];
 PyObject *py__own_threads(PyObject *self, PyObject *unused);

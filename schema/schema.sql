@@ -29,7 +29,7 @@ CREATE TABLE process (
     rank INTEGER,                   -- (tracy) MPI rank, NULL when unknown
     hostname TEXT,                  -- (tracy)
     client TEXT,                    -- (tracy) client library and version
-    status TEXT,                    -- (tracy) running|clean|lost|rejected|stopped
+    status TEXT,                    -- (tracy) running|clean|lost|rejected|stopped|crashed
     end_reason TEXT,                -- (tracy)
     events_received INTEGER,        -- (tracy) events the daemon stored
     events_sent INTEGER,            -- (tracy) events the client sent

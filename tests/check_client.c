@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -179,6 +180,8 @@ typedef struct facts {
     uint64_t unclosed, aborted, lost;
     uint64_t zones_named[8]; /* ZONE_ENDs per name in `names` */
     const char *names[8];
+    uint64_t crash_notes[4]; /* per process: "tracy: crashed by SIG..." */
+    uint64_t notes_unread[4]; /* those saying the runtime's part failed */
 } facts;
 
 static void facts_read(facts *f, const char *path, const char *const *names) {
@@ -222,6 +225,13 @@ static void facts_read(facts *f, const char *path, const char *const *names) {
             break;
         case LT_EV_LOST:
             f->lost += ev.count;
+            break;
+        case LT_EV_MESSAGE:
+            if (ev.text_len > 18 && memcmp(ev.text, "tracy: crashed by ", 18) == 0) {
+                f->crash_notes[ev.process]++;
+                if (memmem(ev.text, ev.text_len, "could not be read", 17))
+                    f->notes_unread[ev.process]++;
+            }
             break;
         default:
             break;
@@ -910,6 +920,156 @@ START_TEST(a_program_handler_and_signals_off_are_respected) {
 }
 END_TEST
 
+/* ---- crashes -------------------------------------------------------------- */
+
+#define CRASH_ZONES 2500
+
+static void zones_then_fault(void *arg) {
+    (void)arg;
+    for (int i = 0; i < CRASH_ZONES; i++) {
+        LT_ZONE_SCOPED("before crash");
+    }
+    volatile uintptr_t bad = 16; /* not NULL: sanitizers let it through */
+    *(volatile int *)bad = 1;    /* a real fault: si_code SEGV_MAPERR */
+}
+
+static void zones_then_abort(void *arg) {
+    (void)arg;
+    for (int i = 0; i < CRASH_ZONES; i++) {
+        LT_ZONE_SCOPED("before crash");
+    }
+    abort();
+}
+
+static int prior_fd = -1;
+static void prior_handler(int sig, siginfo_t *si, void *uc) {
+    (void)si;
+    (void)uc;
+    if (write(prior_fd, "prior", 5) != 5) _exit(3);
+    signal(sig, SIG_DFL); /* the fault happens again, and ends the process */
+}
+
+/* A runtime's account of the crash that faults itself (a corrupt state). */
+static size_t faulting_note(char *buf, size_t cap) {
+    (void)buf;
+    (void)cap;
+    volatile uintptr_t bad = 16;
+    return *(volatile size_t *)bad;
+}
+
+/* In a test child: SIGSEGV and SIGABRT as a program without ASan has them
+ * (the default), or, `prior`, an extension's handler set before the client
+ * connects, which writes to the pipe. */
+static void crash_child(const char *port, int prior) {
+    profiled_child(port);
+    unsetenv("TRACY_SIGNALS");
+    signal(SIGSEGV, SIG_DFL);
+    signal(SIGABRT, SIG_DFL);
+    struct rlimit no_core = {0, 0};
+    setrlimit(RLIMIT_CORE, &no_core);
+    if (prior) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_sigaction = prior_handler;
+        sa.sa_flags = SA_SIGINFO;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGSEGV, &sa, NULL);
+    }
+}
+
+/* Three crashes: a fault; abort(), whose note's runtime part faults; a
+ * fault with an extension's handler set before the client connected. */
+START_TEST(a_crash_ships_every_event_and_ends_by_the_same_signal) {
+    capd d;
+    daemon_start(&d, 3);
+    int pipefd[2];
+    ck_assert_int_eq(pipe(pipefd), 0);
+    for (int i = 0; i < 3; i++) {
+        pid_t pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+            close(pipefd[0]);
+            prior_fd = pipefd[1];
+            crash_child(d.port, i == 2);
+            if (i == 1) lt__crash_set_note(faulting_note);
+            (i == 1 ? zones_then_abort : zones_then_fault)(NULL);
+            _exit(9);
+        }
+        int st = wait_bounded(pid, 60000), sig = i == 1 ? SIGABRT : SIGSEGV;
+        ck_assert_msg(st >= 0 && WIFSIGNALED(st) && WTERMSIG(st) == sig,
+                      "crash %d: child status %d", i, st);
+    }
+    close(pipefd[1]);
+    char got[16] = "";
+    ck_assert_int_eq(read(pipefd[0], got, sizeof got - 1), 5); /* once */
+    ck_assert_str_eq(got, "prior");
+    close(pipefd[0]);
+    daemon_finish(&d);
+    facts f;
+    const char *names[] = {"before crash", NULL};
+    facts_read(&f, d.path, names);
+    ck_assert_uint_eq(lt_reader_nprocesses(f.r), 3);
+    static const char *const why[3] = {"SIGSEGV (signal 11)", "SIGABRT (signal 6)",
+                                       "SIGSEGV (signal 11)"};
+    for (uint32_t p = 1; p <= 3; p++) {
+        const lt_process *pr = lt_reader_process(f.r, p);
+        ck_assert_int_eq(pr->status, LT_PROC_CRASHED);
+        ck_assert_str_eq(pr->end_reason, why[p - 1]);
+        ck_assert_uint_eq(pr->events_received, pr->events_sent);
+        ck_assert_uint_eq(pr->events_lost, 0);
+        ck_assert_uint_eq(f.crash_notes[p], 1);
+        ck_assert_uint_eq(f.notes_unread[p], p == 2);
+    }
+    ck_assert_uint_eq(f.zones_named[0], 3 * CRASH_ZONES);
+    ck_assert_uint_eq(f.aborted, 0); /* no zone was open at the crash */
+    facts_free(&f);
+    daemon_cleanup(&d);
+}
+END_TEST
+
+/* A crash the handler cannot ship (`signals_off`: TRACY_SIGNALS=0, the
+ * handler is not there; else the crashing thread holds the client's lock,
+ * as for a heap corruption found inside the client, and the last round
+ * cannot happen): the process still ends by its signal at once, and the
+ * daemon counts it lost, saying what it does not know. */
+static void assert_unshipped_crash_is_lost(int signals_off) {
+    capd d;
+    daemon_start(&d, 1);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        crash_child(d.port, 0);
+        if (signals_off) setenv("TRACY_SIGNALS", "0", 1);
+        for (int i = 0; i < CRASH_ZONES; i++) {
+            LT_ZONE_SCOPED("before crash");
+        }
+        if (!signals_off) pthread_mutex_lock(&lt__g.mu);
+        raise(SIGSEGV);
+        _exit(9);
+    }
+    int st = wait_bounded(pid, 60000);
+    ck_assert_msg(st >= 0 && WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV, "status %d", st);
+    daemon_finish(&d);
+    facts f;
+    facts_read(&f, d.path, NULL);
+    const lt_process *pr = lt_reader_process(f.r, 1);
+    ck_assert_int_eq(pr->status, LT_PROC_LOST);
+    ck_assert_ptr_nonnull(strstr(pr->end_reason, "events recorded but not sent: unknown"));
+    ck_assert_uint_eq(f.crash_notes[1], 0);
+    facts_free(&f);
+    daemon_cleanup(&d);
+}
+
+START_TEST(a_crash_holding_the_clients_lock_still_ends_by_its_signal) {
+    assert_unshipped_crash_is_lost(0);
+}
+END_TEST
+
+START_TEST(signals_off_leaves_a_crash_alone) {
+    assert_unshipped_crash_is_lost(1);
+}
+END_TEST
+
 /* A forked child, signalled, ships its own events and ends; its parent's
  * client goes on (the child has a reaper and pipes of its own). */
 static void child_signalled(void *arg) {
@@ -1352,6 +1512,9 @@ Suite *client_suite(void) {
     tcase_add_test(t, fatal_signals_ship_then_end_the_process_by_them);
     tcase_add_test(t, a_program_handler_and_signals_off_are_respected);
     tcase_add_test(t, a_signal_during_the_handshake_is_not_a_timeout);
+    tcase_add_test(t, a_crash_ships_every_event_and_ends_by_the_same_signal);
+    tcase_add_test(t, signals_off_leaves_a_crash_alone);
+    tcase_add_test(t, a_crash_holding_the_clients_lock_still_ends_by_its_signal);
     suite_add_tcase(s, t);
     t = tcase_create("no_daemon");
     tcase_set_timeout(t, 120);

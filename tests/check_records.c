@@ -253,6 +253,28 @@ START_TEST(meta_decodes_every_record) {
 }
 END_TEST
 
+/* PROC_END status 4 (with wire protocol 1.2): crashed; 5 and above are corruption. */
+START_TEST(proc_end_crashed_is_the_last_status) {
+    for (uint8_t status = LT_PROC_CLEAN; status <= LT_PROC_CRASHED + 1; status++) {
+        uint8_t buf[64], *p = buf;
+        *p++ = LT_TAG_PROC_END; p = lt__put_varint_(p, 5); *p++ = status;
+        p = lt__put_str(p, "SIGSEGV (signal 11)", 19);
+        p = lt__put_varint_(p, 1); p = lt__put_varint_(p, 1); p = lt__put_varint_(p, 0);
+        const uint8_t *q = buf;
+        lt__meta_rec m;
+        const char *why = NULL;
+        int rc = lt__next_meta(&q, p, 0xffffffffu, &m, &why);
+        if (status <= LT_PROC_CRASHED) {
+            ck_assert_int_eq(rc, 0);
+            ck_assert_uint_eq(m.kind, status);
+        } else {
+            ck_assert_int_eq(rc, LT_ECORRUPT);
+            ck_assert_str_eq(why, "invalid process end status");
+        }
+    }
+}
+END_TEST
+
 Suite *records_suite(void) {
     Suite *s = suite_create("records");
     TCase *t = tcase_create("encoding");
@@ -268,6 +290,7 @@ Suite *records_suite(void) {
     tcase_add_test(t, scan_continues_across_calls);
     suite_add_tcase(s, t);
     t = tcase_create("metadata");
+    tcase_add_test(t, proc_end_crashed_is_the_last_status);
     tcase_add_test(t, meta_decodes_every_record);
     suite_add_tcase(s, t);
     return s;

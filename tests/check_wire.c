@@ -151,6 +151,39 @@ START_TEST(resume_and_resumed_round_trip) {
 }
 END_TEST
 
+/* 1.2: a crash's BYE names the signal after the counts; the daemon reads
+ * both kinds of BYE. */
+START_TEST(a_crash_bye_names_its_signal) {
+    uint8_t msg[64];
+    uint64_t sent, lost;
+    unsigned sig = 99;
+    const char *why;
+    size_t n = lt__wire_bye(msg, UINT64_MAX, 5);
+    ck_assert_int_eq(lt__wire_bye_crash_decode(msg + 5, n - 5, &sent, &lost, &sig, &why), 0);
+    ck_assert_uint_eq(sig, 0);
+    n = lt__wire_bye_crash(msg, UINT64_MAX, 5, 11);
+    ck_assert_uint_le(n, LT_WIRE_BYE_MAX);
+    ck_assert_int_eq(msg[4], LT_MSG_BYE);
+    ck_assert_uint_eq(lt__wire_length(msg), n - 4);
+    ck_assert_int_eq(lt__wire_bye_crash_decode(msg + 5, n - 5, &sent, &lost, &sig, &why), 0);
+    ck_assert_uint_eq(sent, UINT64_MAX);
+    ck_assert_uint_eq(lost, 5);
+    ck_assert_uint_eq(sig, 11);
+    /* a 1.1 daemon's decoder refuses it */
+    ck_assert_int_eq(lt__wire_bye_decode(msg + 5, n - 5, &sent, &lost, &why), -1);
+    msg[n - 1] = 65; /* no such signal */
+    ck_assert_int_eq(lt__wire_bye_crash_decode(msg + 5, n - 5, &sent, &lost, &sig, &why), -1);
+    ck_assert_str_eq(why, "malformed BYE");
+    msg[n - 1] = 0;
+    ck_assert_int_eq(lt__wire_bye_crash_decode(msg + 5, n - 5, &sent, &lost, &sig, &why), -1);
+    char text[64];
+    lt__wire_signal_text(11, text, sizeof text);
+    ck_assert_str_eq(text, "SIGSEGV (signal 11)");
+    lt__wire_signal_text(40, text, sizeof text);
+    ck_assert_str_eq(text, "signal 40");
+}
+END_TEST
+
 START_TEST(bye_and_events_round_trip) {
     uint8_t msg[64];
     uint64_t sent, lost, thread;
@@ -212,6 +245,7 @@ Suite *wire_suite(void) {
     tcase_add_test(tc, bye_and_events_round_trip);
     tcase_add_test(tc, exec_and_exec_failed_round_trip);
     tcase_add_test(tc, resume_and_resumed_round_trip);
+    tcase_add_test(tc, a_crash_bye_names_its_signal);
     suite_add_tcase(s, tc);
     return s;
 }

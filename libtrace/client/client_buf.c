@@ -468,6 +468,7 @@ static void tb_exit(void *arg) {
     lt__client *g = &lt__g;
     flush_lost(t);
     if (lt__tls == &t->pub) lt__tls = NULL;
+    lt__altstack_done();
     pthread_mutex_lock(&g->mu);
     if (t->session != g->session) { /* a buffer of an earlier session */
         list_unlink(&retired, t);
@@ -523,15 +524,18 @@ lt__tbuf *lt__tbuf_create(void) {
     tb_install(t, c);
     lt__tls = &t->pub;
     (void)pthread_setspecific(tb_key, t);
+    lt__altstack_init();
     return &t->pub;
 }
 
 /* ---- fork ----------------------------------------------------------- */
 
 /* Child side of fork(): the child is a new process that connects on its
- * first event. Its copy of the parent's buffers belongs to nobody: it is
- * dropped, reachable from `stale` so that leak checkers stay quiet. */
-static lt__thr *stale;
+ * first event. Its copy of the parent's buffers belongs to nobody: their
+ * chunks are dropped. The lt__thr of each stays allocated (on `kept`), so
+ * that no buffer of the child is ever at the address of one of them: the
+ * Python hook tells a frame begun before fork by its buffer's address. */
+static lt__thr *stale, *kept;
 
 void lt__buf_atfork_child(void) {
     lt__client *g = &lt__g;
@@ -578,7 +582,13 @@ void lt__buf_reap(int all) {
         while (stale) {
             lt__thr *t = stale;
             stale = t->next;
-            tb_free(t);
+            while (t->head) {
+                lt__chunk *c = t->head;
+                t->head = c->next;
+                pool_put(c);
+            }
+            t->next = kept;
+            kept = t;
         }
     }
 }

@@ -186,6 +186,28 @@ void lt__host_name(char *buf, size_t n);
  * or lt_client_catch_signals(0)). Called with init_mu held. */
 void lt__signals_install(void);
 
+/* ---- client_crash.c: fatal signals ------------------------------------- */
+/* Fills buf[0..cap) with the runtime's account of the crash (the Python
+ * stack) from a signal handler: async-signal-safe, no lock, no malloc.
+ * Returns the bytes written. */
+typedef size_t (*lt__crash_note_fn)(char *buf, size_t cap);
+void lt__crash_set_note(lt__crash_note_fn fn);
+/* Once connected (init_mu held): SIGSEGV, SIGBUS, SIGILL, SIGFPE and
+ * SIGABRT ship what was recorded and the crash before they end the process
+ * (client_crash.c explains how). */
+void lt__crash_install(void);
+/* For the sender: the signal of a crash being shipped, or 0; its note (the
+ * crashing thread's index, 0 when it has no buffer, and the time since that
+ * thread's last record); lt__crash_done() after BYE releases the handler. */
+unsigned lt__crash_signal(void);
+size_t lt__crash_note(uint32_t *thread, uint64_t *dt, const char **text);
+void lt__crash_done(void);
+/* The calling thread gets an alternate signal stack when it has none and
+ * the crash handler is installed (a stack overflow's SIGSEGV then reaches
+ * the handler); _done frees it at the thread's exit. */
+void lt__altstack_init(void);
+void lt__altstack_done(void);
+
 /* ---- client_ring.c: the flight recorder (TRACY_FLIGHT) ---------------- */
 /* Reads TRACY_FLIGHT: 1 flight mode, 0 streaming, -1 invalid (warned). */
 int lt__ring_config(void);

@@ -43,6 +43,7 @@ typedef struct sender {
     late_lost *lost;
     size_t n_lost, cap_lost;
     lt__bytes meta;
+    int crash_note;   /* the last round of a crash: send its note */
 } sender;
 
 /* ---- socket output ------------------------------------------------- */
@@ -189,6 +190,32 @@ static int send_late_lost(out *o, const sender *s) {
     return 0;
 }
 
+/* The note of a crash (client_crash.c) as a MESSAGE record of the crashing
+ * thread, after its last records. Returns 0 or -errno; *events 1 when sent. */
+static int send_crash_note(out *o, uint64_t *events) {
+    static uint8_t b[LT_WIRE_EVENTS_HDR_MAX + 32 + LT__MAX_TEXT];
+    static size_t bn;
+    uint32_t thread;
+    uint64_t dt;
+    const char *text;
+    size_t len = lt__crash_note(&thread, &dt, &text);
+    if (thread == 0) return 0; /* the thread recorded nothing */
+    if (bn == 0) { /* the same bytes on every pass */
+        uint8_t rec[32 + LT__MAX_TEXT], *p = rec;
+        *p++ = LT_TAG_MESSAGE;
+        p = lt__put_varint(p, dt);
+        p = lt__put_text(p, text, len, LT__MAX_TEXT);
+        size_t hn = lt__wire_events_header(b, thread, (size_t)(p - rec));
+        memcpy(b + hn, rec, (size_t)(p - rec));
+        bn = hn + (size_t)(p - rec);
+    }
+    struct iovec iov;
+    size_t k = 0;
+    add(o, &iov, &k, b, bn);
+    *events = 1;
+    return k ? send_all(o, &iov, k) : 0;
+}
+
 #define LT__MAX_RESUMES 16 /* resumed connections in one round */
 
 /* The connection failed during a pass (o->gone: the program closed or
@@ -276,6 +303,10 @@ static void send_bye(void) {
     uint8_t b[LT_WIRE_BYE_MAX];
     size_t n = lt__wire_bye(b, __atomic_load_n(&g->events_sent, __ATOMIC_RELAXED),
                             __atomic_load_n(&g->events_lost, __ATOMIC_RELAXED));
+    if (lt__crash_signal() && g->daemon_minor >= 2) /* 1.2: the crash */
+        n = lt__wire_bye_crash(b, __atomic_load_n(&g->events_sent, __ATOMIC_RELAXED),
+                               __atomic_load_n(&g->events_lost, __ATOMIC_RELAXED),
+                               lt__crash_signal());
     char why[512];
     if (send_one(b, n, why, sizeof why) < 0) return;
     /* Wait (bounded) for the daemon to close: then it has read everything.
@@ -361,8 +392,12 @@ static int snapshot(sender *s) {
     return 0;
 }
 
-/* Marks what was sent and releases the chunks that are done (mu held). */
+/* Marks what was sent and releases the chunks that are done (mu held).
+ * A crash's last round frees nothing: the crashing thread may hold the
+ * allocator's lock (a heap corruption found in free), and the goodbye must
+ * not wait for it. */
 static void release(sender *s) {
+    if (s->crash_note) return;
     for (size_t i = 0; i < s->n; i++) {
         work *x = &s->w[i];
         x->c->sent = x->to;
@@ -411,7 +446,10 @@ static void ship(sender *s) {
         int rc = o.fd < 0 ? -ENOTCONN : send_meta(&o, &s->meta);
         if (rc == 0) rc = send_events(&o, s->w, s->n);
         if (rc == 0) rc = send_late_lost(&o, s);
+        uint64_t noted = 0;
+        if (rc == 0 && s->crash_note) rc = send_crash_note(&o, &noted);
         if (rc == 0) {
+            events += noted;
             g->stream_off = start + o.pos;
             break;
         }
@@ -450,6 +488,8 @@ static void *sender_main(void *arg) {
     g->sender_ready = 1;
     pthread_cond_broadcast(&g->done_cv);
     for (;;) {
+        if (lt__crash_signal()) g->stopping = 1; /* a crash: the last round */
+        s.crash_note = g->stopping && lt__crash_signal();
         int last = g->stopping;
         int cancel = g->exec_cancel;
         if (cancel) g->exec_cancel = g->exec_held = 0;
@@ -477,6 +517,10 @@ static void *sender_main(void *arg) {
     }
     pthread_mutex_unlock(&g->mu);
     if (!__atomic_load_n(&g->broken, __ATOMIC_RELAXED) && g->fd >= 0) send_bye();
+    if (lt__crash_signal()) { /* the crashing thread dies now */
+        __atomic_store_n(&g->state, LT__OFF, __ATOMIC_RELEASE);
+        lt__crash_done();
+    }
     free(s.w);
     free(s.lost);
     lt__bytes_free(&s.meta);

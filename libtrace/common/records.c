@@ -301,7 +301,7 @@ int lt__next_meta(const uint8_t **p, const uint8_t *end, uint32_t allowed,
         GETV(m->v[0]);
         GETV(m->v[1]);
         GETV(m->v[2]);
-        if (m->kind > LT_PROC_STOPPED) FAIL("invalid process end status");
+        if (m->kind > LT_PROC_CRASHED) FAIL("invalid process end status");
         if (m->ts > LT_MAX_TS) FAIL("timestamp out of range");
         break;
     case LT_TAG_STAT:

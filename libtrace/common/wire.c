@@ -1,6 +1,8 @@
 /* wire.c -- the client/daemon protocol's codec (schema/PROTOCOL.md): message
  * headers, HELLO, WELCOME, REFUSE, BYE, RESUME, RESUMED and the EVENTS prefix, encoded and
  * decoded here for both sides. */
+#include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include "wire.h"
 
@@ -115,6 +117,28 @@ size_t lt__wire_stored(uint8_t *msg, uint64_t events_stored) {
     uint8_t *p = lt__put_varint_(msg + LT_WIRE_HEADER, events_stored);
     lt__wire_header(msg, LT_MSG_STORED, (size_t)(p - msg) - LT_WIRE_HEADER);
     return (size_t)(p - msg);
+}
+
+size_t lt__wire_bye_crash(uint8_t *msg, uint64_t events_sent, uint64_t events_lost,
+                          unsigned sig) {
+    uint8_t *p = msg + lt__wire_bye(msg, events_sent, events_lost);
+    p = lt__put_varint_(p, sig);
+    lt__wire_header(msg, LT_MSG_BYE, (size_t)(p - msg) - LT_WIRE_HEADER);
+    return (size_t)(p - msg);
+}
+
+void lt__wire_signal_text(unsigned sig, char *buf, size_t n) {
+    static const struct { unsigned sig; const char *name; } names[] = {
+        {SIGSEGV, "SIGSEGV"}, {SIGBUS, "SIGBUS"}, {SIGILL, "SIGILL"},
+        {SIGFPE, "SIGFPE"}, {SIGABRT, "SIGABRT"}, {SIGTRAP, "SIGTRAP"},
+        {SIGSYS, "SIGSYS"}, {SIGKILL, "SIGKILL"}, {SIGTERM, "SIGTERM"}};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        if (names[i].sig == sig) {
+            snprintf(buf, n, "%s (signal %u)", names[i].name, sig);
+            return;
+        }
+    }
+    snprintf(buf, n, "signal %u", sig);
 }
 
 static int bad(const char **why, const char *text) {
@@ -245,6 +269,20 @@ int lt__wire_stored_decode(const uint8_t *body, size_t n, uint64_t *events_store
     const uint8_t *q = body, *end = body + n;
     if (lt__get_varint(&q, end, events_stored) < 0 || q != end)
         return bad(why, "malformed STORED");
+    return 0;
+}
+
+int lt__wire_bye_crash_decode(const uint8_t *body, size_t n, uint64_t *events_sent,
+                              uint64_t *events_lost, unsigned *crash_sig,
+                              const char **why) {
+    const uint8_t *q = body, *end = body + n;
+    uint64_t sig = 0;
+    if (lt__get_varint(&q, end, events_sent) < 0 ||
+        lt__get_varint(&q, end, events_lost) < 0 ||
+        (q != end && (lt__get_varint(&q, end, &sig) < 0 || sig == 0 || sig > 64)) ||
+        q != end)
+        return bad(why, "malformed BYE");
+    *crash_sig = (unsigned)sig;
     return 0;
 }
 

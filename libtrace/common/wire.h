@@ -41,7 +41,7 @@ enum lt_wire_type {
 
 #define LT_WIRE_EVENTS_HDR_MAX (LT_WIRE_HEADER + 5u) /* header + thread */
 #define LT_WIRE_HELLO_START (LT_WIRE_HEADER + LT_WIRE_MAGIC_LEN + 4u)
-#define LT_WIRE_BYE_MAX (LT_WIRE_HEADER + 20u)
+#define LT_WIRE_BYE_MAX (LT_WIRE_HEADER + 21u)
 #define LT_WIRE_WELCOME_MAX (LT_WIRE_HEADER + LT_WIRE_MAGIC_LEN + 4u + 5u + 8u)
 #define LT_WIRE_RESUMED_MAX (LT_WIRE_HEADER + 10u)
 #define LT_WIRE_REFUSE_REASON_MAX 1000u /* longer reasons are cut */
@@ -80,6 +80,15 @@ size_t lt__wire_exec_failed(uint8_t *msg);
 #define LT_WIRE_STORED_MAX (LT_WIRE_HEADER + 10u)
 /* The daemon's answer to BYE: the events it stored from the client. */
 size_t lt__wire_stored(uint8_t *msg, uint64_t events_stored);
+
+/* BYE of a crash (1.2): BYE's counts, then the signal (1..64) that is
+ * ending the process (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT). Only for a
+ * daemon whose WELCOME says 1.2 or later: an older one refuses it. */
+size_t lt__wire_bye_crash(uint8_t *msg, uint64_t events_sent, uint64_t events_lost,
+                          unsigned sig);
+/* The PROC_END reason of a crash by `sig`: "SIGSEGV (signal 11)", or
+ * "signal N" for a signal without a name here. */
+void lt__wire_signal_text(unsigned sig, char *buf, size_t n);
 
 /* ---- Decoding ------------------------------------------------------------
  * Each takes a message body (after the 5-byte header) and returns 0, or -1
@@ -132,6 +141,11 @@ int lt__wire_bye_decode(const uint8_t *body, size_t n, uint64_t *events_sent,
                         uint64_t *events_lost, const char **why);
 int lt__wire_stored_decode(const uint8_t *body, size_t n, uint64_t *events_stored,
                            const char **why);
+/* BYE as the daemon reads it (1.2): with or without the crash signal,
+ * *crash_sig 0 when it has none; a signal of 0 or above 64 is malformed. */
+int lt__wire_bye_crash_decode(const uint8_t *body, size_t n, uint64_t *events_sent,
+                              uint64_t *events_lost, unsigned *crash_sig,
+                              const char **why);
 /* EVENTS: the thread index, then the records (validated by the caller with
  * lt__scan_events). */
 int lt__wire_events_decode(const uint8_t *body, size_t n, uint64_t *thread,

@@ -439,7 +439,7 @@ int lt_builder_process_end(lt_builder *b, uint32_t process, uint64_t ts,
     if (b->err) return b->err;
     lt__bproc *p = lt__proc(b, process);
     size_t rl;
-    if (!p || p->ended || status < LT_PROC_CLEAN || status > LT_PROC_STOPPED ||
+    if (!p || p->ended || status < LT_PROC_CLEAN || status > LT_PROC_CRASHED ||
         lt__arg_str(&reason, &rl) < 0 || ts > LT_MAX_TS)
         return LT_EINVAL;
     uint64_t events = 0, lost = 0;

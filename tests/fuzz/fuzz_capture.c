@@ -160,8 +160,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         else if (type == LT_MSG_META) rc = cap_proc_meta(s, p, body, n, &why);
         else if (type == LT_MSG_BYE) {
             if (cap_proc_bye(p, body, n) == 0) {
-                status = LT_PROC_CLEAN;
-                reason = "";
+                status = cap_proc_crash_sig(p) ? LT_PROC_CRASHED : LT_PROC_CLEAN;
+                reason = cap_proc_crash_sig(p) ? "crashed" : "";
             } else {
                 status = LT_PROC_REJECTED;
                 reason = "malformed BYE";

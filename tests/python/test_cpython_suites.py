@@ -18,7 +18,7 @@ import pytest
 from conftest import PYTHON, Run, env_for_tests
 
 SUITES = ["test_cprofile", "test_sys_settrace", "test_pdb", "test_sys_setprofile",
-          "test_os", "test_subprocess"]
+          "test_os", "test_subprocess", "test_pty", "test_signal"]
 # suite -> regrtest -m patterns: the part of a long suite that is run. Of
 # test_subprocess (about 340 tests, 20-40 s), its descriptor, exec and pid
 # tests (about 60, 10-20 s); the rest kills children by signal, whose last
@@ -111,6 +111,8 @@ def test_suite_same_outcome(suite, tmp_path):
         assert traced.returncode == plain.returncode, traced.stdout[-3000:]
     t = Run(traced, trace).trace
     assert t["complete"]
+    assert t["stats"].get("events_rejected", 0) == 0
+    assert t["stats"].get("clients_rejected", 0) == 0
     # the frames that called a successful exec never return: their zones
     # are left open in the process the exec ended (PROTOCOL.md, exec)
     execd = {p["index"] for p in t["processes"] if p["end_reason"] == "exec"}
