@@ -1042,11 +1042,18 @@ def section_page(ctx, rep):
     sec_page.section(ctx, rep, sys.modules[__name__])
 
 
+def section_startup(ctx, rep):
+    import sec_startup  # section 15: python -m tracy's start-up
+    sec_startup.R = sys.modules[__name__]
+    sec_startup.section(ctx, rep)
+
+
 SECTIONS.update({"7": section_py, "8": section_views, "9": section_diff,
                  "10": section_long, "11": section_drop, "12": section_streams,
-                 "13": section_serve, "14": section_page})
+                 "13": section_serve, "14": section_page, "15": section_startup})
 # Ingest runs before the client section, whose table shows a figure of it.
-ORDER = ["1", "3", "2", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14"]
+ORDER = ["1", "3", "2", "4", "5", "6", "7", "15", "8", "9", "10", "11", "12", "13",
+         "14"]
 
 
 def main():
@@ -1057,6 +1064,9 @@ def main():
     ap.add_argument("--sections", default=",".join(ORDER))
     ap.add_argument("--workloads", default="fib,mixed,stdlib",
                     help="section 1 workloads to run (section 4 uses their traces)")
+    ap.add_argument("--update", action="store_true",
+                    help="replace only the chosen sections of --out (and their lines of "
+                         "the summary), keep the others; the facts table says so")
     args = ap.parse_args()
     ctx = Ctx(args)
     chosen = set(args.sections.split(","))
@@ -1084,8 +1094,56 @@ def main():
     facts.append(("load average at end", " ".join(f"{x:.2f}" for x in os.getloadavg())))
     facts.append(("suite duration", f"{(time.monotonic() - t_start) / 60:.1f} min"
                   + (" (--quick: sizes reduced)" if ctx.quick else "")))
+    if args.update and os.path.exists(args.out):
+        facts, parts, durations, rep = merge_old(args.out, facts, parts, durations, rep)
     write_report(args.out, facts, parts, durations, rep)
     log(f"wrote {args.out}")
+
+
+def merge_old(path, facts, parts, durations, rep):
+    """--update: the report in `path` with the sections just measured in
+    place of its own. Its facts stay (the run they describe), with a row
+    per section replaced; its summary's lines of the other sections stay."""
+    with open(path) as f:
+        text = f.read()
+    old_facts = re.findall(r"^\| ([^|\n]+) \| ([^\n]*) \|$",
+                           text.split("## Summary", 1)[0], re.M)
+    old_facts = [(k, v) for k, v in old_facts if k.strip() and not k.startswith("---")]
+    new = dict(facts)
+    merged = [(k, v) for k, v in old_facts if not (k.startswith("section ") and
+                                                   k[8:] in parts)]
+    for s in sorted(parts, key=int):
+        merged.append((f"section {s}", "replaced by `bench/run.py --update --sections "
+                       f"{s}` on {new.get('source', '?')} ({new.get('date', '?')}, same "
+                       f"machine, load average {new.get('load average at start', '?')} at "
+                       f"start, {new.get('load average at end', '?')} at end)"))
+    out = Report()
+    out.missed = list(rep.missed)
+    out.na = list(rep.na)
+    summary = text.split("## Summary", 1)[1].split("<!-- section", 1)[0] if "## Summary" in text else ""
+    for m in re.finditer(r"^- section (\d+): (.*?)(?: -- (.*))?$", summary, re.M):
+        if m.group(1) in parts:
+            continue
+        which = out.na if "Not measured" in summary[:m.start()].rsplit("Targets missed", 1)[-1] \
+            else out.missed
+        if which is out.na:
+            fig, _, reason = m.group(2).rpartition(": ")
+            out.na.append((int(m.group(1)), fig, reason))
+        else:
+            out.missed.append((int(m.group(1)), m.group(2), m.group(3) or ""))
+    all_parts, all_durations = {}, {}
+    for m in re.finditer(r"^<!-- section (\d+): (\d+) s -->\n(.*?)(?=^<!-- section |\Z)",
+                         text, re.M | re.S):
+        s = m.group(1)
+        if s in parts:
+            continue
+        old = Report()
+        old.add(m.group(3).rstrip("\n") + "\n")
+        all_parts[s], all_durations[s] = old, float(m.group(2))
+    all_parts.update(parts)
+    all_durations.update(durations)
+    out.missed.sort(key=lambda x: ORDER.index(str(x[0])) if str(x[0]) in ORDER else 99)
+    return merged, all_parts, all_durations, out
 
 
 def write_report(path, facts, parts, durations, rep):

@@ -186,10 +186,20 @@ def _exec_wrapper(real):
         except BaseException:
             _tracy._exec_failed()
             raise
-    import functools
-    functools.update_wrapper(exec_, real)
+    _wrap_like(exec_, real)
     exec_._tracy = True
     return exec_
+
+
+def _wrap_like(fake, real):
+    """functools.update_wrapper without importing functools (it and the
+    modules it pulls in cost more than the rest of the start-up)."""
+    for a in ("__module__", "__name__", "__qualname__", "__doc__"):
+        try:
+            setattr(fake, a, getattr(real, a))
+        except AttributeError:
+            pass
+    fake.__wrapped__ = real
 
 
 _FATAL = ("SIGTERM", "SIGHUP")
@@ -199,7 +209,7 @@ def _on_fatal(signum, frame):
     """SIGTERM/SIGHUP where the program left the default action (end the
     process): ship what was recorded, then end by the same signal, so that
     the program's parent sees what it would have seen unprofiled."""
-    import signal
+    import _signal as signal
     if _tracy._fatal_begin(signum) <= 0:
         # under way (here, or in the extension's watchdog: fatal.c), or no
         # signal at all: _thread.interrupt_main(signum) does nothing in plain
@@ -225,12 +235,16 @@ def _on_late_signal(signum, frame):
 
 
 def _sig():
-    """(signal.signal, signal.getsignal) as the signal module defines them,
-    for the profiler's own use: the program sees them through _hide_ours."""
+    """(signal, getsignal) of the _signal module as it was before
+    _hide_ours, for the profiler's own use: the program sees them through
+    _hide_ours. The profiler uses _signal, never the signal module, whose
+    import (enum, functools) costs more than the rest of the start-up: the
+    signal module's functions call _signal's at each call, so the program
+    sees _hide_ours's whether it imported signal before or after."""
     f = _state.get("sigfuncs")
     if f is None:
-        import signal
-        f = _state["sigfuncs"] = (signal.signal, signal.getsignal)
+        import _signal
+        f = _state["sigfuncs"] = (_signal.signal, _signal.getsignal)
     return f
 
 
@@ -244,7 +258,7 @@ def _install_ours(sig):
 
 def _take_default(sig):
     """Installs _on_fatal where the action of sig is the default one."""
-    import signal
+    import _signal as signal
     if _sig()[1](sig) == signal.SIG_DFL:
         _install_ours(sig)
 
@@ -253,7 +267,7 @@ def _install_signals(on_signal):
     """Handlers only where the action is the default one: a signal the
     program ignores stays ignored, and a handler the program installs later
     replaces this one (its handler then decides; exit paths flush)."""
-    import signal
+    import _signal as signal
     _state["on_signal"] = (os.getpid(), on_signal)
     _sig()
     for name in _FATAL:
@@ -273,7 +287,7 @@ def _hide_ours(signal):
     SIG_DFL for it, signal() returns SIG_DFL for it, and setting SIG_DFL
     back on SIGTERM/SIGHUP installs it again. A program (or a test suite
     such as CPython's test_signal) sees what it would see unprofiled."""
-    if getattr(signal.getsignal, "_tracy", False):
+    if getattr(signal.getsignal, "_tracy", False):  # (signal: _signal)
         return
     real_set, real_get = _sig()
     fatal = {getattr(signal, n) for n in _FATAL if hasattr(signal, n)}
@@ -289,16 +303,15 @@ def _hide_ours(signal):
                 _state.get("on_signal") is not None:
             return shown(_install_ours(signalnum))
         return shown(real_set(signalnum, handler))
-    import functools
     for fake, real in ((getsignal, real_get), (signal_, real_set)):
-        functools.update_wrapper(fake, real)
+        _wrap_like(fake, real)
         fake._tracy = True
     signal.getsignal, signal.signal = getsignal, signal_
 
 
 def _fatal_ours():
     """The fatal signals whose handler is _on_fatal in this process."""
-    import signal
+    import _signal as signal
     sigs = []
     for name in _FATAL:
         sig = getattr(signal, name, None)
@@ -322,7 +335,7 @@ def _guard_forks():
     extension: see pyhook/fatal.c.)"""
     if _state.get("fork_guard") or not hasattr(os, "register_at_fork"):
         return
-    import signal
+    import _signal as signal
     if not hasattr(signal, "pthread_sigmask"):
         return
     _state["fork_guard"] = True
@@ -347,7 +360,7 @@ def _guard_forks():
 def _signals_done():
     """The program has ended (python -m tracy is finishing the trace): a
     SIGTERM/SIGHUP now interrupts that wait instead."""
-    import signal
+    import _signal as signal
     for name in _FATAL:
         sig = getattr(signal, name, None)
         try:
@@ -441,15 +454,22 @@ def _enable():
     _ensure_setup()
     _state["count"] += 1
     if _state["count"] == 1:
-        import threading
-        _patch_threading()
+        if "threading" not in sys.modules and _tracy._next_mode() != _tracy.MODE_EVAL:
+            # a thread started later gets its profile or trace function from
+            # threading; the frame-evaluation hook needs nothing per thread,
+            # and a thread's name is taken when it first records (_on_thread,
+            # which patches threading if it has been imported since)
+            import threading  # noqa: F401
+        th = _patch_threading()
         _name_threads()
         mode = _tracy.enable()
-        if mode == _tracy.MODE_TRACE:
-            threading._trace_hook = _tracy._thread_hook
+        if th is None:
+            pass
+        elif mode == _tracy.MODE_TRACE:
+            th._trace_hook = _tracy._thread_hook
             _state["threads"] = True
         elif mode == _tracy.MODE_PROFILE:
-            threading._profile_hook = _tracy._thread_hook
+            th._profile_hook = _tracy._thread_hook
             _state["threads"] = True
 
 
@@ -662,7 +682,19 @@ def _start_child(env_opts):
 
 # ---- trace windows: start_trace / stop_trace (see _trace.py) -------------------
 
-from ._trace import Options, start_trace, stop_trace, trace  # noqa: E402
+_TRACE_NAMES = ("Options", "start_trace", "stop_trace", "trace")
+
+
+def __getattr__(name):
+    """tracy.trace, start_trace, stop_trace and Options live in _trace.py,
+    imported when first asked for: most runs never use them, and every run
+    pays for what `import tracy` imports."""
+    if name in _TRACE_NAMES:
+        from . import _trace
+        for n in _TRACE_NAMES:
+            globals()[n] = getattr(_trace, n)
+        return globals()[name]
+    raise AttributeError("module %r has no attribute %r" % (__name__, name))
 
 
 def start_server(port, addr="127.0.0.1", token=None):

@@ -739,7 +739,7 @@ def _die_like(status):
     so that the parent sees the same end."""
     if not isinstance(status, Signalled):
         return status
-    import signal
+    import _signal as signal
     sig = status.sig
     sys.stdout.flush()
     sys.stderr.flush()
