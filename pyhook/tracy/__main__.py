@@ -3,23 +3,14 @@
 Kept lean on purpose: its start-up is part of every profiled run, so it parses
 argv by hand and imports nothing beyond what the interpreter already holds.
 """
-import gc
-# No collection while python -m tracy sets up (its objects live as long as
-# the run): the collections its allocations would trigger cost 0.3M-0.6M
-# instructions. On again before the program runs (run_program). (Not when
-# imported as a module: _trace.py takes functions from here.)
-_gc_on = gc.isenabled()
-if __name__ == "__main__":
-    gc.disable()
+import atexit
+import os
+import sys
 
-import atexit  # noqa: E402
-import os  # noqa: E402
-import sys  # noqa: E402
-
-import tracy  # noqa: E402
-from tracy import _tracy  # noqa: E402
-from tracy._compat import exit_code as _exit_code  # noqa: E402
-from tracy import _capture  # noqa: E402
+import tracy
+from tracy import _tracy
+from tracy._compat import exit_code as _exit_code
+from tracy import _capture
 
 USAGE = """\
 usage: python -m tracy [options] [--] (script.py | -m module) [args...]
@@ -448,8 +439,6 @@ def run_program(code, glb, start):
     (what sys.exit was given, as the interpreter takes it), or Signalled(2)
     when it ended by KeyboardInterrupt (exceptions are reported as the
     interpreter would)."""
-    if _gc_on:
-        gc.enable()
     try:
         start()
         exec(code, glb)
