@@ -1050,16 +1050,16 @@ def section_page(ctx, rep):
 
 
 def section_startup(ctx, rep):
-    import sec_startup  # section 15: python -m tracy's start-up
+    import sec_startup  # section 16: python -m tracy's start-up
     sec_startup.R = sys.modules[__name__]
     sec_startup.section(ctx, rep)
 
 
 SECTIONS.update({"7": section_py, "8": section_views, "9": section_diff,
                  "10": section_long, "11": section_drop, "12": section_streams,
-                 "13": section_serve, "14": section_page, "15": section_startup})
+                 "13": section_serve, "14": section_page, "16": section_startup})
 # Ingest runs before the client section, whose table shows a figure of it.
-ORDER = ["1", "3", "2", "4", "5", "6", "7", "15", "8", "9", "10", "11", "12", "13",
+ORDER = ["1", "3", "2", "4", "5", "6", "7", "16", "8", "9", "10", "11", "12", "13",
          "14"]
 
 

@@ -1,4 +1,4 @@
-"""sec_startup.py -- section 15 of `make bench`: what `python -m tracy` adds
+"""sec_startup.py -- section 16 of `make bench`: what `python -m tracy` adds
 to the start and end of a run, on every interpreter found (pyhook/pythons.sh).
 
 Instructions (callgrind, the Python process only; the daemon it starts runs
@@ -55,7 +55,7 @@ def one(ctx, py):
 def section(ctx, rep):
     import sec_py
     sec_py.R = R
-    rep.add("## 15. Start-up: what `python -m tracy` adds to a run\n")
+    rep.add("## 16. Start-up: what `python -m tracy` adds to a run\n")
     rep.add("Instructions counted by callgrind for the Python process of an empty script's "
             "run (the capture daemon it starts runs natively and is not counted), bytecode "
             "caches warm: " + ", ".join(label for _, label in COMMANDS) + ". `python3 -m "
@@ -72,13 +72,13 @@ def section(ctx, rep):
         try:
             ver, res = one(ctx, py)
         except R.NA as e:
-            rows.append([py, rep.not_available(15, py, str(e))] + [""] * 6)
+            rows.append([py, rep.not_available(16, py, str(e))] + [""] * 6)
             continue
         added = res["tracy"] - res["plain"]
         floor = res["m"] - res["plain"]
         why = ("`python -m` of an empty module alone adds %.1fM here" % (floor / 1e6)
                if floor > TARGET else "")
-        st = rep.status(15, "Python %s: python -m tracy adds %.1fM instructions > %.0fM"
+        st = rep.status(16, "Python %s: python -m tracy adds %.1fM instructions > %.0fM"
                         % (ver, added / 1e6, TARGET / 1e6), added <= TARGET, why)
         rows.append(["%s (`%s`)" % (ver, py)]
                     + ["%.1fM" % (res[k] / 1e6) for k, _ in COMMANDS]
