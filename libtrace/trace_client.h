@@ -68,7 +68,10 @@ LT_API int lt_trace_path(char *buf, size_t n);
  * window (lt_start_trace) into a private file in the user's run folder,
  * sent to the asker when it ends (its time, STOP, or the program's exit:
  * exit waits until it is sent); one at a time, another asker meanwhile is
- * refused ("ERR busy"). ADDR defaults to 127.0.0.1; an address other than
+ * refused ("ERR busy"). PORT+rank adds the MPI rank (OMPI_COMM_WORLD_RANK,
+ * PMI_RANK, PMIX_RANK, SLURM_PROCID): one port per rank, for
+ * `capture-release --connect :P --connect :P+1 ...` to capture the ranks
+ * into one trace. ADDR defaults to 127.0.0.1; an address other than
  * the loopback needs a token (token, else TRACY_TOKEN; NULL: TRACY_TOKEN).
  * Returns the port (useful with PORT 0), or LT_EINVAL (malformed spec,
  * already listening, no token) or LT_ECONNECT (cannot listen: the port is
