@@ -382,6 +382,34 @@ START_TEST(two_listening_programs_are_captured_into_one_trace) {
 }
 END_TEST
 
+/* libtrace internal (client_internal.h): TRACY_LISTEN's syntax. */
+int lt__listen_parse(const char *spec, char *addr, size_t n, int *port);
+
+START_TEST(tracy_listen_port_plus_rank) {
+    char addr[64];
+    int port = -1;
+    static const char *const ranks[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
+                                        "SLURM_PROCID"};
+    for (size_t i = 0; i < sizeof ranks / sizeof *ranks; i++) unsetenv(ranks[i]);
+    ck_assert_int_eq(lt__listen_parse(":0", addr, sizeof addr, &port), 0);
+    ck_assert_str_eq(addr, "127.0.0.1");
+    ck_assert_int_eq(port, 0);
+    ck_assert_int_eq(lt__listen_parse("9000+rank", addr, sizeof addr, &port), LT_EINVAL);
+    setenv("PMI_RANK", "3", 1);
+    ck_assert_int_eq(lt__listen_parse("9000+rank", addr, sizeof addr, &port), 0);
+    ck_assert_int_eq(port, 9003);
+    ck_assert_int_eq(lt__listen_parse("[::1]:70+rank", addr, sizeof addr, &port), 0);
+    ck_assert_str_eq(addr, "::1");
+    ck_assert_int_eq(port, 73);
+    ck_assert_int_eq(lt__listen_parse("65535+rank", addr, sizeof addr, &port), LT_EINVAL);
+    ck_assert_int_eq(lt__listen_parse("90x", addr, sizeof addr, &port), LT_EINVAL);
+    ck_assert_int_eq(lt__listen_parse("9000+ranks", addr, sizeof addr, &port), LT_EINVAL);
+    ck_assert_int_eq(lt__listen_parse("host:", addr, sizeof addr, &port), LT_EINVAL);
+    ck_assert_int_eq(lt__listen_parse("123456", addr, sizeof addr, &port), LT_EINVAL);
+    unsetenv("PMI_RANK");
+}
+END_TEST
+
 static void setup(void) { scratch_make("check_window"); }
 static void teardown(void) { scratch_remove(); }
 
@@ -394,6 +422,7 @@ Suite *window_suite(void) {
     tcase_add_test(t, a_file_that_is_not_a_trace_is_never_overwritten);
     tcase_add_test(t, tracy_listen_records_a_c_program_for_the_capture_only);
     tcase_add_test(t, two_listening_programs_are_captured_into_one_trace);
+    tcase_add_test(t, tracy_listen_port_plus_rank);
     suite_add_tcase(s, t);
     /* fork() with the client's sender thread running: not under ASan (see
      * check_client.c's "fork" case) */
