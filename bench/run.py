@@ -1055,12 +1055,18 @@ def section_startup(ctx, rep):
     sec_startup.section(ctx, rep)
 
 
+def section_ondemand(ctx, rep):
+    import sec_ondemand  # section 15: on-demand capture latency, idle listener
+    sec_ondemand.section(ctx, rep, sys.modules[__name__])
+
+
 SECTIONS.update({"7": section_py, "8": section_views, "9": section_diff,
                  "10": section_long, "11": section_drop, "12": section_streams,
-                 "13": section_serve, "14": section_page, "16": section_startup})
+                 "13": section_serve, "14": section_page, "15": section_ondemand,
+                 "16": section_startup})
 # Ingest runs before the client section, whose table shows a figure of it.
-ORDER = ["1", "3", "2", "4", "5", "6", "7", "16", "8", "9", "10", "11", "12", "13",
-         "14"]
+ORDER = ["1", "3", "2", "4", "5", "6", "7", "16", "8", "9", "10", "11", "12", "13", "14",
+         "15"]
 
 
 def main():
