@@ -137,7 +137,9 @@ def test_two_captures_hold_each_request_of_their_window_once(tmp_path):
         # none missing in between (handled concurrently at the edges aside)
         inner = order[pos[0] + 2:pos[-1] - 1]
         assert set(inner) <= set(ids), sorted(set(inner) - set(ids))[:5]
-        assert len(ids) > 50
+        # a second of requests every 5 ms: how many depends on the machine's
+        # load; a few are enough for the check above to say something
+        assert len(ids) >= 5, len(ids)
 
 
 def test_bad_requests_and_a_busy_listener_get_one_line(tmp_path):
