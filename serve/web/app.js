@@ -161,7 +161,9 @@
     }
   }
 
-  function stateBadge(state) {
+  function stateBadge(state, capture) {
+    if (capture === 'recording') return el('span', {class: 'state state-writing'}, 'recording');
+    if (capture === 'failed') return el('span', {class: 'state state-error'}, 'capture failed');
     return el('span', {class: 'state state-' + state}, state === 'writing' ? 'being written' : state);
   }
 
@@ -190,7 +192,7 @@
         el('td', {class: 'num threads'}, fmtInt(s.threads)),
         el('td', {class: 'num zones'}, fmtInt(s.zones)),
         el('td', {class: 'num lost'}, fmtInt(s.lost)),
-        el('td', {class: 'state-cell'}, stateBadge(s.state)));
+        el('td', {class: 'state-cell'}, stateBadge(s.state, s.capture)));
       tr.addEventListener('click', () => { location.hash = '#/t/' + s.id; });
       return tr;
     });
@@ -1584,7 +1586,6 @@
       Cap.pending = {id: d.id, path: d.path || d.id, address: address, opened: false};
       if (!Cap.ids.includes(d.id)) Cap.ids.push(d.id);
       capStatus('Recording ' + address + ' into ' + Cap.pending.path + '…');
-      $('cap-open-now').disabled = false;
       await loadSessions();
       captureProgress();
     } catch (e) {
@@ -1603,11 +1604,16 @@
     if (!c) return;
     const s = S.byId.get(c.id);
     if (!s) return;
-    if (s.state === 'writing') {
-      capStatus('Being written: ' + s.path + ', ' + fmtInt(s.zones) + ' zones so far. Open now to follow it live.');
+    $('cap-open-now').disabled = s.capture === 'recording';
+    if (s.capture === 'recording') {
+      capStatus('Recording ' + c.address + ' into ' + s.path + '…');
     } else if (s.state === 'error') {
-      capStatus('The capture\'s trace ' + s.path + ' is unreadable: ' + s.error, true);
+      capStatus((s.capture === 'failed' ? 'Capture failed: ' : 'The capture\'s trace ' + s.path + ' is unreadable: ') +
+        s.error, true);
       Cap.pending = null;
+      $('cap-open-now').disabled = true;
+    } else if (s.state === 'writing') {
+      capStatus('Being written: ' + s.path + ', ' + fmtInt(s.zones) + ' zones so far. Open now to follow it live.');
     } else {
       capStatus('Written: ' + s.path + ', ' + fmtInt(s.zones) + ' zones, ' + fmtDur(s.duration_ns) +
         (s.state === 'truncated' ? ' (truncated)' : '') + '.');
