@@ -41,6 +41,7 @@ typedef struct server {
     char hosts[NHOSTS][320];
     int nhosts;
     int any_host; /* bound to every address (with a token): any Host */
+    uint64_t serials;   /* requests seen (sv_req.serial) */
 } server;
 
 typedef struct conn {
@@ -420,6 +421,7 @@ static int handle_parsed(conn *c, char *req, size_t hlen, size_t blen) {    req[
     q.query = qm ? qm + 1 : "";
     q.body = req + hlen;
     q.body_len = blen;
+    q.serial = ++c->srv->serials;
     memset(&c->ans, 0, sizeof c->ans);
     if (!host_ok(c->srv, h.host)) {
         sv_error(&c->ans, 403, "forbidden", "Host header is not this server's address");

@@ -65,6 +65,28 @@ typedef struct sv_session {
     sv_summary sum;
 } sv_session;
 
+/* A capture asked of a listening program (capture.c): capture-release
+ * --connect runs as a child process writing into the first served folder. */
+enum sv_cap_state { SV_CAP_STARTING, SV_CAP_RECORDING, SV_CAP_DONE, SV_CAP_FAILED };
+typedef struct sv_capture {
+    char id[17];
+    char *path, *rel;       /* the trace it writes (absolute; relative to root 0) */
+    char addr[256];
+    uint64_t duration_ms, started_ns;
+    int state;              /* enum sv_cap_state */
+    int answered;           /* its POST got its answer */
+    uint64_t serial;        /* the POST's request serial */
+    int status;             /* the answer when it failed before recording */
+    const char *code;
+    char error[256];
+    char line[512];         /* the child's last line of stderr */
+    size_t linelen;
+    int running;            /* the child process or its pipe still open */
+    uv_process_t proc;
+    uv_pipe_t err;
+    struct sv_sessions *ss;
+} sv_capture;
+
 typedef struct sv_sessions {
     char **roots;           /* resolved served paths */
     int *root_is_dir;
@@ -83,6 +105,8 @@ typedef struct sv_sessions {
     char build_err[256];
     void (*built)(void *ctx); /* called in the loop after each build */
     void *built_ctx;
+    sv_capture **caps;      /* captures asked by POST /api/capture */
+    size_t ncaps;
 } sv_sessions;
 
 int sv_sessions_init(sv_sessions *ss, char **paths, int n, const char *cache);
@@ -113,6 +137,7 @@ typedef struct sv_req {
     const char *query;      /* after '?', NUL-terminated, "" when none */
     const char *body;
     size_t body_len;
+    uint64_t serial;        /* distinct per request (kept when it waits) */
 } sv_req;
 
 typedef struct sv_answer {
@@ -147,6 +172,18 @@ void sv_route(sv_ctx *c, const sv_req *q, sv_answer *a);
 void sv_api_range(sv_ctx *c, sv_session *s, const sv_req *q, sv_answer *a);
 void sv_api_diff(sv_ctx *c, const sv_req *q, sv_answer *a);
 void sv_api_trend(sv_ctx *c, const sv_req *q, sv_answer *a);
+
+/* ---- Captures (capture.c) ---- */
+/* POST /api/capture: starts a capture (the answer waits, deferred, until
+ * the program records or refuses), or answers a waiting one. */
+void sv_api_capture(sv_ctx *c, const sv_req *q, sv_answer *a);
+/* The capture of a session id that is not a file yet (recording, or
+ * failed), or NULL. */
+const sv_capture *sv_capture_find(const sv_sessions *ss, const char *id);
+/* Writes the captures not yet files as /api/sessions entries. */
+void sv_captures_json(jb *j, const sv_sessions *ss);
+/* Lets the captures go (their children run on; called at exit). */
+void sv_captures_free(sv_sessions *ss);
 
 /* ---- Assets (assets.c) ---- */
 /* The embedded file `name` (flat name) with its type; 0 or -1. */

@@ -55,6 +55,7 @@ static void session_close(sv_session *s) {
 
 void sv_sessions_free(sv_sessions *ss) {
     if (ss->busy) return; /* a build still runs: left to the exit */
+    sv_captures_free(ss);
     for (size_t i = 0; i < ss->n; i++) {
         session_close(&ss->s[i]);
         summary_free(&ss->s[i].sum);
