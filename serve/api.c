@@ -596,8 +596,18 @@ static void api_find(sv_session *s, const sv_req *q, sv_answer *a) {
             }
         }
     }
+    /* index: 1 + the matching zones that start before the one returned */
+    uint64_t index = 0;
+    for (uint32_t r = 0; best_row >= 0 && vw_row_at(ix, r); r++) {
+        const vw_row *w = vw_row_at(ix, r);
+        if (w->kind != VW_ROW_ZONES || (rt && w->key != track)) continue;
+        uint64_t end = vw_lower_start(ix, r, best_t);
+        for (uint64_t i = 0; i < end; i++)
+            index += want[((const vw_zone *)vw_rec(ix, r, i))->func_flags & VW_FUNC_MASK];
+    }
     jb_obj(j);
     jb_key(j, "count"), jb_u64(j, count);
+    jb_key(j, "index"), jb_u64(j, best_row >= 0 ? index + 1 : 0);
     jb_key(j, "funcs"), jb_arr(j);
     for (uint32_t f = 0; f < nf; f++)
         if (want[f]) jb_u64(j, f);

@@ -206,21 +206,30 @@ static void wake(sv_capture *k) {
     if (k->ss->built) k->ss->built(k->ss->built_ctx);
 }
 
-static void on_exit_cb(uv_process_t *p, int64_t status, int sig) {
-    sv_capture *k = p->data;
-    if (k->state == SV_CAP_STARTING) {
+/* Once the child has exited and its stderr is read to the end (either may
+ * come first): the outcome. */
+static void settle(sv_capture *k) {
+    if (!k->exited || !k->eof) return;
+    if (k->exit_ok) {
+        k->state = SV_CAP_DONE;
+    } else if (k->state == SV_CAP_STARTING) {
         failed_before(k);
         k->state = SV_CAP_FAILED;
-    } else if (status == 0 && !sig) {
-        k->state = SV_CAP_DONE;
     } else {
         const char *l = k->line;
         if (!strncmp(l, CHILD_PREFIX, strlen(CHILD_PREFIX))) l += strlen(CHILD_PREFIX);
         snprintf(k->error, sizeof k->error, "%.250s", *l ? l : "capture-release failed");
         k->state = SV_CAP_FAILED;
     }
-    uv_close((uv_handle_t *)p, on_handle_closed);
     wake(k);
+}
+
+static void on_exit_cb(uv_process_t *p, int64_t status, int sig) {
+    sv_capture *k = p->data;
+    k->exited = 1;
+    k->exit_ok = status == 0 && !sig;
+    uv_close((uv_handle_t *)p, on_handle_closed);
+    settle(k);
 }
 
 static void on_err_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf) {
@@ -241,6 +250,8 @@ static void on_err_read(uv_stream_t *st, ssize_t n, const uv_buf_t *buf) {
     sv_capture *k = st->data;
     if (n < 0) {
         uv_close((uv_handle_t *)st, on_handle_closed);
+        k->eof = 1;
+        settle(k);
         return;
     }
     k->linelen += (size_t)n;

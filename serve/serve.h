@@ -81,7 +81,8 @@ typedef struct sv_capture {
     char error[256];
     char line[512];         /* the child's last line of stderr */
     size_t linelen;
-    int running;            /* the child process or its pipe still open */
+    int running;            /* handles of the child still open */
+    int exited, exit_ok, eof; /* the child ended (well); its stderr ended */
     uv_process_t proc;
     uv_pipe_t err;
     struct sv_sessions *ss;
@@ -107,6 +108,10 @@ typedef struct sv_sessions {
     void *built_ctx;
     sv_capture **caps;      /* captures asked by POST /api/capture */
     size_t ncaps;
+    /* Indexes (and readers) lent to jobs on the thread pool: closing their
+     * session leaves them to the job, which closes them when it returns. */
+    struct sv_loan { vw_index *ix; lt_reader *r; int users, retired; } *loans;
+    size_t nloans;
 } sv_sessions;
 
 int sv_sessions_init(sv_sessions *ss, char **paths, int n, const char *cache);
@@ -122,6 +127,11 @@ sv_session *sv_session_find(sv_sessions *ss, const char *id);
  * that changed after its index was opened (one being written) keeps
  * answering from that index while the new one is built. */
 int sv_session_open(sv_sessions *ss, sv_session *s);
+/* Lends s->ix and s->r (open) to a job on another thread: they stay
+ * mapped until sv_session_return, even when the session closes them
+ * meanwhile (a growing trace reindexed, a file gone). 0 or -1 (memory). */
+int sv_session_lend(sv_sessions *ss, const sv_session *s);
+void sv_session_return(sv_sessions *ss, const vw_index *ix);
 /* Fills s->sum: from the file's header and trailer when it is complete,
  * else with the index's counts. Returns 0, -1 (s->error), or 1 when an
  * index is being built first. */

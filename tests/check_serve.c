@@ -494,12 +494,16 @@ START_TEST(range_matches_csv_stats) {
     snprintf(t, sizeof t, "/api/t/%s/find?func=%d", id, fid);
     cJSON *fj = get_json(s.port, t, 200);
     ck_assert_double_eq(num(fj, "count"), num(f0, "calls"));
-    double prev = -1, last = 0;
+    double prev = -1, last = 0, index = 0;
     for (int k = 0; k < 8; k++) {
         const cJSON *z = cJSON_GetObjectItem(fj, "zone");
         ck_assert(cJSON_IsObject(z));
         ck_assert_double_eq(num(z, "func"), fid);
         ck_assert_double_gt(num(z, "start"), prev);
+        /* index: 1 for the first, then growing by the zones passed */
+        if (k == 0) ck_assert_double_eq(num(fj, "index"), 1);
+        ck_assert_double_gt(num(fj, "index"), index);
+        index = num(fj, "index");
         prev = num(z, "start");
         cJSON_Delete(fj);
         snprintf(t, sizeof t, "/api/t/%s/find?func=%d&after=%.0f", id, fid, prev);
@@ -510,6 +514,17 @@ START_TEST(range_matches_csv_stats) {
     snprintf(t, sizeof t, "/api/t/%s/find?func=%d&before=%.0f", id, fid, last);
     fj = get_json(s.port, t, 200);
     ck_assert_double_eq(num(cJSON_GetObjectItem(fj, "zone"), "start"), prev);
+    ck_assert_double_eq(num(fj, "index"), index);
+    cJSON_Delete(fj);
+    /* the last occurrence is at the end of the count (ties: one per track) */
+    snprintf(t, sizeof t, "/api/t/%s/find?func=%d&before=%.0f", id, fid, dur + 1);
+    fj = get_json(s.port, t, 200);
+    ck_assert_double_le(num(fj, "index"), num(fj, "count"));
+    ck_assert_double_gt(num(fj, "index"), num(fj, "count") - 3);
+    cJSON_Delete(fj);
+    snprintf(t, sizeof t, "/api/t/%s/find?func=%d&after=%.0f", id, fid, dur + 1);
+    fj = get_json(s.port, t, 200);
+    ck_assert_double_eq(num(fj, "index"), 0);
     cJSON_Delete(fj);
     cJSON_Delete(j);
     /* a window: tracy-cut of it, then tracy-csv --stats, gives the same */
@@ -670,14 +685,14 @@ static cJSON *wait_complete(int port, const char *id) {
     return NULL;
 }
 
-/* A Python program listening for captures (tracy.start_server) that keeps
- * calling tick(3): its pid, its port in *port. */
+/* A Python program listening for captures (tracy.start_server, token
+ * s3cret) that keeps calling tick(3): its pid, its port in *port. */
 static pid_t start_listener(int *port) {
     static const char prog[] =
         "import time, tracy\n"
         "def tick(n):\n"
         "    return n if n < 1 else tick(n - 1)\n"
-        "print(tracy.start_server(0), flush=True)\n"
+        "print(tracy.start_server(0, token='s3cret'), flush=True)\n"
         "while True:\n"
         "    tick(3)\n"
         "    time.sleep(0.001)\n";
@@ -718,8 +733,13 @@ START_TEST(capture_from_server) {
     srv s;
     ck_assert_int_eq(start(&s, scratch_path("served")), 0);
     char body[256];
-    snprintf(body, sizeof body, "{\"address\": \"127.0.0.1:%d\", \"duration_ms\": 2000}", lport);
-    cJSON *j = post_capture(s.port, body, 202);
+    snprintf(body, sizeof body, "{\"address\": \"127.0.0.1:%d\", \"duration_ms\": 2000, \"token\": \"wrong\"}", lport);
+    cJSON *j = post_capture(s.port, body, 502);
+    ck_assert_str_eq(str(j, "code"), "refused");
+    ck_assert_ptr_nonnull(strstr(str(j, "error"), "wrong token"));
+    cJSON_Delete(j);
+    snprintf(body, sizeof body, "{\"address\": \"127.0.0.1:%d\", \"duration_ms\": 2000, \"token\": \"s3cret\"}", lport);
+    j = post_capture(s.port, body, 202);
     char *id = strdup(str(j, "id")), *path = strdup(str(j, "path"));
     ck_assert_str_eq(str(j, "state"), "recording");
     cJSON_Delete(j);
@@ -752,7 +772,7 @@ START_TEST(capture_from_server) {
     ck_assert_double_gt(ticks, 0);
     cJSON_Delete(j);
     /* a second capture gets a new name: nothing is overwritten */
-    snprintf(body, sizeof body, "{\"address\": \"127.0.0.1:%d\", \"duration_ms\": 50}", lport);
+    snprintf(body, sizeof body, "{\"address\": \"127.0.0.1:%d\", \"duration_ms\": 50, \"token\": \"s3cret\"}", lport);
     j = post_capture(s.port, body, 202);
     ck_assert_str_ne(str(j, "path"), path);
     cJSON_Delete(wait_complete(s.port, str(j, "id")));
