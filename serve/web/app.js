@@ -1079,7 +1079,9 @@
       zoom.addEventListener('click', () => centerOn(z, true));
       body.classList.remove('muted');
       const lines = el('div', {id: 'lines-view'});
-      body.replaceChildren(dl, el('div', {class: 'bar'}, zoom, el('span', {class: 'muted'}, 'zone #' + z.id)), lines);
+      $('details').classList.remove('has-lines');
+      body.replaceChildren(el('div', {class: 'details-cols'},
+        el('div', null, dl, el('div', {class: 'bar'}, zoom, el('span', {class: 'muted'}, 'zone #' + z.id))), lines));
       body.dataset.id = z.id;
       showLines(z, lines);
     } catch (e) {
@@ -1141,6 +1143,7 @@
     const lf = lineFuncs(f);
     if (!lf.length) return;
     const qual = qualOf(f);
+    $('details').classList.add('has-lines');
     box.replaceChildren(el('p', {class: 'muted'}, 'Lines of ' + qual + '…'));
     let byFunc;
     try {
