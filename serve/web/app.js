@@ -184,7 +184,8 @@
       const tr = el('tr', {class: 'link' + (mine ? ' captured' : ''), data: {id: s.id, state: s.state},
         title: err ? s.error : mine ? 'captured from this page' : null},
         el('td', null, box),
-        el('td', {class: 'program'}, (s.programs || []).join(', ')),
+        el('td', {class: 'program'}, (s.programs || []).join(', ') ||
+          (s.capture ? el('span', {class: 'muted'}, 'from ' + s.address) : '')),
         el('td', {class: 'path'}, s.path, err ? el('span', {class: 'muted'}, ' — ' + s.error) : null),
         el('td', {class: 'start'}, fmtWall(s.wall_start_ns)),
         el('td', {class: 'num duration', data: {ns: s.duration_ns}}, fmtDur(s.duration_ns)),
