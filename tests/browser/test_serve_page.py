@@ -416,11 +416,20 @@ def test_find_counts_and_jumps_match_tracy_sql(page, server, traces):
     assert int(count) == len(starts)
     page.click("#find-next")
     page.wait("__tracy.selected && __tracy.selected.start === %d" % starts[0])
+    # "k of N": k counts the occurrences that start before this one
+    n = "{:,}".format(len(starts))
+    assert page.wait("document.getElementById('find-count').textContent")\
+        .startswith("1 of %s; at " % n)
     nxt = min(s for s in starts if s > starts[0])
     page.click("#find-next")
     page.wait("__tracy.selected && __tracy.selected.start === %d" % nxt)
+    k = 1 + sum(1 for s in starts if s < nxt)
+    assert page.wait("document.getElementById('find-count').dataset.index") == str(k)
+    assert page.eval("document.getElementById('find-count').textContent")\
+        .startswith("{:,} of {}; at ".format(k, n))
     page.click("#find-prev")
     page.wait("__tracy.selected && __tracy.selected.start === %d" % starts[0])
+    assert page.wait("document.getElementById('find-count').dataset.index === '1'")
     settle(page)
     # the occurrences in view are the ones highlighted
     drawn = page.eval("__tracy.drawn")
