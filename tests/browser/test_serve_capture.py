@@ -9,16 +9,14 @@ origin."""
 import json
 import os
 import re
-import signal
 import socket
 import subprocess
-import time
 import urllib.parse
 
 import pytest
 
-from chrome import BUILD, Page
-from test_serve_page import PYTHON, SERVE, py_env, shot, tool
+from chrome import Page
+from test_serve_page import PYTHON, py_env, serving, shot, tool
 
 STEADY = """
 import sys, time
@@ -76,24 +74,7 @@ def folder(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def server(folder, tmp_path_factory):
-    cache = str(tmp_path_factory.mktemp("cache2"))
-    errors = open(os.path.join(cache, "stderr.txt"), "w+")
-    env = dict(os.environ, PATH=os.path.join(BUILD, "bin") + os.pathsep + os.environ["PATH"])
-    proc = subprocess.Popen([SERVE, "-p", "0", "--cache", cache, folder],
-                            stdout=subprocess.PIPE, stderr=errors, text=True, env=env)
-    m = re.search(r"http://\S+", proc.stdout.readline() or "")
-    if not m:
-        proc.kill()
-        errors.seek(0)
-        pytest.fail("tracy-serve printed no URL: %s" % errors.read()[-2000:])
-    yield m.group(0).rstrip("/") + "/"
-    proc.send_signal(signal.SIGTERM)
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-    errors.close()
+    yield from serving(folder, str(tmp_path_factory.mktemp("cache2")))
 
 
 @pytest.fixture(scope="module")
