@@ -1138,6 +1138,26 @@
     return 'hsl(30,90%,' + (100 - 45 * Math.max(0, Math.min(1, share))) + '%)';
   }
 
+  // The function's lines from /lines (with the source), or, from a server
+  // without it, from the whole run's /range (figures only).
+  async function lineRows(z, f, lf) {
+    try {
+      const d = await api('/api/t/' + T.id + '/lines?' + q({func: z.func}));
+      return {rows: d.rows.map(([line, hits, ns, text]) => ({line: line, hits: hits, ns: ns, text: text})),
+        total: d.total, note: d.note, source: true};
+    } catch (e) {
+      if (!(e instanceof ApiError) || e.status !== 404 || e.message !== 'no such route') throw e;
+    }
+    const d = await wholeRun();
+    const byFunc = new Map((d.functions || []).map((r) => [r.func, r]));
+    const rows = lf.map((g) => {
+      const r = byFunc.get(g.func);
+      // mean is the exact quotient (printed with 17 digits): the sum is whole
+      return {line: g.line, hits: r ? r.calls : 0, ns: r ? Math.round(r.mean * r.calls) : 0, text: null};
+    }).filter((r) => r.hits > 0).sort((a, b) => a.line - b.line);
+    return {rows: rows, total: rows.reduce((a, r) => a + r.ns, 0), note: 'the source is not shown by this server', source: false};
+  }
+
   async function showLines(z, box) {
     L.rows = null;
     const f = funcOf(z.func);
@@ -1146,41 +1166,37 @@
     const qual = qualOf(f);
     $('details').classList.add('has-lines');
     box.replaceChildren(el('p', {class: 'muted'}, 'Lines of ' + qual + '…'));
-    let byFunc;
+    let d;
     try {
-      const d = await wholeRun();
-      byFunc = new Map((d.functions || []).map((r) => [r.func, r]));
+      d = await lineRows(z, f, lf);
     } catch (e) {
       box.replaceChildren(el('p', {class: 'state-error'}, 'Lines of ' + qual + ': ' + e.message));
       return;
     }
     if (!T.selected || T.selected.id !== z.id) return;
-    const rows = lf.map((g) => {
-      const r = byFunc.get(g.func);
-      // mean is the exact quotient (printed with 17 digits): the sum is whole
-      return {line: g.line, hits: r ? r.calls : 0, ns: r ? Math.round(r.mean * r.calls) : 0};
-    }).filter((r) => r.hits > 0).sort((a, b) => a.line - b.line);
-    L.rows = rows;
-    const total = rows.reduce((a, r) => a + r.ns, 0);
+    L.rows = d.rows.filter((r) => r.hits > 0);
+    const total = d.total;
     const us = (ns) => (ns / 1e3).toFixed(1);
     const table = el('table', {class: 'grid lines'});
-    table.append(el('thead', null, el('tr', null, el('th', {class: 'num'}, 'line'), el('th', {class: 'num'}, 'hits'),
-      el('th', {class: 'num'}, 'time µs'), el('th', {class: 'num'}, 'per hit µs'), el('th', {class: 'num'}, '% time'))));
+    const th = (text, num) => el('th', {class: num ? 'num' : null}, text);
+    table.append(el('thead', null, el('tr', null, th('line', 1), th('hits', 1), th('time µs', 1),
+      th('per hit µs', 1), th('% time', 1), d.source ? th('source') : null)));
     const tb = el('tbody');
-    for (const r of rows) {
+    for (const r of d.rows) {
       const share = total ? r.ns / total : 0;
       const tr = el('tr', {class: f.kind === 'line' && r.line === f.line ? 'this-line' : null,
         data: {line: r.line, hits: r.hits, ns: r.ns}},
-      el('td', {class: 'num'}, r.line), el('td', {class: 'num'}, fmtInt(r.hits)),
-      el('td', {class: 'num'}, us(r.ns)), el('td', {class: 'num'}, us(r.ns / r.hits)),
-      el('td', {class: 'num'}, total ? (100 * share).toFixed(1) : ''));
-      tr.style.background = heat(share);
+      el('td', {class: 'num'}, r.line), el('td', {class: 'num'}, r.hits ? fmtInt(r.hits) : ''),
+      el('td', {class: 'num'}, r.hits ? us(r.ns) : ''), el('td', {class: 'num'}, r.hits ? us(r.ns / r.hits) : ''),
+      el('td', {class: 'num'}, r.hits && total ? (100 * share).toFixed(1) : ''),
+      d.source ? el('td', {class: 'src'}, r.text === null ? '' : r.text) : null);
+      if (r.hits) tr.style.background = heat(share);
       tb.append(tr);
     }
     table.append(tb);
     box.replaceChildren(el('h4', {id: 'lines-title'}, 'Lines of ' + qual),
-      el('p', {class: 'muted'}, (f.file || '') + ': ' + fmtDur(total) + ' in its lines over the whole run, every thread ' +
-        '(python -m tracy -l; tracy-export -f lines shows the source beside them)'), table);
+      el('p', {class: 'muted'}, (f.file || '') + ': ' + fmtDur(total) + ' in its lines over the whole run, every thread' +
+        (d.note ? ' (' + d.note + ')' : '')), table);
   }
 
   function centerOn(z, fit) {

@@ -1,7 +1,7 @@
 """tracy-serve's page, continued: the Capture dialog against a real program
 run with `python -m tracy --listen`, the line heat of a function recorded
 with `python -m tracy -l` in the zone details (against `tracy-export -f
-lines`), and the `#t=PATH&find=NAME` links `tracy-export -f html` writes.
+lines`, source included), and the `#t=PATH&find=NAME` links `tracy-export -f html` writes.
 A real tracy-serve (-p 0) and Debian's headless Chromium, as in
 test_serve_page.py; every test checks that the page logged no error
 (but the error statuses a test provokes) and asked nothing of another
@@ -11,7 +11,9 @@ import os
 import re
 import socket
 import subprocess
+import urllib.error
 import urllib.parse
+import urllib.request
 
 import pytest
 
@@ -48,6 +50,9 @@ def outer(n):
 
 outer(40)
 work(700)
+import tracy
+with tracy.zone("phase"):
+    work(10)
 """
 
 
@@ -166,12 +171,17 @@ def test_capture_errors_are_text_in_the_dialog(page, server):
 # ---- Line heat and the report's links --------------------------------------------
 
 def export_lines(path, func):
-    """tracy-export -f lines' rows of one function: line -> (hits, time, per hit, %)."""
+    """tracy-export -f lines' rows of one function: line -> (hits, time, per
+    hit, %, source text), the figures "" on a line without hits."""
     out = tool("tracy-export", "-f", "lines", "--function", "^%s$" % func, "-o", "-", path)
+    assert out.count("Function: ") == 1, out
+    table = out.split("=\n", 1)[1].split("\n\n", 1)[0]
     rows = {}
-    for m in re.finditer(r"^\s*(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)", out, re.M):
-        rows[int(m.group(1))] = (int(m.group(2)), m.group(3), m.group(4), m.group(5))
-    assert out.count("Function: ") == 1 and rows, out
+    for l in table.split("\n"):
+        # "%6u %9s %12s %8s %8s  TEXT"
+        rows[int(l[:6])] = (l[7:16].strip(), l[17:29].strip(), l[30:38].strip(),
+                            l[39:47].strip(), l[49:])
+    assert any(r[0] for r in rows.values()), out
     return rows
 
 
@@ -184,16 +194,19 @@ def shown_lines(page):
 def check_lines(page, want):
     rows = shown_lines(page)
     total = sum(ns for _, _, ns, _, _ in rows)
-    got = {line: (hits, "%.1f" % (ns / 1e3), "%.1f" % (ns / 1e3 / hits),
-                  "%.1f" % (100.0 * ns / total)) for line, hits, ns, _, _ in rows}
+    got = {}
+    for line, hits, ns, _, cells in rows:
+        fig = (str(hits), "%.1f" % (ns / 1e3), "%.1f" % (ns / 1e3 / hits),
+               "%.1f" % (100.0 * ns / total)) if hits else ("", "", "", "")
+        got[line] = fig + (cells[5],)
     assert got == want
     # the figures shown are those, the hottest line the darkest
-    for line, hits, ns, bg, cells in rows:
-        assert cells[0] == str(line) and cells[1] == "{:,}".format(hits)
-    assert all(bg for _, _, _, bg, _ in rows)
-    if len({ns for _, _, ns, _, _ in rows}) > 1:
-        hottest = max(rows, key=lambda r: r[2])
-        coolest = min(rows, key=lambda r: r[2])
+    hit = [r for r in rows if r[1]]
+    for line, hits, ns, bg, cells in hit:
+        assert cells[0] == str(line) and cells[1] == "{:,}".format(hits) and bg
+    if len({r[2] for r in hit}) > 1:
+        hottest = max(hit, key=lambda r: r[2])
+        coolest = min(hit, key=lambda r: r[2])
         assert sum(rgb(hottest[3])) < sum(rgb(coolest[3]))
 
 
@@ -243,3 +256,25 @@ def test_report_links_open_the_function_in_the_page(page, server, folder, tmp_pa
     assert page.eval("__tracy.selected.name") == "outer"
     assert page.eval("document.getElementById('find').value") == "outer"
     check_lines(page, export_lines(path, "outer"))
+
+
+def test_lines_endpoint_checks_its_parameter(server, folder):
+    """GET /api/t/ID/lines?func=F: 400 for a malformed id, 404 for an unknown
+    one or a function without line zones, 200 with the source otherwise."""
+    sid = next(s["id"] for s in json.load(urllib.request.urlopen(server + "api/sessions"))
+               ["sessions"] if s["path"] == "lp.tracy")
+    funcs = json.load(urllib.request.urlopen(server + "api/t/%s/functions" % sid))["functions"]
+    work = next(f["func"] for f in funcs if f["name"] == "work" and f["kind"] == "python")
+    d = json.load(urllib.request.urlopen(server + "api/t/%s/lines?func=%d" % (sid, work)))
+    assert d["name"] == "work" and d["note"] == "" and d["rows"][0][3] == "def work(n):"
+    assert d["total"] == sum(r[2] for r in d["rows"])
+    # a user zone has no lines
+    phase = next(f["func"] for f in funcs if f["name"] == "phase")
+    for q, status in [("func=x", 400), ("func=-1", 400), ("", 400),
+                      ("func=%d" % len(funcs), 404), ("func=%d" % phase, 404)]:
+        try:
+            urllib.request.urlopen(server + "api/t/%s/lines?%s" % (sid, q))
+            raise AssertionError("no error for " + q)
+        except urllib.error.HTTPError as e:
+            assert e.code == status, (q, e.code)
+            assert set(json.load(e)) == {"error", "code"}
