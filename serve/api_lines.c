@@ -11,6 +11,7 @@
  * the data are left out, as tracy-export sees no end for them. Counted from
  * the index in one pass over its zones rows. */
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,8 +142,9 @@ void sv_api_lines(sv_session *s, const sv_req *q, sv_answer *a) {
     char buf[32];
     long len = sv_param(q, "func", buf, sizeof buf);
     char *e = buf;
+    errno = 0;
     unsigned long long fid = len > 0 && isdigit((unsigned char)buf[0]) ? strtoull(buf, &e, 10) : 0;
-    if (len <= 0 || *e || !isdigit((unsigned char)buf[0])) {
+    if (len <= 0 || *e || !isdigit((unsigned char)buf[0]) || errno == ERANGE) {
         sv_error(a, 400, "bad_param", "func must be a function id");
         return;
     }

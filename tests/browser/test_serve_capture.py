@@ -270,7 +270,7 @@ def test_lines_endpoint_checks_its_parameter(server, folder):
     assert d["total"] == sum(r[2] for r in d["rows"])
     # a user zone has no lines
     phase = next(f["func"] for f in funcs if f["name"] == "phase")
-    for q, status in [("func=x", 400), ("func=-1", 400), ("", 400),
+    for q, status in [("func=x", 400), ("func=-1", 400), ("", 400), ("func=1" + "0" * 20, 400),
                       ("func=%d" % len(funcs), 404), ("func=%d" % phase, 404)]:
         try:
             urllib.request.urlopen(server + "api/t/%s/lines?%s" % (sid, q))
