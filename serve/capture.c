@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -415,6 +416,13 @@ void sv_api_capture(sv_ctx *c, const sv_req *q, sv_answer *a) {
         if (k->serial != q->serial || k->answered) continue;
         if (k->state == SV_CAP_STARTING) a->deferred = 1;
         else answer(k, a);
+        return;
+    }
+    /* JSON only: a page of another site cannot send that without asking
+     * first (CORS), which this server never grants */
+    if (!q->ctype || strncasecmp(q->ctype, "application/json", 16) ||
+        (q->ctype[16] && q->ctype[16] != ';' && q->ctype[16] != ' ')) {
+        sv_error(a, 415, "media_type", "the body must be sent as Content-Type: application/json");
         return;
     }
     cap_ask ask;

@@ -148,6 +148,7 @@ typedef struct sv_req {
     const char *body;
     size_t body_len;
     uint64_t serial;        /* distinct per request (kept when it waits) */
+    const char *ctype;      /* Content-Type, NULL when none */
 } sv_req;
 
 typedef struct sv_answer {

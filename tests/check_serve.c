@@ -301,6 +301,14 @@ START_TEST(bad_parameters) {
     free(r.raw);
     snprintf(req, sizeof req, "POST /api/capture HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\nContent-Length: 2\r\n\r\n{}", s.port);
     r = raw_req(s.port, req);
+    ck_assert_int_eq(r.status, 415); /* not sent as JSON: a form of another site */
+    free(r.raw);
+    snprintf(req, sizeof req, "POST /api/capture HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\n{}", s.port);
+    r = raw_req(s.port, req);
+    ck_assert_int_eq(r.status, 415);
+    free(r.raw);
+    snprintf(req, sizeof req, "POST /api/capture HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}", s.port);
+    r = raw_req(s.port, req);
     ck_assert_int_eq(r.status, 400); /* no address, no duration */
     free(r.raw);
     snprintf(req, sizeof req, "GET /api/sessions HTTP/1.1\r\nHost: attacker.example:%d\r\nConnection: close\r\n\r\n", s.port);
@@ -653,7 +661,7 @@ END_TEST
 static cJSON *post_capture(int port, const char *body, int want_status) {
     char req[1024];
     snprintf(req, sizeof req, "POST /api/capture HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n"
-             "Content-Length: %zu\r\n\r\n%s", port, strlen(body), body);
+             "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s", port, strlen(body), body);
     resp r = raw_req(port, req);
     ck_assert_msg(r.status == want_status, "capture %s: status %d, want %d: %s", body, r.status,
                   want_status, r.body);
