@@ -30,7 +30,7 @@ $(B)/bin/tracy-csv $(B)/bin/tracy-sql: $(CONVERT_CALLTREE_OBJ)
 # tests).
 EXPORT_OBJS := $(B)/obj/convert/export_prof.o $(B)/obj/convert/export_stacks.o \
 	$(B)/obj/convert/export_html.o $(B)/obj/convert/export_lines.o \
-	$(B)/obj/convert/export_ranks.o $(CONVERT_CALLTREE_OBJ)
+	$(B)/obj/convert/export_ranks.o $(B)/obj/convert/lines_source.o $(CONVERT_CALLTREE_OBJ)
 BINS += $(B)/bin/tracy-export
 $(B)/bin/tracy-export: $(EXPORT_OBJS)
 NPM_DIR := $(B)/npm

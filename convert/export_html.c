@@ -402,6 +402,12 @@ static void write_summary(ex_ctx *x) {
     lt_reader_total(x->r, "events_lost", &lost_total);
     hj_key(o, "trace");
     ex_html_str(o, x->o->path);
+    /* the absolute path: the report's links to tracy-serve name the trace by it */
+    char *abs = realpath(x->o->path, NULL);
+    cv_out_str(o, ",\"trace_abs\":");
+    if (abs) ex_html_str(o, abs);
+    else cv_out_str(o, "null");
+    free(abs);
     cv_out_printf(o, ",\"created\":%llu,\"first\":%llu,\"last\":%llu,\"complete\":%d,"
                   "\"zones\":%llu,\"messages\":%llu,\"plots\":%llu,\"frames\":%llu,"
                   "\"lost\":%llu,\"lost_records\":%llu,\"rejected\":%llu,"

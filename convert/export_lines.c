@@ -8,16 +8,13 @@
  * cannot be read: then the figures alone and a line that says why.
  * One pass; memory grows with distinct lines (and threads with
  * --per-thread), never with zones. */
-#include <errno.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/stat.h>
 
 #include "export.h"
+#include "lines_source.h"
 
-#define SOURCE_MAX (64u << 20) /* larger sources are not shown */
-#define STAMP_PREFIX "tracy: source "
 #define PROFILED_NAME "tracy: profiled"
 
 typedef struct lcount {
@@ -229,15 +226,13 @@ static int group_cmp_file(const void *a, const void *b) {
     return lx < ly ? -1 : lx > ly;
 }
 
-static const lt_loc *next_internal(lt_reader *r, uint32_t *p, uint32_t *id, const char *prefix);
-
 /* The functions @tracy.profile marked under -l (keys: line, file), NULL
  * when none (or out of memory: then every function is shown). */
 static cv_map *profiled_marks(lt_reader *r) {
     cv_map *m = NULL;
     uint32_t p = 0, id = 0;
     const lt_loc *l;
-    while ((l = next_internal(r, &p, &id, PROFILED_NAME)) != NULL) {
+    while ((l = ls_next_internal(r, &p, &id, PROFILED_NAME)) != NULL) {
         if (strcmp(l->name, PROFILED_NAME) != 0 || !l->file) continue;
         size_t klen;
         char *key = join_key(l->line, l->file, "", 0, &klen);
@@ -298,148 +293,6 @@ static int build_groups(ex_lineset *s, const regex_t *rx, int sort_time, int all
     return 0;
 }
 
-/* ---- Sources -------------------------------------------------------------- */
-
-/* A source file's text split into lines. */
-typedef struct source {
-    const char *path;      /* the tree's; NULL: none loaded */
-    char *text;
-    char **line;           /* line[i]: line i + 1 */
-    size_t n;
-    char why[320];         /* why no text is shown, "" when shown */
-    int unchecked;         /* shown, but the trace holds no stamp */
-} source;
-
-static void source_drop(source *src) {
-    free(src->text);
-    free(src->line);
-    memset(src, 0, sizeof *src);
-}
-
-/* The internal locations of the trace whose name starts with `prefix`, in
- * turn: *p and *id start at 0; NULL after the last. */
-static const lt_loc *next_internal(lt_reader *r, uint32_t *p, uint32_t *id, const char *prefix) {
-    size_t plen = strlen(prefix);
-    for (;;) {
-        const lt_loc *l = *p ? lt_reader_loc(r, *p, ++*id) : NULL;
-        if (!l) {
-            if (++*p > lt_reader_nprocesses(r)) return NULL;
-            *id = 0;
-            continue;
-        }
-        if (l->kind == LT_LOC_INTERNAL && l->name && strncmp(l->name, prefix, plen) == 0)
-            return l;
-    }
-}
-
-/* The size and mtime `-l` recorded for path: 1 found, 0 none. */
-static int stamp_of(lt_reader *r, const char *path, uint64_t *size, uint64_t *mtime) {
-    uint32_t p = 0, id = 0;
-    const lt_loc *l;
-    while ((l = next_internal(r, &p, &id, STAMP_PREFIX)) != NULL) {
-        unsigned long long sz, m;
-        if (l->file && strcmp(l->file, path) == 0 &&
-            sscanf(l->name, STAMP_PREFIX "%llu %llu", &sz, &m) == 2) {
-            *size = sz;
-            *mtime = m;
-            return 1;
-        }
-    }
-    return 0;
-}
-
-static int split_lines(source *src, size_t len) {
-    size_t n = 1;
-    for (size_t i = 0; i < len; i++) n += src->text[i] == '\n';
-    src->line = malloc(n * sizeof *src->line);
-    if (!src->line) return -1;
-    char *p = src->text, *end = src->text + len;
-    src->n = 0;
-    while (p < end) {
-        char *nl = memchr(p, '\n', (size_t)(end - p));
-        if (nl) *nl = '\0';
-        size_t l = strlen(p);
-        if (l && p[l - 1] == '\r') p[l - 1] = '\0';
-        src->line[src->n++] = p;
-        p = nl ? nl + 1 : end;
-    }
-    return 0;
-}
-
-/* Loads path unless it is the one loaded. Leaves src->why set when the
- * text is not to be shown. Returns 0 or -1 (out of memory). */
-static int source_load(source *src, lt_reader *r, const char *path) {
-    if (src->path && strcmp(src->path, path) == 0) return 0;
-    source_drop(src);
-    src->path = path;
-    struct stat st;
-    uint64_t size = 0, mtime = 0;
-    int stamped = stamp_of(r, path, &size, &mtime);
-    FILE *fp = *path ? fopen(path, "rb") : NULL;
-    if (!*path) {
-        snprintf(src->why, sizeof src->why, "source not shown: the trace names no file");
-        return 0;
-    }
-    if (!fp || fstat(fileno(fp), &st) < 0) {
-        snprintf(src->why, sizeof src->why, "source not shown: %s: %s", path, strerror(errno));
-        if (fp) fclose(fp);
-        return 0;
-    }
-    uint64_t now_mtime = (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec;
-    if (stamped && ((uint64_t)st.st_size != size || now_mtime != mtime)) {
-        snprintf(src->why, sizeof src->why,
-                 "source not shown: %s changed since the run (%s differs from the recorded one)",
-                 path, (uint64_t)st.st_size != size ? "its size" : "its modification time");
-        fclose(fp);
-        return 0;
-    }
-    if ((uint64_t)st.st_size > SOURCE_MAX) {
-        snprintf(src->why, sizeof src->why, "source not shown: %s is over %u MiB", path,
-                 SOURCE_MAX >> 20);
-        fclose(fp);
-        return 0;
-    }
-    src->unchecked = !stamped;
-    src->text = malloc((size_t)st.st_size + 1);
-    if (!src->text) {
-        fclose(fp);
-        return -1;
-    }
-    size_t len = fread(src->text, 1, (size_t)st.st_size, fp);
-    int bad = ferror(fp);
-    fclose(fp);
-    if (bad) {
-        snprintf(src->why, sizeof src->why, "source not shown: %s: read error", path);
-        return 0;
-    }
-    src->text[len] = '\0';
-    return split_lines(src, len);
-}
-
-static size_t indent_of(const char *l) {
-    size_t i = 0;
-    while (l[i] == ' ' || l[i] == '\t') i++;
-    return i;
-}
-
-/* The last line of the block that starts at `first` (decorators, then the
- * def and every line indented under it), at least `last_hit`. */
-static size_t block_end(const source *src, size_t first, size_t last_hit) {
-    size_t i = first, end = first;
-    while (i <= src->n && src->line[i - 1][indent_of(src->line[i - 1])] == '@') i++;
-    if (i > src->n) return last_hit > end ? last_hit : end;
-    size_t base = indent_of(src->line[i - 1]);
-    end = i;
-    for (size_t j = i + 1; j <= src->n; j++) {
-        const char *l = src->line[j - 1];
-        size_t ind = indent_of(l);
-        if (!l[ind] || l[ind] == '#') continue; /* blank or a comment */
-        if (ind <= base && l[ind] != ')' && l[ind] != ']' && l[ind] != '}') break;
-        end = j;
-    }
-    return last_hit > end ? last_hit : end;
-}
-
 /* ---- Report ----------------------------------------------------------------- */
 
 static void row(cv_out *o, uint32_t line, const lline *l, uint64_t total, const char *text) {
@@ -479,7 +332,7 @@ static void thread_line(ex_lineset *s, uint32_t stream) {
     }
 }
 
-static void show_group(ex_lineset *s, lgroup *g, source *src) {
+static void show_group(ex_lineset *s, lgroup *g, ls_source *src) {
     cv_out *o = &s->x->out;
     static const char header[] = "Line #      Hits         Time  Per Hit   % Time  Line Contents";
     cv_out_printf(o, "Total time: %g s\nFile: ", (double)g->total / 1e9);
@@ -495,7 +348,7 @@ static void show_group(ex_lineset *s, lgroup *g, source *src) {
     else if (src->unchecked)
         cv_out_str(o, "(source not checked: the trace holds no size and mtime for it)\n");
     uint32_t last = g->lines[g->n - 1].line;
-    if (text) last = (uint32_t)block_end(src, first, last);
+    if (text) last = (uint32_t)ls_block_end(src, first, last);
     if (text && last > src->n) {
         cv_out_str(o, "(source not shown: the recorded lines go past the file's end)\n");
         text = 0;
@@ -545,7 +398,7 @@ int ex_lines(ex_ctx *x) {
     regex_t rx;
     int have_rx = x->o->function && regcomp(&rx, x->o->function, REG_EXTENDED | REG_NOSUB) == 0;
     int rc = -1;
-    source src;
+    ls_source src;
     memset(&src, 0, sizeof src);
     if (!s || count_all(s) || build_groups(s, have_rx ? &rx : NULL, x->o->sort_time, x->o->all_functions)) {
         cv_err("out of memory");
@@ -574,7 +427,7 @@ int ex_lines(ex_ctx *x) {
                             "for every one)\n\n");
     size_t n = x->o->top && x->o->top < s->ngroups ? (size_t)x->o->top : s->ngroups;
     for (size_t g = 0; g < n && !x->out.err; g++) {
-        if (source_load(&src, x->r, s->groups[g].file)) {
+        if (ls_source_load(&src, x->r, s->groups[g].file)) {
             cv_err("out of memory");
             rc = -1;
             break;
@@ -582,7 +435,7 @@ int ex_lines(ex_ctx *x) {
         show_group(s, &s->groups[g], &src);
     }
 out:
-    source_drop(&src);
+    ls_source_drop(&src);
     if (have_rx) regfree(&rx);
     ex_lines_free(s);
     return rc;
@@ -596,19 +449,19 @@ out:
 int ex_lines_json(ex_lineset *s, size_t max_funcs) {
     cv_out *o = &s->x->out;
     if (build_groups(s, NULL, 1, 0)) return -1;
-    source src;
+    ls_source src;
     memset(&src, 0, sizeof src);
     cv_out_str(o, "\"lines\":[");
     size_t n = s->ngroups < max_funcs ? s->ngroups : max_funcs;
     int rc = 0;
     for (size_t gi = 0; gi < n && !rc; gi++) {
         lgroup *g = &s->groups[gi];
-        if ((rc = source_load(&src, s->x->r, g->file))) break;
+        if ((rc = ls_source_load(&src, s->x->r, g->file))) break;
         uint32_t first = g->def_line && g->def_line < g->lines[0].line ? g->def_line
                                                                        : g->lines[0].line;
         uint32_t last = g->lines[g->n - 1].line;
         int text = !src.why[0] && src.line;
-        if (text) last = (uint32_t)block_end(&src, first, last);
+        if (text) last = (uint32_t)ls_block_end(&src, first, last);
         if (text && last > src.n) text = 0, last = g->lines[g->n - 1].line;
         if (last - first >= JSON_LINES_MAX) text = 0; /* hit lines only */
         cv_out_str(o, gi ? ",\n{\"file\":" : "\n{\"file\":");
@@ -641,6 +494,6 @@ int ex_lines_json(ex_lineset *s, size_t max_funcs) {
         cv_out_str(o, "]}");
     }
     cv_out_ch(o, ']');
-    source_drop(&src);
+    ls_source_drop(&src);
     return rc;
 }

@@ -659,7 +659,8 @@ static void route_session(sv_ctx *c, const sv_req *q, sv_answer *a) {
         return;
     }
 #define IS(w) (wl == strlen(w) && !memcmp(what, w, wl))
-    if (!IS("meta") && !IS("view") && !IS("functions") && !IS("zone") && !IS("find") && !IS("range")) {
+    if (!IS("meta") && !IS("view") && !IS("functions") && !IS("zone") && !IS("find") && !IS("range") &&
+        !IS("lines")) {
         sv_error(a, 404, "not_found", "no such route");
         return;
     }
@@ -677,6 +678,7 @@ static void route_session(sv_ctx *c, const sv_req *q, sv_answer *a) {
     else if (IS("functions")) api_functions(s, a);
     else if (IS("zone")) api_zone(s, q, a);
     else if (IS("find")) api_find(s, q, a);
+    else if (IS("lines")) sv_api_lines(s, q, a);
     else sv_api_range(c, s, q, a);
     vw_release(s->ix); /* the answer is built: the index's pages can go */
 #undef IS

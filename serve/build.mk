@@ -9,7 +9,7 @@ ALL_OBJS += $(SERVE_OBJS)
 
 # The converters' call tree and tracy-diff's engine are linked in, not copied.
 SERVE_CONVERT_OBJS := $(CONVERT_CALLTREE_OBJ) $(CONVERT_COMMON_OBJ) $(B)/obj/convert/diff_profile.o \
-	$(B)/obj/convert/diff_report.o $(B)/obj/convert/diff_stats.o
+	$(B)/obj/convert/diff_report.o $(B)/obj/convert/diff_stats.o $(B)/obj/convert/lines_source.o
 $(B)/bin/tracy-serve: $(SERVE_OBJS) $(VIEW_A) $(SERVE_CONVERT_OBJS) $(LIBTRACE_A)
 	$(call say,LD,$@)mkdir -p $(@D) && $(CC) -o $@ $^ $(ALL_LDFLAGS) $(DEP_LIBS) -lz
 

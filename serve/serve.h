@@ -183,6 +183,8 @@ void sv_route(sv_ctx *c, const sv_req *q, sv_answer *a);
 void sv_api_range(sv_ctx *c, sv_session *s, const sv_req *q, sv_answer *a);
 void sv_api_diff(sv_ctx *c, const sv_req *q, sv_answer *a);
 void sv_api_trend(sv_ctx *c, const sv_req *q, sv_answer *a);
+/* /api/t/ID/lines (api_lines.c): a function's line heat. */
+void sv_api_lines(sv_session *s, const sv_req *q, sv_answer *a);
 
 /* ---- Captures (capture.c) ---- */
 /* POST /api/capture: starts a capture (the answer waits, deferred, until

@@ -33,6 +33,43 @@
     return "hsl(" + (h % 360) + ",65%,55%)";
   }
 
+  /* ---- Links to tracy-serve ---------------------------------------------- */
+
+  /* Plain links, followed only when clicked: the report itself asks nothing
+   * of the network. tracy-serve listens there by default and opens the
+   * trace named by its absolute path (#t=PATH), finding a function
+   * (&find=NAME), when it serves the trace's folder. */
+  var SERVE = "http://127.0.0.1:8791/";
+
+  function serveHref(find) {
+    if (!D.trace_abs) return null;
+    return SERVE + "#t=" + encodeURIComponent(D.trace_abs) +
+      (find ? "&find=" + encodeURIComponent(find) : "");
+  }
+
+  function serveLink(parent, text, find, title) {
+    var href = serveHref(find);
+    if (!href) return null;
+    var a = add(parent, "a", text, "serve");
+    a.href = href;
+    a.target = "_blank";
+    a.rel = "noopener";
+    a.title = title || "open in tracy-serve";
+    return a;
+  }
+
+  function serveNote() {
+    if (!D.trace_abs) return;
+    var dir = D.trace_abs.slice(0, D.trace_abs.lastIndexOf("/")) || "/";
+    var p = $("serve-note");
+    p.hidden = false;
+    add(p, "span", "Every zone of this trace, zoomable and live: ");
+    serveLink(p, "open it in tracy-serve", null, "the timeline in tracy-serve");
+    add(p, "span", " once it runs (its default address, 127.0.0.1:8791): ");
+    add(p, "code", "tracy-serve " + dir);
+    serveLink($("timeline-serve"), "open this timeline in tracy-serve (every zone, zoomable)", null);
+  }
+
   /* ---- Selection -------------------------------------------------------- */
 
   function selected(s) {
@@ -127,6 +164,7 @@
       add(tr, "td", r.self_pct.toFixed(1), "num");
       add(tr, "td", ms(r.total), "num");
       add(tr, "td", (r.mean / 1e3).toFixed(3), "num");
+      serveLink(add(tr, "td", null, "open"), "\u2197", r.name, "find " + r.name + " in tracy-serve");
       if (searchTerm && r.name.toLowerCase().indexOf(searchTerm) >= 0) tr.className = "match";
     }
     $("table-note").textContent = rows.length > shown
@@ -313,6 +351,7 @@
 
   fillFilter();
   summary();
+  serveNote();
   setupLines();
   setupRanks();
   $("filter").addEventListener("change", redraw);

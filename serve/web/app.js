@@ -86,10 +86,16 @@
 
   // GET a JSON answer; a non-2xx status becomes an ApiError with the
   // server's one-line reason. Requests are never made outside this origin.
-  async function api(path, signal) {
+  async function api(path, signal, payload) {
     let r;
+    const init = {cache: 'no-store', signal: signal, headers: {Accept: 'application/json'}};
+    if (payload !== undefined) {
+      init.method = 'POST';
+      init.headers['Content-Type'] = 'application/json';
+      init.body = JSON.stringify(payload);
+    }
     try {
-      r = await fetch(path, {cache: 'no-store', signal: signal, headers: {Accept: 'application/json'}});
+      r = await fetch(path, init);
     } catch (e) {
       if (e.name === 'AbortError') throw e;
       throw new ApiError('the server does not answer (' + path.split('?')[0] + ')');
@@ -126,7 +132,7 @@
 
   // ---- sessions ----------------------------------------------------------
 
-  const S = {list: [], byId: new Map(), checked: [], timer: null, loaded: 0};
+  const S = {list: [], byId: new Map(), checked: [], timer: null, loaded: 0, note: ''};
 
   function sessionLabel(s) {
     return (s.programs && s.programs.length ? s.programs.join(', ') : '?') + ' · ' + (s.path || s.id);
@@ -140,7 +146,7 @@
       if (text === S.text) { // nothing changed: keep the rows (and a click on them)
         $('sessions-count').textContent = S.list.length + ' session' + (S.list.length === 1 ? '' : 's') +
           ', refreshed ' + new Date().toLocaleTimeString();
-        showError('');
+        showError(S.note);
         return;
       }
       S.text = text;
@@ -148,13 +154,16 @@
       S.byId = new Map(S.list.map((s) => [s.id, s]));
       S.checked = S.checked.filter((id) => S.byId.has(id));
       renderSessions();
-      showError('');
+      showError(S.note);
+      captureProgress();
     } catch (e) {
       showError('Sessions: ' + e.message);
     }
   }
 
-  function stateBadge(state) {
+  function stateBadge(state, capture) {
+    if (capture === 'recording') return el('span', {class: 'state state-writing'}, 'recording');
+    if (capture === 'failed') return el('span', {class: 'state state-error'}, 'capture failed');
     return el('span', {class: 'state state-' + state}, state === 'writing' ? 'being written' : state);
   }
 
@@ -171,9 +180,12 @@
         renderSessions();
       });
       const err = s.state === 'error';
-      const tr = el('tr', {class: 'link', data: {id: s.id, state: s.state}, title: err ? s.error : null},
+      const mine = Cap.ids.includes(s.id);
+      const tr = el('tr', {class: 'link' + (mine ? ' captured' : ''), data: {id: s.id, state: s.state},
+        title: err ? s.error : mine ? 'captured from this page' : null},
         el('td', null, box),
-        el('td', {class: 'program'}, (s.programs || []).join(', ')),
+        el('td', {class: 'program'}, (s.programs || []).join(', ') ||
+          (s.capture ? el('span', {class: 'muted'}, 'from ' + s.address) : '')),
         el('td', {class: 'path'}, s.path, err ? el('span', {class: 'muted'}, ' — ' + s.error) : null),
         el('td', {class: 'start'}, fmtWall(s.wall_start_ns)),
         el('td', {class: 'num duration', data: {ns: s.duration_ns}}, fmtDur(s.duration_ns)),
@@ -181,7 +193,7 @@
         el('td', {class: 'num threads'}, fmtInt(s.threads)),
         el('td', {class: 'num zones'}, fmtInt(s.zones)),
         el('td', {class: 'num lost'}, fmtInt(s.lost)),
-        el('td', {class: 'state-cell'}, stateBadge(s.state)));
+        el('td', {class: 'state-cell'}, stateBadge(s.state, s.capture)));
       tr.addEventListener('click', () => { location.hash = '#/t/' + s.id; });
       return tr;
     });
@@ -1067,11 +1079,124 @@
       const zoom = el('button', null, 'Zoom to zone');
       zoom.addEventListener('click', () => centerOn(z, true));
       body.classList.remove('muted');
-      body.replaceChildren(dl, el('div', {class: 'bar'}, zoom, el('span', {class: 'muted'}, 'zone #' + z.id)));
+      const lines = el('div', {id: 'lines-view'});
+      $('details').classList.remove('has-lines');
+      body.replaceChildren(el('div', {class: 'details-cols'},
+        el('div', null, dl, el('div', {class: 'bar'}, zoom, el('span', {class: 'muted'}, 'zone #' + z.id))), lines));
       body.dataset.id = z.id;
+      showLines(z, lines);
     } catch (e) {
       body.replaceChildren(el('p', {class: 'state-error'}, 'Zone ' + id + ': ' + e.message));
     }
+  }
+
+  // ---- line heat of the selected zone's function -----------------------------
+
+  // python -m tracy -l records each executed line as a zone of kind "line"
+  // named "QUAL:LINE" with the file of its code object; a function's zones
+  // are named QUAL (with " [FILE:LINE]" under --label). The figures are
+  // tracy-export -f lines' (line_profiler's): per line, hits (its zones)
+  // and time (their durations summed, nested ones too), over the whole run
+  // and every thread, from the whole run's /range (calls, mean).
+  const L = {rows: null, whole: null, wholeFor: null};
+
+  function qualOf(f) {
+    if (f.kind === 'line') {
+      const i = f.name.lastIndexOf(':');
+      return i > 0 ? f.name.slice(0, i) : f.name;
+    }
+    const n = f.name;
+    const open = n.indexOf(' [');
+    return n.endsWith(']') && open > 0 ? n.slice(0, open) : n;
+  }
+
+  function lineFuncs(f) {
+    if (f.kind !== 'python' && f.kind !== 'line') return [];
+    const qual = qualOf(f);
+    const out = [];
+    for (const g of T.funcs) {
+      if (g && g.kind === 'line' && g.file === f.file && qualOf(g) === qual) out.push(g);
+    }
+    return out;
+  }
+
+  async function wholeRun() {
+    const key = T.id + '/' + T.meta.generation;
+    if (L.wholeFor !== key) {
+      L.whole = api('/api/t/' + T.id + '/range?' + q({t0: 0, t1: endOfRun()}));
+      L.wholeFor = key;
+    }
+    try {
+      return await L.whole;
+    } catch (e) {
+      L.wholeFor = null;
+      throw e;
+    }
+  }
+
+  function heat(share) { // 0..1: white to orange, as the HTML report's line view
+    return 'hsl(30,90%,' + (100 - 45 * Math.max(0, Math.min(1, share))) + '%)';
+  }
+
+  // The function's lines from /lines (with the source), or, from a server
+  // without it, from the whole run's /range (figures only).
+  async function lineRows(z, f, lf) {
+    try {
+      const d = await api('/api/t/' + T.id + '/lines?' + q({func: z.func}));
+      return {rows: d.rows.map(([line, hits, ns, text]) => ({line: line, hits: hits, ns: ns, text: text})),
+        total: d.total, note: d.note, source: true};
+    } catch (e) {
+      if (!(e instanceof ApiError) || e.status !== 404 || e.message !== 'no such route') throw e;
+    }
+    const d = await wholeRun();
+    const byFunc = new Map((d.functions || []).map((r) => [r.func, r]));
+    const rows = lf.map((g) => {
+      const r = byFunc.get(g.func);
+      // mean is the exact quotient (printed with 17 digits): the sum is whole
+      return {line: g.line, hits: r ? r.calls : 0, ns: r ? Math.round(r.mean * r.calls) : 0, text: null};
+    }).filter((r) => r.hits > 0).sort((a, b) => a.line - b.line);
+    return {rows: rows, total: rows.reduce((a, r) => a + r.ns, 0), note: 'the source is not shown by this server', source: false};
+  }
+
+  async function showLines(z, box) {
+    L.rows = null;
+    const f = funcOf(z.func);
+    const lf = lineFuncs(f);
+    if (!lf.length) return;
+    const qual = qualOf(f);
+    $('details').classList.add('has-lines');
+    box.replaceChildren(el('p', {class: 'muted'}, 'Lines of ' + qual + '…'));
+    let d;
+    try {
+      d = await lineRows(z, f, lf);
+    } catch (e) {
+      box.replaceChildren(el('p', {class: 'state-error'}, 'Lines of ' + qual + ': ' + e.message));
+      return;
+    }
+    if (!T.selected || T.selected.id !== z.id) return;
+    L.rows = d.rows.filter((r) => r.hits > 0);
+    const total = d.total;
+    const us = (ns) => (ns / 1e3).toFixed(1);
+    const table = el('table', {class: 'grid lines'});
+    const th = (text, num) => el('th', {class: num ? 'num' : null}, text);
+    table.append(el('thead', null, el('tr', null, th('line', 1), th('hits', 1), th('time µs', 1),
+      th('per hit µs', 1), th('% time', 1), d.source ? th('source') : null)));
+    const tb = el('tbody');
+    for (const r of d.rows) {
+      const share = total ? r.ns / total : 0;
+      const tr = el('tr', {class: f.kind === 'line' && r.line === f.line ? 'this-line' : null,
+        data: {line: r.line, hits: r.hits, ns: r.ns}},
+      el('td', {class: 'num'}, r.line), el('td', {class: 'num'}, r.hits ? fmtInt(r.hits) : ''),
+      el('td', {class: 'num'}, r.hits ? us(r.ns) : ''), el('td', {class: 'num'}, r.hits ? us(r.ns / r.hits) : ''),
+      el('td', {class: 'num'}, r.hits && total ? (100 * share).toFixed(1) : ''),
+      d.source ? el('td', {class: 'src'}, r.text === null ? '' : r.text) : null);
+      if (r.hits) tr.style.background = heat(share);
+      tb.append(tr);
+    }
+    table.append(tb);
+    box.replaceChildren(el('h4', {id: 'lines-title'}, 'Lines of ' + qual),
+      el('p', {class: 'muted'}, (f.file || '') + ': ' + fmtDur(total) + ' in its lines over the whole run, every thread' +
+        (d.note ? ' (' + d.note + ')' : '')), table);
   }
 
   function centerOn(z, fit) {
@@ -1139,7 +1264,10 @@
         return;
       }
       T.find.zone = d.zone;
-      $('find-count').textContent = fmtInt(T.find.count) + ' occurrence' + (T.find.count === 1 ? '' : 's') + '; at ' + fmtDur(d.zone.start);
+      T.find.index = typeof d.index === 'number' ? d.index : null;
+      $('find-count').textContent = (T.find.index !== null ? fmtInt(T.find.index) + ' of ' + fmtInt(T.find.count)
+        : fmtInt(T.find.count) + ' occurrence' + (T.find.count === 1 ? '' : 's')) + '; at ' + fmtDur(d.zone.start);
+      if (T.find.index !== null) $('find-count').dataset.index = T.find.index; else delete $('find-count').dataset.index;
       selectZone(d.zone.id, true);
     } catch (e) {
       $('find-count').textContent = e.message;
@@ -1388,7 +1516,9 @@
   function route() {
     clearInterval(S.timer);
     S.timer = null;
+    S.note = '';
     const h = location.hash.replace(/^#/, '') || '/';
+    if (h.startsWith('t=')) { openByPath(new URLSearchParams(h)); return; }
     const [path, query] = h.split('?');
     const opts = Object.fromEntries(new URLSearchParams(query || ''));
     const parts = path.split('/').filter(Boolean).map(decodeURIComponent);
@@ -1406,6 +1536,26 @@
     else openSessions();
   }
 
+  // #t=PATH[&find=NAME][&t0=&t1=]: the link tracy-export -f html writes
+  // beside its sections. PATH is the trace's absolute path (or its path
+  // under a served folder); it is looked up in the sessions list.
+  async function openByPath(params) {
+    const want = params.get('t') || '';
+    const join = (root, rel) => (root.endsWith('/') ? root : root + '/') + rel;
+    await loadSessions();
+    const s = S.list.find((x) => x.root && (join(x.root, x.path) === want || x.root === want)) ||
+      S.list.find((x) => x.path === want);
+    if (!s) {
+      const dir = want.includes('/') ? want.slice(0, want.lastIndexOf('/')) || '/' : '.';
+      S.note = 'tracy-serve serves no trace ' + want + ' (start it with: tracy-serve ' + dir + ')';
+      openSessions();
+      return;
+    }
+    const opts = {};
+    for (const k of ['find', 't0', 't1', 'zone']) if (params.get(k) !== null) opts[k] = params.get(k);
+    location.replace('#/t/' + s.id + (Object.keys(opts).length ? '?' + q(opts) : ''));
+  }
+
   function wireSessions() {
     $('compare').addEventListener('click', () => {
       if (S.checked.length !== 2) return;
@@ -1420,6 +1570,100 @@
     });
   }
 
+  // ---- capture a running program (POST /api/capture) --------------------------
+
+  // pending: the capture asked for (its session id once answered); ids: the
+  // sessions captured from this page, marked in the list
+  const Cap = {pending: null, ids: [], busy: false};
+
+  function capStatus(text, error) {
+    const p = $('cap-status');
+    p.textContent = text || '';
+    p.classList.toggle('error', !!error);
+  }
+
+  // "HOST:PORT" or "[V6]:PORT", PORT 1..65535; null when malformed
+  function captureAddress(text) {
+    const m = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):(\d{1,5})$/.exec(text.trim());
+    return m && +m[2] >= 1 && +m[2] <= 65535 ? m[0] : null;
+  }
+
+  async function startCapture() {
+    if (Cap.busy) return;
+    const address = captureAddress($('cap-addr').value);
+    const seconds = Number($('cap-dur').value);
+    if (!address) { capStatus('The address is HOST:PORT (the port the program listens on).', true); return; }
+    if (!(seconds > 0)) { capStatus('The duration is a number of seconds above 0.', true); return; }
+    const body = {address: address, duration_ms: Math.max(1, Math.round(seconds * 1000))};
+    const token = $('cap-token').value;
+    if (token) body.token = token;
+    Cap.busy = true;
+    $('cap-go').disabled = true;
+    $('cap-open-now').disabled = true;
+    capStatus('Recording ' + address + ' for ' + fmtDur(body.duration_ms * 1e6) + '…');
+    try {
+      const d = await api('/api/capture', undefined, body);
+      Cap.pending = {id: d.id, path: d.path || d.id, address: address, opened: false};
+      if (!Cap.ids.includes(d.id)) Cap.ids.push(d.id);
+      capStatus('Recording ' + address + ' into ' + Cap.pending.path + '…');
+      await loadSessions();
+      captureProgress();
+    } catch (e) {
+      Cap.pending = null;
+      capStatus('Capture failed: ' + e.message, true);
+    } finally {
+      Cap.busy = false;
+      $('cap-go').disabled = false;
+    }
+  }
+
+  // Follows the pending capture in the sessions list: being written, then
+  // complete (opened then when asked), or an error.
+  function captureProgress() {
+    const c = Cap.pending;
+    if (!c) return;
+    const s = S.byId.get(c.id);
+    if (!s) return;
+    $('cap-open-now').disabled = s.capture === 'recording';
+    if (s.capture === 'recording') {
+      capStatus('Recording ' + c.address + ' into ' + s.path + '…');
+    } else if (s.state === 'error') {
+      capStatus((s.capture === 'failed' ? 'Capture failed: ' : 'The capture\'s trace ' + s.path + ' is unreadable: ') +
+        s.error, true);
+      Cap.pending = null;
+      $('cap-open-now').disabled = true;
+    } else if (s.state === 'writing') {
+      capStatus('Being written: ' + s.path + ', ' + fmtInt(s.zones) + ' zones so far. Open now to follow it live.');
+    } else {
+      capStatus('Written: ' + s.path + ', ' + fmtInt(s.zones) + ' zones, ' + fmtDur(s.duration_ns) +
+        (s.state === 'truncated' ? ' (truncated)' : '') + '.');
+      Cap.pending = null;
+      if ($('cap-follow').checked && !c.opened) openCaptured(c);
+    }
+  }
+
+  function openCaptured(c) {
+    c.opened = true;
+    const dlg = $('capture-dlg');
+    if (dlg.open) dlg.close();
+    location.hash = '#/t/' + c.id;
+  }
+
+  function wireCapture() {
+    const dlg = $('capture-dlg');
+    $('capture-open').addEventListener('click', () => {
+      if (!Cap.busy && !Cap.pending) capStatus('');
+      dlg.showModal();
+      $('cap-addr').focus();
+    });
+    $('cap-form').addEventListener('submit', (ev) => { ev.preventDefault(); startCapture(); });
+    $('cap-close').addEventListener('click', () => dlg.close());
+    $('cap-open-now').addEventListener('click', () => {
+      const id = Cap.pending ? Cap.pending.id : Cap.ids[Cap.ids.length - 1];
+      if (id) openCaptured(Cap.pending || {id: id});
+    });
+  }
+
   // ---- the debug hook --------------------------------------------------------
 
   const hook = {
@@ -1428,10 +1672,15 @@
     get view() { return {t0: T.t0, t1: T.t1, width: T.W}; },
     get meta() { return T.meta; },
     get selected() { return T.selected; },
-    get find() { return T.find && {count: T.find.count, funcs: [...T.find.funcs], zone: T.find.zone}; },
+    get find() { return T.find && {count: T.find.count, funcs: [...T.find.funcs], zone: T.find.zone, index: T.find.index ?? null}; },
     get range() { return T.rangeData; },
     get sessions() { return S.list; },
     get sessionsLoaded() { return S.loaded; },
+    // the capture asked from the page: {id, path, address} until written
+    get capture() { return Cap.pending && {id: Cap.pending.id, path: Cap.pending.path}; },
+    get captured() { return Cap.ids.slice(); },
+    // the line view of the selected zone's function: [{line, hits, ns}]
+    get lines() { return L.rows && L.rows.map((r) => ({line: r.line, hits: r.hits, ns: r.ns})); },
     // true once the frame on screen was drawn from an answer covering the view
     settled() {
       return !!T.meta && !T.debounce && !T.fetching && covered() && !T.dirty && T.drawnSeq === T.dataSeq;
@@ -1476,6 +1725,7 @@
 
   function start() {
     wireSessions();
+    wireCapture();
     wireTimeline();
     wireFlame();
     window.addEventListener('hashchange', route);

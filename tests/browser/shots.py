@@ -5,6 +5,7 @@ Not a test: the tests (test_serve_page.py) check what these pictures show."""
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
 import tempfile
@@ -23,6 +24,49 @@ def demo_runs(folder):
         subprocess.run([sys.executable, "-m", "tracy", "-o", os.path.join(folder, name),
                         os.path.join(ROOT, "examples", "demo.py")], env=env, check=True,
                        capture_output=True, timeout=120)
+
+
+# a service that works steadily until killed (python -m tracy --listen)
+SERVICE = """
+import time
+def handle(i):
+    return sum(range(200 + i % 100))
+print("ready", flush=True)
+i = 0
+while True:
+    handle(i)
+    i += 1
+    time.sleep(0.001)
+"""
+
+
+def capture_shot(page, url, tmp, path):
+    """The Capture dialog over the sessions list while it records a
+    listening program for 2 s."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    prog = os.path.join(tmp, "service.py")
+    with open(prog, "w") as f:
+        f.write(SERVICE)
+    env = dict(os.environ, PYTHONPATH=os.path.join(BUILD, "python"),
+               PATH=BIN + os.pathsep + os.environ.get("PATH", ""))
+    svc = subprocess.Popen([sys.executable, "-m", "tracy", "--listen", "127.0.0.1:%d" % port,
+                            prog], env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        svc.stdout.readline()
+        page.open(url, ready="window.__tracy && __tracy.sessionsLoaded > 0")
+        page.click("#capture-open")
+        page.type("#cap-addr", "127.0.0.1:%d" % port)
+        page.type("#cap-dur", "2")
+        page.click("#cap-go")
+        page.wait("__tracy.captured.length && document.querySelector("
+                  "'#sessions tbody tr.captured')", timeout=30)
+        page.screenshot(path)
+        page.wait("__tracy.meta && __tracy.settled()", timeout=60)
+    finally:
+        svc.kill()
+        svc.wait()
 
 
 def main(out):
@@ -75,6 +119,7 @@ def main(out):
             page.open(url + "#/diff/%s/%s" % (ids["demo-1.tracy"], ids["demo-2.tracy"]),
                       ready="document.querySelectorAll('#compare-body tbody tr').length > 0")
             page.screenshot(os.path.join(out, "serve-compare.png"))
+            capture_shot(page, url, tmp, os.path.join(out, "serve-capture.png"))
             log = page.log()
             if log["errors"] or log["outside"]:
                 sys.exit("shots: the page complained: %s" % log)

@@ -128,14 +128,15 @@ def traces(tmp_path_factory):
     return Traces(str(tmp_path_factory.mktemp("served")), str(tmp_path_factory.mktemp("dbs")))
 
 
-@pytest.fixture(scope="module")
-def server(traces, tmp_path_factory):
-    """A real tracy-serve on a free loopback port, its cache in a folder of
-    the test's own."""
-    cache = str(tmp_path_factory.mktemp("cache"))
+def serving(root, cache):
+    """A real tracy-serve on a free loopback port over root, its cache in a
+    folder of the test's own (capture-release from the build on PATH): yields
+    its URL, stops it after."""
+    os.makedirs(cache, exist_ok=True)
     errors = open(os.path.join(cache, "stderr.txt"), "w+")  # read only when it fails
-    proc = subprocess.Popen([SERVE, "-p", "0", "--cache", cache, traces.root],
-                            stdout=subprocess.PIPE, stderr=errors, text=True)
+    env = dict(os.environ, PATH=BIN + os.pathsep + os.environ.get("PATH", ""))
+    proc = subprocess.Popen([SERVE, "-p", "0", "--cache", cache, root],
+                            stdout=subprocess.PIPE, stderr=errors, text=True, env=env)
     url = None
     deadline = time.monotonic() + 30
     while url is None and time.monotonic() < deadline:
@@ -157,6 +158,11 @@ def server(traces, tmp_path_factory):
         proc.kill()
         proc.wait()
     errors.close()
+
+
+@pytest.fixture(scope="module")
+def server(traces, tmp_path_factory):
+    yield from serving(traces.root, str(tmp_path_factory.mktemp("cache")))
 
 
 @pytest.fixture(scope="module")
@@ -416,11 +422,20 @@ def test_find_counts_and_jumps_match_tracy_sql(page, server, traces):
     assert int(count) == len(starts)
     page.click("#find-next")
     page.wait("__tracy.selected && __tracy.selected.start === %d" % starts[0])
+    # "k of N": k counts the occurrences that start before this one
+    n = "{:,}".format(len(starts))
+    assert page.wait("document.getElementById('find-count').textContent")\
+        .startswith("1 of %s; at " % n)
     nxt = min(s for s in starts if s > starts[0])
     page.click("#find-next")
     page.wait("__tracy.selected && __tracy.selected.start === %d" % nxt)
+    k = 1 + sum(1 for s in starts if s < nxt)
+    assert page.wait("document.getElementById('find-count').dataset.index") == str(k)
+    assert page.eval("document.getElementById('find-count').textContent")\
+        .startswith("{:,} of {}; at ".format(k, n))
     page.click("#find-prev")
     page.wait("__tracy.selected && __tracy.selected.start === %d" % starts[0])
+    assert page.wait("document.getElementById('find-count').dataset.index === '1'")
     settle(page)
     # the occurrences in view are the ones highlighted
     drawn = page.eval("__tracy.drawn")
