@@ -18,6 +18,15 @@
 #include <string.h>
 #include <unistd.h>
 
+/* A C callable of `def` with self `self`, its __module__ `module`. */
+static PyObject *c_callable(PyMethodDef *def, PyObject *self, const char *module) {
+    PyObject *mod = PyUnicode_FromString(module);
+    if (!mod) return NULL;
+    PyObject *f = PyCFunction_NewEx(def, self, mod);
+    Py_DECREF(mod);
+    return f;
+}
+
 /* ---- tracing suspended ------------------------------------------------- */
 
 static void tracing_enter(PyThreadState *ts) {
@@ -57,7 +66,7 @@ const char py__hidden_doc[] = PyDoc_STR(
 "fn as a C callable that runs it with this thread's tracing suspended: no\n"
 "trace, profile or sys.monitoring event of fn or of what it calls. Only\n"
 "for the profiler's own work (fn must not run the program's code).\n"
-"name: '_exit' (named as os._exit) or 'hidden'.");
+"name: '_exit' (named as os._exit, module posix) or 'hidden'.");
 
 PyObject *py__hidden(PyObject *self, PyObject *args) {
     (void)self;
@@ -68,17 +77,8 @@ PyObject *py__hidden(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_TypeError, "_hidden(fn): fn must be callable");
         return NULL;
     }
-    PyMethodDef *d = &g_hidden_defs[strcmp(name, "_exit") == 0 ? 0 : 1];
-    return PyCFunction_NewEx(d, fn, NULL);
-}
-
-/* A C callable of `def` with self `self`, its __module__ `module`. */
-static PyObject *c_callable(PyMethodDef *def, PyObject *self, const char *module) {
-    PyObject *mod = PyUnicode_FromString(module);
-    if (!mod) return NULL;
-    PyObject *f = PyCFunction_NewEx(def, self, mod);
-    Py_DECREF(mod);
-    return f;
+    int ex = strcmp(name, "_exit") == 0;
+    return c_callable(&g_hidden_defs[ex ? 0 : 1], fn, ex ? "posix" : "tracy");
 }
 
 /* ---- exec ------------------------------------------------------------- */

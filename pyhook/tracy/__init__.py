@@ -165,7 +165,7 @@ def _on_fatal(signum, frame):
         # signal at all: _thread.interrupt_main(signum) does nothing in plain
         # Python when the action is the default one
         return
-    _sig()[0](signum, signal.SIG_DFL)
+    _sig()[0](signum, _sig()[2])
     try:
         _ending()()
     except BaseException:
@@ -188,12 +188,14 @@ def _on_late_signal(signum, frame):
 
 
 def _sig():
-    """(_signal.signal, _signal.getsignal) as the interpreter defines them,
-    for the profiler's own use: the program sees them through _hide_ours."""
+    """(_signal.signal, _signal.getsignal, _signal.SIG_DFL) as the
+    interpreter defines them, for the profiler's own use (SIG_DFL: the int
+    _signal.signal takes, not signal's enum): the program sees them through
+    _hide_ours."""
     f = _state.get("sigfuncs")
     if f is None:
         import _signal
-        f = _state["sigfuncs"] = (_signal.signal, _signal.getsignal)
+        f = _state["sigfuncs"] = (_signal.signal, _signal.getsignal, _signal.SIG_DFL)
     return f
 
 
@@ -241,7 +243,7 @@ def _hide_ours(signal):
     import _signal
     if _signal.getsignal in _OURS:
         return
-    real_set, real_get = _sig()
+    real_set, real_get, _ = _sig()
     fatal = {int(getattr(signal, n)) for n in _FATAL if hasattr(signal, n)}
     get, set_ = _tracy._signal_wrappers(real_set, real_get, _ON_FATAL, _signal.SIG_DFL,
                                         fatal)

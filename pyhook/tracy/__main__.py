@@ -743,7 +743,7 @@ def _die_like(status):
     sig = status.sig
     sys.stdout.flush()
     sys.stderr.flush()
-    tracy._sig()[0](sig, signal.SIG_DFL)
+    tracy._sig()[0](sig, tracy._sig()[2])
     os.kill(os.getpid(), sig)
     return 128 + sig
 

@@ -113,6 +113,10 @@ def test_suite_same_outcome(suite, tmp_path):
     assert t["complete"]
     assert t["stats"].get("events_rejected", 0) == 0
     assert t["stats"].get("clients_rejected", 0) == 0
+    # every child recorded clean: fork children, subprocess children whose
+    # preexec_fn ran Python before _posixsubprocess's exec (unseen.c)
+    lost = [p for p in t["processes"] if p["status"] != 0 and p["end_reason"] != "exec"]
+    assert t["stats"].get("clients_lost", 0) == 0, lost
     # the frames that called a successful exec never return: their zones
     # are left open in the process the exec ended (PROTOCOL.md, exec)
     execd = {p["index"] for p in t["processes"] if p["end_reason"] == "exec"}
