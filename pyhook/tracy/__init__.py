@@ -159,7 +159,6 @@ def _on_fatal(signum, frame):
     """SIGTERM/SIGHUP where the program left the default action (end the
     process): ship what was recorded, then end by the same signal, so that
     the program's parent sees what it would have seen unprofiled."""
-    import signal
     if _tracy._fatal_begin(signum) <= 0:
         # under way (here, or in the extension's watchdog: fatal.c), or no
         # signal at all: _thread.interrupt_main(signum) does nothing in plain

@@ -739,7 +739,6 @@ def _die_like(status):
     so that the parent sees the same end."""
     if not isinstance(status, Signalled):
         return status
-    import signal
     sig = status.sig
     sys.stdout.flush()
     sys.stderr.flush()
