@@ -96,7 +96,7 @@ extern const char py__fatal_guard_doc[], py__fatal_begin_doc[], py__fatal_after_
     py__own_threads_doc[];
 PyObject *py__own_threads(PyObject *self, PyObject *unused);
 extern const char py__fork_wrapper_doc[];
-PyObject *py__fork_wrapper(PyObject *self, PyObject *args);
+PyObject *py__fork_wrapper(PyObject *self, PyObject *real);
 PyObject *py__fatal_guard(PyObject *self, PyObject *arg);
 PyObject *py__fatal_begin(PyObject *self, PyObject *arg);
 PyObject *py__fatal_after_fork(PyObject *self, PyObject *unused);
