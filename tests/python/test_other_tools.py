@@ -129,30 +129,33 @@ def test_no_tool_id_left(tmp_path, run_tracy):
     assert r.count("f") == 20
 
 
-def test_coverage_reports_the_same_rows(tmp_path):
+@pytest.mark.parametrize("name,run", [("coverage_rows.py", ["-m", "coverage", "run"]),
+                                      ("coverage_atexit.py", [])])
+def test_coverage_reports_the_same_rows(tmp_path, name, run):
     """coverage.py measuring a program (threads, a fork, a failed exec, a
-    subprocess with a preexec_fn, a signal handler set and put back) under
-    python -m tracy reports what it reports plain: no row of the profiler's
-    files (its work in the program's window is C, pyhook/unseen.c)."""
+    subprocess with a preexec_fn, a signal handler set and put back; or
+    started by the program and stopped at exit) under python -m tracy
+    reports what it reports plain: no row of the profiler's files (its work
+    in the program's window is C, pyhook/unseen.c, and its end of the
+    program runs in a frame older than the tracer)."""
     env = env_for_tests()
     if subprocess.run([PYTHON, "-c", "import coverage"], env=env, capture_output=True,
                       timeout=60).returncode:
         pytest.skip("no coverage.py for %s (Debian's python3-coverage serves "
                     "/usr/bin/python3)" % PYTHON)
-    prog = str(tmp_path / "coverage_rows.py")
-    shutil.copy(os.path.join(OTHERS, "coverage_rows.py"), prog)
+    prog = str(tmp_path / name)
+    shutil.copy(os.path.join(OTHERS, name), prog)
     reports = []
-    for name, pre in (("plain", []), ("traced", ["-m", "tracy", "-o", "t.tracy"])):
-        env_run = dict(env, COVERAGE_FILE=str(tmp_path / (name + ".cov")))
-        run = subprocess.run([PYTHON] + pre + ["-m", "coverage", "run", prog],
-                             capture_output=True, text=True, timeout=LIMIT, env=env_run,
-                             cwd=str(tmp_path))
-        assert run.returncode == 0, run.stderr
+    for how, pre in (("plain", []), ("traced", ["-m", "tracy", "-o", "t.tracy"])):
+        env_run = dict(env, COVERAGE_FILE=str(tmp_path / (how + ".cov")))
+        done = subprocess.run([PYTHON] + pre + run + [prog], capture_output=True, text=True,
+                              timeout=LIMIT, env=env_run, cwd=str(tmp_path))
+        assert done.returncode == 0, done.stderr
         rep = subprocess.run([PYTHON, "-m", "coverage", "report", "-m"], capture_output=True,
                              text=True, timeout=LIMIT, env=env_run, cwd=str(tmp_path))
         assert rep.returncode == 0, rep.stderr
-        reports.append((run.stdout, rep.stdout))
-    assert "coverage_rows.py" in reports[0][1]
+        reports.append((done.stdout, rep.stdout))
+    assert name in reports[0][1]
     assert reports[1] == reports[0]
 
 
