@@ -100,8 +100,20 @@ $(B)/obj/%.o: %.c | deps
 $(B)/asan/obj/%.o: %.c | deps
 	$(call say,CC-SAN,$@)mkdir -p $(@D) && $(CC) $(ALL_CFLAGS) $(SAN_FLAGS) $(CHECK_CFLAGS) -c $< -o $@
 
-check: all
-	$(Q)$(MAKE) --no-print-directory check-c check-asan check-cli check-python check-pip check-shared check-browser
+# Two groups side by side, each in order: the C suites (native, sanitizer,
+# CLI) and the interpreters' (pytest matrix, pip, two users, the browser).
+# Much of each waits on daemons, children and timeouts, so together they take
+# little longer than the longer one. Everything is built first.
+CHECK_GROUP_C := check-c check-asan check-cli
+CHECK_GROUP_PY := check-python check-pip check-shared check-browser
+check: all $(B)/tests/check_all $(B)/asan/tests/check_all
+	$(Q)$(MAKE) --no-print-directory -j2 check-group-c check-group-py
+
+.PHONY: check-group-c check-group-py
+check-group-c:
+	$(Q)$(MAKE) --no-print-directory -j1 $(CHECK_GROUP_C)
+check-group-py:
+	$(Q)$(MAKE) --no-print-directory -j1 $(CHECK_GROUP_PY)
 
 install: all
 	install -d $(DESTDIR)$(bindir) $(DESTDIR)$(libdir)/pkgconfig $(DESTDIR)$(includedir)/libtrace \

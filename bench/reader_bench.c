@@ -56,11 +56,16 @@ static void fib(gen *g, int n) {
     g->events++;
 }
 
-static double now_s(void) {
+static double clock_s(clockid_t id) {
     struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
+    clock_gettime(id, &t);
     return (double)t.tv_sec + t.tv_nsec * 1e-9;
 }
+
+static double now_s(void) { return clock_s(CLOCK_MONOTONIC); }
+/* CPU time of the process: what descheduling on a loaded machine does not
+ * inflate */
+static double cpu_s(void) { return clock_s(CLOCK_PROCESS_CPUTIME_ID); }
 
 static int build(const char *path, uint64_t events, int threads) {
     gen g = {.rng = 0x9E3779B97F4A7C15ull, .ts = 1000000};
@@ -87,17 +92,18 @@ static int build(const char *path, uint64_t events, int threads) {
     return g.err ? g.err : rc2;
 }
 
-static int run(lt_reader *r, uint64_t *n, double *secs) {
+static int run(lt_reader *r, uint64_t *n, double *secs, double *cpu) {
     lt_event ev;
     int rc;
     uint64_t sum = 0;
-    double t0 = now_s();
+    double t0 = now_s(), c0 = cpu_s();
     *n = 0;
     while ((rc = lt_reader_next(r, &ev)) == 1) {
         sum += ev.child_ns;
         (*n)++;
     }
     *secs = now_s() - t0;
+    *cpu = cpu_s() - c0;
     if (sum == 1) puts(""); /* keeps the loop from being optimised away */
     return rc;
 }
@@ -143,13 +149,14 @@ int main(int argc, char **argv) {
     }
     const lt_file_info *fi = lt_reader_info(r);
     uint64_t n;
-    double secs, best = 1e9;
+    double secs, cpu, best = 1e9, best_cpu = 1e9;
     for (int i = 0; i < 3; i++) {
-        if ((rc = run(r, &n, &secs)) < 0) {
+        if ((rc = run(r, &n, &secs, &cpu)) < 0) {
             fprintf(stderr, "reader_bench: %s\n", lt_reader_error(r));
             return 1;
         }
         if (secs < best) best = secs;
+        if (cpu < best_cpu) best_cpu = cpu;
         lt_reader_rewind(r);
     }
     printf("events: %llu\n", (unsigned long long)n);
@@ -159,6 +166,7 @@ int main(int argc, char **argv) {
     printf("raw_bytes_per_event: %.3f\n", (double)fi->raw_bytes / (double)n);
     printf("build_events_per_s: %.0f\n", (double)n / tb);
     printf("decode_events_per_s: %.0f\n", (double)n / best);
+    printf("decode_events_per_cpu_s: %.0f\n", (double)n / best_cpu);
     lt_reader_free(r);
     if (tmp) unlink(path);
     return 0;

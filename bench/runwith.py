@@ -2,11 +2,13 @@
 command line of its own, the way `python -m cProfile` does.
 
     python runwith.py empty  (script.py | -m module) [args...]
+    python runwith.py eval   (script.py | -m module) [args...]
     python runwith.py yappi  (script.py | -m module) [args...]
     python runwith.py listen (script.py | -m module) [args...]
 
 empty: the emptyprof extension (an empty PyEval_SetProfile callback; needs
-build/bench on PYTHONPATH). yappi: yappi on its wall clock, stats saved in
+build/bench on PYTHONPATH). eval: the emptyeval extension (an empty PEP 523
+frame-evaluation function that calls CPython's own). yappi: yappi on its wall clock, stats saved in
 pstat form to $BENCH_YAPPI_OUT (default /dev/null) at the end, as
 `python -m cProfile -o` saves its own. listen: tracy.start_server(0), a
 listener for on-demand captures that is never asked (the idle cost).
@@ -31,6 +33,10 @@ def start(mode):
         import emptyprof
         emptyprof.install()
         return emptyprof.uninstall
+    if mode == "eval":
+        import emptyeval
+        emptyeval.install()
+        return emptyeval.uninstall
     if mode == "yappi":
         yappi = load_yappi()
         # Wall clock, as the other tracers record; yappi's default CPU clock
@@ -47,7 +53,7 @@ def start(mode):
         import tracy
         tracy.start_server(0)
         return tracy.stop_server
-    raise SystemExit(f"runwith.py: unknown mode {mode!r} (empty, yappi, listen)")
+    raise SystemExit(f"runwith.py: unknown mode {mode!r} (empty, eval, yappi, listen)")
 
 
 def main(argv):

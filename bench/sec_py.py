@@ -1,9 +1,11 @@
 """sec_py.py -- section 7 of `make bench`: the Python hook on every
 interpreter found (pyhook/pythons.sh). For each, the callgrind instruction
-counts of bench/workloads/fib.py and mixed.py with no profiler, an empty
-PyEval_SetProfile callback, cProfile and `python -m tracy`, and on 3.12+
-empty sys.monitoring callbacks (the floor of a PEP 669 tracer, against which
-the frame-evaluation hook was chosen). Called from bench/run.py."""
+counts of bench/workloads/fib.py, mixed.py and gen.py (nested generators)
+with no profiler, an empty PyEval_SetProfile callback, an empty PEP 523
+frame-evaluation function (the floor of tracy's mechanism), cProfile and
+`python -m tracy`, and on 3.12+ empty sys.monitoring callbacks (the floor of
+a PEP 669 tracer, against which the frame-evaluation hook was chosen).
+Called from bench/run.py."""
 import os
 import subprocess
 import time
@@ -14,8 +16,10 @@ TARGETS = {"fib": 1.6, "mixed": 1.10}
 # mixed.py rounds here (section 1 runs 10): 7 interpreters x 5 configurations
 # under callgrind must fit in the suite's time
 MIXED_ROUNDS = int(os.environ.get("BENCH_PY_MIXED_ROUNDS", "2"))
+WORKLOADS = ("fib", "mixed", "gen")
 CONFIGS = [("none", "no profiler"), ("empty", "empty setprofile"),
-           ("mon", "empty sys.monitoring"), ("cprofile", "cProfile"),
+           ("mon", "empty sys.monitoring"), ("eval", "empty PEP 523 hook"),
+           ("cprofile", "cProfile"),
            ("tracy", "python -m tracy"), ("listen", "start_server, idle")]
 
 MON_RUNNER = """\
@@ -63,7 +67,7 @@ def build_ext(ctx, name, inc, suffix, outdir):
 def command(py, config, target, out, work):
     if config == "none":
         return [py, target]
-    if config in ("empty", "listen"):
+    if config in ("empty", "eval", "listen"):
         return [py, os.path.join(R.BENCH, "runwith.py"), config, target]
     if config == "mon":
         runner = os.path.join(work, "monrun.py")
@@ -97,6 +101,7 @@ def one_interpreter(ctx, py, rep):
     os.makedirs(work, exist_ok=True)
     extdir = os.path.join(work, "ext")
     build_ext(ctx, "emptyprof", inc, suffix, extdir)
+    build_ext(ctx, "emptyeval", inc, suffix, extdir)
     if minor >= (3, 12):
         build_ext(ctx, "emptymon", inc, suffix, extdir)
     if not os.path.exists(os.path.join(ctx.build, "python", "tracy", "_tracy" + suffix)):
@@ -108,7 +113,7 @@ def one_interpreter(ctx, py, rep):
     R.run([py, "-m", "compileall", "-q", "--invalidation-mode", "checked-hash",
            os.path.join(R.BENCH, "workloads")], what="compileall")
     res = {}
-    for w in ("fib", "mixed"):
+    for w in WORKLOADS:
         target = os.path.join(R.BENCH, "workloads", w + ".py")
         for config, _ in CONFIGS:
             if config == "mon" and minor < (3, 12):
@@ -143,7 +148,7 @@ def cell(rep, res, w, config, ver, minor):
         return "%.1fM" % (r / 1e6)
     ratio = r / base
     text = "%.3f" % ratio
-    if config == "tracy":
+    if config == "tracy" and w in TARGETS:
         tgt = TARGETS[w]
         if minor >= (3, 9):
             st = rep.status(7, "Python %s %s: python -m tracy %.3f > %s" % (ver, w, ratio, tgt),
@@ -165,7 +170,12 @@ def section_py(ctx, rep):
             "PY_RESUME, PY_RETURN, PY_YIELD, PY_UNWIND and PY_THROW -- the floor of a "
             "PEP 669 tracer of the same zones; the hook (`python -m tracy`, which also "
             "writes every zone to a real capture daemon) is shipped where it costs "
-            "less than that floor. Targets for `python -m tracy` on 3.9-3.13: fib <= "
+            "less than that floor. *empty PEP 523 hook*: a frame-evaluation function "
+            "that only calls CPython's own evaluator (bench/emptyeval.c), the floor of "
+            "the hook's mechanism (from 3.11 any such function makes every Python-to-"
+            "Python call a C-level evaluation). `gen.py`: generators nested 6 deep "
+            "delegating with `yield from`, as json's encoder does (every chunk "
+            "resumes each generator of the chain); it has no target. Targets for `python -m tracy` on 3.9-3.13: fib <= "
             "1.6, mixed <= 1.10; 3.8 is reported as measured. *start_server, idle*: "
             "`tracy.start_server(0)` listening for on-demand captures that never come "
             "(no hook installed); what it adds is the import of the tracy package and "
@@ -188,11 +198,11 @@ def section_py(ctx, rep):
     rows, raw = [], {}
     for py, r in zip(pys, results):
         if isinstance(r, R.NA):
-            rows.append([py, rep.not_available(7, py, str(r))] + [""] * 7)
+            rows.append([py, rep.not_available(7, py, str(r))] + [""] * (1 + len(CONFIGS)))
             continue
         ver, minor, res = r
         raw[ver] = {"%s/%s" % k: (v if isinstance(v, int) else str(v)) for k, v in res.items()}
-        for w in ("fib", "mixed"):
+        for w in WORKLOADS:
             base = res.get((w, "none"))
             row = ["%s (`%s`)" % (ver, py), mechanism(minor), w,
                    "%.1fM" % (base / 1e6) if isinstance(base, int) else "n/a"]

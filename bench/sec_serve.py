@@ -30,6 +30,13 @@ def rss_kib(pid):
     return vals
 
 
+def cpu_s(pid):
+    """User + system CPU time of a process so far (its threads included)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def start_server(build, cache, trace):
     p = subprocess.Popen([os.path.join(build, "bin", "tracy-serve"), "-p", "0", "--cache", cache, trace],
                          stdout=subprocess.PIPE, text=True)
@@ -89,7 +96,9 @@ def measure(build, work, zones, rounds=20, trace=None):
         if s["error"]:
             raise RuntimeError(s["error"])
         sid = s["id"]
+        cpu0, load = cpu_s(srv.pid), os.getloadavg()[0]
         body, build_s = get(conn, f"/api/t/{sid}/meta")  # builds the index
+        build_cpu = cpu_s(srv.pid) - cpu0
         meta = json.loads(body)
         idx = sum(os.path.getsize(os.path.join(cache, f)) for f in os.listdir(cache))
         dur = meta["duration_ns"]
@@ -112,6 +121,7 @@ def measure(build, work, zones, rounds=20, trace=None):
         times.sort()
         mem = rss_kib(srv.pid)
         return {"label": label, "zones": meta["zones"], "build_s": build_s, "rate": meta["zones"] / build_s,
+                "build_cpu": build_cpu, "rate_cpu": meta["zones"] / max(build_cpu, 1e-3), "load": load,
                 "bytes_per_zone": idx / meta["zones"], "index_mib": idx / 2**20,
                 "trace_mib": os.path.getsize(trace) / 2**20,
                 "p50": times[len(times) // 2], "p95": times[int(len(times) * 0.95) - 1],
@@ -125,14 +135,15 @@ def measure(build, work, zones, rounds=20, trace=None):
 
 
 def table(results):
-    out = ["| zones | trace | index build | rate | index | bytes/zone | view p50 | view p95 | view max "
-           "| RSS after | peak RSS (VmHWM) | anonymous RSS, peak |",
-           "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    out = ["| zones | trace | index build | rate | build CPU (rate) | load | index | bytes/zone | view p50 "
+           "| view p95 | view max | RSS after | peak RSS (VmHWM) | anonymous RSS, peak |",
+           "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in results:
         ok = ("" if r["rate"] >= BUILD_TARGET else " (below target)")
         name = f"{r['zones']:,}" + (f" ({r['label']})" if r.get("label") else "")
         out.append(f"| {name} | {r['trace_mib']:.1f} MiB | {r['build_s']:.2f} s | "
-                   f"{r['rate'] / 1e6:.1f}M zones/s{ok} | {r['index_mib']:.0f} MiB | {r['bytes_per_zone']:.1f} | "
+                   f"{r['rate'] / 1e6:.1f}M zones/s{ok} | {r['build_cpu']:.2f} s ({r['rate_cpu'] / 1e6:.1f}M/s) | "
+                   f"{r['load']:.1f} | {r['index_mib']:.0f} MiB | {r['bytes_per_zone']:.1f} | "
                    f"{r['p50']:.1f} ms | {r['p95']:.1f} ms | {r['max']:.1f} ms | "
                    f"{r['rss'] / 1024:.0f} MiB | {r['hwm'] / 1024:.0f} MiB | {r['peak_anon'] / 1024:.0f} MiB |")
     return "\n".join(out) + "\n"
@@ -143,7 +154,10 @@ def text(results):
              "Synthetic traces (`tracegen -t 8 -d 12 -l 40`) and a real one (`python -m tracy` "
              "on a recursive fib in 4 threads, about 12M zones, depth up to 32). Index build = the first "
              "`/api/t/ID/meta` on a cold cache (one pass with the reader, the index written to "
-             "the cache folder); bytes/zone = the index file over the zones. View = "
+             "the cache folder), timed at the client (wall) and as the server's CPU time "
+             "(user + system, read from /proc around the request: what the build costs when "
+             "other programs share the cores; load = the 1-minute load average before it); "
+             "bytes/zone = the index file over the zones. View = "
              f"`/api/t/ID/view?t0&t1&px={PX}` over every track, answered over loopback on one "
              "kept-alive connection and timed at the client (JSON included: an upper bound of "
              "the server's time), 20 random windows per zoom level from the whole run down to "

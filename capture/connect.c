@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,15 +18,30 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "capture.h"
+#include "splice.h"
 
 #define ASK_LINE 600
 #define ANSWER_MS 10000 /* for OK, and for DONE after the window */
 
+#define MAX_PROGRAMS 64 /* --connect given more than once: merged */
+
 typedef struct ask {
-    const char *where, *out, *token_file;
+    const char *where[MAX_PROGRAMS], *out, *token_file;
+    int n;
     double seconds;
     int force, quiet;
+    char token[256];
 } ask;
+
+/* One program's capture: where, into `out`; what it said. */
+typedef struct one {
+    const ask *a;
+    const char *where;
+    char out[4200];
+    int rc;
+    unsigned long long events;
+    char why[16];
+} one;
 
 static volatile sig_atomic_t interrupted;
 static void on_int(int s) {
@@ -75,7 +91,11 @@ static int parse(ask *a, int argc, char **argv) {
             v = eq ? eq + 1 : i + 1 < argc ? argv[++i] : NULL;
             if (!v) return fail(CAP_EXIT_USAGE, "%s needs a value%s", name, "");
         }
-        if (strcmp(name, "--connect") == 0) a->where = v;
+        if (strcmp(name, "--connect") == 0) {
+            if (a->n == MAX_PROGRAMS)
+                return fail(CAP_EXIT_USAGE, "at most %s programs with --connect%s", "64", "");
+            a->where[a->n++] = v;
+        }
         else if (strcmp(name, "--duration") == 0) {
             if (parse_duration(v, &a->seconds) < 0)
                 return fail(CAP_EXIT_USAGE, "--duration takes 2s, 500ms or 1m, not '%s'%s",
@@ -169,30 +189,154 @@ static int read_token(const char *path, char *tok, size_t cap) {
 
 /* Copies `size` bytes of the trace from fd into a new file next to out,
  * then renames it over out. Returns 0 or an exit code (said). */
-static int receive(int fd, const ask *a, unsigned long long size) {
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.%ld.part", a->out, (long)getpid());
+static int receive(int fd, const char *out, unsigned long long size) {
+    char tmp[4300];
+    snprintf(tmp, sizeof tmp, "%s.%ld.part", out, (long)getpid());
     int o = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
     if (o < 0) return fail(CAP_EXIT_OUTPUT, "cannot create %s: %s", tmp, strerror(errno));
-    static char buf[1 << 16];
+    char *buf = malloc(1 << 16);
+    if (!buf) {
+        close(o);
+        unlink(tmp);
+        return fail(CAP_EXIT_RUNTIME, "out of memory%s%s", "", "");
+    }
     unsigned long long got = 0;
     while (got < size) {
-        size_t want = size - got < sizeof buf ? (size_t)(size - got) : sizeof buf;
+        size_t want = size - got < (1u << 16) ? (size_t)(size - got) : (1u << 16);
         ssize_t k = recv(fd, buf, want, 0);
         if (k < 0 && errno == EINTR) continue;
         if (k <= 0 || write(o, buf, (size_t)k) != k) break;
         got += (unsigned long long)k;
     }
+    free(buf);
     if (close(o) != 0 || got < size) {
         unlink(tmp);
         return fail(CAP_EXIT_RUNTIME, "the trace was cut off in transfer (%s)%s",
                     got < size ? "the program hung up" : "cannot write", "");
     }
-    if (rename(tmp, a->out) != 0) {
+    if (rename(tmp, out) != 0) {
         unlink(tmp);
-        return fail(CAP_EXIT_OUTPUT, "cannot write %s: %s", a->out, strerror(errno));
+        return fail(CAP_EXIT_OUTPUT, "cannot write %s: %s", out, strerror(errno));
     }
     return 0;
+}
+
+/* Asks one program (o->where) for its capture and writes it to o->out;
+ * o->rc is 0 or an exit code (said). */
+static void *ask_one(void *arg) {
+    one *o = arg;
+    const ask *a = o->a;
+    o->rc = CAP_EXIT_RUNTIME;
+    int fd = dial(o->where);
+    if (fd < 0) {
+        o->rc = fd == -2 ? CAP_EXIT_USAGE : CAP_EXIT_RUNTIME;
+        return NULL;
+    }
+    char line[ASK_LINE];
+    snprintf(line, sizeof line, "TRACY-CAPTURE 1 %llu %s\n",
+             (unsigned long long)(a->seconds * 1000 + 0.5), a->token);
+    if (send(fd, line, strlen(line), MSG_NOSIGNAL) < 0 ||
+        read_line(fd, line, sizeof line, ANSWER_MS, NULL) < 0) {
+        close(fd);
+        fail(0, "the program at %s did not answer%s", o->where, "");
+        return NULL;
+    }
+    if (strcmp(line, "OK") != 0) {
+        close(fd);
+        fail(0, a->n > 1 ? "the program at %s refused the capture: %s"
+                         : "the program refused the capture: %.0s%s",
+             o->where, strncmp(line, "ERR ", 4) == 0 ? line + 4 : line);
+        return NULL;
+    }
+    if (!a->quiet) fprintf(stderr, "capture-release: recording %s for %gs\n", o->where, a->seconds);
+    int stopped = 0;
+    if (read_line(fd, line, sizeof line, -1, &stopped) < 0) {
+        close(fd);
+        fail(0, "the program at %s ended during the capture without sending the trace%s",
+             o->where, "");
+        return NULL;
+    }
+    unsigned long long size = 0;
+    if (sscanf(line, "DONE %llu %llu %15s", &size, &o->events, o->why) != 3) {
+        close(fd);
+        fail(0, a->n > 1 ? "the program at %s sent no trace: %s"
+                         : "the program sent no trace: %.0s%s",
+             o->where, strncmp(line, "ERR ", 4) == 0 ? line + 4 : line);
+        return NULL;
+    }
+    o->rc = receive(fd, o->out, size);
+    close(fd);
+    return NULL;
+}
+
+static const char *why_text(const char *why) {
+    return strcmp(why, "exit") == 0   ? "; the program exited during the capture"
+           : strcmp(why, "stop") == 0 ? "; stopped early"
+                                      : "";
+}
+
+/* The programs' traces (parts) into one file, processes numbered in the
+ * order of --connect. Returns 0 or an exit code (said). */
+static int merge_parts(const ask *a, one *o) {
+    lt_reader *r[MAX_PROGRAMS] = {0};
+    lt_splice *s = NULL;
+    uint32_t next = 0;
+    int rc = 0;
+    for (int i = 0; i < a->n && rc == 0; i++) {
+        char detail[200] = "";
+        rc = lt_reader_open(&r[i], o[i].out, detail, sizeof detail);
+        if (rc < 0) fail(0, "the trace of %s cannot be read: %s", o[i].where, detail);
+    }
+    if (rc == 0) rc = lt_splice_open(&s, a->out, LT_WRITE_FORCE, "capture-release --connect", 3);
+    for (int i = 0; i < a->n && rc == 0; i++) {
+        uint32_t n = lt_reader_nprocesses(r[i]);
+        uint32_t *out = calloc((size_t)n + 1, sizeof *out);
+        int64_t *shift = calloc((size_t)n + 1, sizeof *shift);
+        rc = out && shift ? 0 : LT_ENOMEM;
+        for (uint32_t p = 1; p <= n; p++) out[p] = ++next;
+        lt_splice_input in = {.r = r[i], .name = o[i].where, .proc_out = out,
+                              .proc_shift = shift, .from = 0, .to = UINT64_MAX};
+        if (rc == 0) rc = lt_splice_add(s, &in);
+        free(out);
+        free(shift);
+    }
+    if (rc == 0 && s) rc = lt_splice_run(s);
+    if (rc == 0 && s) rc = lt_splice_close(s, 0);
+    if (rc < 0 && s) fail(0, "cannot merge the traces into %s: %s", a->out, lt_splice_error(s));
+    lt_splice_free(s);
+    for (int i = 0; i < a->n; i++) lt_reader_free(r[i]);
+    if (rc < 0) unlink(a->out);
+    return rc < 0 ? CAP_EXIT_WRITE : 0;
+}
+
+/* Several programs at once (their captures overlap as far as the requests
+ * go out together); their traces merged into a->out. */
+static int ask_all(const ask *a) {
+    one *o = calloc((size_t)a->n, sizeof *o);
+    pthread_t th[MAX_PROGRAMS];
+    int started[MAX_PROGRAMS] = {0}, rc = 0;
+    if (!o) return fail(CAP_EXIT_RUNTIME, "out of memory%s%s", "", "");
+    for (int i = 0; i < a->n; i++) {
+        o[i] = (one){.a = a, .where = a->where[i]};
+        snprintf(o[i].out, sizeof o[i].out, "%s.%d.%ld.tracy", a->out, i, (long)getpid());
+        started[i] = pthread_create(&th[i], NULL, ask_one, &o[i]) == 0;
+        if (!started[i]) ask_one(&o[i]);
+    }
+    unsigned long long events = 0;
+    int exited = 0;
+    for (int i = 0; i < a->n; i++) {
+        if (started[i]) pthread_join(th[i], NULL);
+        if (o[i].rc != 0 && rc == 0) rc = o[i].rc;
+        events += o[i].events;
+        exited += o[i].rc == 0 && strcmp(o[i].why, "exit") == 0;
+    }
+    if (rc == 0) rc = merge_parts(a, o);
+    for (int i = 0; i < a->n; i++) unlink(o[i].out);
+    free(o);
+    if (rc == 0 && !a->quiet)
+        fprintf(stderr, "capture-release: trace written to %s (%llu events from %d programs%s)\n",
+                a->out, events, a->n, exited ? "; a program exited during the capture" : "");
+    return rc;
 }
 
 int cap_connect_main(int argc, char **argv) {
@@ -202,53 +346,24 @@ int cap_connect_main(int argc, char **argv) {
     struct stat st;
     if (!a.force && stat(a.out, &st) == 0)
         return fail(CAP_EXIT_OUTPUT, "%s exists (give -f to replace it)%s", a.out, "");
-    char token[256] = "-";
+    snprintf(a.token, sizeof a.token, "-");
     const char *env_tok = getenv("TRACY_TOKEN");
-    if (a.token_file && read_token(a.token_file, token, sizeof token) < 0)
+    if (a.token_file && read_token(a.token_file, a.token, sizeof a.token) < 0)
         return fail(CAP_EXIT_USAGE, "cannot read a token from %s%s", a.token_file, "");
     if (!a.token_file && env_tok && *env_tok && !strchr(env_tok, ' ') &&
-        strlen(env_tok) < sizeof token)
-        snprintf(token, sizeof token, "%s", env_tok);
+        strlen(env_tok) < sizeof a.token)
+        snprintf(a.token, sizeof a.token, "%s", env_tok);
     signal(SIGPIPE, SIG_IGN);
     struct sigaction sa = {0};
     sa.sa_handler = on_int;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
-    int fd = dial(a.where);
-    if (fd < 0) return fd == -2 ? CAP_EXIT_USAGE : CAP_EXIT_RUNTIME;
-    char line[ASK_LINE];
-    snprintf(line, sizeof line, "TRACY-CAPTURE 1 %llu %s\n",
-             (unsigned long long)(a.seconds * 1000 + 0.5), token);
-    if (send(fd, line, strlen(line), MSG_NOSIGNAL) < 0 ||
-        read_line(fd, line, sizeof line, ANSWER_MS, NULL) < 0) {
-        close(fd);
-        return fail(CAP_EXIT_RUNTIME, "the program at %s did not answer%s", a.where, "");
-    }
-    if (strcmp(line, "OK") != 0) {
-        close(fd);
-        return fail(CAP_EXIT_RUNTIME, "the program refused the capture: %s%s",
-                    strncmp(line, "ERR ", 4) == 0 ? line + 4 : line, "");
-    }
-    if (!a.quiet) fprintf(stderr, "capture-release: recording %s for %gs\n", a.where, a.seconds);
-    int stopped = 0;
-    if (read_line(fd, line, sizeof line, -1, &stopped) < 0) {
-        close(fd);
-        return fail(CAP_EXIT_RUNTIME, "the program at %s ended during the capture "
-                    "without sending the trace%s", a.where, "");
-    }
-    unsigned long long size = 0, events = 0;
-    char why[16] = "";
-    if (sscanf(line, "DONE %llu %llu %15s", &size, &events, why) != 3) {
-        close(fd);
-        return fail(CAP_EXIT_RUNTIME, "the program sent no trace: %s%s",
-                    strncmp(line, "ERR ", 4) == 0 ? line + 4 : line, "");
-    }
-    rc = receive(fd, &a, size);
-    close(fd);
-    if (rc != 0) return rc;
-    if (!a.quiet)
+    if (a.n > 1) return ask_all(&a);
+    one o = {.a = &a, .where = a.where[0]};
+    snprintf(o.out, sizeof o.out, "%s", a.out);
+    ask_one(&o);
+    if (o.rc == 0 && !a.quiet)
         fprintf(stderr, "capture-release: trace written to %s (%llu events%s)\n", a.out,
-                events, strcmp(why, "exit") == 0 ? "; the program exited during the capture"
-                        : strcmp(why, "stop") == 0 ? "; stopped early" : "");
-    return 0;
+                o.events, why_text(o.why));
+    return o.rc;
 }

@@ -59,6 +59,32 @@ LT_API int lt_stop_trace(void);
 /* 1 and the path of the open window in buf (at most n bytes), or 0. */
 LT_API int lt_trace_path(char *buf, size_t n);
 
+/* On-demand capture: lt_listen_start("[ADDR:]PORT", token) starts a thread
+ * that listens there for `capture-release --connect ADDR:PORT --duration
+ * 2s -o run.tracy` (the protocol of schema/PROTOCOL.md, "On-demand
+ * capture", as the Python package speaks it). Until a capture is asked for
+ * the program records nothing and connects nowhere: call it before the
+ * first zone (a zone then costs a load and a branch). A capture is a trace
+ * window (lt_start_trace) into a private file in the user's run folder,
+ * sent to the asker when it ends (its time, STOP, or the program's exit:
+ * exit waits until it is sent); one at a time, another asker meanwhile is
+ * refused ("ERR busy"). PORT+rank adds the MPI rank (OMPI_COMM_WORLD_RANK,
+ * PMI_RANK, PMIX_RANK, SLURM_PROCID): one port per rank, for
+ * `capture-release --connect :P --connect :P+1 ...` to capture the ranks
+ * into one trace. ADDR defaults to 127.0.0.1; an address other than
+ * the loopback needs a token (token, else TRACY_TOKEN; NULL: TRACY_TOKEN).
+ * Returns the port (useful with PORT 0), or LT_EINVAL (malformed spec,
+ * already listening, no token) or LT_ECONNECT (cannot listen: the port is
+ * in use), after one line on stderr. TRACY_LISTEN=[ADDR:]PORT does the same
+ * at the client's first start, for a program that never calls it (ignored
+ * when TRACY_ADDR is set: the process is already part of a capture; taken
+ * out of the environment, so that children do not listen on the port).
+ * lt_listen_stop() closes the listener (a capture under way goes on to its
+ * end); lt_listen_port() is the port listened on, or 0. */
+LT_API int lt_listen_start(const char *spec, const char *token);
+LT_API void lt_listen_stop(void);
+LT_API int lt_listen_port(void);
+
 /* Sets the program name and arguments reported to the daemon (default: from
  * /proc/self/cmdline). Takes effect when called before the connection is
  * made. Strings are copied. */

@@ -226,19 +226,33 @@ static int fatal_begin(int sig) {
 /* ---- the Python stack of a crash ---------------------------------------- */
 
 /* CPython's own dumper, which faulthandler uses: exported by some builds,
- * hidden in others but named in the symbol table (symtab.c); in a stripped
- * one that hides it, a crash note has no stack. */
+ * hidden in others but named in the symbol table (symtab.c), which is read
+ * when the first crash needs it (g_where: where to read it; g_where_ok
+ * cleared once read); in a stripped one that hides it, a crash note has no
+ * stack. */
 typedef const char *(*dump_threads_fn)(int fd, PyInterpreterState *interp,
                                        PyThreadState *current);
+static const char g_dump_name[] = "_Py_DumpTracebackThreads";
 static dump_threads_fn g_dump;
+static py_symtab_where g_where;
+static volatile sig_atomic_t g_where_ok;
+
+static dump_threads_fn dumper(void) {
+    if (!g_dump && g_where_ok) {
+        g_where_ok = 0;
+        g_dump = (dump_threads_fn)py__symtab_find(&g_where, "Py_Initialize", g_dump_name);
+    }
+    return g_dump;
+}
 
 /* The stack of every Python thread, the crashing one first named "Current
  * thread", as faulthandler prints it; from the crash handler (client_crash.c):
  * a pipe, no lock, no allocation. A dump longer than the pipe is cut. */
 static size_t crash_note(char *buf, size_t cap) {
     int fds[2];
-    if (!g_dump || pipe2(fds, O_CLOEXEC | O_NONBLOCK) < 0) return 0;
-    (void)g_dump(fds[1], NULL, PyGILState_GetThisThreadState());
+    dump_threads_fn dump = dumper();
+    if (!dump || pipe2(fds, O_CLOEXEC | O_NONBLOCK) < 0) return 0;
+    (void)dump(fds[1], NULL, PyGILState_GetThisThreadState());
     close(fds[1]);
     size_t n = 0;
     ssize_t k;
@@ -248,11 +262,9 @@ static size_t crash_note(char *buf, size_t cap) {
 }
 
 void py__fatal_init(void) {
-    static const char name[] = "_Py_DumpTracebackThreads";
-    g_dump = (dump_threads_fn)dlsym(RTLD_DEFAULT, name);
-    if (!g_dump)
-        g_dump = (dump_threads_fn)py__hidden_symbol((const void *)Py_Initialize,
-                                                    "Py_Initialize", name);
+    g_dump = (dump_threads_fn)dlsym(RTLD_DEFAULT, g_dump_name);
+    if (!g_dump && !g_where_ok)
+        g_where_ok = py__symtab_where((const void *)Py_Initialize, &g_where) == 0;
     lt__crash_set_note(crash_note);
 }
 

@@ -1253,6 +1253,10 @@ uint32_t py__epoch(void) {
     return g_epoch;
 }
 
+int py__next_mode(void) {
+    return g_enabled ? g_mode : choose_mode();
+}
+
 int py__mode(void) {
     return g_enabled ? g_mode : PY_MODE_OFF;
 }

@@ -44,6 +44,9 @@ int py__hook_init(void);
 int py__enable(void);
 void py__disable(void);
 int py__mode(void);
+/* The mode py__enable would choose now (what the options and the
+ * interpreter's frame evaluator allow); nothing is changed. */
+int py__next_mode(void);
 
 /* Forgets every cached location (after options change, or in a forked
  * child whose connection is new). */
@@ -84,11 +87,22 @@ int py__main_interpreter(void);
  * 0 when the handler is already running, -1 when no signal came through
  * the relay (_thread.interrupt_main). _fatal_after_fork(): in a
  * forked child, before the signals held across fork are unblocked. */
-/* symtab.c: the address of the function `name` that the object holding the
- * exported function `anchor` (named anchor_name) has in its full symbol
- * table but does not export; NULL when the file was stripped, replaced
- * since it was loaded, or has no such function. */
-void *py__hidden_symbol(const void *anchor, const char *anchor_name, const char *name);
+/* symtab.c: the address of a function that the object holding the
+ * exported function `anchor` has in its full symbol table but does not
+ * export. In two steps, so that start-up reads no file:
+ * py__symtab_where (at start-up: the loader's answer, no file read) notes
+ * the object's file and load address in *w, 0 when it has them;
+ * py__symtab_find (later, from a crash handler too: open, mmap and a scan,
+ * no allocation, lock or loader call) returns the function `name`, NULL
+ * when the file was stripped, replaced since it was loaded (`anchor_name`
+ * is not where the anchor is), or has no such function. */
+typedef struct {
+    const void *anchor;
+    uintptr_t base;
+    char path[4096];
+} py_symtab_where;
+int py__symtab_where(const void *anchor, py_symtab_where *w);
+void *py__symtab_find(const py_symtab_where *w, const char *anchor_name, const char *name);
 
 /* The crash handler of the client notes the Python stack (fatal.c). */
 void py__fatal_init(void);

@@ -121,6 +121,13 @@ static PyObject *m_mode(PyObject *self, PyObject *unused) {
     return PyLong_FromLong(py__mode());
 }
 
+PyDoc_STRVAR(next_mode_doc, "_next_mode() -> int\n--\n\n"
+"The mechanism enable() would use now (the current one when enabled).");
+
+static PyObject *m_next_mode(PyObject *self, PyObject *unused) {
+    return PyLong_FromLong(py__next_mode());
+}
+
 /* ---- Client ------------------------------------------------------------------ */
 
 PyDoc_STRVAR(set_info_doc,
@@ -614,6 +621,7 @@ static PyMethodDef tracy_methods[] = {
     {"enable", m_enable, METH_NOARGS, enable_doc},
     {"disable", m_disable, METH_NOARGS, disable_doc},
     {"mode", m_mode, METH_NOARGS, mode_doc},
+    {"_next_mode", m_next_mode, METH_NOARGS, next_mode_doc},
     {"set_info", m_set_info, METH_VARARGS, set_info_doc},
     {"start", m_start, METH_NOARGS, start_doc},
     {"active", m_active, METH_NOARGS, active_doc},

@@ -4,8 +4,9 @@
  * uses) is exported by some builds and hidden in others (3.9, 3.10, 3.13
  * here): hidden, it is still named in the library's full symbol table
  * (.symtab) unless the library was stripped. This reads that table from
- * the file the interpreter was loaded from, once, at start-up (not from a
- * signal handler). */
+ * the file the interpreter was loaded from, when a crash needs it: reading
+ * it at start-up cost every run 0.6M instructions and the page faults of
+ * a scan of the table (fatal.c). */
 #include "hook.h"
 
 #include <dlfcn.h>
@@ -45,13 +46,22 @@ static uint64_t find_in(const uint8_t *map, size_t size, const char *name) {
     return 0;
 }
 
-void *py__hidden_symbol(const void *anchor, const char *anchor_name, const char *name) {
+int py__symtab_where(const void *anchor, py_symtab_where *w) {
     Dl_info di;
-    if (!dladdr(anchor, &di) || !di.dli_fbase) return NULL;
+    if (!dladdr(anchor, &di) || !di.dli_fbase) return -1;
     /* the main program's own name may be relative: read it by /proc */
     const char *path = di.dli_fname && di.dli_fname[0] == '/' ? di.dli_fname
                                                                : "/proc/self/exe";
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    size_t n = strlen(path);
+    if (n >= sizeof w->path) return -1;
+    memcpy(w->path, path, n + 1);
+    w->anchor = anchor;
+    w->base = (uintptr_t)di.dli_fbase;
+    return 0;
+}
+
+void *py__symtab_find(const py_symtab_where *w, const char *anchor_name, const char *name) {
+    int fd = open(w->path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return NULL;
     struct stat sb;
     void *map = MAP_FAILED;
@@ -60,13 +70,12 @@ void *py__hidden_symbol(const void *anchor, const char *anchor_name, const char 
     close(fd);
     if (map == MAP_FAILED) return NULL;
     /* addresses of a position-dependent executable are absolute */
-    uintptr_t base = ((const Elf64_Ehdr *)map)->e_type == ET_EXEC ? 0
-                                                                  : (uintptr_t)di.dli_fbase;
+    uintptr_t base = ((const Elf64_Ehdr *)map)->e_type == ET_EXEC ? 0 : w->base;
     uint64_t off = find_in(map, (size_t)sb.st_size, name);
     /* the file is the image that was loaded (not replaced since): the
      * anchor is where the file says */
     uint64_t at = find_in(map, (size_t)sb.st_size, anchor_name);
     munmap(map, (size_t)sb.st_size);
-    if (!off || !at || base + at != (uintptr_t)anchor) return NULL;
+    if (!off || !at || base + at != (uintptr_t)w->anchor) return NULL;
     return (void *)(base + off);
 }

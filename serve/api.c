@@ -108,6 +108,7 @@ static void api_sessions(sv_ctx *c, sv_answer *a) {
     jb_obj(&a->body);
     jb_key(&a->body, "sessions");
     jb_arr(&a->body);
+    sv_captures_json(&a->body, ss);
     for (size_t i = 0; i < ss->n; i++) session_json(&a->body, ss, order[i]);
     jb_end_arr(&a->body);
     jb_end_obj(&a->body);
@@ -595,8 +596,18 @@ static void api_find(sv_session *s, const sv_req *q, sv_answer *a) {
             }
         }
     }
+    /* index: 1 + the matching zones that start before the one returned */
+    uint64_t index = 0;
+    for (uint32_t r = 0; best_row >= 0 && vw_row_at(ix, r); r++) {
+        const vw_row *w = vw_row_at(ix, r);
+        if (w->kind != VW_ROW_ZONES || (rt && w->key != track)) continue;
+        uint64_t end = vw_lower_start(ix, r, best_t);
+        for (uint64_t i = 0; i < end; i++)
+            index += want[((const vw_zone *)vw_rec(ix, r, i))->func_flags & VW_FUNC_MASK];
+    }
     jb_obj(j);
     jb_key(j, "count"), jb_u64(j, count);
+    jb_key(j, "index"), jb_u64(j, best_row >= 0 ? index + 1 : 0);
     jb_key(j, "funcs"), jb_arr(j);
     for (uint32_t f = 0; f < nf; f++)
         if (want[f]) jb_u64(j, f);
@@ -634,6 +645,15 @@ static void route_session(sv_ctx *c, const sv_req *q, sv_answer *a) {
     const char *what = p + 17;
     size_t wl = left - 17;
     sv_session *s = sv_session_find(c->ss, id);
+    const sv_capture *k = s ? NULL : sv_capture_find(c->ss, id);
+    if (k && k->state == SV_CAP_RECORDING) {
+        sv_error(a, 409, "capturing", "%s is being recorded", k->rel);
+        return;
+    }
+    if (k) {
+        sv_error(a, 422, "unreadable", "%s: %s", k->rel, k->error);
+        return;
+    }
     if (!s) {
         sv_error(a, 404, "not_found", "no session %s", id);
         return;
@@ -682,7 +702,7 @@ void sv_route(sv_ctx *c, const sv_req *q, sv_answer *a) {
     int get = !strcmp(q->method, "GET"), post = !strcmp(q->method, "POST");
     if (path_is(q, "/api/capture")) {
         if (!post) sv_error(a, 405, "method", "POST only");
-        else sv_error(a, 501, "not_implemented", "capture from the page is not built yet");
+        else sv_api_capture(c, q, a);
         return;
     }
     if (!get) {

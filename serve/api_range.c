@@ -280,17 +280,9 @@ static int time_arg(const sv_req *q, sv_answer *a, const char *name, uint64_t *o
     return r > 0 ? 0 : -1;
 }
 
-void sv_api_range(sv_ctx *c, sv_session *s, const sv_req *q, sv_answer *a) {
-    (void)c;
-    uint64_t t0, t1;
-    if (time_arg(q, a, "t0", &t0) < 0 || time_arg(q, a, "t1", &t1) < 0) return;
-    if (t1 <= t0) {
-        sv_error(a, 400, "bad_param", "range needs t0 < t1");
-        return;
-    }
-    uint32_t nt = vw_ntracks(s->ix), nf = vw_nfuncs(s->ix);
-    uint8_t *sel = sv_tracks_param(q, a, nt);
-    if (!sel) return;
+/* The answer of /range (any thread: reads the index and reader only). */
+static void range_compute(sv_session *s, uint64_t t0, uint64_t t1, const uint8_t *sel, sv_answer *a) {
+    uint32_t nf = vw_nfuncs(s->ix);
     walk w;
     int rc = walk_range(&w, s, t0, t1, sel, 1);
     if (rc < 0) {
@@ -301,6 +293,7 @@ void sv_api_range(sv_ctx *c, sv_session *s, const sv_req *q, sv_answer *a) {
     } else {
         jb_init(&a->body, SV_MAX_ANSWER);
         a->status = 200;
+        a->type = "application/json; charset=utf-8";
         jb *j = &a->body;
         jb_obj(j);
         jb_key(j, "t0"), jb_u64(j, t0);
@@ -312,7 +305,157 @@ void sv_api_range(sv_ctx *c, sv_session *s, const sv_req *q, sv_answer *a) {
         jb_end_obj(j);
     }
     walk_free(&w, nf);
-    free(sel);
+}
+
+/* ---- Jobs: /range and /api/trend on the thread pool ---------------------- */
+
+/* One job runs at a time, the others wait in order; the request that asked
+ * for one waits parked (as for an index build) and takes its answer by its
+ * serial. The sessions a job reads are copies whose index and reader are
+ * lent (sv_session_lend): a session closed meanwhile leaves them open. */
+enum { JOB_RANGE, JOB_TREND };
+typedef struct sv_job {
+    uv_work_t work;
+    sv_sessions *ss;
+    uint64_t serial;
+    int kind, started, done;
+    sv_session *list;       /* copies (rel duplicated) */
+    size_t n;
+    uint64_t t0, t1;
+    uint8_t *sel;
+    char prog[512];
+    sv_answer ans;
+    struct sv_job *next;
+} sv_job;
+
+static sv_job *jobs; /* in arrival order; the first one runs */
+
+static void trend_compute(sv_session *list, size_t n, const char *prog, sv_answer *a);
+
+static void job_free_one(sv_job *j) {
+    for (size_t i = 0; i < j->n; i++) {
+        sv_session_return(j->ss, j->list[i].ix);
+        free(j->list[i].rel);
+    }
+    free(j->list);
+    free(j->sel);
+    jb_free(&j->ans.body);
+    free(j);
+}
+
+static void job_unlink(sv_job *j) {
+    for (sv_job **p = &jobs; *p; p = &(*p)->next)
+        if (*p == j) {
+            *p = j->next;
+            return;
+        }
+}
+
+static void on_job(uv_work_t *w) {
+    sv_job *j = w->data;
+    if (j->kind == JOB_RANGE) range_compute(&j->list[0], j->t0, j->t1, j->sel, &j->ans);
+    else trend_compute(j->list, j->n, j->prog, &j->ans);
+}
+
+static void start_job(sv_sessions *ss);
+
+static void after_job(uv_work_t *w, int status) {
+    sv_job *j = w->data;
+    sv_sessions *ss = j->ss;
+    if (status < 0) sv_error(&j->ans, 500, "internal", "the job was cancelled");
+    j->done = 1;
+    uint64_t serial = j->serial; /* j is freed when its request takes it */
+    if (ss->built) ss->built(ss->built_ctx);
+    for (sv_job *k = jobs; k; k = k->next)
+        if (k->serial == serial) { /* not taken: its client went away */
+            job_unlink(k);
+            job_free_one(k);
+            break;
+        }
+    start_job(ss);
+}
+
+static void start_job(sv_sessions *ss) {
+    sv_job *j = jobs;
+    if (!j || j->started) return;
+    j->started = 1;
+    j->work.data = j;
+    if (uv_queue_work(ss->loop, &j->work, on_job, after_job) < 0) {
+        sv_error(&j->ans, 500, "internal", "cannot queue the job");
+        j->done = 1;
+        if (ss->built) ss->built(ss->built_ctx);
+    }
+}
+
+/* The job of request q: 1 with its answer moved into a (done), 1 with a
+ * deferred (waiting), 0 when there is none. */
+static int job_take(const sv_req *q, sv_answer *a) {
+    for (sv_job *j = jobs; j; j = j->next) {
+        if (j->serial != q->serial) continue;
+        if (!j->done) {
+            a->deferred = 1;
+            return 1;
+        }
+        *a = j->ans; /* the body moves to the answer */
+        memset(&j->ans, 0, sizeof j->ans);
+        job_unlink(j);
+        job_free_one(j);
+        return 1;
+    }
+    return 0;
+}
+
+/* Queues a job over the sessions list[0..n) (lent to it); the answer is
+ * deferred, or set to an error. Takes sel. */
+static void job_queue(sv_sessions *ss, const sv_req *q, sv_answer *a, sv_job *j, sv_session *const *list,
+                      size_t n) {
+    j->ss = ss;
+    j->serial = q->serial;
+    j->list = calloc(n + 1, sizeof *j->list);
+    for (size_t i = 0; j->list && i < n; i++) {
+        if (sv_session_lend(ss, list[i]) < 0) break;
+        j->list[i] = *list[i];
+        j->n = i + 1;
+        if (!(j->list[i].rel = strdup(list[i]->rel))) break;
+    }
+    if (!j->list || j->n != n || (n && !j->list[n - 1].rel)) {
+        job_free_one(j);
+        sv_error(a, 500, "internal", "out of memory");
+        return;
+    }
+    if (!ss->loop) { /* no thread pool: here and now */
+        on_job(&j->work);
+        *a = j->ans;
+        memset(&j->ans, 0, sizeof j->ans);
+        job_free_one(j);
+        return;
+    }
+    sv_job **p = &jobs;
+    while (*p) p = &(*p)->next;
+    *p = j;
+    a->deferred = 1;
+    start_job(ss);
+}
+
+void sv_api_range(sv_ctx *c, sv_session *s, const sv_req *q, sv_answer *a) {
+    if (job_take(q, a)) return;
+    uint64_t t0, t1;
+    if (time_arg(q, a, "t0", &t0) < 0 || time_arg(q, a, "t1", &t1) < 0) return;
+    if (t1 <= t0) {
+        sv_error(a, 400, "bad_param", "range needs t0 < t1");
+        return;
+    }
+    uint8_t *sel = sv_tracks_param(q, a, vw_ntracks(s->ix));
+    if (!sel) return;
+    sv_job *j = calloc(1, sizeof *j);
+    if (!j) {
+        free(sel);
+        sv_error(a, 500, "internal", "out of memory");
+        return;
+    }
+    j->kind = JOB_RANGE;
+    j->t0 = t0, j->t1 = t1, j->sel = sel;
+    job_queue(c->ss, q, a, j, &s, 1);
 }
 
 /* ---- /api/diff ------------------------------------------------------------ */
@@ -549,6 +692,7 @@ static long tfunc_find(tfunc **fs, size_t *n, size_t *cap, const char *name, con
 }
 
 void sv_api_trend(sv_ctx *c, const sv_req *q, sv_answer *a) {
+    if (job_take(q, a)) return;
     char prog[512];
     if (sv_param(q, "program", prog, sizeof prog) <= 0) {
         sv_error(a, 400, "bad_param", "trend needs program=NAME");
@@ -575,11 +719,26 @@ void sv_api_trend(sv_ctx *c, const sv_req *q, sv_answer *a) {
     }
     if (n) qsort(list, n, sizeof *list, by_start);
     if (n > TREND_SESSIONS) memmove(list, list + n - TREND_SESSIONS, TREND_SESSIONS * sizeof *list), n = TREND_SESSIONS;
+    sv_job *j = calloc(1, sizeof *j);
+    if (!j) {
+        free(list);
+        sv_error(a, 500, "internal", "out of memory");
+        return;
+    }
+    j->kind = JOB_TREND;
+    memcpy(j->prog, prog, sizeof prog);
+    job_queue(ss, q, a, j, list, n);
+    free(list);
+}
+
+/* The answer of /api/trend over the sessions list[0..n), oldest first (any
+ * thread: reads their indexes and readers only). */
+static void trend_compute(sv_session *list, size_t n, const char *prog, sv_answer *a) {
     tfunc *fs = NULL;
     size_t nfs = 0, capfs = 0;
     int fail = 0;
     for (size_t k = 0; k < n && !fail; k++) {
-        sv_session *s = list[k];
+        sv_session *s = &list[k];
         walk w;
         uint32_t nf = vw_nfuncs(s->ix);
         if (walk_range(&w, s, 0, vw_totals_of(s->ix)->duration, NULL, 0) == 0) {
@@ -608,16 +767,17 @@ void sv_api_trend(sv_ctx *c, const sv_req *q, sv_answer *a) {
         if (nfs) qsort(fs, nfs, sizeof *fs, by_all);
         jb_init(&a->body, SV_MAX_ANSWER);
         a->status = 200;
+        a->type = "application/json; charset=utf-8";
         jb *j = &a->body;
         jb_obj(j);
         jb_key(j, "program"), jb_str(j, prog);
         jb_key(j, "sessions"), jb_arr(j);
         for (size_t k = 0; k < n; k++) {
             jb_obj(j);
-            jb_key(j, "id"), jb_str(j, list[k]->id);
-            jb_key(j, "path"), jb_str(j, list[k]->rel);
-            jb_key(j, "mtime_ns"), jb_u64s(j, list[k]->mtime_ns);
-            jb_key(j, "duration_ns"), jb_u64(j, vw_totals_of(list[k]->ix)->duration);
+            jb_key(j, "id"), jb_str(j, list[k].id);
+            jb_key(j, "path"), jb_str(j, list[k].rel);
+            jb_key(j, "mtime_ns"), jb_u64s(j, list[k].mtime_ns);
+            jb_key(j, "duration_ns"), jb_u64(j, vw_totals_of(list[k].ix)->duration);
             jb_end_obj(j);
         }
         jb_end_arr(j);
@@ -639,5 +799,4 @@ void sv_api_trend(sv_ctx *c, const sv_req *q, sv_answer *a) {
     }
     for (size_t i = 0; i < nfs; i++) free(fs[i].name), free(fs[i].file), free(fs[i].per);
     free(fs);
-    free(list);
 }

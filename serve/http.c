@@ -41,6 +41,7 @@ typedef struct server {
     char hosts[NHOSTS][320];
     int nhosts;
     int any_host; /* bound to every address (with a token): any Host */
+    uint64_t serials;   /* requests seen (sv_req.serial) */
 } server;
 
 typedef struct conn {
@@ -178,15 +179,19 @@ static void process(conn *c);
 static const char *reason(int status) {
     switch (status) {
     case 200: return "OK";
+    case 202: return "Accepted";
     case 303: return "See Other";
     case 400: return "Bad Request";
     case 403: return "Forbidden";
     case 404: return "Not Found";
     case 405: return "Method Not Allowed";
+    case 409: return "Conflict";
     case 413: return "Payload Too Large";
+    case 415: return "Unsupported Media Type";
     case 422: return "Unprocessable Content";
     case 500: return "Internal Server Error";
     case 501: return "Not Implemented";
+    case 502: return "Bad Gateway";
     case 503: return "Service Unavailable";
     default: return "Status";
     }
@@ -282,7 +287,7 @@ static void fail_conn(conn *c, int status, const char *code, const char *msg) {
 /* ---- Request parsing ---------------------------------------------------- */
 
 typedef struct heads {
-    const char *host, *cookie, *auth, *clen, *te, *conn;
+    const char *host, *cookie, *auth, *clen, *te, *conn, *ctype;
 } heads;
 
 static char *trim(char *s) {
@@ -313,7 +318,8 @@ static int parse_heads(char *p, heads *h) {
                             : !strcasecmp(p, "authorization") ? &h->auth
                             : !strcasecmp(p, "content-length") ? &h->clen
                             : !strcasecmp(p, "transfer-encoding") ? &h->te
-                            : !strcasecmp(p, "connection") ? &h->conn : NULL;
+                            : !strcasecmp(p, "connection") ? &h->conn
+                            : !strcasecmp(p, "content-type") ? &h->ctype : NULL;
         if (slot) {
             if (*slot && slot != &h->cookie) return -1; /* repeated */
             *slot = v;
@@ -420,6 +426,8 @@ static int handle_parsed(conn *c, char *req, size_t hlen, size_t blen) {    req[
     q.query = qm ? qm + 1 : "";
     q.body = req + hlen;
     q.body_len = blen;
+    q.serial = ++c->srv->serials;
+    q.ctype = h.ctype;
     memset(&c->ans, 0, sizeof c->ans);
     if (!host_ok(c->srv, h.host)) {
         sv_error(&c->ans, 403, "forbidden", "Host header is not this server's address");

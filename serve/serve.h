@@ -65,6 +65,29 @@ typedef struct sv_session {
     sv_summary sum;
 } sv_session;
 
+/* A capture asked of a listening program (capture.c): capture-release
+ * --connect runs as a child process writing into the first served folder. */
+enum sv_cap_state { SV_CAP_STARTING, SV_CAP_RECORDING, SV_CAP_DONE, SV_CAP_FAILED };
+typedef struct sv_capture {
+    char id[17];
+    char *path, *rel;       /* the trace it writes (absolute; relative to root 0) */
+    char addr[256];
+    uint64_t duration_ms, started_ns;
+    int state;              /* enum sv_cap_state */
+    int answered;           /* its POST got its answer */
+    uint64_t serial;        /* the POST's request serial */
+    int status;             /* the answer when it failed before recording */
+    const char *code;
+    char error[256];
+    char line[512];         /* the child's last line of stderr */
+    size_t linelen;
+    int running;            /* handles of the child still open */
+    int exited, exit_ok, eof; /* the child ended (well); its stderr ended */
+    uv_process_t proc;
+    uv_pipe_t err;
+    struct sv_sessions *ss;
+} sv_capture;
+
 typedef struct sv_sessions {
     char **roots;           /* resolved served paths */
     int *root_is_dir;
@@ -83,6 +106,12 @@ typedef struct sv_sessions {
     char build_err[256];
     void (*built)(void *ctx); /* called in the loop after each build */
     void *built_ctx;
+    sv_capture **caps;      /* captures asked by POST /api/capture */
+    size_t ncaps;
+    /* Indexes (and readers) lent to jobs on the thread pool: closing their
+     * session leaves them to the job, which closes them when it returns. */
+    struct sv_loan { vw_index *ix; lt_reader *r; int users, retired; } *loans;
+    size_t nloans;
 } sv_sessions;
 
 int sv_sessions_init(sv_sessions *ss, char **paths, int n, const char *cache);
@@ -98,6 +127,11 @@ sv_session *sv_session_find(sv_sessions *ss, const char *id);
  * that changed after its index was opened (one being written) keeps
  * answering from that index while the new one is built. */
 int sv_session_open(sv_sessions *ss, sv_session *s);
+/* Lends s->ix and s->r (open) to a job on another thread: they stay
+ * mapped until sv_session_return, even when the session closes them
+ * meanwhile (a growing trace reindexed, a file gone). 0 or -1 (memory). */
+int sv_session_lend(sv_sessions *ss, const sv_session *s);
+void sv_session_return(sv_sessions *ss, const vw_index *ix);
 /* Fills s->sum: from the file's header and trailer when it is complete,
  * else with the index's counts. Returns 0, -1 (s->error), or 1 when an
  * index is being built first. */
@@ -113,6 +147,8 @@ typedef struct sv_req {
     const char *query;      /* after '?', NUL-terminated, "" when none */
     const char *body;
     size_t body_len;
+    uint64_t serial;        /* distinct per request (kept when it waits) */
+    const char *ctype;      /* Content-Type, NULL when none */
 } sv_req;
 
 typedef struct sv_answer {
@@ -147,6 +183,18 @@ void sv_route(sv_ctx *c, const sv_req *q, sv_answer *a);
 void sv_api_range(sv_ctx *c, sv_session *s, const sv_req *q, sv_answer *a);
 void sv_api_diff(sv_ctx *c, const sv_req *q, sv_answer *a);
 void sv_api_trend(sv_ctx *c, const sv_req *q, sv_answer *a);
+
+/* ---- Captures (capture.c) ---- */
+/* POST /api/capture: starts a capture (the answer waits, deferred, until
+ * the program records or refuses), or answers a waiting one. */
+void sv_api_capture(sv_ctx *c, const sv_req *q, sv_answer *a);
+/* The capture of a session id that is not a file yet (recording, or
+ * failed), or NULL. */
+const sv_capture *sv_capture_find(const sv_sessions *ss, const char *id);
+/* Writes the captures not yet files as /api/sessions entries. */
+void sv_captures_json(jb *j, const sv_sessions *ss);
+/* Lets the captures go (their children run on; called at exit). */
+void sv_captures_free(sv_sessions *ss);
 
 /* ---- Assets (assets.c) ---- */
 /* The embedded file `name` (flat name) with its type; 0 or -1. */

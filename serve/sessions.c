@@ -46,17 +46,54 @@ static void summary_free(sv_summary *m) {
     memset(m, 0, sizeof *m);
 }
 
-static void session_close(sv_session *s) {
-    vw_close(s->ix);
-    lt_reader_free(s->r);
+static struct sv_loan *loan_of(sv_sessions *ss, const vw_index *ix) {
+    for (size_t i = 0; ix && i < ss->nloans; i++)
+        if (ss->loans[i].ix == ix) return &ss->loans[i];
+    return NULL;
+}
+
+int sv_session_lend(sv_sessions *ss, const sv_session *s) {
+    struct sv_loan *l = loan_of(ss, s->ix);
+    if (!l) {
+        struct sv_loan *p = realloc(ss->loans, (ss->nloans + 1) * sizeof *p);
+        if (!p) return -1;
+        ss->loans = p;
+        l = &p[ss->nloans++];
+        memset(l, 0, sizeof *l);
+        l->ix = s->ix;
+        l->r = s->r;
+    }
+    l->users++;
+    return 0;
+}
+
+void sv_session_return(sv_sessions *ss, const vw_index *ix) {
+    struct sv_loan *l = loan_of(ss, ix);
+    if (!l || --l->users > 0) return;
+    if (l->retired) {
+        vw_close(l->ix);
+        lt_reader_free(l->r);
+    }
+    *l = ss->loans[--ss->nloans];
+}
+
+static void session_close_in(sv_sessions *ss, sv_session *s) {
+    struct sv_loan *l = ss ? loan_of(ss, s->ix) : NULL;
+    if (l) {
+        l->retired = 1; /* the last borrower closes them */
+    } else {
+        vw_close(s->ix);
+        lt_reader_free(s->r);
+    }
     s->ix = NULL;
     s->r = NULL;
 }
 
 void sv_sessions_free(sv_sessions *ss) {
-    if (ss->busy) return; /* a build still runs: left to the exit */
+    if (ss->busy || ss->nloans) return; /* a build or job still runs: left to the exit */
+    sv_captures_free(ss);
     for (size_t i = 0; i < ss->n; i++) {
-        session_close(&ss->s[i]);
+        session_close_in(ss, &ss->s[i]);
         summary_free(&ss->s[i].sum);
         free(ss->s[i].path);
         free(ss->s[i].rel);
@@ -65,6 +102,7 @@ void sv_sessions_free(sv_sessions *ss) {
     for (int i = 0; i < ss->nroots; i++) free(ss->roots[i]);
     free(ss->roots);
     free(ss->root_is_dir);
+    free(ss->loans);
 }
 
 /* Whether resolved path p is root r or under it. */
@@ -160,7 +198,7 @@ void sv_sessions_scan(sv_sessions *ss) {
             ss->s[o++] = ss->s[i];
             continue;
         }
-        session_close(&ss->s[i]);
+        session_close_in(ss, &ss->s[i]);
         summary_free(&ss->s[i].sum);
         free(ss->s[i].path);
         free(ss->s[i].rel);
@@ -191,7 +229,7 @@ static void after_build(uv_work_t *w, int status) {
         sv_session *s = &ss->s[i];
         if (strcmp(s->id, ss->build_id)) continue;
         s->building = 0;
-        if (status >= 0 && ss->build_rc >= 0) session_close(s); /* the new index maps at next use */
+        if (status >= 0 && ss->build_rc >= 0) session_close_in(ss, s); /* the new index maps at next use */
         if (status < 0 || ss->build_rc < 0) {
             s->failed = 1;
             s->fail_size = ss->build_size;
@@ -249,7 +287,7 @@ static int open_built(sv_sessions *ss, sv_session *s) {
     rc = lt_reader_open(&s->r, s->path, detail, sizeof detail);
     if (rc < 0) {
         snprintf(s->error, sizeof s->error, "%s", detail[0] ? detail : lt_strerror(rc));
-        session_close(s);
+        session_close_in(ss, s);
         return -1;
     }
     s->error[0] = 0;
@@ -283,7 +321,7 @@ int sv_session_open(sv_sessions *ss, sv_session *s) {
     }
     if (s->ix) {
         if (!vw_stale(s->ix)) return 0;
-        session_close(s);
+        session_close_in(ss, s);
     }
     if (s->building || s->want_build) return 1;
     if (identity(s) < 0) return -1;

@@ -179,7 +179,7 @@ static cJSON *info_json(const char *trace) {
     uint8_t *b = slurp(out, &n);
     b[n] = 0;
     cJSON *j = cJSON_Parse((char *)b);
-    ck_assert_ptr_nonnull(j);
+    ck_assert_msg(j != NULL, "tracy-info --json %s: %.200s", trace, (char *)b);
     free(b);
     return j;
 }
@@ -301,7 +301,15 @@ START_TEST(bad_parameters) {
     free(r.raw);
     snprintf(req, sizeof req, "POST /api/capture HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\nContent-Length: 2\r\n\r\n{}", s.port);
     r = raw_req(s.port, req);
-    ck_assert_int_eq(r.status, 501);
+    ck_assert_int_eq(r.status, 415); /* not sent as JSON: a form of another site */
+    free(r.raw);
+    snprintf(req, sizeof req, "POST /api/capture HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\n{}", s.port);
+    r = raw_req(s.port, req);
+    ck_assert_int_eq(r.status, 415);
+    free(r.raw);
+    snprintf(req, sizeof req, "POST /api/capture HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}", s.port);
+    r = raw_req(s.port, req);
+    ck_assert_int_eq(r.status, 400); /* no address, no duration */
     free(r.raw);
     snprintf(req, sizeof req, "GET /api/sessions HTTP/1.1\r\nHost: attacker.example:%d\r\nConnection: close\r\n\r\n", s.port);
     r = raw_req(s.port, req);
@@ -494,12 +502,16 @@ START_TEST(range_matches_csv_stats) {
     snprintf(t, sizeof t, "/api/t/%s/find?func=%d", id, fid);
     cJSON *fj = get_json(s.port, t, 200);
     ck_assert_double_eq(num(fj, "count"), num(f0, "calls"));
-    double prev = -1, last = 0;
+    double prev = -1, last = 0, index = 0;
     for (int k = 0; k < 8; k++) {
         const cJSON *z = cJSON_GetObjectItem(fj, "zone");
         ck_assert(cJSON_IsObject(z));
         ck_assert_double_eq(num(z, "func"), fid);
         ck_assert_double_gt(num(z, "start"), prev);
+        /* index: 1 for the first, then growing by the zones passed */
+        if (k == 0) ck_assert_double_eq(num(fj, "index"), 1);
+        ck_assert_double_gt(num(fj, "index"), index);
+        index = num(fj, "index");
         prev = num(z, "start");
         cJSON_Delete(fj);
         snprintf(t, sizeof t, "/api/t/%s/find?func=%d&after=%.0f", id, fid, prev);
@@ -510,6 +522,17 @@ START_TEST(range_matches_csv_stats) {
     snprintf(t, sizeof t, "/api/t/%s/find?func=%d&before=%.0f", id, fid, last);
     fj = get_json(s.port, t, 200);
     ck_assert_double_eq(num(cJSON_GetObjectItem(fj, "zone"), "start"), prev);
+    ck_assert_double_eq(num(fj, "index"), index);
+    cJSON_Delete(fj);
+    /* the last occurrence is at the end of the count (ties: one per track) */
+    snprintf(t, sizeof t, "/api/t/%s/find?func=%d&before=%.0f", id, fid, dur + 1);
+    fj = get_json(s.port, t, 200);
+    ck_assert_double_le(num(fj, "index"), num(fj, "count"));
+    ck_assert_double_gt(num(fj, "index"), num(fj, "count") - 3);
+    cJSON_Delete(fj);
+    snprintf(t, sizeof t, "/api/t/%s/find?func=%d&after=%.0f", id, fid, dur + 1);
+    fj = get_json(s.port, t, 200);
+    ck_assert_double_eq(num(fj, "index"), 0);
     cJSON_Delete(fj);
     cJSON_Delete(j);
     /* a window: tracy-cut of it, then tracy-csv --stats, gives the same */
@@ -634,6 +657,166 @@ START_TEST(mutated_traces) {
 }
 END_TEST
 
+/* POST /api/capture with `body`: the answer (status and JSON). */
+static cJSON *post_capture(int port, const char *body, int want_status) {
+    char req[1024];
+    snprintf(req, sizeof req, "POST /api/capture HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n"
+             "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s", port, strlen(body), body);
+    resp r = raw_req(port, req);
+    ck_assert_msg(r.status == want_status, "capture %s: status %d, want %d: %s", body, r.status,
+                  want_status, r.body);
+    cJSON *j = cJSON_Parse(r.body);
+    ck_assert_msg(j != NULL, "not JSON: %.200s", r.body);
+    free(r.raw);
+    return j;
+}
+
+/* The entry of session `id` in /api/sessions (a copy), NULL when absent. */
+static cJSON *session_entry(int port, const char *id) {
+    cJSON *j = get_json(port, "/api/sessions", 200), *e, *found = NULL;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(j, "sessions"))
+        if (!strcmp(str(e, "id"), id)) found = cJSON_Duplicate(e, 1);
+    cJSON_Delete(j);
+    return found;
+}
+
+/* Waits (up to a minute) for session `id` to be listed complete; its entry. */
+static cJSON *wait_complete(int port, const char *id) {
+    for (int i = 0; i < 600; i++) {
+        cJSON *e = session_entry(port, id);
+        if (e && !strcmp(str(e, "state"), "complete")) return e;
+        ck_assert_msg(!e || !strcmp(str(e, "state"), "writing"), "capture %s ended %s", id, str(e, "state"));
+        cJSON_Delete(e);
+        usleep(100000);
+    }
+    ck_abort_msg("capture %s did not complete", id);
+    return NULL;
+}
+
+/* A Python program listening for captures (tracy.start_server, token
+ * s3cret) that keeps calling tick(3): its pid, its port in *port. */
+static pid_t start_listener(int *port) {
+    static const char prog[] =
+        "import time, tracy\n"
+        "def tick(n):\n"
+        "    return n if n < 1 else tick(n - 1)\n"
+        "print(tracy.start_server(0, token='s3cret'), flush=True)\n"
+        "while True:\n"
+        "    tick(3)\n"
+        "    time.sleep(0.001)\n";
+    spit(scratch_path("listener.py"), (const uint8_t *)prog, sizeof prog - 1);
+    const char *py = getenv("PYTHON");
+    char pp[1024];
+    snprintf(pp, sizeof pp, "%s/python", build_dir());
+    int fds[2];
+    ck_assert_int_eq(pipe(fds), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        dup2(fds[1], 1);
+        close(fds[0]);
+        setenv("PYTHONPATH", pp, 1);
+        unsetenv("TRACY_LISTEN");
+        execlp(py && *py ? py : "/usr/bin/python3", "python3", scratch_path("listener.py"), (char *)NULL);
+        _exit(127);
+    }
+    close(fds[1]);
+    char line[64];
+    size_t n = 0;
+    while (n < sizeof line - 1 && read(fds[0], line + n, 1) == 1 && line[n] != '\n') n++;
+    line[n] = 0;
+    close(fds[0]);
+    *port = atoi(line);
+    ck_assert_msg(*port > 0, "the listener printed no port: '%s'", line);
+    return pid;
+}
+
+/* The page's Capture button: a running program records itself into the
+ * served folder; the session is listed while it records, then complete,
+ * with the program's zones; bad requests get a clear error. */
+START_TEST(capture_from_server) {
+    sh("mkdir -p '%s/served'", scratch_dir);
+    int lport;
+    pid_t lp = start_listener(&lport);
+    srv s;
+    ck_assert_int_eq(start(&s, scratch_path("served")), 0);
+    char body[256];
+    snprintf(body, sizeof body, "{\"address\": \"127.0.0.1:%d\", \"duration_ms\": 2000, \"token\": \"wrong\"}", lport);
+    cJSON *j = post_capture(s.port, body, 502);
+    ck_assert_str_eq(str(j, "code"), "refused");
+    ck_assert_ptr_nonnull(strstr(str(j, "error"), "wrong token"));
+    cJSON_Delete(j);
+    snprintf(body, sizeof body, "{\"address\": \"127.0.0.1:%d\", \"duration_ms\": 2000, \"token\": \"s3cret\"}", lport);
+    j = post_capture(s.port, body, 202);
+    char *id = strdup(str(j, "id")), *path = strdup(str(j, "path"));
+    ck_assert_str_eq(str(j, "state"), "recording");
+    cJSON_Delete(j);
+    ck_assert(!strncmp(path, "capture-127.0.0.1-", 18) && strstr(path, ".tracy"));
+    /* listed while it records; a second capture of the same program waits */
+    cJSON *e = session_entry(s.port, id);
+    ck_assert_ptr_nonnull(e);
+    ck_assert_str_eq(str(e, "state"), "writing");
+    ck_assert_str_eq(str(e, "capture"), "recording");
+    cJSON_Delete(e);
+    cJSON_Delete(post_capture(s.port, body, 409));
+    char t[256];
+    snprintf(t, sizeof t, "/api/t/%s/meta", id);
+    cJSON_Delete(get_json(s.port, t, 409));
+    /* then complete, with the program's zones */
+    e = wait_complete(s.port, id);
+    char file[600];
+    snprintf(file, sizeof file, "%s/served/%s", scratch_dir, path);
+    cJSON *info = info_json(file);
+    ck_assert_double_eq(num(e, "zones"), num(info, "zones"));
+    ck_assert_double_gt(num(e, "zones"), 0);
+    ck_assert_ptr_null(cJSON_GetObjectItem(e, "capture"));
+    cJSON_Delete(info);
+    cJSON_Delete(e);
+    snprintf(t, sizeof t, "/api/t/%s/functions", id);
+    j = get_json(s.port, t, 200);
+    double ticks = 0;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(j, "functions"))
+        if (!strcmp(str(e, "name"), "tick")) ticks += num(e, "zones");
+    ck_assert_double_gt(ticks, 0);
+    cJSON_Delete(j);
+    /* a second capture gets a new name: nothing is overwritten */
+    snprintf(body, sizeof body, "{\"address\": \"127.0.0.1:%d\", \"duration_ms\": 50, \"token\": \"s3cret\"}", lport);
+    j = post_capture(s.port, body, 202);
+    ck_assert_str_ne(str(j, "path"), path);
+    cJSON_Delete(wait_complete(s.port, str(j, "id")));
+    cJSON_Delete(j);
+    /* errors: nothing listening, bad durations and bodies */
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t al = sizeof a;
+    ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+    ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&a, &al), 0);
+    snprintf(body, sizeof body, "{\"address\": \"127.0.0.1:%d\", \"duration_ms\": 100}", ntohs(a.sin_port));
+    close(fd); /* bound, never listened: refused */
+    j = post_capture(s.port, body, 502);
+    ck_assert_str_eq(str(j, "code"), "unreachable");
+    cJSON_Delete(j);
+    const char *bad[] = {"{\"address\": \"127.0.0.1:1\", \"duration_ms\": 0}",
+                         "{\"address\": \"127.0.0.1:1\", \"duration_ms\": 86400001}",
+                         "{\"address\": \"127.0.0.1:1\", \"duration_ms\": 1.5}",
+                         "{\"address\": \"nowhere\", \"duration_ms\": 100}",
+                         "{\"address\": \"127.0.0.1:1\", \"duration_ms\": 100, \"token\": \"a b\"}",
+                         "{\"duration_ms\": 100}", "[1]", "not json", ""};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        j = post_capture(s.port, bad[i], 400);
+        ck_assert_str_eq(str(j, "code"), "bad_param");
+        cJSON_Delete(j);
+    }
+    kill(lp, SIGKILL);
+    int st;
+    ck_assert_int_eq(waitpid(lp, &st, 0), lp);
+    free(id);
+    free(path);
+    stop(&s);
+}
+END_TEST
+
 static long rss_kib(pid_t pid) {
     char path[64], line[256];
     snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
@@ -709,6 +892,11 @@ Suite *serve_suite(void) {
     tcase_add_test(tc, growing_trace);
     tcase_add_test(tc, mutated_traces);
     tcase_add_test(tc, many_and_slow_clients);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("capture");
+    tcase_add_checked_fixture(tc, setup, scratch_remove);
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, capture_from_server);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -5,12 +5,14 @@
  * environment (no TRACY_ADDR, TRACY_PORT: no other daemon is reached). */
 #define _GNU_SOURCE
 #include <check.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include "scratch.h"
 #include "trace.h"
@@ -63,13 +65,17 @@ static void count_file(const char *path, counts *c) {
 
 /* ---- child processes -------------------------------------------------------- */
 
-/* Runs fn in a child with a clean environment; returns its exit status
- * (-1 when it did not end normally). */
-static int run(int (*fn)(void)) {
-    char exe[200];
+static const char *capture_exe(void) {
+    static char exe[200];
     const char *build = getenv("LT_BUILD");
     ck_assert_msg(build != NULL, "LT_BUILD is not set (run through make check)");
     snprintf(exe, sizeof exe, "%s/bin/capture-release", build);
+    return exe;
+}
+
+/* Starts fn in a child with a clean environment; returns its pid. */
+static pid_t start(int (*fn)(void)) {
+    const char *exe = capture_exe();
     pid_t pid = fork();
     ck_assert_int_ge(pid, 0);
     if (pid == 0) {
@@ -82,10 +88,18 @@ static int run(int (*fn)(void)) {
         setenv("TRACY_CAPTURE", exe, 1);
         exit(fn());
     }
+    return pid;
+}
+
+/* Its exit status (-1 when it did not end normally). */
+static int status_of(pid_t pid) {
     int st = 0;
     ck_assert_int_eq(waitpid(pid, &st, 0), pid);
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
+
+/* Runs fn in a child with a clean environment; returns its exit status. */
+static int run(int (*fn)(void)) { return status_of(start(fn)); }
 
 static void zones(const char *name, int n) {
     uint32_t loc = lt_loc_register(LT_LOC_USER, name, __FILE__, __LINE__);
@@ -206,6 +220,196 @@ START_TEST(a_file_that_is_not_a_trace_is_never_overwritten) {
 }
 END_TEST
 
+/* ---- on demand: TRACY_LISTEN in a C program ------------------------------------ */
+
+static int to_parent[2], to_child[2]; /* pipes between the test and the program */
+
+/* The program: listens (TRACY_LISTEN, port 0), says its port, then makes
+ * numbered "tick" zones until told to stop, and says how many it made. */
+static int listening(void) {
+    setenv("TRACY_LISTEN", "127.0.0.1:0", 1);
+    close(to_parent[0]);
+    close(to_child[1]);
+    zones("idle", 10); /* the first zone starts the listener; not recorded */
+    if (lt_client_active() || getenv("TRACY_LISTEN")) return 40;
+    int port = lt_listen_port();
+    if (port <= 0 || write(to_parent[1], &port, sizeof port) != sizeof port) return 41;
+    uint32_t tick = lt_loc_register(LT_LOC_USER, "tick", __FILE__, __LINE__);
+    uint32_t n = 0;
+    char b;
+    for (;; n++) {
+        struct pollfd p = {to_child[0], POLLIN, 0};
+        if (poll(&p, 1, 0) > 0) break;
+        char text[16];
+        int len = snprintf(text, sizeof text, "%u", n);
+        lt_zone_begin(tick);
+        lt_zone_text(text, (size_t)len);
+        lt_zone_end();
+        struct timespec d = {0, 100000};
+        nanosleep(&d, NULL);
+    }
+    if (read(to_child[0], &b, 1) != 1) return 42;
+    zones("after", 10); /* after the capture: not recorded */
+    return write(to_parent[1], &n, sizeof n) == sizeof n ? 0 : 43;
+}
+
+/* A listening program as the test sees it. */
+typedef struct prog {
+    pid_t pid;
+    int from, to; /* its pipes' ends */
+    int port;
+} prog;
+
+static void launch(prog *p) {
+    ck_assert_int_eq(pipe(to_parent), 0);
+    ck_assert_int_eq(pipe(to_child), 0);
+    p->pid = start(listening);
+    close(to_parent[1]);
+    close(to_child[0]);
+    p->from = to_parent[0];
+    p->to = to_child[1];
+    ck_assert_int_eq(read(p->from, &p->port, sizeof p->port), (ssize_t)sizeof p->port);
+}
+
+/* Tells it to stop; the ticks it made. */
+static uint32_t finish(prog *p) {
+    uint32_t made = 0;
+    ck_assert_int_eq(write(p->to, "x", 1), 1);
+    ck_assert_int_eq(read(p->from, &made, sizeof made), (ssize_t)sizeof made);
+    ck_assert_int_eq(status_of(p->pid), 0);
+    close(p->from);
+    close(p->to);
+    return made;
+}
+
+/* capture-release --connect 127.0.0.1:PORT (each program) --duration 300ms
+ * -o out: its exit status. */
+static int ask_capture(const prog *p, int n, const char *out) {
+    char where[4][32];
+    const char *argv[16] = {"capture-release"};
+    int k = 1;
+    for (int i = 0; i < n; i++) {
+        snprintf(where[i], sizeof where[i], "127.0.0.1:%d", p[i].port);
+        argv[k++] = "--connect";
+        argv[k++] = where[i];
+    }
+    const char *tail[] = {"--duration", "300ms", "-o", out, "-q", NULL};
+    memcpy(argv + k, tail, sizeof tail);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        execv(capture_exe(), (char *const *)argv);
+        _exit(127);
+    }
+    return status_of(pid);
+}
+
+/* The numbers of process `process`'s "tick" zones in the file: the count,
+ * the smallest and the largest; fails on a duplicate, or any other zone of
+ * the program. */
+static uint32_t ticks_in(const char *path, uint32_t process, uint32_t *lo, uint32_t *hi) {
+    lt_reader *r;
+    char detail[256] = "";
+    ck_assert_msg(lt_reader_open(&r, path, detail, sizeof detail) == 0, "%s", detail);
+    ck_assert_int_eq(lt_reader_info(r)->complete, 1);
+    static uint8_t seen[1u << 20];
+    memset(seen, 0, sizeof seen);
+    uint32_t n = 0;
+    *lo = UINT32_MAX;
+    *hi = 0;
+    lt_event ev;
+    int rc;
+    while ((rc = lt_reader_next(r, &ev)) == 1) {
+        if (ev.type != LT_EV_ZONE_END || ev.process != process) continue;
+        const lt_loc *l = lt_reader_loc(r, ev.process, ev.loc);
+        ck_assert_ptr_nonnull(l);
+        ck_assert_msg(strcmp(l->name, "tick") == 0, "zone %s recorded", l->name);
+        char text[16];
+        snprintf(text, sizeof text, "%.*s", (int)ev.text_len, ev.text);
+        uint32_t i = (uint32_t)strtoul(text, NULL, 10);
+        ck_assert_uint_lt(i, sizeof seen);
+        ck_assert_msg(!seen[i], "tick %u twice", i);
+        seen[i] = 1;
+        n++;
+        *lo = i < *lo ? i : *lo;
+        *hi = i > *hi ? i : *hi;
+    }
+    ck_assert_int_eq(rc, 0);
+    lt_reader_free(r);
+    return n;
+}
+
+static uint32_t nprocesses(const char *path) {
+    lt_reader *r;
+    char detail[256] = "";
+    ck_assert_msg(lt_reader_open(&r, path, detail, sizeof detail) == 0, "%s", detail);
+    uint32_t n = lt_reader_nprocesses(r);
+    lt_reader_free(r);
+    return n;
+}
+
+/* The window's ticks of process `process`, each once, none missing. */
+static void check_ticks(const char *path, uint32_t process, uint32_t made) {
+    uint32_t lo, hi, n = ticks_in(path, process, &lo, &hi);
+    ck_assert_uint_gt(n, 0);
+    ck_assert_uint_eq(n, hi - lo + 1);
+    ck_assert_uint_lt(hi, made);
+}
+
+START_TEST(tracy_listen_records_a_c_program_for_the_capture_only) {
+    prog p;
+    launch(&p);
+    const char *out = scratch_path("ondemand.tracy");
+    int cap = ask_capture(&p, 1, out);
+    uint32_t made = finish(&p);
+    ck_assert_int_eq(cap, 0);
+    ck_assert_uint_eq(nprocesses(out), 1);
+    check_ticks(out, 1, made);
+}
+END_TEST
+
+START_TEST(two_listening_programs_are_captured_into_one_trace) {
+    prog p[2];
+    launch(&p[0]);
+    launch(&p[1]);
+    const char *out = scratch_path("two.tracy");
+    int cap = ask_capture(p, 2, out);
+    uint32_t made0 = finish(&p[0]), made1 = finish(&p[1]);
+    ck_assert_int_eq(cap, 0);
+    ck_assert_uint_eq(nprocesses(out), 2);
+    check_ticks(out, 1, made0); /* processes in the order of --connect */
+    check_ticks(out, 2, made1);
+}
+END_TEST
+
+/* libtrace internal (client_internal.h): TRACY_LISTEN's syntax. */
+int lt__listen_parse(const char *spec, char *addr, size_t n, int *port);
+
+START_TEST(tracy_listen_port_plus_rank) {
+    char addr[64];
+    int port = -1;
+    static const char *const ranks[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
+                                        "SLURM_PROCID"};
+    for (size_t i = 0; i < sizeof ranks / sizeof *ranks; i++) unsetenv(ranks[i]);
+    ck_assert_int_eq(lt__listen_parse(":0", addr, sizeof addr, &port), 0);
+    ck_assert_str_eq(addr, "127.0.0.1");
+    ck_assert_int_eq(port, 0);
+    ck_assert_int_eq(lt__listen_parse("9000+rank", addr, sizeof addr, &port), LT_EINVAL);
+    setenv("PMI_RANK", "3", 1);
+    ck_assert_int_eq(lt__listen_parse("9000+rank", addr, sizeof addr, &port), 0);
+    ck_assert_int_eq(port, 9003);
+    ck_assert_int_eq(lt__listen_parse("[::1]:70+rank", addr, sizeof addr, &port), 0);
+    ck_assert_str_eq(addr, "::1");
+    ck_assert_int_eq(port, 73);
+    ck_assert_int_eq(lt__listen_parse("65535+rank", addr, sizeof addr, &port), LT_EINVAL);
+    ck_assert_int_eq(lt__listen_parse("90x", addr, sizeof addr, &port), LT_EINVAL);
+    ck_assert_int_eq(lt__listen_parse("9000+ranks", addr, sizeof addr, &port), LT_EINVAL);
+    ck_assert_int_eq(lt__listen_parse("host:", addr, sizeof addr, &port), LT_EINVAL);
+    ck_assert_int_eq(lt__listen_parse("123456", addr, sizeof addr, &port), LT_EINVAL);
+    unsetenv("PMI_RANK");
+}
+END_TEST
+
 static void setup(void) { scratch_make("check_window"); }
 static void teardown(void) { scratch_remove(); }
 
@@ -216,6 +420,9 @@ Suite *window_suite(void) {
     tcase_set_timeout(t, 120);
     tcase_add_test(t, two_windows_in_a_row_hold_what_each_recorded);
     tcase_add_test(t, a_file_that_is_not_a_trace_is_never_overwritten);
+    tcase_add_test(t, tracy_listen_records_a_c_program_for_the_capture_only);
+    tcase_add_test(t, two_listening_programs_are_captured_into_one_trace);
+    tcase_add_test(t, tracy_listen_port_plus_rank);
     suite_add_tcase(s, t);
     /* fork() with the client's sender thread running: not under ASan (see
      * check_client.c's "fork" case) */

@@ -140,6 +140,7 @@ static void atfork_child(void) {
 }
 
 static void at_exit(void) {
+    lt__listen_at_exit(); /* a capture under way ends and is sent first */
     lt_client_stop();
     lt__trace_at_exit();
 }
@@ -369,7 +370,7 @@ static void info_default(void) {
     free(buf);
 }
 
-static int64_t mpi_rank(void) {
+int64_t lt__mpi_rank(void) {
     static const char *vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
                                  "SLURM_PROCID"};
     for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
@@ -392,7 +393,7 @@ static int hello_encode(lt__bytes *out, const char *token) {
     if (lt__bytes_reserve(out, need) < 0 || !out->p) return LT_ENOMEM;
     uint8_t *p = lt__wire_hello_start(out->p);
     p = lt__put_varint(p, (uint64_t)getpid());
-    int64_t rank = mpi_rank();
+    int64_t rank = lt__mpi_rank();
     p = lt__put_varint(p, ((uint64_t)rank << 1) ^ (uint64_t)(rank >> 63));
     p = lt__put_text(p, host, strlen(host), LT__MAX_NAME);
     const char *prog = info.program ? info.program : "";
@@ -946,7 +947,12 @@ int lt_client_start(void) {
     int rc = st == LT__ACTIVE ? 0 : start_err ? start_err : LT_ECONNECT;
     /* A failed connection is tried again on an explicit call (a daemon may
      * have been started since); a stopped client stays stopped. */
-    if (st == LT__UNINIT || (st == LT__OFF && start_failed)) {
+    if (st == LT__UNINIT && lt__listen_from_env()) {
+        /* TRACY_LISTEN: off until a capture opens a window */
+        start_err = rc = LT_ECONNECT;
+        start_failed = 0;
+        __atomic_store_n(&lt__g.state, LT__OFF, __ATOMIC_RELEASE);
+    } else if (st == LT__UNINIT || (st == LT__OFF && start_failed)) {
         rc = lt__output_start();
         if (rc == 0) rc = start_locked();
         start_err = rc;

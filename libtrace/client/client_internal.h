@@ -275,6 +275,21 @@ int lt__output_start(void);
 /* client_file.c: at exit, ends the window TRACY_OUTPUT or lt_start_trace
  * opened (waits for the file). */
 void lt__trace_at_exit(void);
+/* client_listen.c: TRACY_LISTEN=[ADDR:]PORT (read once, at the client's
+ * first start; ignored when TRACY_ADDR is set): starts the listener and
+ * takes the variable out of the environment. 1 when it was set (the
+ * client then stays off until a capture), else 0. */
+int lt__listen_from_env(void);
+/* client_listen.c: at exit, a capture under way ends ("exit") and is sent
+ * before this returns (at most 60 s). */
+void lt__listen_at_exit(void);
+/* [ADDR:]PORT or [ADDR:]PORT+rank (PORT plus the MPI rank: one port per
+ * rank) into addr and *port (ADDR may be [V6]; none: 127.0.0.1). 0, or
+ * LT_EINVAL (malformed, over 65535, +rank without an MPI rank). */
+int lt__listen_parse(const char *spec, char *addr, size_t n, int *port);
+/* client.c: the MPI rank (OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK,
+ * SLURM_PROCID), or -1. */
+int64_t lt__mpi_rank(void);
 
 /* ---- client.c ------------------------------------------------------- */
 

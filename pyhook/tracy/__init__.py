@@ -208,7 +208,7 @@ def _install_ours(sig):
 
 def _take_default(sig):
     """Installs _on_fatal where the action of sig is the default one."""
-    import signal
+    import _signal as signal
     if _sig()[1](sig) == signal.SIG_DFL:
         _install_ours(sig)
 
@@ -217,7 +217,7 @@ def _install_signals(on_signal):
     """Handlers only where the action is the default one: a signal the
     program ignores stays ignored, and a handler the program installs later
     replaces this one (its handler then decides; exit paths flush)."""
-    import signal
+    import _signal as signal
     _state["on_signal"] = (os.getpid(), on_signal)
     _sig()
     for name in _FATAL:
@@ -252,7 +252,7 @@ def _hide_ours(signal):
 
 def _fatal_ours():
     """The fatal signals whose handler is _on_fatal in this process."""
-    import signal
+    import _signal as signal
     sigs = []
     for name in _FATAL:
         sig = getattr(signal, name, None)
@@ -276,7 +276,7 @@ def _guard_forks():
     extension: see pyhook/fatal.c.)"""
     if _state.get("fork_guard") or not hasattr(os, "register_at_fork"):
         return
-    import signal
+    import _signal as signal
     if not hasattr(signal, "pthread_sigmask"):
         return
     _state["fork_guard"] = True
@@ -301,7 +301,7 @@ def _guard_forks():
 def _signals_done():
     """The program has ended (python -m tracy is finishing the trace): a
     SIGTERM/SIGHUP now interrupts that wait instead."""
-    import signal
+    import _signal as signal
     for name in _FATAL:
         sig = getattr(signal, name, None)
         try:
@@ -408,15 +408,22 @@ def _enable():
     _ensure_setup()
     _state["count"] += 1
     if _state["count"] == 1:
-        import threading
-        _patch_threading()
+        if "threading" not in sys.modules and _tracy._next_mode() != _tracy.MODE_EVAL:
+            # a thread started later gets its profile or trace function from
+            # threading; the frame-evaluation hook needs nothing per thread,
+            # and a thread's name is taken when it first records (_on_thread,
+            # which patches threading if it has been imported since)
+            import threading  # noqa: F401
+        th = _patch_threading()
         _name_threads()
         mode = _tracy.enable()
-        if mode == _tracy.MODE_TRACE:
-            threading._trace_hook = _tracy._thread_hook
+        if th is None:
+            pass
+        elif mode == _tracy.MODE_TRACE:
+            th._trace_hook = _tracy._thread_hook
             _state["threads"] = True
         elif mode == _tracy.MODE_PROFILE:
-            threading._profile_hook = _tracy._thread_hook
+            th._profile_hook = _tracy._thread_hook
             _state["threads"] = True
 
 
@@ -629,7 +636,19 @@ def _start_child(env_opts):
 
 # ---- trace windows: start_trace / stop_trace (see _trace.py) -------------------
 
-from ._trace import Options, start_trace, stop_trace, trace  # noqa: E402
+_TRACE_NAMES = ("Options", "start_trace", "stop_trace", "trace")
+
+
+def __getattr__(name):
+    """tracy.trace, start_trace, stop_trace and Options live in _trace.py,
+    imported when first asked for: most runs never use them, and every run
+    pays for what `import tracy` imports."""
+    if name in _TRACE_NAMES:
+        from . import _trace
+        for n in _TRACE_NAMES:
+            globals()[n] = getattr(_trace, n)
+        return globals()[name]
+    raise AttributeError("module %r has no attribute %r" % (__name__, name))
 
 
 def start_server(port, addr="127.0.0.1", token=None):

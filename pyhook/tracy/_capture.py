@@ -499,8 +499,8 @@ def drain_daemon(pid):
     """This process has stopped its client: the daemon it owns accepts no
     new process (but children of those still connected) and finishes the
     file when the connected ones have left (SIGUSR1, see capture-release)."""
-    import signal
+    import _signal  # (not signal: its import costs more than the rest)
     try:
-        os.kill(pid, signal.SIGUSR1)
+        os.kill(pid, _signal.SIGUSR1)
     except OSError:
         pass

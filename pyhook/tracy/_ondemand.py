@@ -46,13 +46,23 @@ def _loopback(addr):
 
 
 def parse_listen(spec):
-    """[ADDR:]PORT -> (addr, port); ValueError (one line) when malformed."""
+    """[ADDR:]PORT or [ADDR:]PORT+rank (PORT plus the MPI rank: one port
+    per rank of a job) -> (addr, port); ValueError (one line) when
+    malformed."""
     addr, _, port = str(spec).rpartition(":")
     addr = addr.strip("[]") or "127.0.0.1"
-    if not port.isdigit() or not 0 <= int(port) < 65536:
-        raise ValueError("tracy: --listen takes [ADDR:]PORT with PORT in 0..65535 (0: any "
-                         "free port), not %r" % spec)
-    return addr, int(port)
+    rank = 0
+    if port.endswith("+rank"):
+        port = port[:-5]
+        from tracy import _capture
+        rank = _capture._job()[2]
+        if rank is None:
+            raise ValueError("tracy: --listen %s needs an MPI rank (OMPI_COMM_WORLD_RANK, "
+                             "PMI_RANK, PMIX_RANK or SLURM_PROCID)" % spec)
+    if not port.isdigit() or len(port) > 5 or not 0 <= int(port) + rank < 65536:
+        raise ValueError("tracy: --listen takes [ADDR:]PORT or [ADDR:]PORT+rank giving a "
+                         "port in 0..65535 (0: any free port), not %r" % spec)
+    return addr, int(port) + rank
 
 
 def start_server(port, addr="127.0.0.1", token=None):

@@ -94,7 +94,14 @@ def test_a_real_regression_is_found_with_exit_1(runs):
     assert set(flagged) <= {SLOWED, "<module>"}, flagged
     f05 = [r for r in rows(rep) if r["name"] == SLOWED][0]
     assert 0.6 < f05["p50_change_rel"] < 1.4
-    assert f05["p_value"] < 0.01
+    # The bound is the tool's own level, not a stricter one: Welch's t on 3
+    # against 3 log per-run medians can have as few as 2 degrees of freedom,
+    # where p < 0.05 needs t > 4.30 and p < 0.01 needs t > 9.92. For f05's
+    # doubling (log 2 = 0.693, standard error sd * sqrt(2/3)) that is a
+    # per-run spread (sd) below 0.197 for 0.05 but below 0.085 for 0.01:
+    # one run of a function shifted by 10-20% under load (seen on this
+    # machine) fails 0.01 (p = 0.0115 once) and still passes 0.05.
+    assert f05["p_value"] < rep["settings"]["alpha"] == 0.05
     assert f05["base"]["calls"] == 120 and f05["new"]["calls"] == 120
     assert not f05["calls_changed"]
 

@@ -174,3 +174,25 @@ def test_a_file_that_is_not_a_trace_is_kept(tmp_path):
         "tracy: refusing to overwrite %s: not a trace" % notes,
         "tracy: max_depth must be a whole number >= 0, not -1"]
     assert notes.read_text() == "keep me\n"
+
+
+def test_calls_open_at_the_stop_end_with_the_window(tmp_path):
+    out = tmp_path / "open.tracy"
+    run_plain(tmp_path, """
+        def inner(p):
+            fib(3)
+            tracy.stop_trace()
+        def middle(p):
+            inner(p)
+        tracy.start_trace(sys.argv[1], quiet=True)
+        middle(sys.argv[1])
+    """, out)
+    t = _tracy._read_trace(str(out))
+    assert t["complete"]
+    ends = {}
+    for z in t["zones"]:
+        ends.setdefault(z[2], []).append(z[10])
+    # fib(3): 5 calls ended normally; middle and inner were open at the stop:
+    # each once, ended by the end of its stream (LT_EVF_UNCLOSED)
+    assert ends["fib"] == [0] * 5
+    assert ends["middle"] == [2] and ends["inner"] == [2]

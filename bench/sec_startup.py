@@ -1,0 +1,88 @@
+"""sec_startup.py -- section 16 of `make bench`: what `python -m tracy` adds
+to the start and end of a run, on every interpreter found (pyhook/pythons.sh).
+
+Instructions (callgrind, the Python process only; the daemon it starts runs
+natively) of an empty script run four ways: `python3 empty.py`, `python3 -m
+emptymod` (an empty module: what any `python -m` costs, runpy and the import
+machinery it loads), `python3 -c "import tracy"` and `python3 -m tracy -t 0
+empty.py` (a daemon of its own, the trace written and summarized). Bytecode
+caches are warm (compileall first, then one run of each command before it is
+measured). Called from bench/run.py."""
+import os
+
+R = None  # bench/run.py (NA, run, callgrind, log), set by its caller
+
+TARGET = 8e6  # instructions python -m tracy may add to an empty script's run
+
+COMMANDS = [("plain", "`python3 empty.py`"),
+            ("m", "`python3 -m emptymod`"),
+            ("import", "`python3 -c \"import tracy\"`"),
+            ("tracy", "`python3 -m tracy -t 0 empty.py`")]
+
+
+def command(py, key, work):
+    if key == "plain":
+        return [py, "empty.py"]
+    if key == "m":
+        return [py, "-m", "emptymod"]
+    if key == "import":
+        return [py, "-c", "import tracy"]
+    return [py, "-m", "tracy", "-t", "0", "-o", os.path.join(work, "empty.tracy"), "empty.py"]
+
+
+def one(ctx, py):
+    import sec_py
+    sec_py.R = R
+    ver, _, suffix = sec_py.py_facts(py)
+    if not os.path.exists(os.path.join(ctx.build, "python", "tracy", "_tracy" + suffix)):
+        raise R.NA("tracy not built for %s (make python-all)" % ver)
+    work = os.path.join(ctx.work, "startup-" + ver)
+    os.makedirs(work, exist_ok=True)
+    for name in ("empty.py", "emptymod.py"):
+        open(os.path.join(work, name), "w").close()
+    env = dict(ctx.env)
+    R.run([py, "-m", "compileall", "-q", os.path.join(ctx.build, "python", "tracy"),
+           os.path.join(work, "emptymod.py")], env=env, what="compileall")
+    res = {}
+    for key, _ in COMMANDS:
+        cmd = command(py, key, work)
+        R.run(cmd, env=env, cwd=work, timeout=120)  # the caches of what it reads
+        res[key] = R.callgrind(cmd, env, work)
+        R.log("startup %s %s: %.1fM instr" % (ver, key, res[key] / 1e6))
+    return ver, res
+
+
+def section(ctx, rep):
+    import sec_py
+    sec_py.R = R
+    rep.add("## 16. Start-up: what `python -m tracy` adds to a run\n")
+    rep.add("Instructions counted by callgrind for the Python process of an empty script's "
+            "run (the capture daemon it starts runs natively and is not counted), bytecode "
+            "caches warm: " + ", ".join(label for _, label in COMMANDS) + ". `python3 -m "
+            "emptymod` runs an empty module: what any `python -m` pays (runpy and the "
+            "parts of importlib it loads), which `python -m tracy` pays too. Target: "
+            "`python -m tracy` adds at most %.0fM instructions to `python3 empty.py`. "
+            "*Own*: what it adds to `python3 -m emptymod` (the tracy package, the "
+            "daemon's start, the trace's summary).\n" % (TARGET / 1e6))
+    pys, skipped = sec_py.interpreters()
+    for s in skipped:
+        rep.add("- " + s)
+    rows = []
+    for py in pys:
+        try:
+            ver, res = one(ctx, py)
+        except R.NA as e:
+            rows.append([py, rep.not_available(16, py, str(e))] + [""] * 6)
+            continue
+        added = res["tracy"] - res["plain"]
+        floor = res["m"] - res["plain"]
+        why = ("`python -m` of an empty module alone adds %.1fM here" % (floor / 1e6)
+               if floor > TARGET else "")
+        st = rep.status(16, "Python %s: python -m tracy adds %.1fM instructions > %.0fM"
+                        % (ver, added / 1e6, TARGET / 1e6), added <= TARGET, why)
+        rows.append(["%s (`%s`)" % (ver, py)]
+                    + ["%.1fM" % (res[k] / 1e6) for k, _ in COMMANDS]
+                    + ["%+.1fM" % (added / 1e6), st, "%+.1fM" % ((res["tracy"] - res["m"]) / 1e6)])
+    rep.table(["Python"] + [label for _, label in COMMANDS]
+              + ["python -m tracy over plain (target <= %.0fM)" % (TARGET / 1e6), "status",
+                 "own (over `python -m emptymod`)"], rows)
