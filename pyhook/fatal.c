@@ -335,16 +335,68 @@ static long os_threads(void) {
     return v;
 }
 
-/* self: (real os.fork, quiet fork). A C function adds no Python frame: the
- * warning CPython 3.12+ gives for a fork with threads names the program's
- * line, as unprofiled. Only when the threads besides the caller are all the
- * profiler's (the program, unprofiled, would get no warning) is the quiet
- * fork (which ignores that warning) used instead. */
-static PyObject *fork_call(PyObject *self, PyObject *unused) {
+/* warnings.filters (the module's, which catch_warnings may have replaced,
+ * else _warnings'), and _warnings._filters_mutated. New references. */
+static int warn_filters(PyObject **filters, PyObject **mutated) {
+    PyObject *key = PyUnicode_FromString("warnings");
+    PyObject *w = key ? PyImport_GetModule(key) : NULL;
+    Py_XDECREF(key);
+    PyObject *cw = PyImport_ImportModule("_warnings"); /* built in: no Python code */
+    *filters = PyObject_GetAttrString(w ? w : cw, "filters");
+    *mutated = cw ? PyObject_GetAttrString(cw, "_filters_mutated") : NULL;
+    Py_XDECREF(w);
+    Py_XDECREF(cw);
+    if (*filters && *mutated && PyList_Check(*filters)) return 0;
+    Py_CLEAR(*filters);
+    Py_CLEAR(*mutated);
+    return -1;
+}
+
+/* real() with 3.12+'s warning about forking with threads ignored: a filter
+ * of its exact text (this pid) first in warnings.filters meanwhile, as
+ * warnings.catch_warnings would, without a Python frame. */
+static PyObject *quiet_fork(PyObject *real) {
+    PyObject *filters, *mutated;
+    if (warn_filters(&filters, &mutated) < 0) {
+        PyErr_Clear();
+        return PyObject_CallObject(real, NULL);
+    }
+    PyObject *entry = Py_BuildValue(
+        "(sNOOi)", "ignore",
+        PyUnicode_FromFormat("This process (pid=%d) is multi-threaded, use of fork() may "
+                             "lead to deadlocks in the child.", (int)getpid()),
+        PyExc_DeprecationWarning, Py_None, 0);
+    int in = entry && PyList_Insert(filters, 0, entry) == 0;
+    if (in) Py_XDECREF(PyObject_CallObject(mutated, NULL));
+    PyErr_Clear();
+    PyObject *r = PyObject_CallObject(real, NULL);
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    for (Py_ssize_t i = 0; in && i < PyList_GET_SIZE(filters); i++) {
+        if (PyList_GET_ITEM(filters, i) == entry) {
+            (void)PySequence_DelItem(filters, i);
+            Py_XDECREF(PyObject_CallObject(mutated, NULL));
+            break;
+        }
+    }
+    PyErr_Clear();
+    PyErr_Restore(type, value, tb);
+    Py_XDECREF(entry);
+    Py_DECREF(filters);
+    Py_DECREF(mutated);
+    return r;
+}
+
+/* self: the real os.fork. A C function adds no Python frame: the warning
+ * CPython 3.12+ gives for a fork with threads names the program's line, as
+ * unprofiled. Only when the threads besides the caller are all the
+ * profiler's (the program, unprofiled, would get no warning) is that
+ * warning ignored. */
+static PyObject *fork_call(PyObject *real, PyObject *unused) {
     (void)unused;
-    PyObject *real = PyTuple_GET_ITEM(self, 0), *quiet = PyTuple_GET_ITEM(self, 1);
     long own = (long)lt__g.sender_running + g_running;
-    return PyObject_CallObject(own > 0 && os_threads() - own == 1 ? quiet : real, NULL);
+    return own > 0 && os_threads() - own == 1 ? quiet_fork(real)
+                                              : PyObject_CallObject(real, NULL);
 }
 
 static PyMethodDef g_fork_def = {"fork", fork_call, METH_NOARGS,
@@ -352,16 +404,14 @@ static PyMethodDef g_fork_def = {"fork", fork_call, METH_NOARGS,
                                  "PID of child to parent process."};
 
 const char py__fork_wrapper_doc[] = PyDoc_STR(
-"_fork_wrapper(real_fork, quiet_fork) -> callable\n--\n\n"
+"_fork_wrapper(real_fork) -> callable\n--\n\n"
 "os.fork for a profiled program (see fatal.c).");
 
-PyObject *py__fork_wrapper(PyObject *self, PyObject *args) {
+PyObject *py__fork_wrapper(PyObject *self, PyObject *real) {
     (void)self;
-    PyObject *real, *quiet;
-    if (!PyArg_ParseTuple(args, "OO", &real, &quiet)) return NULL;
-    PyObject *pair = PyTuple_Pack(2, real, quiet);
-    if (!pair) return NULL;
-    PyObject *f = PyCFunction_NewEx(&g_fork_def, pair, NULL);
-    Py_DECREF(pair);
+    PyObject *mod = PyUnicode_FromString("posix");
+    if (!mod) return NULL;
+    PyObject *f = PyCFunction_NewEx(&g_fork_def, real, mod);
+    Py_DECREF(mod);
     return f;
 }

@@ -110,10 +110,31 @@ extern const char py__fatal_guard_doc[], py__fatal_begin_doc[], py__fatal_after_
     py__own_threads_doc[];
 PyObject *py__own_threads(PyObject *self, PyObject *unused);
 extern const char py__fork_wrapper_doc[];
-PyObject *py__fork_wrapper(PyObject *self, PyObject *args);
+PyObject *py__fork_wrapper(PyObject *self, PyObject *real);
 PyObject *py__fatal_guard(PyObject *self, PyObject *arg);
 PyObject *py__fatal_begin(PyObject *self, PyObject *arg);
 PyObject *py__fatal_after_fork(PyObject *self, PyObject *unused);
+
+/* module.c, for C callers. py__exec_prepare: before an exec, ship what was
+ * recorded and say EXEC (PROTOCOL.md, exec); py__exec_failed: it failed,
+ * recording goes on. py__stop: what tracy._tracy.stop() does, without
+ * raising. py__name_thread: names the calling thread. */
+void py__exec_prepare(void);
+void py__exec_failed(void);
+void py__stop(void);
+void py__name_thread(const char *name);
+
+/* unseen.c: the profiler's own work inside the program's window as C
+ * callables, without a Python frame a tracer, profiler or coverage tool
+ * could see (Python-callable; docs there). */
+extern const char py__hidden_doc[], py__exec_wrapper_doc[], py__fork_exec_wrapper_doc[],
+    py__patch_threading_doc[], py__on_thread_doc[], py__signal_wrappers_doc[];
+PyObject *py__hidden(PyObject *self, PyObject *args);
+PyObject *py__exec_wrapper(PyObject *self, PyObject *real);
+PyObject *py__fork_exec_wrapper(PyObject *self, PyObject *real);
+PyObject *py__patch_threading(PyObject *self, PyObject *unused);
+PyObject *py__on_thread(PyObject *self, PyObject *unused);
+PyObject *py__signal_wrappers(PyObject *self, PyObject *args);
 
 /* threading.setprofile/settrace target (METH_VARARGS). */
 PyObject *py__thread_hook(PyObject *self, PyObject *args);

@@ -197,12 +197,20 @@ PyDoc_STRVAR(exec_prepare_doc,
 "daemon the process is about to be replaced; nothing more is sent until\n"
 "_exec_failed().");
 
-static PyObject *m_exec_prepare(PyObject *self, PyObject *unused) {
-    if (g_stopped) Py_RETURN_NONE;
+void py__exec_prepare(void) {
+    if (g_stopped) return;
     py__pending_flush();
     Py_BEGIN_ALLOW_THREADS
     (void)lt_client_exec_prepare();
     Py_END_ALLOW_THREADS
+}
+
+void py__exec_failed(void) {
+    if (!g_stopped) lt_client_exec_failed();
+}
+
+static PyObject *m_exec_prepare(PyObject *self, PyObject *unused) {
+    py__exec_prepare();
     Py_RETURN_NONE;
 }
 
@@ -210,7 +218,7 @@ PyDoc_STRVAR(exec_failed_doc,
 "_exec_failed()\n--\n\nThe exec failed: recording goes on.");
 
 static PyObject *m_exec_failed(PyObject *self, PyObject *unused) {
-    if (!g_stopped) lt_client_exec_failed();
+    py__exec_failed();
     Py_RETURN_NONE;
 }
 
@@ -243,8 +251,8 @@ PyDoc_STRVAR(stop_doc,
 "Later events are ignored. Safe to call twice. Then raises HookError, as\n"
 "disable() does, when the hook failed since the last check.");
 
-static PyObject *m_stop(PyObject *self, PyObject *unused) {
-    if (g_stopped) Py_RETURN_NONE;
+void py__stop(void) {
+    if (g_stopped) return;
     py__disable();
     py__pending_flush();
     py__client_stopped();
@@ -252,6 +260,11 @@ static PyObject *m_stop(PyObject *self, PyObject *unused) {
     Py_BEGIN_ALLOW_THREADS
     lt_client_stop();
     Py_END_ALLOW_THREADS
+}
+
+static PyObject *m_stop(PyObject *self, PyObject *unused) {
+    if (g_stopped) Py_RETURN_NONE;
+    py__stop();
     if (py__hook_raise(py__mstate(self)->hook_error) < 0) return NULL;
     Py_RETURN_NONE;
 }
@@ -482,6 +495,11 @@ static PyObject *m_frame_mark(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+void py__name_thread(const char *name) {
+    if (g_stopped || (!lt__tls && !lt__tbuf_create())) return;
+    lt_thread_name(name);
+}
+
 PyDoc_STRVAR(thread_name_doc,
 "thread_name(name, tid=None)\n--\n\n"
 "Names the calling thread, or the thread with OS id `tid`.");
@@ -492,8 +510,7 @@ static PyObject *m_thread_name(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "s|O", &name, &tid)) return NULL;
     if (g_stopped) Py_RETURN_NONE;
     if (tid == Py_None) {
-        if (!lt__tls && !lt__tbuf_create()) Py_RETURN_NONE;
-        lt_thread_name(name);
+        py__name_thread(name);
     } else {
         unsigned long long v = PyLong_AsUnsignedLongLong(tid);
         if (v == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
@@ -635,7 +652,13 @@ static PyMethodDef tracy_methods[] = {
     {"_own_threads", py__own_threads, METH_NOARGS, py__own_threads_doc},
     {"_exec_prepare", m_exec_prepare, METH_NOARGS, exec_prepare_doc},
     {"_exec_failed", m_exec_failed, METH_NOARGS, exec_failed_doc},
-    {"_fork_wrapper", py__fork_wrapper, METH_VARARGS, py__fork_wrapper_doc},
+    {"_fork_wrapper", py__fork_wrapper, METH_O, py__fork_wrapper_doc},
+    {"_hidden", py__hidden, METH_VARARGS, py__hidden_doc},
+    {"_exec_wrapper", py__exec_wrapper, METH_O, py__exec_wrapper_doc},
+    {"_fork_exec_wrapper", py__fork_exec_wrapper, METH_O, py__fork_exec_wrapper_doc},
+    {"_patch_threading", py__patch_threading, METH_NOARGS, py__patch_threading_doc},
+    {"_on_thread", py__on_thread, METH_NOARGS, py__on_thread_doc},
+    {"_signal_wrappers", py__signal_wrappers, METH_VARARGS, py__signal_wrappers_doc},
     {NULL, NULL, 0, NULL}};
 
 /* The hook, the code-extra slot and the client are process-wide: a second

@@ -110,7 +110,7 @@ def _configure(opts):
                      label=opts["label"], max_depth=opts["max_depth"],
                      min_duration=opts["min_duration"],
                      filter=_make_filter(opts), skip_prefix=_PKG_DIR,
-                     on_thread=_on_thread)
+                     on_thread=_tracy._on_thread)
     _state["setup"] = True
 
 
@@ -123,31 +123,11 @@ def _ensure_setup():
 
 # ---- threads, forks and exits ------------------------------------------------
 
-def _patch_threading():
-    th = sys.modules.get("threading")
-    if th is None or getattr(th.Thread, "_tracy_patched", False):
-        return th
-    orig = th.Thread._bootstrap_inner
-
-    def _bootstrap_inner(self):
-        try:
-            _tracy.thread_name(self.name)
-        except Exception:
-            pass
-        return orig(self)
-    th.Thread._bootstrap_inner = _bootstrap_inner
-    th.Thread._tracy_patched = True
-    return th
-
-
-def _on_thread():
-    """A thread records its first event: make sure it gets a name."""
-    th = _patch_threading()
-    if th is not None:
-        import _thread
-        t = th._active.get(_thread.get_ident())
-        if t is not None:
-            _tracy.thread_name(t.name)
+# What runs while the program runs is C (pyhook/unseen.c), or Python run
+# through _tracy._hidden: no frame of the profiler for the program's
+# tracers, profilers and coverage tools. _OURS: the wrappers installed.
+_OURS = set()
+_patch_threading = _tracy._patch_threading
 
 
 def _name_threads():
@@ -172,36 +152,6 @@ def _exit(code):
         _real_exit(code)
 
 
-def _exec_wrapper(real):
-    """os.execv / os.execve (every os.exec* goes through one of them) that
-    first ships what this process recorded and tells the daemon an exec is
-    coming (PROTOCOL.md, exec): the connection ends with the exec, the
-    process is recorded as replaced, and the new program, if profiled,
-    joins the capture with the same pid. Should the exec fail, recording
-    goes on as if nothing had happened (os.execvp tries each PATH entry)."""
-    def exec_(*args):
-        _tracy._exec_prepare()
-        try:
-            return real(*args)
-        except BaseException:
-            _tracy._exec_failed()
-            raise
-    _wrap_like(exec_, real)
-    exec_._tracy = True
-    return exec_
-
-
-def _wrap_like(fake, real):
-    """functools.update_wrapper without importing functools (it and the
-    modules it pulls in cost more than the rest of the start-up)."""
-    for a in ("__module__", "__name__", "__qualname__", "__doc__"):
-        try:
-            setattr(fake, a, getattr(real, a))
-        except AttributeError:
-            pass
-    fake.__wrapped__ = real
-
-
 _FATAL = ("SIGTERM", "SIGHUP")
 
 
@@ -209,18 +159,20 @@ def _on_fatal(signum, frame):
     """SIGTERM/SIGHUP where the program left the default action (end the
     process): ship what was recorded, then end by the same signal, so that
     the program's parent sees what it would have seen unprofiled."""
-    import _signal as signal
     if _tracy._fatal_begin(signum) <= 0:
         # under way (here, or in the extension's watchdog: fatal.c), or no
         # signal at all: _thread.interrupt_main(signum) does nothing in plain
         # Python when the action is the default one
         return
-    _sig()[0](signum, signal.SIG_DFL)
+    _sig()[0](signum, _sig()[2])
     try:
         _ending()()
     except BaseException:
         pass
     os.kill(os.getpid(), signum)
+
+
+_ON_FATAL = _tracy._hidden(_on_fatal)
 
 
 def _ending():
@@ -235,23 +187,21 @@ def _on_late_signal(signum, frame):
 
 
 def _sig():
-    """(signal, getsignal) of the _signal module as it was before
-    _hide_ours, for the profiler's own use: the program sees them through
-    _hide_ours. The profiler uses _signal, never the signal module, whose
-    import (enum, functools) costs more than the rest of the start-up: the
-    signal module's functions call _signal's at each call, so the program
-    sees _hide_ours's whether it imported signal before or after."""
+    """(_signal.signal, _signal.getsignal, _signal.SIG_DFL) as the
+    interpreter defines them, for the profiler's own use (SIG_DFL: the int
+    _signal.signal takes, not signal's enum): the program sees them through
+    _hide_ours."""
     f = _state.get("sigfuncs")
     if f is None:
         import _signal
-        f = _state["sigfuncs"] = (_signal.signal, _signal.getsignal)
+        f = _state["sigfuncs"] = (_signal.signal, _signal.getsignal, _signal.SIG_DFL)
     return f
 
 
 def _install_ours(sig):
     """Installs _on_fatal (and the extension's relay) for sig; returns the
     handler it replaces."""
-    old = _sig()[0](sig, _on_fatal)
+    old = _sig()[0](sig, _ON_FATAL)
     _tracy._fatal_guard(sig)
     return old
 
@@ -286,27 +236,18 @@ def _hide_ours(signal):
     ends by the signal; it only ships the recording first): getsignal says
     SIG_DFL for it, signal() returns SIG_DFL for it, and setting SIG_DFL
     back on SIGTERM/SIGHUP installs it again. A program (or a test suite
-    such as CPython's test_signal) sees what it would see unprofiled."""
-    if getattr(signal.getsignal, "_tracy", False):  # (signal: _signal)
+    such as CPython's test_signal) sees what it would see unprofiled. The
+    functions replaced are _signal's, which signal.signal and
+    signal.getsignal call: C for C, named the same (unseen.c)."""
+    import _signal
+    if _signal.getsignal in _OURS:
         return
-    real_set, real_get = _sig()
-    fatal = {getattr(signal, n) for n in _FATAL if hasattr(signal, n)}
-
-    def shown(h):
-        return signal.SIG_DFL if h is _on_fatal else h
-
-    def getsignal(signalnum):
-        return shown(real_get(signalnum))
-
-    def signal_(signalnum, handler):
-        if handler == signal.SIG_DFL and signalnum in fatal and \
-                _state.get("on_signal") is not None:
-            return shown(_install_ours(signalnum))
-        return shown(real_set(signalnum, handler))
-    for fake, real in ((getsignal, real_get), (signal_, real_set)):
-        _wrap_like(fake, real)
-        fake._tracy = True
-    signal.getsignal, signal.signal = getsignal, signal_
+    real_set, real_get, _ = _sig()
+    fatal = {int(getattr(signal, n)) for n in _FATAL if hasattr(signal, n)}
+    get, set_ = _tracy._signal_wrappers(real_set, real_get, _ON_FATAL, _signal.SIG_DFL,
+                                        fatal)
+    _OURS.update((get, set_))
+    _signal.getsignal, _signal.signal = get, set_
 
 
 def _fatal_ours():
@@ -316,7 +257,7 @@ def _fatal_ours():
     for name in _FATAL:
         sig = getattr(signal, name, None)
         try:
-            if sig is not None and _sig()[1](sig) is _on_fatal:
+            if sig is not None and _sig()[1](sig) is _ON_FATAL:
                 sigs.append(sig)
         except (ValueError, OSError):
             pass
@@ -353,8 +294,8 @@ def _guard_forks():
     def after_in_child():
         _tracy._fatal_after_fork()
         after()
-    os.register_at_fork(before=before, after_in_parent=after,
-                        after_in_child=after_in_child)
+    os.register_at_fork(before=_tracy._hidden(before), after_in_parent=_tracy._hidden(after),
+                        after_in_child=_tracy._hidden(after_in_child))
 
 
 def _signals_done():
@@ -364,7 +305,7 @@ def _signals_done():
     for name in _FATAL:
         sig = getattr(signal, name, None)
         try:
-            if sig is not None and _sig()[1](sig) is _on_fatal:
+            if sig is not None and _sig()[1](sig) is _ON_FATAL:
                 _sig()[0](sig, _on_late_signal)
         except (ValueError, OSError):
             pass
@@ -386,33 +327,46 @@ def _stop_mp_helpers():
                 pass
 
 
-def _quiet_fork():
-    """os.fork ignoring 3.12's "multi-threaded, use of fork() may lead to
-    deadlocks" warning: used (pyhook/fatal.c) when the only threads besides
-    the caller are the profiler's, so no other Python thread runs."""
-    import warnings
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", r"This process \(pid=\d+\) is multi-threaded",
-                                DeprecationWarning)
-        return _real_fork()
-
-
 def _install_process_hooks(on_signal=None, at_exit=True):
     """at_exit: stop at interpreter exit (python -m tracy stops by itself,
     after the program's exit functions and the processes it started)."""
-    os._exit = _exit
+    if os._exit not in _OURS:
+        os._exit = _tracy._hidden(_exit, "_exit")
+        _OURS.add(os._exit)
     for name in ("execv", "execve"):
         real = getattr(os, name, None)
-        if real is not None and not getattr(real, "_tracy", False):
-            setattr(os, name, _exec_wrapper(real))
+        if real is not None and real not in _OURS:
+            setattr(os, name, _tracy._exec_wrapper(real))
+            _OURS.add(getattr(os, name))
     if _real_fork is not None and sys.version_info >= (3, 12) and os.fork is _real_fork:
-        os.fork = _tracy._fork_wrapper(_real_fork, _quiet_fork)
+        os.fork = _tracy._fork_wrapper(_real_fork)
+    _wrap_fork_exec()
     if at_exit:
         import atexit
         atexit.register(_tracy.stop)
     _install_signals(on_signal)
     if os.environ.get("TRACY_FLIGHT", "0") != "0":
         _flight_hooks()
+
+
+def _wrap_fork_exec():
+    """A child of subprocess with a preexec_fn runs Python between its fork
+    and the exec _posixsubprocess does in C: what it records is shipped
+    before that exec (unseen.c). subprocess binds fork_exec at import on
+    3.11+: both names are replaced."""
+    try:
+        import _posixsubprocess
+    except ImportError:
+        return
+    real = _posixsubprocess.fork_exec
+    if real in _OURS:
+        return
+    ours = _tracy._fork_exec_wrapper(real)
+    _OURS.add(ours)
+    _posixsubprocess.fork_exec = ours
+    sp = sys.modules.get("subprocess")
+    if sp is not None and getattr(sp, "_fork_exec", None) is real:
+        sp._fork_exec = ours
 
 
 def _flight_hooks():

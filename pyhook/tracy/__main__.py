@@ -470,23 +470,6 @@ def _report():
     sys.excepthook(t, v, tb)
 
 
-def wind_down():
-    """What the interpreter would do at exit, while still recording:
-    wait for non-daemon threads and run atexit callbacks."""
-    th = sys.modules.get("threading")
-    if th is not None:
-        try:
-            th._shutdown()
-        except BaseException:
-            pass
-    try:
-        atexit._run_exitfuncs()
-    except (Exception, SystemExit):
-        # 3.8/3.9 raise the last callback's exception again once all have
-        # run (each was printed); the interpreter ignores it at exit
-        pass
-
-
 def file_summary(out):
     """(events, processes, lost) as the finished file holds them, or None."""
     info = find_tool("tracy-info")
@@ -739,11 +722,10 @@ def _die_like(status):
     so that the parent sees the same end."""
     if not isinstance(status, Signalled):
         return status
-    import _signal as signal
     sig = status.sig
     sys.stdout.flush()
     sys.stderr.flush()
-    tracy._sig()[0](sig, signal.SIG_DFL)
+    tracy._sig()[0](sig, tracy._sig()[2])
     os.kill(os.getpid(), sig)
     return 128 + sig
 
@@ -788,8 +770,23 @@ def main(argv):
             tracy._enable()
     me = os.getpid()
     status = run_program(code, glb, start)
+    # What the interpreter does at exit, while still recording: wait for
+    # non-daemon threads, run atexit callbacks. Here, in a frame older than
+    # any tracer the program set, not in a function of the profiler's, whose
+    # call a tracer (coverage stopping at exit) would see.
     try:
-        wind_down()
+        th = sys.modules.get("threading")
+        if th is not None:
+            try:
+                th._shutdown()
+            except BaseException:
+                pass
+        try:
+            atexit._run_exitfuncs()
+        except (Exception, SystemExit):
+            # 3.8/3.9 raise the last callback's exception again once all
+            # have run (each was printed); the interpreter ignores it at exit
+            pass
     except KeyboardInterrupt:
         status = Signalled(2)
     if os.getpid() != me:

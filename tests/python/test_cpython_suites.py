@@ -25,6 +25,11 @@ SUITES = ["test_cprofile", "test_sys_settrace", "test_pdb", "test_sys_setprofile
 # zones the trace then holds as aborted.
 SELECT = {"test_subprocess": ["*fd*", "*exec*", "*pid*"]}
 LIMIT = 300
+# suite -> children it kills by SIGKILL: lost when they had connected by
+# then (test_os: PidTests.test_waitstatus_to_exitcode_kill kills the child
+# os.spawnv started at once; whether it had connected is a race, on 3.11.7
+# about one run in three)
+SIGKILLED = {"test_os": 1}
 UNCLOSED = 2  # zone flags (trace.h): the file ends before the zone does
 
 # (major, minor) -> {suite: {test id differing}}
@@ -113,6 +118,13 @@ def test_suite_same_outcome(suite, tmp_path):
     assert t["complete"]
     assert t["stats"].get("events_rejected", 0) == 0
     assert t["stats"].get("clients_rejected", 0) == 0
+    # every child recorded clean (fork children, subprocess children whose
+    # preexec_fn ran Python before _posixsubprocess's exec: unseen.c), but
+    # those the suite kills by SIGKILL, which are counted lost, with the reason
+    lost = [p for p in t["processes"] if p["status"] != 0]
+    assert t["stats"].get("clients_lost", 0) == len(lost) <= SIGKILLED.get(suite, 0), lost
+    assert all(p["end_reason"].endswith("events recorded but not sent: unknown")
+               for p in lost), lost
     # the frames that called a successful exec never return: their zones
     # are left open in the process the exec ended (PROTOCOL.md, exec)
     execd = {p["index"] for p in t["processes"] if p["end_reason"] == "exec"}

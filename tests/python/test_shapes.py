@@ -24,7 +24,7 @@ OPTIONS = {"threads_before_tracing.py": ["-p"]}
 # shapes whose stderr must be the unprofiled one too (python -m tracy's
 # "trace written" line apart), and whose processes all end clean: the
 # profiler's descriptor and exec (PROTOCOL.md, The daemon's socket; exec)
-STRICT = ("fd_", "exec_")
+STRICT = ("fd_", "exec_", "signals_")
 CORPUS = sorted(f for f in os.listdir(SHAPES) if f.endswith(".py") and f != "mpi_ranks.py")
 
 

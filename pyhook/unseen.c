@@ -1,0 +1,345 @@
+/* unseen.c -- what the profiler does inside the program's window, done in C.
+ *
+ * A traced program's own tools (coverage, sys.settrace/setprofile users,
+ * sys.monitoring tools) must see what they see in plain Python. A Python
+ * function of the tracy package that runs while the program runs (an exec
+ * or _exit wrapper, a thread's start, a signal handler, an at-fork hook)
+ * would be a frame they see: a row for tracy/__init__.py in coverage's
+ * report, 'call' events a tracer never gets unprofiled. So those are C
+ * callables here, and the few that must stay Python (what ends the
+ * recording at a fatal signal or at os._exit: python -m tracy's finish) run
+ * through hidden(), with the thread's tracing suspended as CPython does
+ * for a tracer's own code: no trace, profile or sys.monitoring event.
+ *
+ * The C callables are named as what they replace (execv, fork_exec,
+ * signal, ...) and live for the rest of the process. */
+#include "hook.h"
+
+#include <string.h>
+#include <unistd.h>
+
+/* A C callable of `def` with self `self`, its __module__ `module`. */
+static PyObject *c_callable(PyMethodDef *def, PyObject *self, const char *module) {
+    PyObject *mod = PyUnicode_FromString(module);
+    if (!mod) return NULL;
+    PyObject *f = PyCFunction_NewEx(def, self, mod);
+    Py_DECREF(mod);
+    return f;
+}
+
+/* ---- tracing suspended ------------------------------------------------- */
+
+static void tracing_enter(PyThreadState *ts) {
+#if PY_VERSION_HEX >= 0x030B0000
+    PyThreadState_EnterTracing(ts);
+#else
+    ts->tracing++; /* call_trace() returns at once while set */
+#endif
+}
+
+static void tracing_leave(PyThreadState *ts) {
+#if PY_VERSION_HEX >= 0x030B0000
+    PyThreadState_LeaveTracing(ts);
+#else
+    ts->tracing--;
+#endif
+}
+
+/* self: the Python callable run unseen. */
+static PyObject *hidden_call(PyObject *fn, PyObject *args, PyObject *kw) {
+    PyThreadState *ts = PyThreadState_Get();
+    tracing_enter(ts);
+    PyObject *r = PyObject_Call(fn, args, kw);
+    tracing_leave(ts);
+    return r;
+}
+
+static PyMethodDef g_hidden_defs[] = {
+    {"_exit", (PyCFunction)(void (*)(void))hidden_call, METH_VARARGS | METH_KEYWORDS,
+     "Exit to the system with specified status, without normal exit processing."},
+    {"hidden", (PyCFunction)(void (*)(void))hidden_call, METH_VARARGS | METH_KEYWORDS,
+     "The profiler's own work (tracy._tracy._hidden)."},
+};
+
+const char py__hidden_doc[] = PyDoc_STR(
+"_hidden(fn, name='hidden') -> callable\n--\n\n"
+"fn as a C callable that runs it with this thread's tracing suspended: no\n"
+"trace, profile or sys.monitoring event of fn or of what it calls. Only\n"
+"for the profiler's own work (fn must not run the program's code).\n"
+"name: '_exit' (named as os._exit, module posix) or 'hidden'.");
+
+PyObject *py__hidden(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *fn;
+    const char *name = "hidden";
+    if (!PyArg_ParseTuple(args, "O|s", &fn, &name)) return NULL;
+    if (!PyCallable_Check(fn)) {
+        PyErr_SetString(PyExc_TypeError, "_hidden(fn): fn must be callable");
+        return NULL;
+    }
+    int ex = strcmp(name, "_exit") == 0;
+    return c_callable(&g_hidden_defs[ex ? 0 : 1], fn, ex ? "posix" : "tracy");
+}
+
+/* ---- exec ------------------------------------------------------------- */
+
+/* self: the real os.execv or os.execve. Ships what was recorded and says
+ * EXEC first; should the exec fail, recording goes on (EXEC_FAILED). */
+static PyObject *exec_call(PyObject *real, PyObject *args, PyObject *kw) {
+    py__exec_prepare();
+    PyObject *r = PyObject_Call(real, args, kw);
+    if (!r) py__exec_failed();
+    return r;
+}
+
+static PyMethodDef g_exec_defs[] = {
+    {"execv", (PyCFunction)(void (*)(void))exec_call, METH_VARARGS | METH_KEYWORDS,
+     "Execute an executable path with arguments, replacing current process."},
+    {"execve", (PyCFunction)(void (*)(void))exec_call, METH_VARARGS | METH_KEYWORDS,
+     "Execute an executable path with arguments, replacing current process."},
+};
+
+const char py__exec_wrapper_doc[] = PyDoc_STR(
+"_exec_wrapper(real) -> callable\n--\n\n"
+"os.execv or os.execve (every os.exec* goes through one of them) that first\n"
+"ships what this process recorded and says an exec is coming (PROTOCOL.md,\n"
+"exec); should the exec fail, recording goes on.");
+
+PyObject *py__exec_wrapper(PyObject *self, PyObject *real) {
+    (void)self;
+    PyObject *name = PyObject_GetAttrString(real, "__name__");
+    if (!name) return NULL;
+    int ve = PyUnicode_Check(name) && PyUnicode_CompareWithASCIIString(name, "execve") == 0;
+    Py_DECREF(name);
+    return c_callable(&g_exec_defs[ve], real, "posix");
+}
+
+/* ---- fork_exec with a preexec_fn ---------------------------------------- */
+
+/* self: the program's preexec_fn, run in the child between fork and exec.
+ * What it records is shipped before the exec _posixsubprocess then does
+ * in C (EXEC: the child is recorded as ended by exec, and the new program
+ * joins with its pid); when it raises, the child exits without exec: its
+ * recording ends clean (goodbye) first. */
+static PyObject *preexec_call(PyObject *fn, PyObject *unused) {
+    (void)unused;
+    PyObject *r = PyObject_CallObject(fn, NULL);
+    if (r) {
+        py__exec_prepare();
+    } else {
+        PyObject *type, *value, *tb;
+        PyErr_Fetch(&type, &value, &tb);
+        py__stop();
+        PyErr_Clear();
+        PyErr_Restore(type, value, tb);
+    }
+    return r;
+}
+
+static PyMethodDef g_preexec_def = {"preexec_fn", preexec_call, METH_NOARGS,
+                                    "The program's preexec_fn, then the exec announced."};
+
+/* self: the real _posixsubprocess.fork_exec. Its arguments differ from
+ * version to version; the preexec_fn is the only callable one. */
+static PyObject *fork_exec_call(PyObject *real, PyObject *args, PyObject *kw) {
+    Py_ssize_t n = PyTuple_Check(args) ? PyTuple_GET_SIZE(args) : 0, at = -1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *a = PyTuple_GET_ITEM(args, i);
+        if (a != Py_None && !PyType_Check(a) && PyCallable_Check(a)) {
+            at = i;
+            break;
+        }
+    }
+    if (at < 0) return PyObject_Call(real, args, kw);
+    PyObject *copy = PyTuple_New(n);
+    if (!copy) return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *a = PyTuple_GET_ITEM(args, i);
+        a = i == at ? PyCFunction_NewEx(&g_preexec_def, a, NULL) : (Py_INCREF(a), a);
+        if (!a) {
+            Py_DECREF(copy);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(copy, i, a);
+    }
+    PyObject *r = PyObject_Call(real, copy, kw);
+    Py_DECREF(copy);
+    return r;
+}
+
+static PyMethodDef g_fork_exec_def = {
+    "fork_exec", (PyCFunction)(void (*)(void))fork_exec_call, METH_VARARGS | METH_KEYWORDS,
+    "Spawn a fresh new child process (as _posixsubprocess.fork_exec; the\n"
+    "child's preexec_fn is recorded and shipped before its exec)."};
+
+const char py__fork_exec_wrapper_doc[] = PyDoc_STR(
+"_fork_exec_wrapper(real) -> callable\n--\n\n"
+"_posixsubprocess.fork_exec whose child ships what its preexec_fn recorded\n"
+"before the exec (or its end, when preexec_fn raises).");
+
+PyObject *py__fork_exec_wrapper(PyObject *self, PyObject *real) {
+    (void)self;
+    return c_callable(&g_fork_exec_def, real, "_posixsubprocess");
+}
+
+/* ---- threads ------------------------------------------------------------ */
+
+/* Names the calling thread after the threading.Thread `t` (its _name: the
+ * `name` property is Python code). */
+static void name_after(PyObject *t) {
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyObject *name = PyObject_GetAttrString(t, "_name");
+    const char *s = name && PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
+    if (s) py__name_thread(s);
+    Py_XDECREF(name);
+    PyErr_Clear();
+    PyErr_Restore(type, value, tb);
+}
+
+/* self: threading.Thread's own _bootstrap_inner; t: the thread. */
+static PyObject *bootstrap_call(PyObject *orig, PyObject *t) {
+    name_after(t);
+    return PyObject_CallFunctionObjArgs(orig, t, NULL);
+}
+
+static PyMethodDef g_bootstrap_def = {"_bootstrap_inner", bootstrap_call, METH_O,
+                                      "Names the thread in the trace, then runs it."};
+
+/* threading, when imported, with Thread._bootstrap_inner naming the thread
+ * in the trace first (once per process). New reference or NULL (no error). */
+static PyObject *patched_threading(void) {
+    PyObject *key = PyUnicode_FromString("threading");
+    if (!key) return NULL;
+    PyObject *th = PyImport_GetModule(key);
+    Py_DECREF(key);
+    if (!th) return NULL;
+    PyObject *cls = PyObject_GetAttrString(th, "Thread");
+    PyObject *done = cls ? PyObject_GetAttrString(cls, "_tracy_patched") : NULL;
+    PyErr_Clear();
+    if (cls && !(done && PyObject_IsTrue(done) > 0)) {
+        PyObject *orig = PyObject_GetAttrString(cls, "_bootstrap_inner");
+        PyObject *f = orig ? PyCFunction_NewEx(&g_bootstrap_def, orig, NULL) : NULL;
+        PyObject *m = f ? PyInstanceMethod_New(f) : NULL;
+        if (m && PyObject_SetAttrString(cls, "_bootstrap_inner", m) == 0)
+            (void)PyObject_SetAttrString(cls, "_tracy_patched", Py_True);
+        Py_XDECREF(m);
+        Py_XDECREF(f);
+        Py_XDECREF(orig);
+        PyErr_Clear();
+    }
+    Py_XDECREF(done);
+    Py_XDECREF(cls);
+    return th;
+}
+
+const char py__patch_threading_doc[] = PyDoc_STR(
+"_patch_threading() -> module or None\n--\n\n"
+"threading, when imported, its threads named in the trace as they start\n"
+"(Thread._bootstrap_inner wrapped in C: no Python frame of the profiler).");
+
+PyObject *py__patch_threading(PyObject *self, PyObject *unused) {
+    (void)self;
+    (void)unused;
+    PyObject *th = patched_threading();
+    if (th) return th;
+    Py_RETURN_NONE;
+}
+
+const char py__on_thread_doc[] = PyDoc_STR(
+"_on_thread()\n--\n\n"
+"A thread records its first event: it is named after its threading.Thread,\n"
+"when it has one (configure's on_thread).");
+
+PyObject *py__on_thread(PyObject *self, PyObject *unused) {
+    (void)self;
+    (void)unused;
+    PyObject *th = patched_threading();
+    if (!th) Py_RETURN_NONE;
+    PyObject *active = PyObject_GetAttrString(th, "_active");
+    PyObject *ident = PyLong_FromUnsignedLong(PyThread_get_thread_ident());
+    PyObject *t = active && ident && PyDict_Check(active) ? PyDict_GetItem(active, ident)
+                                                          : NULL;
+    if (t) name_after(t);
+    Py_XDECREF(ident);
+    Py_XDECREF(active);
+    Py_DECREF(th);
+    PyErr_Clear();
+    Py_RETURN_NONE;
+}
+
+/* ---- _signal.getsignal / _signal.signal ---------------------------------- */
+
+/* The state of both wrappers, a tuple: the signal module's own functions,
+ * the profiler's handler (the default action as the program knows it),
+ * SIG_DFL, and the set of signals the profiler's handler takes. */
+enum { S_SET, S_GET, S_OURS, S_DFL, S_FATAL, S_N };
+
+/* SIG_DFL for the profiler's handler; steals h. */
+static PyObject *shown(PyObject *st, PyObject *h) {
+    if (h && h == PyTuple_GET_ITEM(st, S_OURS)) {
+        Py_DECREF(h);
+        h = PyTuple_GET_ITEM(st, S_DFL);
+        Py_INCREF(h);
+    }
+    return h;
+}
+
+static PyObject *getsignal_call(PyObject *st, PyObject *args, PyObject *kw) {
+    return shown(st, PyObject_Call(PyTuple_GET_ITEM(st, S_GET), args, kw));
+}
+
+/* 1 when (signalnum, handler) sets SIG_DFL on a signal of the profiler's. */
+static int sets_default(PyObject *st, PyObject *args, PyObject *kw) {
+    if (kw || PyTuple_GET_SIZE(args) != 2) return 0;
+    PyObject *sig = PyTuple_GET_ITEM(args, 0), *h = PyTuple_GET_ITEM(args, 1);
+    int dfl = PyObject_RichCompareBool(h, PyTuple_GET_ITEM(st, S_DFL), Py_EQ);
+    int fatal = dfl > 0 ? PySet_Contains(PyTuple_GET_ITEM(st, S_FATAL), sig) : 0;
+    PyErr_Clear();
+    return dfl > 0 && fatal > 0;
+}
+
+/* Setting SIG_DFL back on SIGTERM/SIGHUP installs the profiler's handler
+ * again (it is the default action, shipping the recording first). */
+static PyObject *signal_call(PyObject *st, PyObject *args, PyObject *kw) {
+    PyObject *set = PyTuple_GET_ITEM(st, S_SET);
+    if (!sets_default(st, args, kw)) return shown(st, PyObject_Call(set, args, kw));
+    PyObject *sig = PyTuple_GET_ITEM(args, 0);
+    PyObject *old = PyObject_CallFunctionObjArgs(set, sig, PyTuple_GET_ITEM(st, S_OURS), NULL);
+    if (!old) return NULL;
+    PyObject *num = PyNumber_Index(sig);
+    PyObject *ok = num ? py__fatal_guard(NULL, num) : NULL;
+    Py_XDECREF(num);
+    Py_XDECREF(ok);
+    PyErr_Clear();
+    return shown(st, old);
+}
+
+static PyMethodDef g_signal_defs[] = {
+    {"getsignal", (PyCFunction)(void (*)(void))getsignal_call, METH_VARARGS | METH_KEYWORDS,
+     "Return the current action for the given signal."},
+    {"signal", (PyCFunction)(void (*)(void))signal_call, METH_VARARGS | METH_KEYWORDS,
+     "Set the action for the given signal."},
+};
+
+const char py__signal_wrappers_doc[] = PyDoc_STR(
+"_signal_wrappers(signal, getsignal, ours, SIG_DFL, fatal) -> (getsignal, signal)\n--\n\n"
+"_signal's functions as a traced program sees them: the profiler's\n"
+"handler `ours` (for the signals in the set `fatal`) is SIG_DFL, and\n"
+"setting SIG_DFL on one of them installs it again.");
+
+PyObject *py__signal_wrappers(PyObject *self, PyObject *args) {
+    (void)self;
+    if (!PyTuple_Check(args) || PyTuple_GET_SIZE(args) != S_N ||
+        !PyAnySet_Check(PyTuple_GET_ITEM(args, S_FATAL))) {
+        PyErr_SetString(PyExc_TypeError,
+                        "_signal_wrappers(signal, getsignal, ours, SIG_DFL, fatal set)");
+        return NULL;
+    }
+    PyObject *g = c_callable(&g_signal_defs[0], args, "_signal");
+    PyObject *s = g ? c_callable(&g_signal_defs[1], args, "_signal") : NULL;
+    PyObject *r = s ? PyTuple_Pack(2, g, s) : NULL;
+    Py_XDECREF(g);
+    Py_XDECREF(s);
+    return r;
+}
