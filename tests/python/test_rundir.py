@@ -4,8 +4,11 @@ file; the next daemon, and the next run that starts one, remove those (and
 nothing of a live daemon or run)."""
 import fcntl
 import os
+import pathlib
+import shutil
 import socket
 import subprocess
+import tempfile
 import time
 
 from conftest import PYTHON, env_for_tests
@@ -30,8 +33,16 @@ def _rendezvous(path, pid, out, old=True):
 
 
 def test_what_killed_daemons_and_runs_left_is_swept(tmp_path):
-    xdg = tmp_path / "xdg"
-    xdg.mkdir(mode=0o700)
+    # a short folder: a run folder must leave room for socket names (a
+    # Unix socket's path is at most 107 bytes), and pytest's are long
+    xdg = pathlib.Path(tempfile.mkdtemp(prefix="tr-", dir="/tmp"))
+    try:
+        _sweep_in(tmp_path, xdg)
+    finally:
+        shutil.rmtree(str(xdg), ignore_errors=True)
+
+
+def _sweep_in(tmp_path, xdg):
     folder = xdg / "tracy"
     folder.mkdir(mode=0o700)
     dead = subprocess.Popen(["true"])
