@@ -365,6 +365,23 @@ static void px_lost(jb *j, const vw_index *ix, uint32_t row, uint64_t first, uin
     jb_end_arr(j);
 }
 
+/* An array of the rows 0..n-1 of one kind (plots, frames), each an object
+ * {id_key: its number, list_key: its items per pixel}. */
+static void numbered_rows(jb *j, const vw_index *ix, uint32_t kind, uint32_t n, const char *id_key,
+                          const char *list_key, uint64_t t0, uint64_t t1, double npp,
+                          pix_fn fn) {
+    jb_arr(j);
+    for (uint32_t k = 0; k < n; k++) {
+        jb_obj(j);
+        jb_key(j, id_key), jb_u64(j, k);
+        jb_key(j, list_key), jb_arr(j);
+        per_pixel(j, ix, vw_find_row(ix, kind, k, 0), t0, t1, npp, fn);
+        jb_end_arr(j);
+        jb_end_obj(j);
+    }
+    jb_end_arr(j);
+}
+
 static void api_view(sv_session *s, const sv_req *q, sv_answer *a) {
     uint64_t t0 = 0, t1 = 0, px = 0;
     int r0 = sv_time_param(q, a, "t0", &t0), r1 = r0 < 0 ? -1 : sv_time_param(q, a, "t1", &t1);
@@ -406,26 +423,10 @@ static void api_view(sv_session *s, const sv_req *q, sv_answer *a) {
     for (uint32_t t = 0; t < nt; t++)
         if (sel[t]) per_pixel(j, ix, vw_find_row(ix, VW_ROW_MARKERS, t, 0), t0, t1, npp, px_marker);
     jb_end_arr(j);
-    jb_key(j, "plots"), jb_arr(j);
-    for (uint32_t p = 0; p < vw_nplots(ix); p++) {
-        jb_obj(j);
-        jb_key(j, "plot"), jb_u64(j, p);
-        jb_key(j, "points"), jb_arr(j);
-        per_pixel(j, ix, vw_find_row(ix, VW_ROW_PLOT, p, 0), t0, t1, npp, px_plot);
-        jb_end_arr(j);
-        jb_end_obj(j);
-    }
-    jb_end_arr(j);
-    jb_key(j, "frames"), jb_arr(j);
-    for (uint32_t f = 0; f < vw_nframes(ix); f++) {
-        jb_obj(j);
-        jb_key(j, "frame"), jb_u64(j, f);
-        jb_key(j, "marks"), jb_arr(j);
-        per_pixel(j, ix, vw_find_row(ix, VW_ROW_FRAME, f, 0), t0, t1, npp, px_frame);
-        jb_end_arr(j);
-        jb_end_obj(j);
-    }
-    jb_end_arr(j);
+    jb_key(j, "plots");
+    numbered_rows(j, ix, VW_ROW_PLOT, vw_nplots(ix), "plot", "points", t0, t1, npp, px_plot);
+    jb_key(j, "frames");
+    numbered_rows(j, ix, VW_ROW_FRAME, vw_nframes(ix), "frame", "marks", t0, t1, npp, px_frame);
     jb_key(j, "lost"), jb_arr(j);
     per_pixel(j, ix, vw_find_row(ix, VW_ROW_LOST, 0, 0), t0, t1, npp, px_lost);
     jb_end_arr(j);
