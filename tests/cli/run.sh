@@ -10,7 +10,8 @@
 # equal NAME.exit (default 0), NAME.out and NAME.err (missing: empty).
 # NAME.sed / NAME.errsed, when present, are sed scripts applied to stdout /
 # stderr first: they blank what legitimately varies (wall-clock time,
-# compressed sizes that depend on the zstd version).
+# compressed sizes that depend on the zstd version). Cases that share a
+# filter link to one file (info-small.sed -> info.sed).
 # UPDATE=1 rewrites the expected files from the current output (review the
 # diff before committing it).
 set -u
