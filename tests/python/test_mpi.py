@@ -1,7 +1,8 @@
 """An MPI job under the profiler: mpirun -n 4 python3 -m tracy script.py into
 one capture-release started first (as for ranks on several hosts; without
-one, the ranks share the daemon the first of them starts: test_real.py and
-test_shapes.py), then tracy-sql comparing the ranks."""
+one, the ranks share the daemon the first of them starts:
+test_run_lifecycle.py and test_shapes.py), then tracy-sql comparing the
+ranks."""
 import csv
 import io
 import json

@@ -1,7 +1,8 @@
-"""Real programs under python -m tracy (issue 13): child processes that would
-hang the run, MPI without a daemon started by hand, signals, the user's files,
-the profiler's own frames, names and command-line habits. Each test runs the
-program for real, with the real daemon, and reads the trace it wrote."""
+"""A run of python -m tracy from start to end, on real programs: child
+processes that would hang the run, MPI without a daemon started by hand,
+signals, the user's files, the profiler's own frames, names and command-line
+habits. Each test runs the program for real, with the real daemon, and reads
+the trace it wrote."""
 import json
 import os
 import shutil
