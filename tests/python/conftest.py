@@ -59,15 +59,15 @@ class Run:
         return self.trace["zones"]
 
     def names(self, kind=None):
-        return [z[2] for z in self.zones if kind is None or z[3] == kind]
+        return [z.name for z in self.zones if kind is None or z.kind == kind]
 
     def count(self, name):
-        return sum(1 for z in self.zones if z[2] == name)
+        return sum(1 for z in self.zones if z.name == name)
 
     def assert_balanced(self):
         t = self.trace
         assert t["complete"]
-        bad = [z for z in t["zones"] if z[10] != 0]
+        bad = [z for z in t["zones"] if z.flags != 0]
         assert bad == [], bad[:5]
         for p in t["processes"]:
             assert p["status"] == 0, p

@@ -31,16 +31,16 @@ def test_signpost_message_plot_frame_zone_and_thread_name(run_tracy):
     """)
     assert r.rc == 0, r.err
     t = r.trace
-    assert [(s[3], s[4]) for s in t["signposts"]] == [("warmup done", "3 items"), ("bare", "")]
-    assert [m[3] for m in t["messages"]] == ["hello"]
-    assert [(p[3], p[4]) for p in t["plots"]] == [("queue", 1.0), ("queue", 2.5)]
-    assert [f[3] for f in t["frames"]] == ["", "render"]
-    load = [z for z in r.zones if z[2] == "load"][0]
-    parse = [z for z in r.zones if z[2] == "parse"][0]
-    assert load[3] == 4 and parse[8] == load[8] + 1
-    dec = [z for z in r.zones if z[2] == "decorated"]
-    assert len(dec) == 2 and dec[0][4].endswith("prog.py")
-    assert "renamed" in {th[3] for th in t["threads"]}
+    assert [(s.header, s.body) for s in t["signposts"]] == [("warmup done", "3 items"), ("bare", "")]
+    assert [m.text for m in t["messages"]] == ["hello"]
+    assert [(p.name, p.value) for p in t["plots"]] == [("queue", 1.0), ("queue", 2.5)]
+    assert [f.name for f in t["frames"]] == ["", "render"]
+    load = [z for z in r.zones if z.name == "load"][0]
+    parse = [z for z in r.zones if z.name == "parse"][0]
+    assert load.kind == 4 and parse.depth == load.depth + 1
+    dec = [z for z in r.zones if z.name == "decorated"]
+    assert len(dec) == 2 and dec[0].file.endswith("prog.py")
+    assert "renamed" in {th.name for th in t["threads"]}
     r.assert_balanced()
 
 
@@ -80,7 +80,7 @@ def test_subprocess_and_multiprocessing_children_are_traced(run_tracy):
     assert len(procs) == 3, procs
     by_proc = {}
     for z in r.zones:
-        by_proc.setdefault(z[0], set()).add(z[2])
+        by_proc.setdefault(z.process, set()).add(z.name)
     assert any("in_child" in names for names in by_proc.values())
     assert any("child_work" in names and "<module>" not in names for names in by_proc.values())
     r.assert_balanced()
@@ -112,7 +112,7 @@ def test_pytest_plugin_profiles_test_bodies_under_partial(run_tracy, tmp_path):
     assert "2 passed" in r.out
     assert r.count("helper") == 1
     assert r.count("test_profiled") == 1 and r.count("test_plain") == 0
-    assert any(z[2].endswith("test_sample.py::test_profiled") and z[3] == 4 for z in r.zones)
+    assert any(z.name.endswith("test_sample.py::test_profiled") and z.kind == 4 for z in r.zones)
     r.assert_balanced()
 
 

@@ -18,8 +18,8 @@ def test_fib20_gives_exactly_21891_fib_zones(run_tracy):
     assert r.rc == 0, r.err
     assert r.count("fib") == 21891
     r.assert_balanced()
-    fib = [z for z in r.zones if z[2] == "fib"][0]
-    assert fib[3] == 1 and fib[4].endswith("prog.py") and fib[5] == 2
+    fib = [z for z in r.zones if z.name == "fib"][0]
+    assert fib.kind == 1 and fib.file.endswith("prog.py") and fib.line == 2
     assert "trace written to" in r.err
 
 
@@ -129,7 +129,7 @@ def test_qualified_names_and_threads_with_names(run_tracy):
     assert r.count("Record.__init__") == 30
     names = {t[3] for t in r.trace["threads"]}
     assert {"MainThread", "worker-0", "worker-1", "worker-2"} <= names
-    by_thread = {(z[0], z[1]) for z in r.zones if z[2] == "work"}
+    by_thread = {(z.process, z.thread) for z in r.zones if z.name == "work"}
     assert len(by_thread) == 3
     r.assert_balanced()
 
@@ -190,11 +190,11 @@ def test_lines_mode_records_each_line(run_tracy):
         f(i)
     """, "-l")
     assert r.rc == 0, r.err
-    lines = [z for z in r.zones if z[3] == 3]
-    assert sum(1 for z in lines if z[2] == "f:3") == 3
-    assert sum(1 for z in lines if z[2] == "f:5") == 3
-    z = [z for z in lines if z[2] == "f:4"][0]
-    assert z[4].endswith("prog.py") and z[5] == 4
+    lines = [z for z in r.zones if z.kind == 3]
+    assert sum(1 for z in lines if z.name == "f:3") == 3
+    assert sum(1 for z in lines if z.name == "f:5") == 3
+    z = [z for z in lines if z.name == "f:4"][0]
+    assert z.file.endswith("prog.py") and z.line == 4
     assert r.count("f") == 3
     r.assert_balanced()
 
@@ -209,9 +209,10 @@ def test_trace_c_records_builtin_calls(run_tracy):
     l.append(1)
     """, "--trace-c")
     assert r.rc == 0, r.err
-    fz = [z for z in r.zones if z[2] == "f"]
-    inside = [z[2] for z in r.zones if z[3] == 2 and
-              any(f[6] <= z[6] and z[7] <= f[7] and f[:2] == z[:2] for f in fz)]
+    fz = [z for z in r.zones if z.name == "f"]
+    inside = [z.name for z in r.zones if z.kind == 2 and
+              any(f.begin_ts <= z.begin_ts and z.end_ts <= f.end_ts
+                  and (f.process, f.thread) == (z.process, z.thread) for f in fz)]
     assert sorted(inside) == ["len"] * 8 + ["sorted"] * 4
     assert "list.append" in r.names(kind=2)
     assert "thread_name" not in r.names(kind=2)
@@ -243,7 +244,7 @@ def test_function_and_module_filters(run_tracy):
 def test_max_depth(run_tracy):
     r = run_tracy(FIB.replace("fib(20)", "fib(10)"), "--max-depth", "3")
     assert r.rc == 0
-    assert max(z[8] for z in r.zones) == 2
+    assert max(z.depth for z in r.zones) == 2
     assert r.count("<module>") == 1
     r.assert_balanced()
 
@@ -263,10 +264,10 @@ def test_min_duration_keeps_slow_zones_and_their_ancestors(run_tracy):
     assert r.rc == 0, r.err
     assert r.count("quick") == 0
     assert r.count("slow") == 1 and r.count("parent") == 1
-    slow = [z for z in r.zones if z[2] == "slow"][0]
-    parent = [z for z in r.zones if z[2] == "parent"][0]
-    assert parent[6] <= slow[6] and slow[7] <= parent[7]
-    assert slow[7] - slow[6] >= 5000000
+    slow = [z for z in r.zones if z.name == "slow"][0]
+    parent = [z for z in r.zones if z.name == "parent"][0]
+    assert parent.begin_ts <= slow.begin_ts and slow.end_ts <= parent.end_ts
+    assert slow.end_ts - slow.begin_ts >= 5000000
     r.assert_balanced()
 
 
@@ -282,10 +283,10 @@ def test_labels_args_file_and_line(run_tracy):
         Point(i, i + 1)
     """, "--label", "args,file,line")
     assert r.rc == 0, r.err
-    z = [z for z in r.zones if z[2].startswith("greet")][0]
-    assert z[2] == "greet [prog.py:2]"
-    assert z[9] == "name='ab', times=3"
-    inits = [z[9] for z in r.zones if z[2].startswith("Point.__init__")]
+    z = [z for z in r.zones if z.name.startswith("greet")][0]
+    assert z.name == "greet [prog.py:2]"
+    assert z.text == "name='ab', times=3"
+    inits = [z.text for z in r.zones if z.name.startswith("Point.__init__")]
     assert [t.split(", ", 1)[1] for t in inits] == ["x=0, y=1", "x=1, y=2", "x=2, y=3"], inits
 
 

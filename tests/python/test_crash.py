@@ -117,7 +117,7 @@ def run_pair(tmp_path, source, *args, core=False, pyargs=()):
 
 
 def fib_zones(run, thread=None):
-    return sum(1 for z in run.zones if z[2] == "fib" and (thread is None or z[1] == thread))
+    return sum(1 for z in run.zones if z.name == "fib" and (thread is None or z.thread == thread))
 
 
 def crash_notes(run):
@@ -266,10 +266,10 @@ def test_fork_and_pty_children_send_consistent_records(tmp_path):
     # zones end normally, but the exec frames of the pty child before its
     # exec, which never return (unclosed, flag 2, as for any exec)
     execs = {"execlp", "execvp", "_execvpe", "execv", "_exec_wrapper"}
-    assert [z for z in t["zones"] if z[10] and (z[10] != 2 or z[2] not in execs)] == []
+    assert [z for z in t["zones"] if z.flags and (z.flags != 2 or z.name not in execs)] == []
     # the fork child's own records only: its fib(12), nothing of main/forked
     child = procs[1]["index"]
-    names = [z[2] for z in t["zones"] if z[0] == child]
+    names = [z.name for z in t["zones"] if z.process == child]
     assert names.count("fib") == 465 and "main" not in names and "forked" not in names
     info = subprocess.run(["tracy-info", traced.path], capture_output=True, text=True,
                           env=env_for_tests())

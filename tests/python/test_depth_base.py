@@ -33,10 +33,10 @@ def test_max_depth_counts_levels_from_the_same_base(run_tracy, tmp_path):
         assert recorded.rc == 0, recorded.err
         kept = csv_zones(full.path, "--max-depth", str(n))
         assert max(d for _, d in kept) == n - 1
-        assert max(z[8] for z in recorded.zones) == n - 1
+        assert max(z.depth for z in recorded.zones) == n - 1
         # The same calls either way: recorded down to N levels, or recorded
         # in full and cut to N levels by tracy-csv.
         assert collections.Counter(name for name, _ in kept) == \
-            collections.Counter(z[2] for z in recorded.zones)
+            collections.Counter(z.name for z in recorded.zones)
     # 0: no limit, as in python -m tracy.
     assert len(csv_zones(full.path, "--max-depth", "0")) == len(full.zones)

@@ -200,15 +200,15 @@ for i in range(5):
 
 def test_total_counts_the_outermost_activation_only(tmp_path):
     a = trace(str(tmp_path), RECURSIVE, str(tmp_path / "a.tracy"))
-    zones = [z for z in _tracy._read_trace(a)["zones"] if z[2] == "rec"]
-    outer = [z for z in zones if not any(o[8] < z[8] and o[6] <= z[6] and z[7] <= o[7]
+    zones = [z for z in _tracy._read_trace(a)["zones"] if z.name == "rec"]
+    outer = [z for z in zones if not any(o.depth < z.depth and o.begin_ts <= z.begin_ts and z.end_ts <= o.end_ts
                                          for o in zones)]
     assert len(zones) == 310 and len(outer) == 10
     rep = json.loads(tracy_diff("-f", "json", a, a).stdout)
     rec = [r for r in rows(rep) if r["name"] == "rec"][0]
     assert rec["base"]["calls"] == 310
-    assert rec["base"]["total_ns"] == sum(z[7] - z[6] for z in outer)
-    assert rec["base"]["self_ns"] == sum(z[7] - z[6] - z[11] for z in zones)
+    assert rec["base"]["total_ns"] == sum(z.end_ts - z.begin_ts for z in outer)
+    assert rec["base"]["self_ns"] == sum(z.end_ts - z.begin_ts - z.child_ns for z in zones)
     # The signpost cuts the run in two phases, each with its five calls.
     ops = {r["phase"]: r for r in rows(rep, kind="op") if r["name"] == "rec"}
     assert ops["(start)"]["base"]["calls"] == 155 and ops["second half"]["base"]["calls"] == 155

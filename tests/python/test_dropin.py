@@ -113,9 +113,9 @@ def trace(programs, tmp_path_factory):
         assert pr["events_received"] == pr["events_sent"] and pr["events_lost"] == 0, pr
         label = by_exe[os.path.realpath(pr["argv"][0] if pr["argv"] else pr["program"])]
         i = pr["index"]
-        res[label] = {k: [e for e in t[k] if e[0] == i]
+        res[label] = {k: [e for e in t[k] if e.process == i]
                       for k in ("zones", "messages", "signposts", "plots", "frames")}
-        res[label]["threads"] = sorted(th[3] for th in t["threads"] if th[0] == i)
+        res[label]["threads"] = sorted(th.name for th in t["threads"] if th.process == i)
     assert sorted(res) == sorted(programs)
     return res
 
@@ -132,14 +132,14 @@ def each(n):
 def common_checks(p, main_name, worker_name, app_info):
     W, N = WORKERS, ITERS
     assert p["threads"] == sorted([main_name] + ["%s %d" % (worker_name, w) for w in range(W)])
-    assert p["signposts"] and [(s[3], s[4]) for s in p["signposts"]] == [("app info", app_info)]
+    assert p["signposts"] and [(s.header, s.body) for s in p["signposts"]] == [("app info", app_info)]
     for z in p["zones"]:
-        assert z[3] == 4 and z[10] == 0, z  # user zones, closed normally
+        assert z.kind == 4 and z.flags == 0, z  # user zones, closed normally
     return W, N
 
 
 def plot_values(p, name):
-    return [e[4] for e in p["plots"] if e[3] == name]
+    return [e.value for e in p["plots"] if e.name == name]
 
 
 @pytest.mark.parametrize("label", ["tree_cpp", "staged_cpp"])
@@ -147,7 +147,7 @@ def test_cpp_macros_record_exactly_what_the_program_did(trace, label):
     p = trace[label]
     W, N = common_checks(p, "main thread", "worker", "drop-in test")
     even, odd = halves(N)
-    names = collections.Counter(z[2] for z in p["zones"])
+    names = collections.Counter(z.name for z in p["zones"])
     assert names == {
         "plain": each(N), "named": each(N), "colored": each(N), "renamed": each(N),
         "nested": each(2 * N), "inner renamed": each(N), "nc": each(N),
@@ -159,7 +159,7 @@ def test_cpp_macros_record_exactly_what_the_program_did(trace, label):
         "lock wait: std::shared_mutex smtx": each(2 * N)}
     text = collections.defaultdict(list)
     for z in p["zones"]:
-        text[z[2]].append(z[9])
+        text[z.name].append(z.text)
     # Every ZoneText and ZoneValue of a zone is kept, one line each, as Tracy shows them.
     assert sorted(text["named"]) == sorted("t\n%d" % i for i in range(N) for _ in range(W))
     assert sorted(text["inner renamed"]) == sorted(str(i) for i in range(N) for _ in range(W))
@@ -167,10 +167,10 @@ def test_cpp_macros_record_exactly_what_the_program_did(trace, label):
     assert sorted(text["fmt 0"] + text["fmt 1"]) == sorted(
         "i=%d" % i for i in range(N) for _ in range(W))
     # The text given to the outer zone while the inner one was open is the outer's.
-    nested = collections.Counter((z[8], z[9]) for z in p["zones"] if z[2] == "nested")
+    nested = collections.Counter((z.depth, z.text) for z in p["zones"] if z.name == "nested")
     assert nested == {(0, "outer text"): each(N), (2, ""): each(N)}
-    assert all(z[4].endswith("dropin.cpp") for z in p["zones"] if not z[2].startswith("lock"))
-    plots = collections.Counter(e[3] for e in p["plots"])
+    assert all(z.file.endswith("dropin.cpp") for z in p["zones"] if not z.name.startswith("lock"))
+    plots = collections.Counter(e.name for e in p["plots"])
     assert plots == {"int plot": each(N), "float plot": each(N), "double plot": each(N),
                      "dyn a": each(even), "dyn b": each(odd), "memory": each(8 * N),
                      "memory: pool": each(8 * N), "memory: main pool": 5,
@@ -182,11 +182,11 @@ def test_cpp_macros_record_exactly_what_the_program_did(trace, label):
     for pool in ("memory", "memory: pool"):
         v = plot_values(p, pool)
         assert min(v) >= 0 and v[-1] == 0, (pool, v[-5:])
-    msgs = collections.Counter(m[3] for m in p["messages"])
+    msgs = collections.Counter(m.text for m in p["messages"])
     fixed = ["literal", "colored", "literal colored", "msg s", "msg ls", "msg cs", "msg lcs"]
     assert msgs == dict({m: each(N) for m in fixed},
                         **{"msg %d %d" % (w, i): 1 for w in range(W) for i in range(N)})
-    frames = collections.Counter(f[3] for f in p["frames"])
+    frames = collections.Counter(f.name for f in p["frames"])
     assert frames == {"": N, "worker": each(N), "discontinuous": each(N)}
 
 
@@ -195,33 +195,33 @@ def test_c_macros_record_exactly_what_the_program_did(trace, label):
     p = trace[label]
     W, N = common_checks(p, "c main", "c worker", "c drop-in test")
     even, odd = halves(N)
-    names = collections.Counter(z[2] for z in p["zones"])
+    names = collections.Counter(z.name for z in p["zones"])
     assert names == {"c_zones": each(N), "c named": each(N), "c renamed": each(N),
                      "c nc 0": each(even), "c nc 1": each(odd), "c_depth": each(2 * N),
                      "c ns": each(N), "c ncs": each(N), "c srcloc": each(N),
                      "c alloc 0": each(even), "c alloc 1": each(odd)}
-    texts = collections.Counter((z[2], z[9]) for z in p["zones"] if z[9])
+    texts = collections.Counter((z.name, z.text) for z in p["zones"] if z.text)
     want = {("c_zones", "c text"): each(N)}
     want.update({("c named", str(i)): W for i in range(N)})
     want.update({("c nc %d" % (i % 2), "i=%d" % i): W for i in range(N)})
     want.update({("c srcloc", str(i)): W for i in range(N)})
     want.update({("c alloc 0", "alloc"): each(even), ("c alloc 1", "alloc"): each(odd)})
     assert texts == want
-    depth = collections.Counter((z[2], z[8]) for z in p["zones"] if z[2] in ("c_depth", "c ns"))
+    depth = collections.Counter((z.name, z.depth) for z in p["zones"] if z.name in ("c_depth", "c ns"))
     assert depth == {("c_depth", 0): each(N), ("c_depth", 2): each(N), ("c ns", 1): each(N)}
-    plots = collections.Counter(e[3] for e in p["plots"])
+    plots = collections.Counter(e.name for e in p["plots"])
     assert plots == {"c plot": each(N), "c float": each(N), "c int": each(N),
                      "c fn plot": each(N), "memory": each(6 * N), "memory: c pool": each(8 * N)}
     assert sorted(plot_values(p, "c plot")) == sorted(i * 0.5 for i in range(N) for _ in range(W))
     for pool in ("memory", "memory: c pool"):
         v = plot_values(p, pool)
         assert min(v) >= 0 and v[-1] == 0, (pool, v[-5:])
-    msgs = collections.Counter(m[3] for m in p["messages"])
+    msgs = collections.Counter(m.text for m in p["messages"])
     fixed = ["c literal", "c colored", "c literal colored", "c msg s", "c msg ls",
              "c msg cs", "c msg lcs", "c fn message", "c log"]
     assert msgs == dict({m: each(N) for m in fixed},
                         **{"c msg %d %d" % (w, i): 1 for w in range(W) for i in range(N)})
-    frames = collections.Counter(f[3] for f in p["frames"])
+    frames = collections.Counter(f.name for f in p["frames"])
     assert frames == {"": N, "c worker": each(N), "c discontinuous": each(N)}
 
 

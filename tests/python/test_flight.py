@@ -35,10 +35,10 @@ def zones_by_name(path):
     assert t["complete"], path
     out = {}
     for z in t["zones"]:
-        whole = "cut" if z[10] & CUT else "whole"
-        if z[10] & UNCLOSED:
+        whole = "cut" if z.flags & CUT else "whole"
+        if z.flags & UNCLOSED:
             whole += "+open"
-        d = out.setdefault(z[2], {})
+        d = out.setdefault(z.name, {})
         d[whole] = d.get(whole, 0) + 1
     return out
 

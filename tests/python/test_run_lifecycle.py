@@ -424,7 +424,7 @@ def test_module_run_has_no_runpy_frames(run_tracy, tmp_path):
     write(tmp_path, "mymod.py", "def f():\n    pass\nf()\n")
     r = run_tracy(None, module="mymod")
     assert r.rc == 0, r.err
-    files = {z[4] for z in r.zones}
+    files = {z.file for z in r.zones}
     assert not any(f == "<frozen runpy>" or f.endswith("/runpy.py") for f in files), files
     # nor the profiler's own work after the program (signal handlers, imports)
     assert not any(f.endswith("/signal.py") for f in files), files
@@ -441,7 +441,7 @@ def test_pytest_fixture_region_holds_the_test_only(run_tracy, tmp_path):
     r = run_tracy(None, "-p", module="pytest", args=["-q", "-p", "no:cacheprovider",
                                                      "test_x.py"])
     assert r.rc == 0, r.out + r.err
-    names = sorted(z[2] for z in r.zones if z[3] == 1)
+    names = sorted(z.name for z in r.zones if z.kind == 1)
     assert names == ["helper", "test_one"], names
 
 
@@ -475,7 +475,7 @@ def test_a_spawned_child_names_the_main_functions_as_the_parent(run_tracy):
         p.join()
     """, timeout=60)
     assert r.rc == 0, r.err
-    sq = {(z[2], z[4]) for z in r.zones if z[2] == "square"}
+    sq = {(z.name, z.file) for z in r.zones if z.name == "square"}
     assert len(sq) == 1, sq
     progs = {p["program"] for p in r.trace["processes"]}
     assert progs == {"prog.py"}, progs

@@ -28,10 +28,10 @@ def test_recursive_total_is_the_outermost_call_only(run_tracy):
     assert total == m_total - m_self
     assert total <= m_total
     # self time adds every call
-    assert self_ == sum(max(0, z[7] - z[6] - z[11]) for z in r.zones if z[2] == "fib")
+    assert self_ == sum(max(0, z.end_ts - z.begin_ts - z.child_ns) for z in r.zones if z.name == "fib")
     # mutual recursion: ping's total is its first call's duration
-    first_ping = max((z for z in r.zones if z[2] == "ping"), key=lambda z: z[7] - z[6])
-    assert stats["ping"][1] == first_ping[7] - first_ping[6]
+    first_ping = max((z for z in r.zones if z.name == "ping"), key=lambda z: z.end_ts - z.begin_ts)
+    assert stats["ping"][1] == first_ping.end_ts - first_ping.begin_ts
     assert stats["ping"][0] == r.count("ping") == 30
 
 
