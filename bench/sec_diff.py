@@ -113,17 +113,17 @@ def detection_table(ctx, rep, w):
     aa = comparisons(ctx, w, False)
     name = f"w{SLOW:03d}"
     rows = []
-    for k, label in ((0, f"{RUNS_PER_SIDE} runs a side (default test: Welch's t on per-run "
-                         "medians)"), (1, "1 run a side (Mann-Whitney on per-call durations)")):
+    for k, label in ((0, f"{RUNS_PER_SIDE} runs a side (default test: Student's t on per-run "
+                         "medians, Holm over the rows)"), (1, "1 run a side (Mann-Whitney on per-call durations)")):
         found = sum(name in regressions(r[k]) for r in ab)
         others = sum(len([n for n in regressions(r[k]) if n != name]) for r in ab)
         false_aa = sum(len(regressions(r[k])) for r in aa)
         changes = [slow_row(r[k])["p50_change_rel"] for r in ab if slow_row(r[k])]
         raw = [slow_row(r[k])["p50_change_rel_raw"] for r in ab if slow_row(r[k])]
         drift = [r[k]["drift"] for r in aa]
-        pvals = [slow_row(r[k])["p_value"] for r in ab if slow_row(r[k])]
+        pvals = [slow_row(r[k])["p_adjusted"] for r in ab if slow_row(r[k])]
         closest = max([abs(x["p50_change_rel"]) for r in aa for x in r[k]["rows"]
-                       if x["kind"] == "function" and x.get("test") and x["p_value"] < 0.05
+                       if x["kind"] == "function" and x.get("test") and x["p_adjusted"] < 0.05
                        and x["status"] == "unchanged"] or [0])
         target = k == 0
         st_found = rep.status(9, f"slowed function flagged in {found}/{COMPARISONS}",
@@ -141,7 +141,7 @@ def detection_table(ctx, rep, w):
     rep.table(["comparison", f"`{name}` flagged (target >= 19/20)", "status",
                "other rows flagged (A/B)", "regressions in 20 A/A (target 0)", "status",
                f"change of `{name}` against drift: median (range)", "raw change (median)",
-               f"p-value of `{name}`: median (largest)",
+               f"adjusted p-value of `{name}`: median (largest)",
                "A/A: largest change of a significant row not flagged", "drift seen in A/A"], rows)
 
 
@@ -200,7 +200,8 @@ def section_diff(ctx, rep):
         f"`python -m tracy`; the new variant gives `w{SLOW:03d}` {SLOW_FACTOR - 1:.0%} more "
         f"loop iterations. Each of the {COMPARISONS} A/B and {COMPARISONS} A/A comparisons "
         f"takes {RUNS_PER_SIDE} fresh runs a side (interleaved base/new) and is diffed at "
-        "the default settings (threshold 5%, min-time 100us, alpha 0.05); the second row "
+        "the default settings (threshold 5%, min-time 100us, alpha 0.05 for the whole "
+        "report, Holm over its rows); the second row "
         "diffs only the first run of each side, for comparison (a single run cannot tell "
         "a process-wide shift of one function, seen on this machine at up to +20% in about "
         "one function per run, from a change). Drift: the whole run faster or slower, "

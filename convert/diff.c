@@ -36,9 +36,10 @@ static const char usage_text[] =
     "phase and per phase and op code: calls, total, self, mean, p50 and p95 of the\n"
     "durations per call, and their changes. A row is a regression when its median\n"
     "time per call is slower with p < --alpha (Mann-Whitney on the per-call\n"
-    "durations; Welch's t on the per-run medians when each side has 3 runs or\n"
-    "more), by at least --threshold, and the change costs at least --min-time per\n"
-    "run. Changes are measured against the drift: the whole run faster or slower,\n"
+    "durations; Student's t on the per-run medians when each side has 3 runs or\n"
+    "more; p adjusted by Holm's method over every tested row, so that --alpha\n"
+    "bounds the chance of any false flag in the report), by at least --threshold,\n"
+    "and the change costs at least --min-time per run. Changes are measured against the drift: the whole run faster or slower,\n"
     "the median over the functions of their change of self time per call.\n"
     "Functions added, removed or renamed and call counts that changed are listed\n"
     "too. Every input is checked first, as tracy-info --verify does. On a shared\n"
@@ -52,10 +53,11 @@ static const char usage_text[] =
     "  -t, --threshold PCT    smallest relative change of the median (default 5)\n"
     "  -m, --min-time TIME    smallest cost per run of a change (default 100us;\n"
     "                         units ns, us, ms, s; a bare number is ns)\n"
-    "      --alpha P          significance level (default 0.05)\n"
+    "      --alpha P          significance level of the whole report (default 0.05)\n"
+    "      --no-correction    test each row at --alpha on its own (no Holm)\n"
     "      --min-calls N      calls each side needs for the per-call test (default 10)\n"
     "      --test TEST        auto (default), calls (Mann-Whitney on per-call\n"
-    "                         durations) or runs (Welch's t on per-run medians)\n"
+    "                         durations) or runs (Student's t on per-run medians)\n"
     "  -e, --self             compare self time (less the children's) per call\n"
     "      --no-normalize     compare raw times, without the drift correction\n"
     "      --by-thread        one row per thread name, not per program\n"
@@ -112,7 +114,8 @@ static int add_file(const char ***list, uint32_t *n, const char *path) {
     return 0;
 }
 
-enum { OPT_ALPHA = 256, OPT_MIN_CALLS, OPT_TEST, OPT_BY_THREAD, OPT_ALLOW, OPT_NO_NORM };
+enum { OPT_ALPHA = 256, OPT_MIN_CALLS, OPT_TEST, OPT_BY_THREAD, OPT_ALLOW, OPT_NO_NORM,
+       OPT_NO_CORR };
 
 static int parse_opt(int c, diff_opts *o, int *done) {
     static const char *const formats[] = {"table", "markdown", "json", "csv"};
@@ -152,6 +155,7 @@ static int parse_opt(int c, diff_opts *o, int *done) {
     case 'e': o->prof.self = o->rep.self = 1; return 0;
     case OPT_BY_THREAD: o->prof.by_thread = 1; return 0;
     case OPT_NO_NORM: o->rep.no_normalize = 1; return 0;
+    case OPT_NO_CORR: o->rep.no_correction = 1; return 0;
     case 'a': o->rep.all = 1; return 0;
     case OPT_ALLOW: o->allow_truncated = 1; return 0;
     case 'h': fputs(usage_text, stdout); *done = 1; return 0;
@@ -170,6 +174,7 @@ static int parse_args(int argc, char **argv, diff_opts *o, int *done) {
         {"by-thread", no_argument, 0, OPT_BY_THREAD}, {"all", no_argument, 0, 'a'},
         {"allow-truncated", no_argument, 0, OPT_ALLOW}, {"help", no_argument, 0, 'h'},
         {"no-normalize", no_argument, 0, OPT_NO_NORM},
+        {"no-correction", no_argument, 0, OPT_NO_CORR},
         {"version", no_argument, 0, 'V'},           {0, 0, 0, 0}};
     int c;
     *done = 0;

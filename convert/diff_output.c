@@ -44,11 +44,12 @@ static void fmt_pct(char *buf, size_t n, double rel) {
     else snprintf(buf, n, "%+.1f%%", rel * 100);
 }
 
+/* The p that decides: adjusted over the report's rows (see the rule line). */
 static void fmt_p(char *buf, size_t n, const dr_item *it) {
     if (!it->test) snprintf(buf, n, "-");
-    else if (it->p < 1e-99) snprintf(buf, n, "<1e-99");
-    else if (it->p < 0.001) snprintf(buf, n, "%.0e", it->p);
-    else snprintf(buf, n, "%.3f", it->p);
+    else if (it->p_adj < 1e-99) snprintf(buf, n, "<1e-99");
+    else if (it->p_adj < 0.001) snprintf(buf, n, "%.0e", it->p_adj);
+    else snprintf(buf, n, "%.3f", it->p_adj);
 }
 
 /* ---- Tables (terminal and Markdown) -------------------------------------- */
@@ -245,10 +246,11 @@ static void side_line(dp_profile *p, const char *label, cv_out *out) {
 static void rule_line(const dr_report *r, cv_out *out) {
     char t[32];
     fmt_dur(t, sizeof t, dr_options(r)->min_time);
-    cv_out_printf(out, "rule: slower median %s time per call, p < %g (%s), "
+    cv_out_printf(out, "rule: slower median %s time per call, p < %g (%s%s), "
                   "change >= %g%% and >= %s per run\n",
                   dr_options(r)->self ? "self" : "inclusive", dr_options(r)->alpha,
-                  dr_per_run(r) ? "Welch's t on per-run medians" : "Mann-Whitney on per-call durations",
+                  dr_per_run(r) ? "Student's t on per-run medians" : "Mann-Whitney on per-call durations",
+                  dr_options(r)->no_correction ? ", each row alone" : ", Holm over every tested row",
                   dr_options(r)->threshold * 100, t);
 }
 
@@ -350,7 +352,10 @@ static void json_item(cv_out *o, const dr_item *it) {
         jnum(o, "calls_change_per_run", it->sb.calls - it->sa.calls);
         cv_out_printf(o, ",\"calls_changed\":%s,", it->calls_changed ? "true" : "false");
         jstr(o, "test", it->test);
-        if (it->test) jnum(o, "p_value", it->p);
+        if (it->test) {
+            jnum(o, "p_value", it->p);
+            jnum(o, "p_adjusted", it->p_adj);
+        }
     }
     cv_out_ch(o, '}');
 }
@@ -372,7 +377,8 @@ static void json_inputs(cv_out *o, const char *k, dp_profile *p) {
 static void write_json(const dr_report *r, cv_out *o) {
     cv_out_str(o, "{\"tool\":\"tracy-diff\",\"settings\":{");
     cv_out_printf(o, "\"metric\":\"%s\",\"test\":\"%s\"", dr_options(r)->self ? "self" : "inclusive",
-                  dr_per_run(r) ? "welch" : "mann-whitney");
+                  dr_per_run(r) ? "student" : "mann-whitney");
+    cv_out_printf(o, ",\"correction\":\"%s\"", dr_options(r)->no_correction ? "none" : "holm");
     jnum(o, "threshold", dr_options(r)->threshold);
     jnum(o, "min_time_ns", dr_options(r)->min_time);
     jnum(o, "alpha", dr_options(r)->alpha);
@@ -425,7 +431,8 @@ static void write_csv(const dr_report *r, cv_out *o) {
                   "base_calls,base_calls_per_run,base_total_ns,base_self_ns,base_mean_ns,"
                   "base_p50_ns,base_p95_ns,new_calls,new_calls_per_run,new_total_ns,"
                   "new_self_ns,new_mean_ns,new_p50_ns,new_p95_ns,p50_change_rel,"
-                  "p50_change_rel_raw,cost_ns_per_run,calls_changed,test,p_value\n");
+                  "p50_change_rel_raw,cost_ns_per_run,calls_changed,test,p_value,"
+                  "p_adjusted\n");
     for (size_t i = 0; i < dr_nitems(r); i++) {
         const dr_item *it = dr_item_at(r, i);
         const dp_row *w = dr_row_of(it);
@@ -448,6 +455,8 @@ static void write_csv(const dr_report *r, cv_out *o) {
         csv_text(o, both ? (it->calls_changed ? "1" : "0") : NULL);
         csv_text(o, it->test);
         if (it->test) cv_out_double(o, it->p);
+        cv_out_ch(o, ',');
+        if (it->test) cv_out_double(o, it->p_adj);
         cv_out_ch(o, '\n');
     }
 }

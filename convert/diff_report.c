@@ -133,8 +133,10 @@ static size_t run_values(const dr_report *r, const dp_row *w, int side, double *
     return n;
 }
 
-/* Welch's t on the logarithms of the normalised per-run medians; the change
- * is that of their medians. */
+/* Student's t on the logarithms of the normalised per-run medians (the
+ * same spread on both sides: runs of one program on one machine; the pooled
+ * variance gives the few runs of a CI job their full degrees of freedom);
+ * the change is that of their medians. */
 static int test_runs(dr_report *r, dr_item *it, double *base, double *next) {
     double *va = malloc(dp_runs(r->pa) * sizeof *va), *vb = malloc(dp_runs(r->pb) * sizeof *vb);
     if (!va || !vb) {
@@ -147,8 +149,8 @@ static int test_runs(dr_report *r, dr_item *it, double *base, double *next) {
         double la[na], lb[nb];
         for (size_t i = 0; i < na; i++) la[i] = log(va[i] > 1 ? va[i] : 1);
         for (size_t i = 0; i < nb; i++) lb[i] = log(vb[i] > 1 ? vb[i] : 1);
-        it->test = "welch";
-        it->p = ds_welch(la, na, lb, nb);
+        it->test = "student";
+        it->p = ds_student(la, na, lb, nb);
         *base = ds_median(va, na);
         *next = ds_median(vb, nb);
     } else {
@@ -179,21 +181,51 @@ static int test_calls(dr_report *r, dr_item *it, double *base, double *next) {
     return 0;
 }
 
+/* The row's test and change; its verdict waits for every row's p. */
 static int judge(dr_report *r, dr_item *it) {
     double base = 0, next = 0;
     it->p = 1;
-    it->status = DR_UNCHANGED;
     it->calls_changed = fabs(it->sb.calls - it->sa.calls) >= 0.5;
     it->raw_rel = (it->sb.p50 - it->sa.p50) / (it->sa.p50 > 1 ? it->sa.p50 : 1);
     if ((dr_per_run(r) ? test_runs : test_calls)(r, it, &base, &next)) return -1;
     it->rel = (next - base) / (base > 1 ? base : 1);
     it->cost = (next - base) * it->sb.calls;
-    if (it->why) return 0;
-    if (it->p >= r->o.alpha) it->why = "not significant";
+    return 0;
+}
+
+static int tested(const dr_item *it) { return it->a && it->b && it->test && !it->why; }
+
+/* Holm over every tested row: a report of many rows at alpha each would
+ * flag some by chance alone (a 200-function A/A comparison at 0.05 finds a
+ * "regression" about once in 20); the adjustment keeps the chance of any
+ * false flag in the whole report at most alpha. */
+static int adjust(dr_report *r) {
+    size_t n = 0;
+    for (size_t i = 0; i < r->n; i++) n += tested(&r->items[i]);
+    double *p = malloc((n ? n : 1) * sizeof *p);
+    if (!p) return -1;
+    size_t k = 0;
+    for (size_t i = 0; i < r->n; i++)
+        if (tested(&r->items[i])) p[k++] = r->items[i].p;
+    if (!r->o.no_correction && ds_holm(p, n)) {
+        free(p);
+        return -1;
+    }
+    k = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        dr_item *it = &r->items[i];
+        it->p_adj = tested(it) ? p[k++] : it->p;
+    }
+    free(p);
+    return 0;
+}
+
+static void verdict(const dr_report *r, dr_item *it) {
+    if (it->why) return;
+    if (it->p_adj >= r->o.alpha) it->why = "not significant";
     else if (fabs(it->rel) < r->o.threshold) it->why = "below --threshold";
     else if (fabs(it->cost) < r->o.min_time) it->why = "below --min-time";
-    else it->status = it->rel > 0 ? DR_REGRESSION : DR_IMPROVEMENT;
-    return 0;
+    else if (it->status != DR_RENAMED) it->status = it->rel > 0 ? DR_REGRESSION : DR_IMPROVEMENT;
 }
 
 static int judge_all(dr_report *r) {
@@ -205,11 +237,11 @@ static int judge_all(dr_report *r) {
     if (!r->o.no_normalize && (dr_per_run(r) ? drift_runs(r) : drift_calls(r))) return -1;
     for (size_t i = 0; i < r->n; i++) {
         dr_item *it = &r->items[i];
-        if (!it->a || !it->b) continue;
-        int renamed = it->status == DR_RENAMED;
-        if (judge(r, it)) return -1;
-        if (renamed) it->status = DR_RENAMED;
+        if (it->a && it->b && judge(r, it)) return -1;
     }
+    if (adjust(r)) return -1;
+    for (size_t i = 0; i < r->n; i++)
+        if (r->items[i].a && r->items[i].b) verdict(r, &r->items[i]);
     return 0;
 }
 

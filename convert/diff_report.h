@@ -12,7 +12,9 @@ enum dr_test { DR_TEST_AUTO, DR_TEST_CALLS, DR_TEST_RUNS };
 typedef struct dr_opts {
     double threshold;    /* relative change of the median, 0.05 = 5% */
     double min_time;     /* ns per run the per-call change must cost */
-    double alpha;        /* significance level of the test */
+    double alpha;        /* significance level of the test: family-wise over
+                            every tested row unless no_correction */
+    int no_correction;   /* each row at alpha on its own (no Holm) */
     uint64_t min_calls;  /* per side, for the per-call test */
     int test;            /* enum dr_test */
     int format;          /* enum dr_format */
@@ -36,8 +38,10 @@ typedef struct dr_item {
     dr_side sa, sb;
     int status;          /* enum dr_status */
     const char *why;     /* why a compared row is not a regression */
-    const char *test;    /* "mann-whitney", "welch" or NULL */
+    const char *test;    /* "mann-whitney", "student" or NULL */
     double p;            /* p-value, 1 when untested */
+    double p_adj;        /* p after Holm's adjustment over every tested row
+                            (equal to p with no_correction) */
     double rel;          /* relative change of the median per call, against
                             the drift */
     double raw_rel;      /* the same without the drift */
@@ -65,7 +69,7 @@ const dr_item *dr_item_at(const dr_report *r, size_t i);
 const dr_opts *dr_options(const dr_report *r);
 dp_profile *dr_base(const dr_report *r);
 dp_profile *dr_new(const dr_report *r);
-/* 1 when rows are tested per run (Welch), 0 per call (Mann-Whitney). */
+/* 1 when rows are tested per run (Student), 0 per call (Mann-Whitney). */
 int dr_per_run(const dr_report *r);
 
 /* Functions needed to measure the drift; with fewer it is 1. */

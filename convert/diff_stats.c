@@ -237,7 +237,7 @@ double ds_median(double *v, size_t n) {
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-/* ---- Welch's t ----------------------------------------------------------- */
+/* ---- t tests ------------------------------------------------------------ */
 
 /* Continued fraction of the incomplete beta function, evaluated by the
  * modified Lentz method. */
@@ -283,14 +283,41 @@ static void mean_var(const double *v, size_t n, double *mean, double *var) {
     *var = ss / (double)(n - 1);
 }
 
-double ds_welch(const double *a, size_t na, const double *b, size_t nb) {
+double ds_student(const double *a, size_t na, const double *b, size_t nb) {
     if (na < 2 || nb < 2) return 1;
     double ma, va, mb, vb;
     mean_var(a, na, &ma, &va);
     mean_var(b, nb, &mb, &vb);
-    double sa = va / (double)na, sb = vb / (double)nb, se2 = sa + sb;
+    double df = (double)(na + nb - 2);
+    double pooled = ((double)(na - 1) * va + (double)(nb - 1) * vb) / df;
+    double se2 = pooled * (1 / (double)na + 1 / (double)nb);
     if (se2 <= 0) return ma == mb ? 1 : 0;
     double t = (ma - mb) / sqrt(se2);
-    double df = se2 * se2 / (sa * sa / (double)(na - 1) + sb * sb / (double)(nb - 1));
     return ds_inc_beta(df / 2, 0.5, df / (df + t * t));
+}
+
+/* ---- Many rows at once ---------------------------------------------------- */
+
+static const double *holm_base; /* qsort has no context argument */
+
+static int by_p(const void *x, const void *y) {
+    double a = holm_base[*(const size_t *)x], b = holm_base[*(const size_t *)y];
+    return a < b ? -1 : a > b;
+}
+
+int ds_holm(double *p, size_t n) {
+    size_t *order = malloc((n ? n : 1) * sizeof *order);
+    if (!order) return -1;
+    for (size_t i = 0; i < n; i++) order[i] = i;
+    holm_base = p;
+    qsort(order, n, sizeof *order, by_p);
+    double run = 0;
+    for (size_t k = 0; k < n; k++) {
+        double adj = (double)(n - k) * p[order[k]];
+        if (adj > 1) adj = 1;
+        if (adj > run) run = adj;
+        p[order[k]] = run;
+    }
+    free(order);
+    return 0;
 }

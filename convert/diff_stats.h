@@ -1,6 +1,7 @@
 /* diff_stats.h -- tracy-diff's statistics: a bounded log-linear histogram of
  * durations (the per-call distributions) and the significance tests
- * (Mann-Whitney on two histograms, Welch's t on two small samples). */
+ * (Mann-Whitney on two histograms, Student's t on two small samples, Holm's
+ * adjustment of many p-values). */
 #ifndef CONVERT_DIFF_STATS_H
 #define CONVERT_DIFF_STATS_H
 
@@ -67,10 +68,18 @@ size_t ds_hist_bytes(const ds_hist *h);
  * value of b exceeds one of a (ties half), 0.5 meaning no shift. */
 double ds_mann_whitney(const ds_hist *a, const ds_hist *b, double *effect);
 
-/* Welch's t-test of two samples. Returns the two-sided p-value, or 1 when a
- * side has fewer than 2 values; two samples without variance give 0 when
- * their means differ and 1 when equal. */
-double ds_welch(const double *a, size_t na, const double *b, size_t nb);
+/* Student's t-test of two samples with a pooled variance (na + nb - 2
+ * degrees of freedom): for samples of one kind whose spread is the same on
+ * both sides, as the logarithms of per-run medians are. Returns the
+ * two-sided p-value, or 1 when a side has fewer than 2 values; two samples
+ * without variance give 0 when their means differ and 1 when equal. */
+double ds_student(const double *a, size_t na, const double *b, size_t nb);
+
+/* Holm's step-down adjustment of n p-values (in place): the adjusted value
+ * of the k-th smallest is max over j <= k of min(1, (n - j + 1) p_(j)), so
+ * that rejecting every adjusted p below alpha keeps the chance of one false
+ * rejection among all n at most alpha. Returns -1 on out-of-memory. */
+int ds_holm(double *p, size_t n);
 
 /* Median of v[0..n-1] (reorders v); 0 when n is 0. */
 double ds_median(double *v, size_t n);

@@ -194,21 +194,43 @@ START_TEST(incomplete_beta_matches_closed_forms) {
 }
 END_TEST
 
-START_TEST(welch_matches_student_t_values) {
+START_TEST(student_matches_t_table_values) {
     /* Equal variances and sizes: t = -2, df = 8, and the two-sided p of
      * Student's t with 8 degrees of freedom at |t| = 2 is 0.080516. */
     double a[] = {1, 2, 3, 4, 5}, b[] = {3, 4, 5, 6, 7};
-    ck_assert_msg(fabs(ds_welch(a, 5, b, 5) - 0.080516) < 1e-5, "%f", ds_welch(a, 5, b, 5));
-    /* Two values a side, both with variance 0.5: se = sqrt(0.5), df = 2;
-     * a gap of 4.302653 se is the 0.05 two-sided point of t(2). */
+    ck_assert_msg(fabs(ds_student(a, 5, b, 5) - 0.080516) < 1e-5, "%f", ds_student(a, 5, b, 5));
+    /* Sizes 3 and 5, variances 1 and 2.5: pooled (2 * 1 + 4 * 2.5) / 6 = 2,
+     * se = sqrt(2 * (1/3 + 1/5)), t = 4 / se = 3.872983 with 6 degrees of
+     * freedom: two-sided p 0.008237 (between the table's 3.707 at 0.01 and
+     * 4.317 at 0.005). */
+    double c[] = {1, 2, 3}, d[] = {4, 5, 6, 7, 8};
+    ck_assert_msg(fabs(ds_student(c, 3, d, 5) - 0.008237) < 1e-5, "%f", ds_student(c, 3, d, 5));
+    /* Two values a side: df = 2; a gap of 4.302653 se is the 0.05
+     * two-sided point of t(2). */
     double gap = 4.302653 * sqrt(0.5);
     double g[] = {0.5, 1.5}, h[] = {0.5 + gap, 1.5 + gap};
-    ck_assert_msg(fabs(ds_welch(g, 2, h, 2) - 0.05) < 1e-5, "%f", ds_welch(g, 2, h, 2));
+    ck_assert_msg(fabs(ds_student(g, 2, h, 2) - 0.05) < 1e-5, "%f", ds_student(g, 2, h, 2));
     /* No spread on either side; too few values. */
     double k[] = {2, 2, 2}, l[] = {3, 3, 3};
-    ck_assert(ds_welch(k, 3, l, 3) == 0);
-    ck_assert(ds_welch(k, 3, k, 3) == 1);
-    ck_assert(ds_welch(k, 1, l, 3) == 1);
+    ck_assert(ds_student(k, 3, l, 3) == 0);
+    ck_assert(ds_student(k, 3, k, 3) == 1);
+    ck_assert(ds_student(k, 1, l, 3) == 1);
+}
+END_TEST
+
+START_TEST(holm_adjusts_by_rank_and_stays_monotone) {
+    /* Sorted 0.005, 0.01, 0.03, 0.04 times 4, 3, 2, 1: 0.02, 0.03, 0.06 and
+     * 0.04, which becomes 0.06 (never below a smaller p's adjustment). */
+    double p[] = {0.01, 0.04, 0.03, 0.005};
+    ck_assert(ds_holm(p, 4) == 0);
+    double want[] = {0.03, 0.06, 0.06, 0.02};
+    for (int i = 0; i < 4; i++) ck_assert_msg(fabs(p[i] - want[i]) < 1e-12, "%d: %f", i, p[i]);
+    /* Capped at 1; one value is left as it is; none is allowed. */
+    double q[] = {0.5, 0.9};
+    ck_assert(ds_holm(q, 2) == 0 && q[0] == 1 && q[1] == 1);
+    double one[] = {0.3};
+    ck_assert(ds_holm(one, 1) == 0 && one[0] == 0.3);
+    ck_assert(ds_holm(NULL, 0) == 0);
 }
 END_TEST
 
@@ -237,7 +259,8 @@ Suite *diff_suite(void) {
     tcase_add_test(t, mann_whitney_matches_a_hand_computed_case);
     tcase_add_test(t, mann_whitney_sees_no_change_in_equal_samples);
     tcase_add_test(t, incomplete_beta_matches_closed_forms);
-    tcase_add_test(t, welch_matches_student_t_values);
+    tcase_add_test(t, student_matches_t_table_values);
+    tcase_add_test(t, holm_adjusts_by_rank_and_stays_monotone);
     tcase_add_test(t, median_of_odd_and_even_counts);
     suite_add_tcase(s, t);
     return s;
