@@ -23,49 +23,6 @@
 
 #define WAIT_MS 20000 /* bound of every wait; never a timing assertion */
 
-/* ---- Byte buffers and wire encoding ----------------------------------- */
-
-typedef struct buf {
-    uint8_t *p;
-    size_t n, cap;
-} buf;
-
-static void b_raw(buf *b, const void *d, size_t n) {
-    if (b->n + n > b->cap) {
-        b->cap = (b->n + n) * 2 + 64;
-        b->p = realloc(b->p, b->cap);
-        ck_assert_ptr_nonnull(b->p);
-    }
-    memcpy(b->p + b->n, d, n);
-    b->n += n;
-}
-static void b_u8(buf *b, uint8_t v) { b_raw(b, &v, 1); }
-static void b_u16(buf *b, uint16_t v) {
-    uint8_t x[2] = {(uint8_t)v, (uint8_t)(v >> 8)};
-    b_raw(b, x, 2);
-}
-static void b_var(buf *b, uint64_t v) {
-    while (v >= 0x80) {
-        b_u8(b, (uint8_t)(v | 0x80));
-        v >>= 7;
-    }
-    b_u8(b, (uint8_t)v);
-}
-static void b_strn(buf *b, const char *s, size_t n) {
-    b_var(b, n);
-    b_raw(b, s, n);
-}
-static void b_str(buf *b, const char *s) { b_strn(b, s, strlen(s)); }
-static void b_f64(buf *b, double d) {
-    uint64_t u;
-    memcpy(&u, &d, 8);
-    for (int i = 0; i < 8; i++) b_u8(b, (uint8_t)(u >> (8 * i)));
-}
-static void b_free(buf *b) {
-    free(b->p);
-    memset(b, 0, sizeof *b);
-}
-
 /* ---- Daemon process ---------------------------------------------------- */
 
 typedef struct dproc {
@@ -218,16 +175,15 @@ typedef struct tclient {
 
 static uint64_t tc_bytes; /* bytes of every message tc_msg sent */
 
-static int tc_msg(int fd, uint8_t type, const buf *body) {
-    buf m = {0};
+static int tc_msg(int fd, uint8_t type, const wbuf *body) {
+    wbuf m = {.n = 0};
     tc_bytes += 5 + body->n;
     uint32_t len = (uint32_t)body->n + 1;
     uint8_t h[5] = {(uint8_t)len, (uint8_t)(len >> 8), (uint8_t)(len >> 16),
                     (uint8_t)(len >> 24), type};
-    b_raw(&m, h, 5);
-    if (body->n) b_raw(&m, body->p, body->n);
+    w_raw(&m, h, 5);
+    if (body->n) w_raw(&m, body->p, body->n);
     int rc = ft_send_all(fd, m.p, m.n);
-    b_free(&m);
     return rc;
 }
 
@@ -256,32 +212,31 @@ static int tc_reply(int fd, uint8_t *body, size_t cap, size_t *n) {
 
 static uint16_t hello_minor; /* 0: a 1.0 client, which cannot resume */
 
-static void hello_body(buf *b, const char *magic, uint16_t major, uint64_t pid,
+static void hello_body(wbuf *b, const char *magic, uint16_t major, uint64_t pid,
                        const char *token) {
-    b_raw(b, magic, 8);
-    b_u16(b, major);
-    b_u16(b, hello_minor);
-    b_var(b, pid);
-    b_var(b, 1); /* rank -1 zigzagged */
-    b_str(b, "testhost");
-    b_str(b, "check_capture");
-    b_var(b, 2);
-    b_str(b, "check_capture");
-    b_str(b, "--flag");
-    b_var(b, 1000);
-    b_var(b, 2000);
-    b_str(b, "check_capture 1");
-    b_str(b, token);
+    w_raw(b, magic, 8);
+    w_u16(b, major);
+    w_u16(b, hello_minor);
+    w_var(b, pid);
+    w_var(b, 1); /* rank -1 zigzagged */
+    w_str(b, "testhost");
+    w_str(b, "check_capture");
+    w_var(b, 2);
+    w_str(b, "check_capture");
+    w_str(b, "--flag");
+    w_var(b, 1000);
+    w_var(b, 2000);
+    w_str(b, "check_capture 1");
+    w_str(b, token);
 }
 
 /* Connects and completes the handshake (with `token`). */
 static void tc_open_token(tclient *c, int port, uint64_t pid, const char *token) {
     memset(c, 0, sizeof *c);
     c->fd = ft_connect(port, WAIT_MS);
-    buf b = {0};
+    wbuf b = {.n = 0};
     hello_body(&b, LT_WIRE_MAGIC, LT_WIRE_MAJOR, pid, token);
     ck_assert_int_eq(tc_msg(c->fd, LT_MSG_HELLO, &b), 0);
-    b_free(&b);
     uint8_t body[256];
     size_t n;
     int type = tc_reply(c->fd, body, sizeof body, &n);
@@ -299,45 +254,44 @@ static void tc_open(tclient *c, int port, uint64_t pid) {
 
 /* META: threads 1..nthreads, location 1 "work" (and 2 "inner"), plot 1. */
 static void tc_meta(tclient *c, int nthreads) {
-    buf b = {0};
+    wbuf b = {.n = 0};
     for (int t = 1; t <= nthreads; t++) {
         char name[32];
         snprintf(name, sizeof name, "thread-%d", t);
-        b_u8(&b, LT_TAG_THREAD_INFO);
-        b_var(&b, (uint64_t)t);
-        b_var(&b, 1000 + (uint64_t)t);
-        b_str(&b, name);
+        w_u8(&b, LT_TAG_THREAD_INFO);
+        w_var(&b, (uint64_t)t);
+        w_var(&b, 1000 + (uint64_t)t);
+        w_str(&b, name);
     }
-    b_u8(&b, LT_TAG_LOC_DEF);
-    b_var(&b, 1);
-    b_u8(&b, LT_LOC_USER);
-    b_var(&b, 10);
-    b_str(&b, "work");
-    b_str(&b, "check.c");
-    b_u8(&b, LT_TAG_LOC_DEF);
-    b_var(&b, 2);
-    b_u8(&b, LT_LOC_USER);
-    b_var(&b, 20);
-    b_str(&b, "inner");
-    b_str(&b, "check.c");
-    b_u8(&b, LT_TAG_PLOT_DEF);
-    b_var(&b, 1);
-    b_str(&b, "seq");
+    w_u8(&b, LT_TAG_LOC_DEF);
+    w_var(&b, 1);
+    w_u8(&b, LT_LOC_USER);
+    w_var(&b, 10);
+    w_str(&b, "work");
+    w_str(&b, "check.c");
+    w_u8(&b, LT_TAG_LOC_DEF);
+    w_var(&b, 2);
+    w_u8(&b, LT_LOC_USER);
+    w_var(&b, 20);
+    w_str(&b, "inner");
+    w_str(&b, "check.c");
+    w_u8(&b, LT_TAG_PLOT_DEF);
+    w_var(&b, 1);
+    w_str(&b, "seq");
     ck_assert_int_eq(tc_msg(c->fd, LT_MSG_META, &b), 0);
-    b_free(&b);
 }
 
 /* Appends one sequence unit to `b` for thread t: ZONE_BEGIN(1), PLOT(seq),
  * ZONE_END -- three events. */
-static void put_unit(tclient *c, int t, buf *b, uint64_t seq) {
-    b_u8(b, 0x81);
-    b_var(b, c->ts[t] ? 10 : 1000000);
-    b_u8(b, LT_TAG_PLOT);
-    b_var(b, 1);
-    b_var(b, 1);
-    b_f64(b, (double)seq);
-    b_u8(b, LT_TAG_ZONE_END);
-    b_var(b, 5);
+static void put_unit(tclient *c, int t, wbuf *b, uint64_t seq) {
+    w_u8(b, 0x81);
+    w_var(b, c->ts[t] ? 10 : 1000000);
+    w_u8(b, LT_TAG_PLOT);
+    w_var(b, 1);
+    w_var(b, 1);
+    w_f64(b, (double)seq);
+    w_u8(b, LT_TAG_ZONE_END);
+    w_var(b, 5);
     c->ts[t] = (c->ts[t] ? c->ts[t] + 10 : 1000000) + 6;
     c->sent += 3;
 }
@@ -345,11 +299,10 @@ static void put_unit(tclient *c, int t, buf *b, uint64_t seq) {
 /* Sends units [from, to) of thread t, 400 units per EVENTS message. */
 static int tc_units(tclient *c, int t, uint64_t from, uint64_t to) {
     while (from < to) {
-        buf b = {0};
-        b_var(&b, (uint64_t)t);
+        wbuf b = {.n = 0};
+        w_var(&b, (uint64_t)t);
         for (int k = 0; k < 400 && from < to; k++) put_unit(c, t, &b, from++);
         int rc = tc_msg(c->fd, LT_MSG_EVENTS, &b);
-        b_free(&b);
         if (rc < 0) return -1;
     }
     return 0;
@@ -357,20 +310,18 @@ static int tc_units(tclient *c, int t, uint64_t from, uint64_t to) {
 
 /* Sends raw event records for thread t (the caller tracks counts). */
 static int tc_events(tclient *c, int t, const uint8_t *recs, size_t n) {
-    buf b = {0};
-    b_var(&b, (uint64_t)t);
-    b_raw(&b, recs, n);
+    wbuf b = {.n = 0};
+    w_var(&b, (uint64_t)t);
+    w_raw(&b, recs, n);
     int rc = tc_msg(c->fd, LT_MSG_EVENTS, &b);
-    b_free(&b);
     return rc;
 }
 
 static void tc_bye(tclient *c) {
-    buf b = {0};
-    b_var(&b, c->sent);
-    b_var(&b, 0);
+    wbuf b = {.n = 0};
+    w_var(&b, c->sent);
+    w_var(&b, 0);
     ck_assert_int_eq(tc_msg(c->fd, LT_MSG_BYE, &b), 0);
-    b_free(&b);
 }
 
 /* Waits until the daemon closes the connection; returns 1 when it did. If
@@ -562,20 +513,15 @@ END_TEST
 
 /* ---- Tests: resuming (protocol 1.1) --------------------------------------- */
 
-static void b_u64(buf *b, uint64_t v) {
-    for (int i = 0; i < 8; i++) b_u8(b, (uint8_t)(v >> (8 * i)));
-}
-
 /* A 1.1 client (this process's pid: it is alive); returns its session key. */
 static uint64_t tc_open11(tclient *c, int port) {
     memset(c, 0, sizeof *c);
     c->fd = ft_connect(port, WAIT_MS);
-    buf b = {0};
+    wbuf b = {.n = 0};
     hello_minor = 1;
     hello_body(&b, LT_WIRE_MAGIC, LT_WIRE_MAJOR, (uint64_t)getpid(), "");
     hello_minor = 0;
     ck_assert_int_eq(tc_msg(c->fd, LT_MSG_HELLO, &b), 0);
-    b_free(&b);
     uint8_t body[256];
     size_t n;
     ck_assert_int_eq(tc_reply(c->fd, body, sizeof body, &n), LT_MSG_WELCOME);
@@ -590,17 +536,16 @@ static uint64_t tc_open11(tclient *c, int port) {
 /* RESUME on a new connection; returns the answer's type (RESUMED: *offset). */
 static int tc_resume(int port, uint32_t index, uint64_t key, int *fd, uint64_t *offset) {
     *fd = ft_connect(port, WAIT_MS);
-    buf b = {0};
-    b_raw(&b, LT_WIRE_MAGIC, 8);
-    b_u16(&b, LT_WIRE_MAJOR);
-    b_u16(&b, 1);
-    b_var(&b, index);
-    b_u64(&b, key);
-    b_str(&b, "");
+    wbuf b = {.n = 0};
+    w_raw(&b, LT_WIRE_MAGIC, 8);
+    w_u16(&b, LT_WIRE_MAJOR);
+    w_u16(&b, 1);
+    w_var(&b, index);
+    w_u64(&b, key);
+    w_str(&b, "");
     uint64_t before = tc_bytes;
     ck_assert_int_eq(tc_msg(*fd, LT_MSG_RESUME, &b), 0);
     tc_bytes = before; /* RESUME is not part of the stream */
-    b_free(&b);
     uint8_t body[256];
     size_t n;
     int type = tc_reply(*fd, body, sizeof body, &n);
@@ -725,10 +670,9 @@ START_TEST(many_simultaneous_clients) {
     for (int i = 0; i < N; i++) {
         memset(&c[i], 0, sizeof c[i]);
         c[i].fd = ft_connect(d.port, WAIT_MS);
-        buf b = {0};
+        wbuf b = {.n = 0};
         hello_body(&b, LT_WIRE_MAGIC, LT_WIRE_MAJOR, 5000 + (uint64_t)i, "");
         ck_assert_int_eq(tc_msg(c[i].fd, LT_MSG_HELLO, &b), 0);
-        b_free(&b);
     }
     /* All connected at once before any says goodbye. */
     for (int i = 0; i < N; i++) {
@@ -828,7 +772,7 @@ static int is_handshake_case(int k) { return k <= BAD_WRONG_TOKEN_PLACEHOLDER; }
  * (if any) in `reason`. */
 static void play_bad(int k, int port, tclient *bc, char *reason, size_t rlen,
                      int *extra_begins) {
-    buf b = {0};
+    wbuf b = {.n = 0};
     *extra_begins = 0;
     if (is_handshake_case(k)) {
         memset(bc, 0, sizeof *bc);
@@ -866,7 +810,6 @@ static void play_bad(int k, int port, tclient *bc, char *reason, size_t rlen,
         }
         }
         ck_assert_msg(tc_wait_closed(bc->fd, reason, rlen), "bad client not closed");
-        b_free(&b);
         return;
     }
     tc_open(bc, port, 7);
@@ -890,10 +833,10 @@ static void play_bad(int k, int port, tclient *bc, char *reason, size_t rlen,
         break;
     }
     case BAD_INVALID_UTF8: {
-        b_u8(&b, LT_TAG_THREAD_INFO);
-        b_var(&b, 2);
-        b_var(&b, 99);
-        b_strn(&b, "bad\xc3\x28name", 8);
+        w_u8(&b, LT_TAG_THREAD_INFO);
+        w_var(&b, 2);
+        w_var(&b, 99);
+        w_strn(&b, "bad\xc3\x28name", 8);
         tc_msg(bc->fd, LT_MSG_META, &b);
         break;
     }
@@ -903,7 +846,7 @@ static void play_bad(int k, int port, tclient *bc, char *reason, size_t rlen,
         break;
     }
     case BAD_UNKNOWN_TYPE:
-        b_u8(&b, 0);
+        w_u8(&b, 0);
         tc_msg(bc->fd, 0x09, &b);
         break;
     case BAD_MID_RECORD: {
@@ -931,25 +874,24 @@ static void play_bad(int k, int port, tclient *bc, char *reason, size_t rlen,
         break;
     }
     case BAD_LOC_OUT_OF_ORDER:
-        b_u8(&b, LT_TAG_LOC_DEF);
-        b_var(&b, 5);
-        b_u8(&b, LT_LOC_USER);
-        b_var(&b, 1);
-        b_str(&b, "skipped");
-        b_str(&b, "f.c");
+        w_u8(&b, LT_TAG_LOC_DEF);
+        w_var(&b, 5);
+        w_u8(&b, LT_LOC_USER);
+        w_var(&b, 1);
+        w_str(&b, "skipped");
+        w_str(&b, "f.c");
         tc_msg(bc->fd, LT_MSG_META, &b);
         break;
     case BAD_TOO_MANY_NAMES: /* 4 defined, 3 more: over --max-names 6 */
         for (int id = 2; id <= 4; id++) {
-            b_u8(&b, LT_TAG_PLOT_DEF);
-            b_var(&b, (uint64_t)id);
-            b_str(&b, "p");
+            w_u8(&b, LT_TAG_PLOT_DEF);
+            w_var(&b, (uint64_t)id);
+            w_str(&b, "p");
         }
         tc_msg(bc->fd, LT_MSG_META, &b);
         break;
     }
     ck_assert_msg(tc_wait_closed(bc->fd, reason, rlen), "bad client not closed");
-    b_free(&b);
 }
 
 START_TEST(bad_client_closed_alone_with_stats) {
@@ -1056,10 +998,9 @@ START_TEST(token_is_checked_in_handshake) {
     /* No token, then a wrong one: refused with a reason. */
     for (int i = 0; i < 2; i++) {
         int fd = ft_connect(d.port, WAIT_MS);
-        buf b = {0};
+        wbuf b = {.n = 0};
         hello_body(&b, LT_WIRE_MAGIC, LT_WIRE_MAJOR, 9, i ? "s3creT" : "");
         ck_assert_int_eq(tc_msg(fd, LT_MSG_HELLO, &b), 0);
-        b_free(&b);
         ck_assert(tc_wait_closed(fd, reason, sizeof reason));
         ck_assert_msg(strstr(reason, "token"), "reason: %s", reason);
         close(fd);
@@ -1157,10 +1098,9 @@ START_TEST(time_limit_stops_with_clients_connected) {
     /* A client that stays connected (it may or may not have completed its
      * handshake when the time is up): the daemon stops all the same. */
     int fd = ft_connect(d.port, WAIT_MS);
-    buf b = {0};
+    wbuf b = {.n = 0};
     hello_body(&b, LT_WIRE_MAGIC, LT_WIRE_MAJOR, 5, "");
     tc_msg(fd, LT_MSG_HELLO, &b);
-    b_free(&b);
     ck_assert_int_eq(d_wait(&d), 0);
     close(fd);
     lt_reader *r = open_trace(d.out);
@@ -1235,20 +1175,19 @@ START_TEST(file_size_limit_exits_4_with_readable_file) {
     uint64_t x = 88172645463325252ull;
     int closed = 0;
     for (int m = 0; m < 400 && !closed; m++) {
-        buf b = {0};
-        b_var(&b, 1);
+        wbuf b = {.n = 0};
+        w_var(&b, 1);
         for (int k = 0; k < 40; k++) {
             char text[200];
             for (size_t i = 0; i < sizeof text; i++) {
                 x ^= x << 13, x ^= x >> 7, x ^= x << 17;
                 text[i] = (char)('!' + x % 90);
             }
-            b_u8(&b, LT_TAG_MESSAGE);
-            b_var(&b, 1);
-            b_strn(&b, text, sizeof text);
+            w_u8(&b, LT_TAG_MESSAGE);
+            w_var(&b, 1);
+            w_strn(&b, text, sizeof text);
         }
         closed = tc_msg(c.fd, LT_MSG_EVENTS, &b) < 0;
-        b_free(&b);
     }
     ck_assert_int_eq(d_wait(&d), 4);
     tc_close(&c);

@@ -315,10 +315,13 @@ static inline int ft_free_port(void) {
     return ntohs(a.sin_port);
 }
 
-/* ---- Raw protocol clients (hand-made messages) -------------------------- */
+/* ---- Raw protocol clients (hand-made messages) --------------------------
+ * The tests' one wire encoder: little-endian integers, LEB128 varints and
+ * length-prefixed strings into a buffer on the caller's stack (the largest
+ * message a suite builds is about 8 KiB). */
 
 typedef struct wbuf {
-    uint8_t p[8192];
+    uint8_t p[65536];
     size_t n;
 } wbuf;
 
@@ -328,6 +331,18 @@ static inline void w_raw(wbuf *b, const void *d, size_t n) {
     b->n += n;
 }
 static inline void w_u8(wbuf *b, uint8_t v) { w_raw(b, &v, 1); }
+static inline void w_u16(wbuf *b, uint16_t v) {
+    w_u8(b, (uint8_t)v);
+    w_u8(b, (uint8_t)(v >> 8));
+}
+static inline void w_u64(wbuf *b, uint64_t v) {
+    for (int i = 0; i < 8; i++) w_u8(b, (uint8_t)(v >> (8 * i)));
+}
+static inline void w_f64(wbuf *b, double d) {
+    uint64_t u;
+    memcpy(&u, &d, 8);
+    w_u64(b, u);
+}
 static inline void w_var(wbuf *b, uint64_t v) {
     for (; v >= 0x80; v >>= 7) w_u8(b, (uint8_t)(v | 0x80));
     w_u8(b, (uint8_t)v);
