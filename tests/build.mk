@@ -1,8 +1,11 @@
 # tests/build.mk -- Check suites (tests/check_*.c, one runner), the sanitizer
 # run, CLI golden tests (tests/cli/) and pytest (tests/python/).
 CHECK_SRCS := $(wildcard tests/check_*.c)
-CHECK_OBJS := $(CHECK_SRCS:%.c=$(B)/obj/%.o)
-CHECK_SAN_OBJS := $(CHECK_SRCS:%.c=$(B)/asan/obj/%.o)
+# The suites' harness: starting daemons and clients, the wire encoder.
+HARNESS_SRCS := $(wildcard tests/harness/*.c)
+CHECK_OBJS := $(CHECK_SRCS:%.c=$(B)/obj/%.o) $(HARNESS_SRCS:%.c=$(B)/obj/%.o)
+CHECK_SAN_OBJS := $(CHECK_SRCS:%.c=$(B)/asan/obj/%.o) $(HARNESS_SRCS:%.c=$(B)/asan/obj/%.o)
+$(CHECK_OBJS) $(CHECK_SAN_OBJS): ALL_CFLAGS += -Itests/harness
 
 # Every `Suite *NAME_suite(void)` defined in tests/check_*.c is run.
 $(B)/gen/suites.h: $(CHECK_SRCS)

@@ -1,10 +1,5 @@
-/* faults.h -- helpers shared by the daemon suites (check_faults.c,
- * check_load.c, check_capture.c): the real
- * capture-release started on an ephemeral port, child processes that use
- * the real client library, running the converters, reading results back.
- * Every wait is bounded; no assertion depends on timing. */
-#ifndef TESTS_FAULTS_H
-#define TESTS_FAULTS_H
+/* faults.c -- the C suites' harness; contracts in faults.h. */
+#include "faults.h"
 
 #include <check.h>
 #include <errno.h>
@@ -23,18 +18,14 @@
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "trace.h"
-#include "trace_client.h"
 
-#define FT_WAIT_MS 60000 /* bound of every wait; never a timing assertion */
-
-static inline const char *ft_build(void) {
+const char *ft_build(void) {
     const char *b = getenv("LT_BUILD");
     ck_assert_msg(b != NULL, "LT_BUILD is not set (run through make check-c)");
     return b;
 }
 
-static inline const char *ft_bin(const char *name) {
+const char *ft_bin(const char *name) {
     static char path[4][512];
     static int k;
     char *p = path[k++ & 3];
@@ -43,26 +34,20 @@ static inline const char *ft_bin(const char *name) {
     return p;
 }
 
-/* A scratch directory with run.tracy and stderr paths. */
-typedef struct ft_dir {
-    char dir[64], out[128], err[128];
-} ft_dir;
-
-static inline void ft_dir_init(ft_dir *d) {
+void ft_dir_init(ft_dir *d) {
     strcpy(d->dir, "/tmp/check_faults.XXXXXX");
     ck_assert_ptr_nonnull(mkdtemp(d->dir));
     snprintf(d->out, sizeof d->out, "%s/run.tracy", d->dir);
     snprintf(d->err, sizeof d->err, "%s/stderr.txt", d->dir);
 }
 
-static inline void ft_dir_clean(ft_dir *d) {
+void ft_dir_clean(ft_dir *d) {
     char cmd[160];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", d->dir);
     if (system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", d->dir);
 }
 
-/* Reads a whole file into a NUL-terminated string (caller frees). */
-static inline char *ft_slurp(const char *path) {
+char *ft_slurp(const char *path) {
     FILE *f = fopen(path, "rb");
     if (!f) return strdup("");
     size_t cap = 4096, n = 0;
@@ -77,15 +62,13 @@ static inline char *ft_slurp(const char *path) {
     return s;
 }
 
-static inline int ft_count_lines(const char *s) {
+int ft_count_lines(const char *s) {
     int n = 0;
     for (; *s; s++) n += *s == '\n';
     return n;
 }
 
-/* Waits (bounded) for pid; returns its exit code or 128 + signal. Kills it
- * and fails the test when it does not end. */
-static inline int ft_wait(pid_t pid, int ms) {
+int ft_wait(pid_t pid, int ms) {
     int st;
     for (int i = 0; i < ms / 5; i++) {
         pid_t r = waitpid(pid, &st, WNOHANG);
@@ -98,19 +81,8 @@ static inline int ft_wait(pid_t pid, int ms) {
     return -1;
 }
 
-/* ---- The daemon ----------------------------------------------------------- */
-
-typedef struct ft_daemon {
-    pid_t pid;
-    int port;
-    int outfd;
-} ft_daemon;
-
-/* Starts argv (NULL-terminated; argv[0] a path) with stdout on a pipe and
- * stderr to err_path. With want_port, reads the port from the first line
- * (-p 0) and fails when there is none. */
-static inline void ft_spawn(ft_daemon *d, char *const argv[], const char *err_path,
-                            int want_port) {
+void ft_spawn(ft_daemon *d, char *const argv[], const char *err_path,
+              int want_port) {
     int pfd[2];
     ck_assert_int_eq(pipe(pfd), 0);
     pid_t pid = fork();
@@ -142,8 +114,7 @@ static inline void ft_spawn(ft_daemon *d, char *const argv[], const char *err_pa
     ck_assert_msg(d->port > 0, "the daemon did not print its port");
 }
 
-/* capture-release -o OUT -a 127.0.0.1 -p 0 -q EXTRA... (NULL-terminated). */
-static inline void ft_daemon_start(ft_daemon *d, const ft_dir *dir, ...) {
+void ft_daemon_start(ft_daemon *d, const ft_dir *dir, ...) {
     char *argv[40];
     int n = 0;
     argv[n++] = (char *)ft_bin("capture-release");
@@ -162,14 +133,14 @@ static inline void ft_daemon_start(ft_daemon *d, const ft_dir *dir, ...) {
     ft_spawn(d, argv, dir->err, 1);
 }
 
-static inline int ft_daemon_wait(ft_daemon *d) {
+int ft_daemon_wait(ft_daemon *d) {
     int rc = ft_wait(d->pid, FT_WAIT_MS);
     d->pid = 0;
     close(d->outfd);
     return rc;
 }
 
-static inline void ft_daemon_kill(ft_daemon *d) {
+void ft_daemon_kill(ft_daemon *d) {
     if (d->pid > 0) {
         kill(d->pid, SIGKILL);
         waitpid(d->pid, NULL, 0);
@@ -178,14 +149,8 @@ static inline void ft_daemon_kill(ft_daemon *d) {
     }
 }
 
-/* ---- Client processes (the real client library) ------------------------- */
-
-/* Forks a child that points the client library at `port` (with the extra
- * environment "NAME=VALUE" strings), runs fn(arg) and exits with its
- * return value after lt_client_stop(). Its stderr goes to err_path (NULL:
- * inherited). */
-static inline pid_t ft_client(int port, const char *const *env, const char *err_path,
-                              int (*fn)(void *), void *arg) {
+pid_t ft_client(int port, const char *const *env, const char *err_path,
+                int (*fn)(void *), void *arg) {
     pid_t pid = fork();
     ck_assert_int_ge(pid, 0);
     if (pid) return pid;
@@ -206,9 +171,7 @@ static inline pid_t ft_client(int port, const char *const *env, const char *err_
     _exit(rc);
 }
 
-/* ---- Results -------------------------------------------------------------- */
-
-static inline lt_reader *ft_open(const char *path) {
+lt_reader *ft_open(const char *path) {
     lt_reader *r = NULL;
     char detail[256] = "";
     int rc = lt_reader_open(&r, path, detail, sizeof detail);
@@ -216,15 +179,13 @@ static inline lt_reader *ft_open(const char *path) {
     return r;
 }
 
-static inline uint64_t ft_total(lt_reader *r, const char *name) {
+uint64_t ft_total(lt_reader *r, const char *name) {
     uint64_t v = 0;
     ck_assert_msg(lt_reader_total(r, name, &v) == 1, "no total '%s'", name);
     return v;
 }
 
-/* Runs a converter: stdout to out_path, stderr to err_path; returns its
- * exit code. */
-static inline int ft_tool(const char *out_path, const char *err_path, ...) {
+int ft_tool(const char *out_path, const char *err_path, ...) {
     char *argv[16];
     int n = 0;
     va_list ap;
@@ -246,9 +207,7 @@ static inline int ft_tool(const char *out_path, const char *err_path, ...) {
     return ft_wait(pid, FT_WAIT_MS);
 }
 
-/* Polls the file (bounded) until its complete units hold at least `want`
- * events; returns the last count seen. */
-static inline uint64_t ft_wait_events(const char *path, uint64_t want) {
+uint64_t ft_wait_events(const char *path, uint64_t want) {
     uint64_t have = 0;
     for (int i = 0; i < FT_WAIT_MS / 50 && have < want; i++) {
         usleep(50000);
@@ -261,9 +220,7 @@ static inline uint64_t ft_wait_events(const char *path, uint64_t want) {
     return have;
 }
 
-/* A blocking loopback connection to `port` whose reads and writes give up
- * after `wait_ms`. */
-static inline int ft_connect(int port, int wait_ms) {
+int ft_connect(int port, int wait_ms) {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     ck_assert_int_ge(fd, 0);
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
@@ -275,9 +232,7 @@ static inline int ft_connect(int port, int wait_ms) {
     return fd;
 }
 
-/* Sends all of p[0..n); returns 0, or -1 when the peer closed the
- * connection (or a send timed out). */
-static inline int ft_send_all(int fd, const void *p, size_t n) {
+int ft_send_all(int fd, const void *p, size_t n) {
     const uint8_t *q = p;
     while (n) {
         ssize_t w = send(fd, q, n, MSG_NOSIGNAL);
@@ -289,8 +244,7 @@ static inline int ft_send_all(int fd, const void *p, size_t n) {
     return 0;
 }
 
-/* A "Vm...:" field of a process's status in KiB (0 when unknown). */
-static inline uint64_t ft_status_kib(pid_t pid, const char *field) {
+uint64_t ft_status_kib(pid_t pid, const char *field) {
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
     char *s = ft_slurp(path);
@@ -300,11 +254,9 @@ static inline uint64_t ft_status_kib(pid_t pid, const char *field) {
     return v;
 }
 
-/* VmRSS of a process in KiB (0 when unknown). */
-static inline uint64_t ft_rss_kib(pid_t pid) { return ft_status_kib(pid, "VmRSS:"); }
+uint64_t ft_rss_kib(pid_t pid) { return ft_status_kib(pid, "VmRSS:"); }
 
-/* A TCP port that was free a moment ago. */
-static inline int ft_free_port(void) {
+int ft_free_port(void) {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in a = {.sin_family = AF_INET};
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -315,56 +267,45 @@ static inline int ft_free_port(void) {
     return ntohs(a.sin_port);
 }
 
-/* ---- Raw protocol clients (hand-made messages) --------------------------
- * The tests' one wire encoder: little-endian integers, LEB128 varints and
- * length-prefixed strings into a buffer on the caller's stack (the largest
- * message a suite builds is about 8 KiB). */
-
-typedef struct wbuf {
-    uint8_t p[65536];
-    size_t n;
-} wbuf;
-
-static inline void w_raw(wbuf *b, const void *d, size_t n) {
+void w_raw(wbuf *b, const void *d, size_t n) {
     ck_assert_uint_le(b->n + n, sizeof b->p);
     memcpy(b->p + b->n, d, n);
     b->n += n;
 }
-static inline void w_u8(wbuf *b, uint8_t v) { w_raw(b, &v, 1); }
-static inline void w_u16(wbuf *b, uint16_t v) {
+void w_u8(wbuf *b, uint8_t v) { w_raw(b, &v, 1); }
+void w_u16(wbuf *b, uint16_t v) {
     w_u8(b, (uint8_t)v);
     w_u8(b, (uint8_t)(v >> 8));
 }
-static inline void w_u64(wbuf *b, uint64_t v) {
+void w_u64(wbuf *b, uint64_t v) {
     for (int i = 0; i < 8; i++) w_u8(b, (uint8_t)(v >> (8 * i)));
 }
-static inline void w_f64(wbuf *b, double d) {
+void w_f64(wbuf *b, double d) {
     uint64_t u;
     memcpy(&u, &d, 8);
     w_u64(b, u);
 }
-static inline void w_var(wbuf *b, uint64_t v) {
+void w_var(wbuf *b, uint64_t v) {
     for (; v >= 0x80; v >>= 7) w_u8(b, (uint8_t)(v | 0x80));
     w_u8(b, (uint8_t)v);
 }
-static inline void w_strn(wbuf *b, const char *s, size_t n) {
+void w_strn(wbuf *b, const char *s, size_t n) {
     w_var(b, n);
     w_raw(b, s, n);
 }
-static inline void w_str(wbuf *b, const char *s) { w_strn(b, s, strlen(s)); }
+void w_str(wbuf *b, const char *s) { w_strn(b, s, strlen(s)); }
 
-/* A message with a length prefix of `len` (normally body->n + 1). */
-static inline void raw_msg_len(int fd, uint32_t len, uint8_t type, const wbuf *body) {
+void raw_msg_len(int fd, uint32_t len, uint8_t type, const wbuf *body) {
     uint8_t h[5] = {(uint8_t)len, (uint8_t)(len >> 8), (uint8_t)(len >> 16),
                     (uint8_t)(len >> 24), type};
     (void)ft_send_all(fd, h, 5);
     if (body) (void)ft_send_all(fd, body->p, body->n);
 }
-static inline void raw_msg(int fd, uint8_t type, const wbuf *body) {
+void raw_msg(int fd, uint8_t type, const wbuf *body) {
     raw_msg_len(fd, (uint32_t)body->n + 1, type, body);
 }
 
-static inline void ft_hello_body(wbuf *b, const char *magic, uint16_t major, uint64_t pid) {
+void ft_hello_body(wbuf *b, const char *magic, uint16_t major, uint64_t pid) {
     w_raw(b, magic, 8);
     w_u8(b, (uint8_t)major), w_u8(b, (uint8_t)(major >> 8)), w_u8(b, 0), w_u8(b, 0);
     w_var(b, pid), w_var(b, 1), w_str(b, "host"), w_str(b, "rawclient");
@@ -372,8 +313,7 @@ static inline void ft_hello_body(wbuf *b, const char *magic, uint16_t major, uin
     w_str(b, "check_faults"), w_str(b, "");
 }
 
-/* After WELCOME: announces thread 1 ("main") and location 1 ("work"). */
-static inline void raw_announce(int fd, uint64_t pid) {
+void raw_announce(int fd, uint64_t pid) {
     wbuf b = {.n = 0};
     w_u8(&b, LT_TAG_THREAD_INFO), w_var(&b, 1), w_var(&b, pid), w_str(&b, "main");
     w_u8(&b, LT_TAG_LOC_DEF), w_var(&b, 1), w_u8(&b, LT_LOC_USER), w_var(&b, 1);
@@ -381,8 +321,7 @@ static inline void raw_announce(int fd, uint64_t pid) {
     raw_msg(fd, 0x03, &b);
 }
 
-/* Connects, says HELLO, reads WELCOME; announces thread 1 and location 1. */
-static inline int raw_open(int port, uint64_t pid) {
+int raw_open(int port, uint64_t pid) {
     int fd = ft_connect(port, FT_WAIT_MS);
     wbuf b = {.n = 0};
     ft_hello_body(&b, "TRCYWIRE", 1, pid);
@@ -396,16 +335,14 @@ static inline int raw_open(int port, uint64_t pid) {
     return fd;
 }
 
-/* n complete zones on thread 1 (2n events). */
-static inline void raw_zones(int fd, int n) {
+void raw_zones(int fd, int n) {
     wbuf b = {.n = 0};
     w_var(&b, 1);
     for (int i = 0; i < n; i++) w_u8(&b, 0x81), w_var(&b, 3), w_u8(&b, 0x02), w_var(&b, 2);
     raw_msg(fd, 0x02, &b);
 }
 
-/* Waits (bounded) until the daemon closes the connection. */
-static inline void raw_wait_closed(int fd) {
+void raw_wait_closed(int fd) {
     char tmp[512];
     for (;;) {
         struct pollfd p = {fd, POLLIN, 0};
@@ -417,11 +354,8 @@ static inline void raw_wait_closed(int fd) {
     close(fd);
 }
 
-/* Runs argv (stdout to out, stderr to err) and returns its peak RSS in KiB;
- * *rc is its exit code (128 + signal). Fails the test when it does not exit
- * within FT_WAIT_MS. */
-static inline long ft_peak_kib(char *const argv[], const char *out, const char *err,
-                               int *rc) {
+long ft_peak_kib(char *const argv[], const char *out, const char *err,
+                 int *rc) {
     pid_t pid = fork();
     ck_assert_int_ge(pid, 0);
     if (pid == 0) {
@@ -447,15 +381,10 @@ static inline long ft_peak_kib(char *const argv[], const char *out, const char *
     return 0;
 }
 
-/* The peak RSS in MiB that argv adds over a child that does nothing: a
- * forked child starts with its parent's resident pages (large under ASan),
- * and its peak counts them. */
-static inline long ft_peak_mib(char *const argv[], const char *out, const char *err,
-                               int *rc) {
+long ft_peak_mib(char *const argv[], const char *out, const char *err,
+                 int *rc) {
     int rc0;
     long base = ft_peak_kib((char *[]){"/bin/true", NULL}, out, err, &rc0);
     long peak = ft_peak_kib(argv, out, err, rc);
     return peak > base ? (peak - base) / 1024 : 0;
 }
-
-#endif /* TESTS_FAULTS_H */
