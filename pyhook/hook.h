@@ -171,5 +171,11 @@ int py__trace_types_init(PyObject *m, py_trace_types *t);
 /* tracy._tracy._read_trace(path) -> dict (readtrace.c); `module` is the
  * tracy._tracy module. */
 PyObject *py__read_trace(PyObject *module, PyObject *arg);
+/* tracy._tracy._function_stats(path) -> [(name, kind, file, line, calls,
+ * self_ns, cum_ns)]: one row per function (kind, name, file and line), its
+ * zones of every thread and process summed on the converters' call-tree
+ * model: cum_ns counts outermost activations only, as cProfile's cumtime
+ * and tracy-sql's function_stats.total do (readtrace.c). */
+PyObject *py__function_stats(PyObject *module, PyObject *arg);
 
 #endif /* PYHOOK_HOOK_H */

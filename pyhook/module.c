@@ -593,6 +593,12 @@ PyDoc_STRVAR(thread_hook_doc,
 "_thread_hook(frame, event, arg)\n--\n\n"
 "For threading.setprofile/settrace: installs the C callbacks in a new thread.");
 
+PyDoc_STRVAR(function_stats_doc,
+"_function_stats(path) -> list\n--\n\n"
+"Per-function totals of a .tracy file on the converters' call-tree model:\n"
+"(name, kind, file, line, calls, self_ns, cum_ns), cum_ns counting each\n"
+"function's outermost activations only (cProfile's cumtime).");
+
 PyDoc_STRVAR(read_trace_doc,
 "_read_trace(path) -> dict\n--\n\n"
 "Decodes a .tracy file: processes, threads, zones (process, thread, name,\n"
@@ -646,6 +652,7 @@ static PyMethodDef tracy_methods[] = {
     {"_compile_exec", m_compile_exec, METH_VARARGS, compile_exec_doc},
     {"_thread_hook", py__thread_hook, METH_VARARGS, thread_hook_doc},
     {"_read_trace", py__read_trace, METH_O, read_trace_doc},
+    {"_function_stats", py__function_stats, METH_O, function_stats_doc},
     {"_fatal_guard", py__fatal_guard, METH_O, py__fatal_guard_doc},
     {"_fatal_begin", py__fatal_begin, METH_O, py__fatal_begin_doc},
     {"_fatal_after_fork", py__fatal_after_fork, METH_NOARGS, py__fatal_after_fork_doc},

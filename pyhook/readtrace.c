@@ -1,8 +1,11 @@
 /* readtrace.c -- tracy._tracy._read_trace(): a .tracy file as Python lists,
  * decoded by libtrace's reader. Meant for tests and small scripts; the
- * converters (tracy-csv, tracy-sql) are the tools for real traces. */
+ * converters (tracy-csv, tracy-sql) are the tools for real traces. And
+ * _function_stats(): per-function totals on the converters' own call-tree
+ * model (convert/calltree.c), for tracy.top. */
 #include "hook.h"
 
+#include "calltree.h"
 #include "trace.h"
 
 static PyObject *str_or_empty(const char *s, size_t n) {
@@ -235,9 +238,9 @@ static int add_events(lt_reader *r, const py_trace_types *ty, PyObject *out) {
     return 0;
 }
 
-PyObject *py__read_trace(PyObject *module, PyObject *arg) {
-    py_trace_types *ty = &py__mstate(module)->trace;
-    if (!ty->zone && py__trace_types_init(module, ty) < 0) return NULL;
+/* Opens the trace at `arg` (str or path-like); NULL with an exception set
+ * that names the file once. */
+static lt_reader *open_trace(PyObject *arg) {
     PyObject *path = NULL;
     if (!PyUnicode_FSConverter(arg, &path)) return NULL;
     lt_reader *r = NULL;
@@ -253,10 +256,17 @@ PyObject *py__read_trace(PyObject *module, PyObject *arg) {
         int named = strncmp(detail, p, n) == 0 && detail[n] == ':';
         PyErr_Format(PyExc_ValueError, "%s%s%s", named ? "" : p, named ? "" : ": ",
                      detail[0] ? detail : lt_strerror(rc));
-        Py_DECREF(path);
-        return NULL;
+        r = NULL;
     }
     Py_DECREF(path);
+    return r;
+}
+
+PyObject *py__read_trace(PyObject *module, PyObject *arg) {
+    py_trace_types *ty = &py__mstate(module)->trace;
+    if (!ty->zone && py__trace_types_init(module, ty) < 0) return NULL;
+    lt_reader *r = open_trace(arg);
+    if (!r) return NULL;
     PyObject *out = PyDict_New();
     const lt_file_info *fi = lt_reader_info(r);
     if (!out || PyDict_SetItemString(out, "complete", fi->complete ? Py_True : Py_False) < 0 ||
@@ -281,5 +291,63 @@ PyObject *py__read_trace(PyObject *module, PyObject *arg) {
         Py_DECREF(out);
         return NULL;
     }
+    return out;
+}
+
+/* ---- Per-function totals --------------------------------------------------- */
+
+/* Feeds every event of r to a merged call tree; -1 with an exception set. */
+static int build_tree(lt_reader *r, ct_tree *t) {
+    lt_event ev;
+    int rc, oom = 0;
+    Py_BEGIN_ALLOW_THREADS
+    while ((rc = lt_reader_next(r, &ev)) == 1)
+        if (ct_tree_event(t, &ev) < 0) {
+            oom = 1;
+            break;
+        }
+    if (!oom) ct_tree_finish(t);
+    Py_END_ALLOW_THREADS
+    if (oom) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    if (rc < 0) {
+        PyErr_Format(PyExc_ValueError, "%s", lt_reader_error(r));
+        return -1;
+    }
+    return 0;
+}
+
+/* [(name, kind, file, line, calls, self_ns, cum_ns)], one per function. */
+static PyObject *totals_list(const ct_tree *t) {
+    size_t n = ct_tree_nfuncs(t);
+    ct_total *tot = calloc(n ? n : 1, sizeof *tot);
+    if (!tot) return PyErr_NoMemory();
+    ct_tree_totals(t, tot);
+    PyObject *out = PyList_New(0);
+    for (size_t i = 0; out && i < n; i++) {
+        const ct_func *f = ct_tree_func(t, i);
+        PyObject *row = Py_BuildValue("(NiNIKKK)", cstr(f->name), (int)f->kind, cstr(f->file),
+                                      f->line, (unsigned long long)tot[i].calls,
+                                      (unsigned long long)tot[i].self,
+                                      (unsigned long long)tot[i].cum);
+        if (!row || PyList_Append(out, row) < 0) Py_CLEAR(out);
+        Py_XDECREF(row);
+    }
+    free(tot);
+    return out;
+}
+
+PyObject *py__function_stats(PyObject *module, PyObject *arg) {
+    (void)module;
+    lt_reader *r = open_trace(arg);
+    if (!r) return NULL;
+    ct_tree *t = ct_tree_new(r, 1);
+    PyObject *out = NULL;
+    if (!t) PyErr_NoMemory();
+    else if (build_tree(r, t) == 0) out = totals_list(t);
+    ct_tree_free(t);
+    lt_reader_free(r);
     return out;
 }

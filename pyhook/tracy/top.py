@@ -1,6 +1,7 @@
 """python -m tracy.top TRACE [N]: the N functions (default 10) with the most
 self time in a trace, with their call counts. Uses tracy-sql when it is
-installed next to the package or on PATH, else decodes the trace itself."""
+installed next to the package or on PATH, else the extension's totals,
+computed on the same call-tree model as the converters."""
 import os
 import sys
 
@@ -12,25 +13,11 @@ KINDS = {1: "python", 2: "c", 3: "line", 4: "user", 5: "internal"}
 def top_zones(path, n):
     """[(name, kind, calls, self_ns, total_ns)] sorted by self time. total_ns
     counts a zone only when no enclosing zone of its thread is the same
-    function (cProfile's cumulative time), as tracy-sql's function_stats."""
-    t = _tracy._read_trace(path)
-    agg = {}
-    spans = {}
-    for z in t["zones"]:
-        key = (z[2], z[3], z[4], z[5])
-        begin, end, child = z[6], z[7], z[11]
-        a = agg.setdefault(key, [0, 0, 0])
-        a[0] += 1
-        a[1] += max(0, end - begin - child)
-        spans.setdefault((z[0], z[1], key), []).append((begin, -end, z[8]))
-    for (_, _, key), zones in spans.items():
-        zones.sort()
-        reach = None
-        for begin, neg_end, _ in zones:
-            if reach is None or -neg_end > reach:
-                agg[key][2] += -neg_end - begin
-                reach = -neg_end
-    rows = [(k[0], KINDS.get(k[1], "?"), v[0], v[1], v[2]) for k, v in agg.items()]
+    function (cProfile's cumulative time): the converters' own call-tree
+    model, as tracy-sql's function_stats."""
+    rows = [(name, KINDS.get(kind, "?"), calls, self_ns, cum_ns)
+            for name, kind, _file, _line, calls, self_ns, cum_ns
+            in _tracy._function_stats(path)]
     rows.sort(key=lambda r: (-r[3], r[0]))
     return rows[:n]
 
