@@ -38,8 +38,7 @@ size_t lt__zstack_size(const lt__zstack *z);
  * written. */
 uint8_t *lt__zstack_records(const lt__zstack *z, uint8_t *out);
 
-/* Forgets every zone (keeps the memory), or frees it all. */
-void lt__zstack_clear(lt__zstack *z);
+/* Frees every zone. */
 void lt__zstack_free(lt__zstack *z);
 
 #endif /* LIBTRACE_ZSTACK_H */
