@@ -4,6 +4,7 @@
  * options.c  command line and usage text
  * server.c   libuv event loop: clients, message framing, handshake
  * listen.c   the listeners (Unix socket, TCP) and who may connect
+ * connect.c  --connect: asks a listening program for a capture
  * store.c    processes, streams, block buffers, metadata, statistics
  * worker.c   the writer thread that compresses and appends blocks
  * status.c   logging, live status line and final summary

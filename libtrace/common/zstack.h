@@ -1,7 +1,8 @@
 /* zstack.h -- libtrace internal: walking event records one by one and
  * keeping a stream's open zones (location, name, text), for the writers
  * that start a trace in the middle of a stream (splice.c's windows, the
- * writer's rotation to a new file). */
+ * writer's rotation to a new file, the flight recorder), which write them
+ * with lt__writer_cut(). */
 #ifndef LIBTRACE_ZSTACK_H
 #define LIBTRACE_ZSTACK_H
 

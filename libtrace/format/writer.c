@@ -354,6 +354,7 @@ static int lt__own_block(lt_writer *w, const lt_block_desc *d, size_t raw_len) {
                     : lt__compress_unit(w, &w->buf, &w->cap, d, w->cut, raw_len, &len);
     if (rc == 0) rc = lt__append(w, w->buf, len);
     if (rc == 0) rc = lt__sums_add(&w->sums, d, raw_len, len - LT__UNIT_OVERHEAD);
+    if (rc < 0 && !w->err) w->err = rc;
     return rc;
 }
 
