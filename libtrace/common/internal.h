@@ -141,10 +141,10 @@ void lt__writer_sort_streams(lt_writer *w);
  * lt_writer_close. */
 int lt__writer_finish(lt_writer *w, const lt_total *totals, size_t n_totals);
 /* Writes the current file's trailer for a rotation: the streams with a block
- * in it, the 13 standard totals (`processes` and `index` given), then the
- * non-standard ones of `extra`; then syncs. */
-int lt__writer_rot_trailer(lt_writer *w, uint64_t processes, unsigned index,
-                           const lt_total *extra, size_t n_extra);
+ * in it, the 13 standard totals (`processes`, `threads` and `index` given),
+ * then the non-standard ones of `extra`; then syncs. */
+int lt__writer_rot_trailer(lt_writer *w, uint64_t processes, uint64_t threads,
+                           unsigned index, const lt_total *extra, size_t n_extra);
 
 /* Writes zones open at `ts` as cut zones of stream (process, thread): a cut
  * block saying there are `depth`, then, when `open` is given (its depth is

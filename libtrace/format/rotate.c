@@ -21,6 +21,8 @@ typedef struct rt_proc {
     int ended, in_file;
     rt_stream **threads;
     uint32_t nthreads;
+    unsigned *file_of;        /* by thread: the last file that holds it */
+    uint32_t nfile_of;
 } rt_proc;
 
 struct lt__rot {
@@ -34,6 +36,7 @@ struct lt__rot {
     uint8_t *stats;           /* the last statistics block (raw) */
     size_t stats_len;
     int file_has_events;
+    uint64_t file_threads;    /* threads the file declares or has blocks of */
     uint8_t *pend, *rbuf, *tmp;
     size_t pend_cap, rbuf_cap, tmp_cap;
 };
@@ -56,6 +59,7 @@ void lt__rot_free(lt__rot *r) {
         if (r->procs[i]) {
             free(r->procs[i]->meta);
             free(r->procs[i]->threads);
+            free(r->procs[i]->file_of);
             free(r->procs[i]);
         }
     for (size_t i = 0; i < r->nstreams; i++) {
@@ -138,6 +142,37 @@ static const uint8_t *rt_records(const uint8_t *raw, size_t len, uint64_t *base)
 
 /* ---- After each unit: what a next file must repeat ----------------------- */
 
+/* Counts the thread in the current file's `threads` once (a reader counts
+ * every thread that a THREAD_INFO declares or that has a block). */
+static int rt_thread_in_file(lt__rot *r, rt_proc *pr, uint64_t thread) {
+    if (thread == 0 || thread > UINT32_MAX) return 0; /* not a thread: the reader's call */
+    if (thread > pr->nfile_of) {
+        unsigned *n = realloc(pr->file_of, (size_t)thread * sizeof *n);
+        if (!n) return LT_ENOMEM;
+        memset(n + pr->nfile_of, 0, (size_t)(thread - pr->nfile_of) * sizeof *n);
+        pr->file_of = n;
+        pr->nfile_of = (uint32_t)thread;
+    }
+    if (pr->file_of[thread - 1] != r->index) {
+        pr->file_of[thread - 1] = r->index;
+        r->file_threads++;
+    }
+    return 0;
+}
+
+/* Walks metadata records [p, end) of process `pr`: its end, its threads. */
+static int rt_meta_records(lt__rot *r, rt_proc *pr, const uint8_t *p, const uint8_t *end) {
+    while (p < end) {
+        lt__meta_rec m;
+        const char *why;
+        if (lt__next_meta(&p, end, 0x3Fu, &m, &why) < 0) return LT_EINVAL;
+        if (m.tag == LT_TAG_PROC_END) pr->ended = 1;
+        if (m.tag == LT_TAG_THREAD_INFO && rt_thread_in_file(r, pr, m.id) < 0)
+            return LT_ENOMEM;
+    }
+    return 0;
+}
+
 static int rt_meta(lt__rot *r, const lt_block_desc *d, const uint8_t *raw, size_t len) {
     uint64_t base;
     const uint8_t *p = rt_records(raw, len, &base), *end = raw + len;
@@ -147,13 +182,7 @@ static int rt_meta(lt__rot *r, const lt_block_desc *d, const uint8_t *raw, size_
     if (rt_grow(&pr->meta, &pr->cap, pr->len + (size_t)(end - p)) < 0) return LT_ENOMEM;
     memcpy(pr->meta + pr->len, p, (size_t)(end - p));
     pr->len += (size_t)(end - p);
-    while (p < end) {
-        lt__meta_rec m;
-        const char *why;
-        if (lt__next_meta(&p, end, 0x3Fu, &m, &why) < 0) return LT_EINVAL;
-        if (m.tag == LT_TAG_PROC_END) pr->ended = 1;
-    }
-    return 0;
+    return rt_meta_records(r, pr, p, end);
 }
 
 /* The zones the block leaves open, and its stream's last timestamp. */
@@ -162,6 +191,7 @@ static int rt_events(lt__rot *r, const lt_block_desc *d, const uint8_t *raw, siz
     const uint8_t *p = rt_records(raw, len, &ts), *end = raw + len;
     rt_stream *s = rt_stream_get(r, d->process, d->thread);
     if (!p || !s) return p ? LT_ENOMEM : LT_EINVAL;
+    if (rt_thread_in_file(r, r->procs[d->process], d->thread) < 0) return LT_ENOMEM;
     while (p < end) {
         uint8_t tag;
         uint64_t loc;
@@ -210,12 +240,12 @@ static size_t rt_stat_totals(lt__rot *r, lt_total *t, char (*names)[64], size_t 
 int lt__rot_trailer(lt_writer *w, lt__rot *r, const lt_total *extra, size_t n_extra) {
     uint64_t procs = 0;
     for (uint32_t i = 0; i < r->nprocs; i++) procs += r->procs[i] && r->procs[i]->in_file;
-    if (extra) return lt__writer_rot_trailer(w, procs, r->index, extra, n_extra);
+    if (extra) return lt__writer_rot_trailer(w, procs, r->file_threads, r->index, extra, n_extra);
     lt_total t[64];
     char(*names)[64] = calloc(64, sizeof *names);
     if (!names) return LT_ENOMEM;
     size_t nt = rt_stat_totals(r, t, names, 64);
-    int rc = lt__writer_rot_trailer(w, procs, r->index, t, nt);
+    int rc = lt__writer_rot_trailer(w, procs, r->file_threads, r->index, t, nt);
     free(names);
     return rc;
 }
@@ -241,6 +271,8 @@ static int rt_replay_meta(lt_writer *w, lt__rot *r, uint32_t idx) {
             lt__meta_rec m;
             const char *why;
             if (lt__next_meta(&p, end, 0x3Fu, &m, &why) < 0) return LT_EINVAL;
+            if (m.tag == LT_TAG_THREAD_INFO && rt_thread_in_file(r, pr, m.id) < 0)
+                return LT_ENOMEM;
         }
         if (rt_grow(&r->tmp, &r->tmp_cap, n + (size_t)(p - start)) < 0) return LT_ENOMEM;
         memcpy(r->tmp + n, start, (size_t)(p - start));
@@ -268,6 +300,7 @@ static int rt_rotate(lt_writer *w, lt__rot *r) {
     rt_name(r, name, sizeof name);
     if ((rc = lt__writer_reopen(w, name)) < 0) return rc;
     r->file_has_events = 0;
+    r->file_threads = 0;
     for (uint32_t i = 0; i < r->nprocs; i++)
         if (r->procs[i]) r->procs[i]->in_file = 0;
     for (uint32_t i = 0; i < r->nprocs && rc == 0; i++)

@@ -424,10 +424,11 @@ static int lt__std_index(const char *name) {
 }
 
 /* The trailer from the sums. In a rotation's file (rot_index > 0): its
- * streams with a block, the 13 standard totals with `rot_procs` processes,
- * and the non-standard totals of `extra`. Else: every stream, 12 standard
- * totals, those of `extra` replacing the writer's, then the others. */
-static int lt__sums_trailer(lt_writer *w, unsigned rot_index, uint64_t rot_procs,
+ * streams with a block, the 13 standard totals with rot[0] processes and
+ * rot[1] threads, and the non-standard totals of `extra`. Else: every
+ * stream, 12 standard totals, those of `extra` replacing the writer's, then
+ * the others. */
+static int lt__sums_trailer(lt_writer *w, unsigned rot_index, const uint64_t rot[2],
                             const lt_total *extra, size_t n_extra) {
     lt_stream_summary *sum = malloc((w->sums.n + 1) * sizeof *sum);
     lt_total *t = malloc((LT__N_STD + n_extra) * sizeof *t);
@@ -437,7 +438,7 @@ static int lt__sums_trailer(lt_writer *w, unsigned rot_index, uint64_t rot_procs
         size_t ns = lt__sums_summaries(&w->sums, sum, rot_index > 0, std), nt = 0;
         size_t n_std = rot_index ? LT__N_STD : LT__N_STD - 1;
         std[11] = w->bytes - w->header_bytes;
-        if (rot_index) std[0] = rot_procs, std[12] = rot_index;
+        if (rot_index) std[0] = rot[0], std[1] = rot[1], std[12] = rot_index;
         for (size_t i = 0; i < n_extra && !rot_index; i++) {
             int k = lt__std_index(extra[i].name);
             if (k >= 0) std[k] = extra[i].value;
@@ -452,9 +453,10 @@ static int lt__sums_trailer(lt_writer *w, unsigned rot_index, uint64_t rot_procs
     return rc;
 }
 
-int lt__writer_rot_trailer(lt_writer *w, uint64_t processes, unsigned index,
-                           const lt_total *extra, size_t n_extra) {
-    int rc = w->err ? w->err : lt__sums_trailer(w, index, processes, extra, n_extra);
+int lt__writer_rot_trailer(lt_writer *w, uint64_t processes, uint64_t threads,
+                           unsigned index, const lt_total *extra, size_t n_extra) {
+    const uint64_t rot[2] = {processes, threads};
+    int rc = w->err ? w->err : lt__sums_trailer(w, index, rot, extra, n_extra);
     if (rc == 0) rc = lt__sync(w->fd);
     if (rc < 0 && !w->err) w->err = rc;
     return rc;
@@ -502,7 +504,7 @@ int lt__writer_finish(lt_writer *w, const lt_total *totals, size_t n_totals) {
         if (w->rot && lt__rot_index(w->rot) > 1) /* this file's own summary */
             rc = lt__rot_trailer(w, w->rot, totals, n_totals);
         else
-            rc = lt__sums_trailer(w, 0, 0, totals, n_totals);
+            rc = lt__sums_trailer(w, 0, NULL, totals, n_totals);
     }
     return lt__writer_end(w, rc);
 }
