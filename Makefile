@@ -51,7 +51,8 @@ SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-
 # must leave what the next `make` would rebuild). A `.SECONDARY:` with a list
 # anywhere would cancel this one: name the files .PRECIOUS instead.
 .SECONDARY:
-.PHONY: all deps check check-c check-asan check-python check-cli check-pip check-shared check-browser bench demo \
+.PHONY: all deps check check-c check-asan check-python check-cli check-identity check-pip check-shared \
+	check-browser bench demo \
 	install uninstall clean fuzz check-valgrind
 
 # Filled by the fragments.
@@ -101,10 +102,11 @@ $(B)/asan/obj/%.o: %.c | deps
 	$(call say,CC-SAN,$@)mkdir -p $(@D) && $(CC) $(ALL_CFLAGS) $(SAN_FLAGS) $(CHECK_CFLAGS) -c $< -o $@
 
 # Two groups side by side, each in order: the C suites (native, sanitizer,
-# CLI) and the interpreters' (pytest matrix, pip, two users, the browser).
+# CLI, the writers' files against the reference) and the interpreters'
+# (pytest matrix, pip, two users, the browser).
 # Much of each waits on daemons, children and timeouts, so together they take
 # little longer than the longer one. Everything is built first.
-CHECK_GROUP_C := check-c check-asan check-cli
+CHECK_GROUP_C := check-c check-asan check-cli check-identity
 CHECK_GROUP_PY := check-python check-pip check-shared check-browser
 check: all $(B)/tests/check_all $(B)/asan/tests/check_all
 	$(Q)$(MAKE) --no-print-directory -j2 check-group-c check-group-py

@@ -4,6 +4,7 @@
  * options.c  command line and usage text
  * server.c   libuv event loop: clients, message framing, handshake
  * listen.c   the listeners (Unix socket, TCP) and who may connect
+ * connect.c  --connect: asks a listening program for a capture
  * store.c    processes, streams, block buffers, metadata, statistics
  * worker.c   the writer thread that compresses and appends blocks
  * status.c   logging, live status line and final summary
@@ -105,13 +106,11 @@ const char *cap_listen_admit(uv_stream_t *s, const cap_opts *o, char *peer,
 typedef struct cap_blk {
     struct cap_blk *next;
     lt_block_desc desc;
-    size_t summary;         /* stream summary index, or CAP_NO_SUMMARY */
     size_t len, cap;        /* bytes used / allocated in data */
     uint64_t unit_bytes;    /* set by the worker: bytes appended to the file */
     int rc;                 /* set by the worker: lt_writer_block result */
     uint8_t data[];
 } cap_blk;
-#define CAP_NO_SUMMARY ((size_t)-1)
 
 typedef struct cap_worker cap_worker;
 typedef void (*cap_done_fn)(void *arg, cap_blk *done);
@@ -223,20 +222,22 @@ unsigned cap_proc_crash_sig(const cap_proc *p);
 void cap_store_flush_proc(cap_store *s, cap_proc *p);
 /* Queues a statistics block when a value changed since the last one. */
 void cap_store_stats_block(cap_store *s);
-/* Takes back written blocks: updates summaries, frees them. Returns the
- * first write error met so far (0 when none). */
+/* Takes back written blocks: counts them, frees them. Returns the first
+ * write error met so far (0 when none). */
 int cap_store_done(cap_store *s, cap_blk *done);
 /* First write error seen (0 when none). */
 int cap_store_error(const cap_store *s);
 
+/* For the status line and the final summary (the trailer's figures are
+ * the writer's). */
 typedef struct cap_totals {
-    uint64_t processes, threads, events, zones, messages, plots, frames;
-    uint64_t lost, first_ts, last_ts, raw_bytes, body_bytes, blocks;
+    uint64_t processes, threads, events, raw_bytes, body_bytes, blocks;
 } cap_totals;
 void cap_store_totals(const cap_store *s, cap_totals *t);
 /* Events received so far (live count for the status line). */
 uint64_t cap_store_events(const cap_store *s);
-/* Writes the trailer and closes `w` (lt_writer_close). */
+/* Writes the trailer (the writer's sums, the processes and threads, the
+ * statistics) and closes `w`; no trailer after a write error. */
 int cap_store_close_writer(cap_store *s, lt_writer *w);
 
 /* ---- server.c --------------------------------------------------------- */

@@ -1,5 +1,6 @@
 /* store.c -- what capture-release keeps per process and stream: validated
- * records buffered into blocks, metadata, statistics and stream summaries.
+ * records buffered into blocks (their descriptors carry their counts: the
+ * writer makes the trailer's summaries from them), metadata, statistics.
  *
  * Everything here runs on the event-loop thread. A block buffer is handed to
  * the worker when it reaches LT_BLOCK_TARGET, on the periodic flush, and when
@@ -10,19 +11,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include "capture.h"
+#include "internal.h" /* lt__writer_finish */
 #include "wire.h"
 
 #define HDR_MAX 32u                     /* lt_block_header() bound */
 #define BLK_MIN 4096u                   /* first allocation of a block */
 #define BLK_FULL (LT_BLOCK_TARGET + HDR_MAX)
-#define UNIT_OVERHEAD 48u               /* descriptor frame before the data */
 
 typedef struct cap_stream {
     uint32_t thread;
-    size_t summary;             /* index into store->sum */
     lt__stream_state st;
     cap_blk *blk;               /* block being built, or NULL */
-    uint64_t blk_events0;       /* st.events when the block started */
+    lt__stream_state blk0;      /* st when the block started */
     int blk_have_first;         /* blk->desc.first_ts is set */
     size_t hint;                /* capacity for the next block */
 } cap_stream;
@@ -56,9 +56,6 @@ struct cap_store {
     uint64_t table_limit;       /* most `tables` may reach */
     uint64_t threads;           /* threads announced, all processes */
     int err;                    /* first write error, or LT_ENOMEM */
-    lt_stream_summary *sum;
-    size_t n_sum, cap_sum;
-    uint64_t plots, frames;     /* of ended streams (not in summaries) */
     uint64_t stat[CAP_NSTATS];
     int stats_dirty;
     uint64_t processes, events, blocks, raw_bytes, body_bytes;
@@ -116,7 +113,6 @@ static cap_blk *blk_new(cap_store *s, size_t cap) {
     }
     memset(b, 0, sizeof *b);
     b->cap = cap;
-    b->summary = CAP_NO_SUMMARY;
     s->mem += cap;
     return b;
 }
@@ -150,26 +146,6 @@ static void queue(cap_store *s, cap_blk *b) {
 
 /* ---- Streams ----------------------------------------------------------- */
 
-/* Gives the stream its trailer summary, at its first block: a thread that
- * never sent an event keeps nothing once its process ends. */
-static int add_summary(cap_store *s, cap_proc *p, cap_stream *t) {
-    if (t->summary != CAP_NO_SUMMARY) return 0;
-    if (s->n_sum == s->cap_sum) {
-        size_t nc = s->cap_sum ? s->cap_sum * 2 : 64;
-        lt_stream_summary *ns = realloc(s->sum, nc * sizeof *ns);
-        if (!ns) {
-            if (!s->err) s->err = LT_ENOMEM;
-            return -1;
-        }
-        s->sum = ns;
-        s->cap_sum = nc;
-    }
-    t->summary = s->n_sum++;
-    s->sum[t->summary] = (lt_stream_summary){.process = p->index,
-                                             .thread = t->thread};
-    return 0;
-}
-
 static void flush_meta(cap_store *s, cap_proc *p) {
     cap_blk *b = p->meta;
     if (!b) return;
@@ -186,27 +162,26 @@ static void flush_stream(cap_store *s, cap_proc *p, cap_stream *t, int full) {
     b->desc.kind = LT_BLOCK_EVENTS;
     b->desc.process = p->index;
     b->desc.thread = t->thread;
-    b->desc.n_events = (uint32_t)(t->st.events - t->blk_events0);
+    lt__desc_counts(&b->desc, &t->blk0, &t->st);
     b->desc.last_ts = t->st.last_ts;
     if (!t->blk_have_first) b->desc.first_ts = b->desc.last_ts;
-    (void)add_summary(s, p, t);
-    b->summary = t->summary;
     t->hint = full ? BLK_FULL : b->len < BLK_MIN ? BLK_MIN : b->len;
     queue(s, b);
 }
 
-/* Starts the stream's next block, relative to `base_ts`, with room for
- * `need` bytes of records. */
+/* Starts the stream's next block, from the stream's state `before` (its
+ * last timestamp is the block's base), with room for `need` bytes of
+ * records. */
 static int start_block(cap_store *s, cap_proc *p, cap_stream *t,
-                       uint64_t base_ts, uint64_t events0, size_t need) {
+                       const lt__stream_state *before, size_t need) {
     size_t cap = t->hint;
     if (cap < HDR_MAX + need) cap = HDR_MAX + need;
     cap_blk *b = blk_new(s, cap);
     if (!b) return -1;
     b->len = lt_block_header(b->data, LT_BLOCK_EVENTS, p->index, t->thread,
-                             base_ts);
+                             before->last_ts);
     t->blk = b;
-    t->blk_events0 = events0;
+    t->blk0 = *before;
     t->blk_have_first = 0;
     return 0;
 }
@@ -241,9 +216,7 @@ static void make_room(cap_store *s, cap_proc *p, cap_stream *t, size_t n) {
 static int append_events(cap_store *s, cap_proc *p, cap_stream *t,
                          const lt__stream_state *before, const uint8_t *q,
                          size_t n) {
-    if (!t->blk &&
-        start_block(s, p, t, before->last_ts, before->events, n) < 0)
-        return -1;
+    if (!t->blk && start_block(s, p, t, before, n) < 0) return -1;
     uint8_t *w = blk_room(s, &t->blk, n);
     if (!w) return -1;
     memcpy(w, q, n);
@@ -292,27 +265,14 @@ static int new_stream(cap_store *s, cap_proc *p) {
     if (!t) return -1;
     t->thread = p->n_threads + 1;
     t->hint = BLK_MIN;
-    t->summary = CAP_NO_SUMMARY;
     p->threads[p->n_threads++] = t;
     s->tables += STREAM_COST;
     s->threads++;
     return 0;
 }
 
-/* Copies the stream's final counts into its summary (when it has one) and
- * frees it. */
+/* Frees the stream (its last block was handed over). */
 static void end_stream(cap_store *s, cap_stream *t) {
-    if (t->summary != CAP_NO_SUMMARY) {
-        lt_stream_summary *m = &s->sum[t->summary];
-        m->events = t->st.events;
-        m->zones = t->st.zones;
-        m->messages = t->st.messages;
-        m->lost = t->st.lost;
-        m->first_ts = t->st.have_ts ? t->st.first_ts : 0;
-        m->last_ts = t->st.have_ts ? t->st.last_ts : 0;
-    }
-    s->plots += t->st.plots;
-    s->frames += t->st.frames;
     if (t->blk) blk_free(s, t->blk);
     s->tables -= STREAM_COST;
     free(t);
@@ -673,7 +633,6 @@ cap_store *cap_store_new(cap_worker *wk, uint32_t max_names) {
 
 void cap_store_free(cap_store *s) {
     if (!s) return;
-    free(s->sum);
     free(s);
 }
 
@@ -731,14 +690,6 @@ int cap_store_done(cap_store *s, cap_blk *done) {
         if (b->rc < 0) {
             if (!s->err) s->err = b->rc;
         } else {
-            if (b->summary != CAP_NO_SUMMARY) {
-                lt_stream_summary *m = &s->sum[b->summary];
-                m->blocks++;
-                m->raw_bytes += b->len;
-                m->comp_bytes += b->unit_bytes > UNIT_OVERHEAD
-                                     ? b->unit_bytes - UNIT_OVERHEAD
-                                     : 0;
-            }
             s->blocks++;
             s->raw_bytes += b->len;
             s->body_bytes += b->unit_bytes;
@@ -752,42 +703,22 @@ void cap_store_totals(const cap_store *s, cap_totals *t) {
     memset(t, 0, sizeof *t);
     t->processes = s->processes;
     t->threads = s->threads;
-    t->plots = s->plots;
-    t->frames = s->frames;
+    t->events = s->events;
     t->raw_bytes = s->raw_bytes;
     t->body_bytes = s->body_bytes;
     t->blocks = s->blocks;
-    int have_ts = 0; /* a first event at ts 0 is a timestamp too */
-    for (size_t i = 0; i < s->n_sum; i++) {
-        const lt_stream_summary *m = &s->sum[i];
-        t->events += m->events;
-        t->zones += m->zones;
-        t->messages += m->messages;
-        t->lost = lt__sat_add(t->lost, m->lost);
-        if (m->events == 0) continue;
-        if (!have_ts || m->first_ts < t->first_ts) t->first_ts = m->first_ts;
-        have_ts = 1;
-        if (m->last_ts > t->last_ts) t->last_ts = m->last_ts;
-    }
 }
 
 int cap_store_close_writer(cap_store *s, lt_writer *w) {
-    cap_totals t;
-    cap_store_totals(s, &t);
-    lt_total tot[12 + CAP_NSTATS] = {
-        {"processes", t.processes}, {"threads", t.threads},
-        {"events", t.events},       {"zones", t.zones},
-        {"messages", t.messages},   {"plots", t.plots},
-        {"frames", t.frames},       {"lost_events", t.lost},
-        {"first_ts", t.first_ts},   {"last_ts", t.last_ts},
-        {"raw_bytes", t.raw_bytes}, {"body_bytes", t.body_bytes},
-    };
-    for (int i = 0; i < CAP_NSTATS; i++)
-        tot[12 + i] = (lt_total){stat_info[i].name, s->stat[i]};
     if (s->err) {
         /* Never claim completeness after a failure: no trailer. */
         int rc = lt_writer_close(w, NULL, 0, NULL, 0);
         return s->err < 0 ? s->err : rc;
     }
-    return lt_writer_close(w, s->sum, s->n_sum, tot, 12 + CAP_NSTATS);
+    /* The writer sums the descriptors; it does not know of the threads
+     * that sent no event, nor of every process. */
+    lt_total tot[2 + CAP_NSTATS] = {{"processes", s->processes}, {"threads", s->threads}};
+    for (int i = 0; i < CAP_NSTATS; i++)
+        tot[2 + i] = (lt_total){stat_info[i].name, s->stat[i]};
+    return lt__writer_finish(w, tot, 2 + CAP_NSTATS);
 }

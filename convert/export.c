@@ -94,16 +94,6 @@ static int format_of_path(const char *path) {
     return FMT_NONE;
 }
 
-void ex_label(cv_out *o, const ct_func *f) {
-    cv_out_str(o, f->name);
-    if (!*f->file) return;
-    cv_out_write(o, " (", 2);
-    cv_out_str(o, f->file);
-    cv_out_ch(o, ':');
-    cv_out_u64(o, f->line);
-    cv_out_ch(o, ')');
-}
-
 int ex_next(ex_ctx *x, lt_event *ev) {
     int rc, err = 0;
     while ((rc = cv_next(x->r, ev, x->o->path, &err)) > 0)

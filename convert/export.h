@@ -79,7 +79,4 @@ void ex_html_free(ex_html *h);
 int ex_html_event(ex_html *h, const lt_event *ev);
 int ex_html_write(ex_ctx *x);
 
-/* A frame's label: "name (file:line)", or the name alone without a file. */
-void ex_label(cv_out *o, const ct_func *f);
-
 #endif /* CONVERT_EXPORT_H */

@@ -355,12 +355,18 @@ LT_API int lt_writer_open(lt_writer **out, const char *path, int flags,
  * lt_block_header()) and appends descriptor + frame. Blocking; may be called
  * from any one thread at a time. Returns 0 or LT_EIO, LT_ENOSPC, LT_EFBIG,
  * LT_ECOMPRESS, LT_ELIMIT. After an error the file holds every unit written
- * before it and further calls fail with the same code. */
+ * before it and further calls fail with the same code.
+ * An event block's descriptor also says how many of its events are zone
+ * begins, messages (and signposts), plot values and frame marks, and the
+ * sum of its LOST counts: the writer adds them up per stream for the
+ * trailer it writes itself (rotation); they are not stored in the file. */
 typedef struct lt_block_desc {
     uint8_t kind;
     uint32_t process, thread;
     uint32_t n_events;
     uint64_t first_ts, last_ts;
+    uint32_t zones, messages, plots, frames;
+    uint64_t lost;
 } lt_block_desc;
 LT_API int lt_writer_block(lt_writer *w, const lt_block_desc *d,
                            const void *raw, size_t raw_len);

@@ -10,9 +10,9 @@
 extern "C" {
 #endif
 
-/* The builder keeps one record buffer per stream, flushes blocks of
- * LT_BLOCK_TARGET bytes, tracks the summary and writes the trailer at close.
- * Not thread-safe. */
+/* The builder keeps one record buffer per stream and flushes blocks of
+ * LT_BLOCK_TARGET bytes; at close the writer makes the trailer from their
+ * descriptors. Not thread-safe. */
 
 typedef struct lt_builder lt_builder;
 

@@ -40,6 +40,12 @@ check-valgrind: $(B)/tests/check_all all
 check-cli: all
 	$(Q)if [ -d tests/cli ]; then sh tests/cli/run.sh $(B); fi
 
+# The traces the writers make (builder, splice, rotation; a capture and a
+# flight dump as inputs) against the reference commit's: the same in all
+# but the clock's readings and zstd's bytes (tests/identity/run.sh).
+check-identity: all
+	$(Q)sh tests/identity/run.sh $(B)
+
 # README's `pip install .` into fresh virtual environments (the oldest and
 # newest interpreter), then python -m tracy without the build tree.
 check-pip: all

@@ -1,5 +1,6 @@
 /* check_splice.c -- tracy-cut and tracy-merge (libtrace/format/splice.c): windows,
- * cut zones, choice of processes and threads, clock alignment of hosts. */
+ * cut zones, choice of processes and threads, clock alignment of hosts; the
+ * writer's rotation to numbered files, which also writes cut zones. */
 #include <check.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -432,6 +433,52 @@ START_TEST(merge_refuses_corrupt_input_and_leaves_no_output) {
 }
 END_TEST
 
+/* ---- Rotation -------------------------------------------------------------- */
+
+/* A rotating writer (tools/tracerotate copies blocks as capture-release
+ * --rotate writes them): every file is sound, its trailer counts the thread
+ * that recorded nothing in it, the messages of the files add up to the
+ * input's, and each file after the first holds the open zone as a cut one. */
+START_TEST(rotated_files_count_idle_threads) {
+    lt_builder *b;
+    ck_assert_int_eq(lt_builder_open(&b, scratch_path("in.tracy"), 0, NULL), 0);
+    ck_assert_int_eq(lt_builder_process(b, 1, 0, "h", "p", 0, NULL, 0, 0), 1);
+    ck_assert_int_eq(lt_builder_thread(b, 1, 1, "busy"), 1);
+    ck_assert_int_eq(lt_builder_thread(b, 1, 2, "idle"), 2);
+    ck_assert_int_eq(lt_builder_loc(b, 1, LT_LOC_USER, "z", "z.c", 1), 1);
+    ck_assert_int_eq(lt_builder_zone_begin(b, 1, 2, 1, 1), 0);
+    ck_assert_int_eq(lt_builder_zone_end(b, 1, 2, 2), 0);
+    ck_assert_int_eq(lt_builder_zone_begin(b, 1, 1, 5, 1), 0); /* never closed */
+    const uint64_t n = 200000;
+    for (uint64_t i = 0; i < n; i++) {
+        char text[48];
+        snprintf(text, sizeof text, "message %" PRIu64 " %" PRIx64, i, i * 2654435761u);
+        ck_assert_int_eq(lt_builder_message(b, 1, 1, 10 + i, text), 0);
+    }
+    ck_assert_int_eq(lt_builder_close(b, 0), 0);
+    ck_assert_int_eq(run("../tools/tracerotate --max-size 100000 -o out.tracy in.tracy"), 0);
+    uint64_t messages = 0, zones = 0, files = 0;
+    for (;; files++) {
+        char name[32];
+        snprintf(name, sizeof name, files ? "out.%" PRIu64 ".tracy" : "out.tracy", files);
+        if (access(scratch_path(name), F_OK) != 0) break;
+        lt_reader *r;
+        uint64_t threads = 0, m = 0, z = 0;
+        ck_assert_int_eq(lt_reader_open(&r, scratch_path(name), NULL, 0), 0);
+        ck_assert_msg(lt_reader_sound(r) == 0, "%s: %s", name, lt_reader_error(r));
+        ck_assert(lt_reader_total(r, "threads", &threads) && lt_reader_total(r, "messages", &m) &&
+                  lt_reader_total(r, "zones", &z));
+        ck_assert_uint_eq(threads, 2);
+        messages += m;
+        zones += z;
+        lt_reader_free(r);
+    }
+    ck_assert_uint_gt(files, 2);
+    ck_assert_uint_eq(messages, n);
+    ck_assert_uint_eq(zones, 2 + (files - 1));
+}
+END_TEST
+
 Suite *splice_suite(void) {
     Suite *s = suite_create("splice");
     TCase *c = tcase_create("cut");
@@ -448,6 +495,11 @@ Suite *splice_suite(void) {
     tcase_set_timeout(c, 60);
     tcase_add_test(c, merge_aligns_hosts_by_their_anchors);
     tcase_add_test(c, merge_refuses_corrupt_input_and_leaves_no_output);
+    suite_add_tcase(s, c);
+    c = tcase_create("rotate");
+    tcase_add_checked_fixture(c, setup_dir, scratch_remove);
+    tcase_set_timeout(c, 60);
+    tcase_add_test(c, rotated_files_count_idle_threads);
     suite_add_tcase(s, c);
     return s;
 }

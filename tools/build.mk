@@ -1,6 +1,8 @@
 # tools/build.mk -- developer tools: tracegen writes synthetic traces for
-# tests and benchmarks (build/tools/tracegen).
-TOOLS_BINS := $(B)/tools/tracegen
+# tests and benchmarks (build/tools/tracegen); for tests/identity/,
+# tracecanon prints a trace in a form free of the clock and of the zstd
+# version, tracerotate copies a trace through a rotating writer.
+TOOLS_BINS := $(B)/tools/tracegen $(B)/tools/tracecanon $(B)/tools/tracerotate
 
 $(B)/tools/%: $(B)/obj/tools/%.o $(LIBTRACE_A)
 	$(call say,LD,$@)mkdir -p $(@D) && $(CC) -o $@ $^ $(ALL_LDFLAGS) $(DEP_LIBS)

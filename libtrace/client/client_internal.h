@@ -224,8 +224,6 @@ void lt__ring_round(int last, uint64_t now, uint64_t round);
 /* Whether the client's stop dumps (TRACY_FLIGHT_NO_EXIT_DUMP is not set);
  * an exec dumps then too. */
 int lt__ring_exit_dump(void);
-/* Bytes the ring holds. */
-uint64_t lt__ring_bytes(void);
 
 /* ---- client_buf.c --------------------------------------------------- */
 /* After fork() in the child: forget the parent's threads and buffers. */

@@ -313,23 +313,10 @@ static void rg_name(char *out, size_t n) {
 typedef struct rg_out {
     lt_writer *w;
     lt__bytes buf;
-    lt_stream_summary *sum;
-    uint32_t nsum;
-    uint64_t raw, header;
 } rg_out;
 
-static int rg_block(rg_out *o, const lt_block_desc *d, const uint8_t *raw, size_t len,
-                    lt_stream_summary *m) {
-    uint64_t before = lt_writer_bytes(o->w);
-    int rc = lt_writer_block(o->w, d, raw, len);
-    if (rc < 0) return rc;
-    o->raw += len;
-    if (m) {
-        m->blocks++;
-        m->raw_bytes += len;
-        m->comp_bytes += lt_writer_bytes(o->w) - before - LT__UNIT_OVERHEAD;
-    }
-    return 0;
+static int rg_block(rg_out *o, const lt_block_desc *d, const uint8_t *raw, size_t len) {
+    return lt_writer_block(o->w, d, raw, len);
 }
 
 /* The process's metadata, in blocks of whole records. */
@@ -354,45 +341,33 @@ static int rg_dump_meta(rg_out *o) {
         if (lt__bytes_reserve(&o->buf, (size_t)(p - start)) < 0) return LT_ENOMEM;
         memcpy(o->buf.p + o->buf.len, start, (size_t)(p - start));
         o->buf.len += (size_t)(p - start);
-        int rc = rg_block(o, &d, o->buf.p, o->buf.len, NULL);
+        int rc = rg_block(o, &d, o->buf.p, o->buf.len);
         if (rc < 0) return rc;
         first = 0;
     }
     return 0;
 }
 
-/* Flushes the event block being built for a thread. */
-static int rg_flush(rg_out *o, uint32_t thread, lt__stream_state *st, uint64_t events0,
-                    uint64_t first, lt_stream_summary *m) {
-    if (st->events == events0) return 0;
+/* Flushes the event block being built for a thread; `st0` is the stream's
+ * state before it. */
+static int rg_flush(rg_out *o, uint32_t thread, const lt__stream_state *st,
+                    const lt__stream_state *st0, uint64_t first) {
+    if (st->events == st0->events) return 0;
     lt_block_desc d = {.kind = LT_BLOCK_EVENTS, .process = 1, .thread = thread,
-                       .n_events = (uint32_t)(st->events - events0), .first_ts = first,
-                       .last_ts = st->last_ts};
-    return rg_block(o, &d, o->buf.p, o->buf.len, m);
+                       .first_ts = first, .last_ts = st->last_ts};
+    lt__desc_counts(&d, st0, st);
+    return rg_block(o, &d, o->buf.p, o->buf.len);
 }
 
 /* One thread: its cut zones, then its kept records in blocks of about
  * LT_BLOCK_TARGET bytes. */
-static int rg_dump_thread(rg_out *o, uint32_t thread, lt_stream_summary *m,
-                          lt__stream_state *st) {
+static int rg_dump_thread(rg_out *o, uint32_t thread) {
     rg_stream *rs = &rg.streams[thread - 1];
+    lt__stream_state state = {.last_ts = rs->ts}, *st = &state;
     int rc;
-    *st = (lt__stream_state){.last_ts = rs->ts};
     if (rs->open.depth) {
-        uint8_t cut[40], *p = cut + lt_block_header(cut, LT_BLOCK_CUT, 1, thread, 0);
-        *p++ = LT_TAG_CUT_OPEN;
-        p = lt__put_varint_(p, rs->ts);
-        p = lt__put_varint_(p, rs->open.depth);
-        lt_block_desc d = {.kind = LT_BLOCK_CUT, .process = 1, .thread = thread};
-        if ((rc = rg_block(o, &d, cut, (size_t)(p - cut), NULL)) < 0) return rc;
-        o->buf.len = 0;
-        if (lt__bytes_reserve(&o->buf, 32 + lt__zstack_size(&rs->open)) < 0) return LT_ENOMEM;
-        p = o->buf.p + lt_block_header(o->buf.p, LT_BLOCK_EVENTS, 1, thread, rs->ts);
-        p = lt__zstack_records(&rs->open, p);
-        o->buf.len = (size_t)(p - o->buf.p);
-        d = (lt_block_desc){.kind = LT_BLOCK_EVENTS, .process = 1, .thread = thread,
-                            .n_events = rs->open.depth, .first_ts = rs->ts, .last_ts = rs->ts};
-        if ((rc = rg_block(o, &d, o->buf.p, o->buf.len, m)) < 0) return rc;
+        rc = lt__writer_cut(o->w, 1, thread, rs->ts, rs->open.depth, &rs->open);
+        if (rc < 0) return rc;
         st->events = st->zones = rs->open.depth;
         st->depth = rs->open.depth;
         st->have_ts = 1;
@@ -400,6 +375,7 @@ static int rg_dump_thread(rg_out *o, uint32_t thread, lt_stream_summary *m,
     }
     lt__scan_limits lim = {UINT32_MAX, UINT32_MAX, UINT32_MAX, LT_MAX_DEPTH, 0, 0, 0};
     for (rg_seg *s = rs->head; s;) {
+        const lt__stream_state st0 = *st;
         uint64_t events0 = st->events, base = st->last_ts, first = 0;
         o->buf.len = 0;
         if (lt__bytes_reserve(&o->buf, 32) < 0) return LT_ENOMEM;
@@ -423,7 +399,7 @@ static int rg_dump_thread(rg_out *o, uint32_t thread, lt_stream_summary *m,
             memcpy(o->buf.p + o->buf.len, s->data, s->len);
             o->buf.len += s->len;
         }
-        if ((rc = rg_flush(o, thread, st, events0, first, m)) < 0) return rc;
+        if ((rc = rg_flush(o, thread, st, &st0, first)) < 0) return rc;
     }
     return 0;
 }
@@ -445,36 +421,15 @@ static int rg_dump_stats(rg_out *o) {
         p = lt__put_str(p, st[i].desc, strlen(st[i].desc));
     }
     lt_block_desc d = {.kind = LT_BLOCK_STATS};
-    return rg_block(o, &d, o->buf.p, (size_t)(p - o->buf.p), NULL);
+    return rg_block(o, &d, o->buf.p, (size_t)(p - o->buf.p));
 }
 
-static int rg_trailer(rg_out *o, lt__stream_state *sts) {
-    uint64_t t[8] = {0};
-    int any = 0;
-    for (uint32_t i = 0; i < o->nsum; i++) {
-        lt_stream_summary *m = &o->sum[i];
-        const lt__stream_state *s = &sts[i];
-        m->process = 1;
-        m->thread = i + 1;
-        m->events = s->events, m->zones = s->zones, m->messages = s->messages;
-        m->lost = s->lost;
-        m->first_ts = s->have_ts ? s->first_ts : 0;
-        m->last_ts = s->have_ts ? s->last_ts : 0;
-        t[0] += s->events, t[1] += s->zones, t[2] += s->messages, t[3] += s->plots;
-        t[4] += s->frames, t[5] += s->lost;
-        if (s->events && (!any || m->first_ts < t[6])) t[6] = m->first_ts;
-        if (s->events && m->last_ts > t[7]) t[7] = m->last_ts;
-        any |= s->events != 0;
-    }
-    lt_total tot[] = {{"processes", 1}, {"threads", o->nsum}, {"events", t[0]},
-                      {"zones", t[1]}, {"messages", t[2]}, {"plots", t[3]},
-                      {"frames", t[4]}, {"lost_events", t[5]}, {"first_ts", t[6]},
-                      {"last_ts", t[7]}, {"raw_bytes", o->raw},
-                      {"body_bytes", lt_writer_bytes(o->w) - o->header},
-                      {"flight_limit_bytes", rg.max_bytes},
+/* The writer's trailer, with the flight recorder's figures as totals. */
+static int rg_trailer(rg_out *o) {
+    lt_total tot[] = {{"flight_limit_bytes", rg.max_bytes},
                       {"flight_window_ns", rg.window_ns},
                       {"flight_events_dropped", rg.evicted_events}};
-    int rc = lt_writer_close(o->w, o->sum, o->nsum, tot, sizeof tot / sizeof *tot);
+    int rc = lt__writer_finish(o->w, tot, sizeof tot / sizeof *tot);
     o->w = NULL;
     return rc;
 }
@@ -491,15 +446,12 @@ static int rg_dump(void) {
         rg.dumps++;
     } while (rc == LT_EEXIST && rg.dumps < 100000);
     if (rc < 0) return rc;
-    o.header = lt_writer_bytes(o.w);
-    o.nsum = rg.nstreams;
-    o.sum = calloc(o.nsum + 1, sizeof *o.sum);
-    lt__stream_state *sts = calloc(o.nsum + 1, sizeof *sts);
-    rc = o.sum && sts ? rg_dump_meta(&o) : LT_ENOMEM;
-    for (uint32_t t = 1; rc == 0 && t <= o.nsum; t++)
-        rc = rg_dump_thread(&o, t, &o.sum[t - 1], &sts[t - 1]);
+    for (uint32_t t = 1; rc == 0 && t <= rg.nstreams; t++) /* every thread, in order */
+        rc = lt__writer_stream(o.w, 1, t);
+    if (rc == 0) rc = rg_dump_meta(&o);
+    for (uint32_t t = 1; rc == 0 && t <= rg.nstreams; t++) rc = rg_dump_thread(&o, t);
     if (rc == 0) rc = rg_dump_stats(&o);
-    if (rc == 0) rc = rg_trailer(&o, sts);
+    if (rc == 0) rc = rg_trailer(&o);
     if (o.w) lt_writer_close(o.w, NULL, 0, NULL, 0);
     if (rc < 0 && !lt__g.quiet)
         lt__say("tracy: flight recorder: cannot write %s: %s\n", path, lt_strerror(rc));
@@ -511,8 +463,6 @@ static int rg_dump(void) {
         pthread_mutex_unlock(&lt__g.mu);
         rg.dirty = 0;
     }
-    free(o.sum);
-    free(sts);
     lt__bytes_free(&o.buf);
     return rc;
 }
@@ -567,8 +517,6 @@ int lt_flight_dump(void) {
     pthread_mutex_unlock(&g->mu);
     return rc;
 }
-
-uint64_t lt__ring_bytes(void) { return rg.bytes + rg.meta.len; }
 
 int lt_flight_last_path(char *buf, size_t n) {
     pthread_mutex_lock(&lt__g.mu);

@@ -81,14 +81,80 @@ int lt__writer_frame(lt_writer *w, const lt_block_desc *d, uint32_t raw_size,
                      const void *frame, size_t comp);
 
 /* For the rotation (rotate.c): compress and append a unit through a buffer
- * of the caller's (the pending unit stays in the writer's own), write a
- * trailer and sync, switch to a new file (O_EXCL; header of format 1.1),
- * the current file's size. */
+ * of the caller's (the pending unit waits in the rotation's own), switch to
+ * a new file (O_EXCL; header of format 1.1; the sums start again), the
+ * current file's size. */
 int lt__writer_replay(lt_writer *w, const lt_block_desc *d, const void *raw,
                       size_t raw_len, uint8_t **buf, size_t *cap, size_t *len);
-int lt__writer_trailer(lt_writer *w, const lt_stream_summary *s, size_t ns,
-                       const lt_total *t, size_t nt);
 int lt__writer_reopen(lt_writer *w, const char *path);
 uint64_t lt__writer_bytes(const lt_writer *w);
+
+/* ---- The trailer from the descriptors (writer_sums.c, writer.c) -------- */
+
+/* The standard trailer totals, in their order (FORMAT.md, "Trailer"); the
+ * last one, rotation_index, only in the files of a rotation. */
+#define LT__N_STD 13
+extern const char *const lt__std_totals[LT__N_STD];
+
+/* One stream's sums in the current file. */
+typedef struct lt__sstream {
+    lt_stream_summary sum;
+    uint64_t plots, frames;
+} lt__sstream;
+
+/* Every stream the writer has met, in the order met (a hash finds them). */
+typedef struct lt__sums {
+    lt__sstream *v;
+    size_t n, cap;
+    uint32_t *slots;          /* open addressing: index + 1, 0 = empty */
+    size_t nslots;
+    uint32_t max_proc;        /* highest process index of any block */
+    uint64_t raw;             /* raw bytes of every block in the file */
+    int sorted;               /* list the streams by (process, thread) */
+} lt__sums;
+
+/* The stream (process, thread), registered when new. NULL: out of memory. */
+lt__sstream *lt__sums_stream(lt__sums *s, uint32_t process, uint32_t thread);
+/* Counts one unit: `raw_len` raw and `comp` compressed bytes; an event
+ * block adds its descriptor's counts to its stream. 0 or LT_ENOMEM. */
+int lt__sums_add(lt__sums *s, const lt_block_desc *d, size_t raw_len, size_t comp);
+/* A new file: every stream's counts back to 0, their order kept. */
+void lt__sums_reset(lt__sums *s);
+void lt__sums_free(lt__sums *s);
+/* Fills out[] (room for every stream) with the summaries, only the streams
+ * with a block in this file when `with_blocks`, and std[] with the standard
+ * totals but body_bytes and rotation_index. Returns the number of streams. */
+size_t lt__sums_summaries(const lt__sums *s, lt_stream_summary *out, int with_blocks,
+                          uint64_t std[LT__N_STD]);
+
+/* Registers the stream (process, thread) for the trailer lt__writer_finish
+ * writes, which lists its streams in the order registered; an event block
+ * registers its stream. Returns 0 or LT_ENOMEM. */
+int lt__writer_stream(lt_writer *w, uint32_t process, uint32_t thread);
+/* Makes the trailer list its streams by (process, thread). */
+void lt__writer_sort_streams(lt_writer *w);
+/* Writes the trailer the descriptors make (every registered stream; the
+ * standard totals; a standard total among `totals`, "processes" or
+ * "threads" say, replaces the writer's figure, the others follow it in
+ * their order), then closes as lt_writer_close. In the files of a rotation
+ * after the first, the trailer is the rotation's. Returns as
+ * lt_writer_close. */
+int lt__writer_finish(lt_writer *w, const lt_total *totals, size_t n_totals);
+/* Writes the current file's trailer for a rotation: the streams with a block
+ * in it, the 13 standard totals (`processes`, `threads` and `index` given),
+ * then the non-standard ones of `extra`; then syncs. */
+int lt__writer_rot_trailer(lt_writer *w, uint64_t processes, uint64_t threads,
+                           unsigned index, const lt_total *extra, size_t n_extra);
+
+/* Writes zones open at `ts` as cut zones of stream (process, thread): a cut
+ * block saying there are `depth`, then, when `open` is given (its depth is
+ * `depth`), an event block of their ZONE_BEGIN records (names and texts
+ * included) at `ts`, which counts as `depth` events and zones. Without
+ * `open` only the cut block is written (copying another file's). Not for a
+ * rotating writer's own calls but the rotation's. Returns 0 or an LT_E*
+ * code. */
+struct lt__zstack;
+int lt__writer_cut(lt_writer *w, uint32_t process, uint32_t thread, uint64_t ts,
+                   uint64_t depth, const struct lt__zstack *open);
 
 #endif /* LIBTRACE_INTERNAL_H */

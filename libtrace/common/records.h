@@ -42,6 +42,18 @@ typedef struct lt__stream_state {
     uint64_t events, zones, messages, plots, frames, lost;
 } lt__stream_state;
 
+/* An event block's counts (lt_block_desc) from its stream's state before
+ * and after its records. */
+static inline void lt__desc_counts(lt_block_desc *d, const lt__stream_state *before,
+                                   const lt__stream_state *after) {
+    d->n_events = (uint32_t)(after->events - before->events);
+    d->zones = (uint32_t)(after->zones - before->zones);
+    d->messages = (uint32_t)(after->messages - before->messages);
+    d->plots = (uint32_t)(after->plots - before->plots);
+    d->frames = (uint32_t)(after->frames - before->frames);
+    d->lost = after->lost - before->lost;
+}
+
 /* What an event-record sequence may refer to: ids above these are undefined. */
 typedef struct lt__scan_limits {
     uint32_t max_loc;     /* highest defined location id */

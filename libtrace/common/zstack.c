@@ -119,8 +119,6 @@ uint8_t *lt__zstack_records(const lt__zstack *z, uint8_t *p) {
     return p;
 }
 
-void lt__zstack_clear(lt__zstack *z) { z->depth = 0; }
-
 void lt__zstack_free(lt__zstack *z) {
     for (uint32_t i = 0; i < z->cap; i++) {
         free(z->v[i].name);

@@ -1,7 +1,8 @@
 /* zstack.h -- libtrace internal: walking event records one by one and
  * keeping a stream's open zones (location, name, text), for the writers
  * that start a trace in the middle of a stream (splice.c's windows, the
- * writer's rotation to a new file). */
+ * writer's rotation to a new file, the flight recorder), which write them
+ * with lt__writer_cut(). */
 #ifndef LIBTRACE_ZSTACK_H
 #define LIBTRACE_ZSTACK_H
 
@@ -38,8 +39,7 @@ size_t lt__zstack_size(const lt__zstack *z);
  * written. */
 uint8_t *lt__zstack_records(const lt__zstack *z, uint8_t *out);
 
-/* Forgets every zone (keeps the memory), or frees it all. */
-void lt__zstack_clear(lt__zstack *z);
+/* Frees every zone. */
 void lt__zstack_free(lt__zstack *z);
 
 #endif /* LIBTRACE_ZSTACK_H */

@@ -1,5 +1,6 @@
 /* builder.c -- writes a whole trace without a daemon: one record buffer per
- * stream, blocks of LT_BLOCK_TARGET bytes, summary and trailer at close. */
+ * stream, blocks of LT_BLOCK_TARGET bytes whose descriptors carry their
+ * counts; the writer makes the trailer from them at close. */
 #include <stdlib.h>
 #include <string.h>
 #include "internal.h"
@@ -15,12 +16,10 @@ typedef struct lt__buf {
 typedef struct lt__bstream {
     lt__buf rec;              /* LT__HDR_ROOM bytes, then the block's records */
     uint64_t base_ts, prev;   /* block base; last timed record in the block */
-    uint32_t blk_events;
-    uint64_t blk_first, blk_last;
+    lt_block_desc blk;        /* the block's counts, first and last ts */
     uint64_t last_ts;         /* last timed record of the stream */
     uint32_t depth;
-    uint64_t plots, frames;
-    lt_stream_summary sum;
+    uint64_t events, lost;    /* of the stream, for its process's end */
 } lt__bstream;
 
 typedef struct lt__bproc {
@@ -36,8 +35,6 @@ struct lt_builder {
     int err;
     uint32_t nprocs;
     lt__bproc **procs;
-    uint64_t header_bytes;
-    uint64_t raw_bytes;
 };
 
 static int lt__buf_room(lt__buf *b, size_t more) {
@@ -77,7 +74,7 @@ int lt_builder_open(lt_builder **out, const char *path, int flags,
         free(b);
         return rc;
     }
-    b->header_bytes = lt_writer_bytes(b->w);
+    lt__writer_sort_streams(b->w);
     *out = b;
     return 0;
 }
@@ -101,7 +98,6 @@ static int lt__emit(lt_builder *b, lt__buf *buf, const lt_block_desc *d,
     size_t raw = buf->len - LT__HDR_ROOM + hlen;
     int rc = lt_writer_block(b->w, d, start, raw);
     if (rc < 0) return lt__set_err(b, rc);
-    b->raw_bytes += raw;
     buf->len = LT__HDR_ROOM;
     return 0;
 }
@@ -118,19 +114,13 @@ static int lt__flush_stream(lt_builder *b, uint32_t process, uint32_t thread) {
     if (s->rec.len <= LT__HDR_ROOM) return 0;
     int rc = lt__flush_meta(b, process);
     if (rc < 0) return rc;
-    lt_block_desc d = {.kind = LT_BLOCK_EVENTS, .process = process,
-                       .thread = thread, .n_events = s->blk_events,
-                       .first_ts = s->blk_events ? s->blk_first : 0,
-                       .last_ts = s->blk_events ? s->blk_last : 0};
-    uint64_t before = lt_writer_bytes(b->w);
-    size_t raw = s->rec.len - LT__HDR_ROOM;
+    lt_block_desc d = s->blk;
+    d.kind = LT_BLOCK_EVENTS;
+    d.process = process;
+    d.thread = thread;
     rc = lt__emit(b, &s->rec, &d, s->base_ts);
     if (rc < 0) return rc;
-    s->sum.blocks++;
-    s->sum.raw_bytes += raw + lt__varint_len(process) + lt__varint_len(thread) +
-                        lt__varint_len(s->base_ts) + 1;
-    s->sum.comp_bytes += lt_writer_bytes(b->w) - before - LT__UNIT_OVERHEAD;
-    s->blk_events = 0;
+    s->blk = (lt_block_desc){0};
     return 0;
 }
 
@@ -212,10 +202,9 @@ int lt_builder_thread(lt_builder *b, uint32_t process, uint64_t tid,
         return LT_ENOMEM;
     }
     s->rec.len = LT__HDR_ROOM;
-    s->sum.process = process;
-    s->sum.thread = p->nthreads + 1;
     p->threads[p->nthreads++] = s;
-    int rc = lt__meta_room(b, process, 32 + nl);
+    int rc = lt__writer_stream(b->w, process, p->nthreads);
+    if (rc == 0) rc = lt__meta_room(b, process, 32 + nl);
     if (rc < 0) return rc;
     uint8_t *w = p->meta.p + p->meta.len;
     *w++ = LT_TAG_THREAD_INFO;
@@ -297,10 +286,9 @@ static uint8_t *lt__rec(lt_builder *b, uint32_t process, uint32_t thread,
     if (timed) {
         w = lt__put_varint_(w, ts - s->prev);
         s->prev = s->last_ts = ts;
-        if (s->blk_events++ == 0) s->blk_first = ts;
-        s->blk_last = ts;
-        if (s->sum.events++ == 0) s->sum.first_ts = ts;
-        s->sum.last_ts = ts;
+        if (s->blk.n_events++ == 0) s->blk.first_ts = ts;
+        s->blk.last_ts = ts;
+        s->events++;
     }
     *sp = s;
     return w;
@@ -328,7 +316,7 @@ int lt_builder_zone_begin(lt_builder *b, uint32_t process, uint32_t thread,
     if (!w) return rc;
     if (loc >= 128) w = lt__put_varint_(w, loc);
     s->depth++;
-    s->sum.zones++;
+    s->blk.zones++;
     return lt__rec_done(b, process, thread, s, w);
 }
 
@@ -374,7 +362,7 @@ int lt_builder_message(lt_builder *b, uint32_t process, uint32_t thread,
     uint8_t *w = lt__rec(b, process, thread, 24 + n, 1, ts, LT_TAG_MESSAGE, &s, &rc);
     if (!w) return rc;
     w = lt__put_str(w, text, n);
-    s->sum.messages++;
+    s->blk.messages++;
     return lt__rec_done(b, process, thread, s, w);
 }
 
@@ -390,7 +378,7 @@ int lt_builder_signpost(lt_builder *b, uint32_t process, uint32_t thread,
     if (!w) return rc;
     w = lt__put_str(w, header, hn);
     w = lt__put_str(w, body, bn);
-    s->sum.messages++;
+    s->blk.messages++;
     return lt__rec_done(b, process, thread, s, w);
 }
 
@@ -406,7 +394,7 @@ int lt_builder_plot_value(lt_builder *b, uint32_t process, uint32_t thread,
     uint64_t bits;
     memcpy(&bits, &value, 8);
     lt__le64(w, bits);
-    s->plots++;
+    s->blk.plots++;
     return lt__rec_done(b, process, thread, s, w + 8);
 }
 
@@ -419,7 +407,7 @@ int lt_builder_frame(lt_builder *b, uint32_t process, uint32_t thread,
     uint8_t *w = lt__rec(b, process, thread, 24, 1, ts, LT_TAG_FRAME, &s, &rc);
     if (!w) return rc;
     w = lt__put_varint_(w, frame);
-    s->frames++;
+    s->blk.frames++;
     return lt__rec_done(b, process, thread, s, w);
 }
 
@@ -430,7 +418,8 @@ int lt_builder_lost(lt_builder *b, uint32_t process, uint32_t thread,
     uint8_t *w = lt__rec(b, process, thread, 24, 1, ts, LT_TAG_LOST, &s, &rc);
     if (!w) return rc;
     w = lt__put_varint_(w, count);
-    s->sum.lost = lt__sat_add(s->sum.lost, count);
+    s->blk.lost = lt__sat_add(s->blk.lost, count);
+    s->lost = lt__sat_add(s->lost, count);
     return lt__rec_done(b, process, thread, s, w);
 }
 
@@ -444,8 +433,8 @@ int lt_builder_process_end(lt_builder *b, uint32_t process, uint64_t ts,
         return LT_EINVAL;
     uint64_t events = 0, lost = 0;
     for (uint32_t i = 0; i < p->nthreads; i++) {
-        events += p->threads[i]->sum.events;
-        lost = lt__sat_add(lost, p->threads[i]->sum.lost);
+        events += p->threads[i]->events;
+        lost = lt__sat_add(lost, p->threads[i]->lost);
     }
     int rc = lt__meta_room(b, process, 64 + rl);
     if (rc < 0) return rc;
@@ -462,44 +451,6 @@ int lt_builder_process_end(lt_builder *b, uint32_t process, uint64_t ts,
     return 0;
 }
 
-static int lt__trailer(lt_builder *b) {
-    size_t ns = 0, k = 0;
-    for (uint32_t i = 0; i < b->nprocs; i++) ns += b->procs[i]->nthreads;
-    lt_stream_summary *sum = calloc(ns ? ns : 1, sizeof *sum);
-    if (!sum) return LT_ENOMEM;
-    uint64_t ev = 0, zones = 0, msgs = 0, plots = 0, frames = 0, lost = 0;
-    uint64_t first = 0, last = 0;
-    int any = 0;
-    for (uint32_t i = 0; i < b->nprocs; i++) {
-        for (uint32_t t = 0; t < b->procs[i]->nthreads; t++) {
-            lt__bstream *s = b->procs[i]->threads[t];
-            sum[k++] = s->sum;
-            ev += s->sum.events;
-            zones += s->sum.zones;
-            msgs += s->sum.messages;
-            plots += s->plots;
-            frames += s->frames;
-            lost = lt__sat_add(lost, s->sum.lost);
-            if (s->sum.events) {
-                if (!any || s->sum.first_ts < first) first = s->sum.first_ts;
-                if (!any || s->sum.last_ts > last) last = s->sum.last_ts;
-                any = 1;
-            }
-        }
-    }
-    const lt_total totals[] = {
-        {"processes", b->nprocs}, {"threads", ns}, {"events", ev},
-        {"zones", zones}, {"messages", msgs}, {"plots", plots},
-        {"frames", frames}, {"lost_events", lost}, {"first_ts", first},
-        {"last_ts", last}, {"raw_bytes", b->raw_bytes},
-        {"body_bytes", lt_writer_bytes(b->w) - b->header_bytes}};
-    int rc = lt_writer_close(b->w, sum, ns, totals,
-                             sizeof totals / sizeof totals[0]);
-    b->w = NULL;
-    free(sum);
-    return rc;
-}
-
 int lt_builder_close(lt_builder *b, int no_trailer) {
     if (!b) return 0;
     int rc = b->err;
@@ -509,7 +460,8 @@ int lt_builder_close(lt_builder *b, int no_trailer) {
             rc = lt__flush_stream(b, i + 1, t + 1);
     }
     if (rc == 0 && !no_trailer) {
-        rc = lt__trailer(b);
+        const lt_total procs = {"processes", b->nprocs};
+        rc = lt__writer_finish(b->w, &procs, 1);
     } else {
         int rc2 = lt_writer_close(b->w, NULL, 0, NULL, 0);
         if (rc == 0) rc = rc2;

@@ -1,5 +1,7 @@
 /* rotate.c -- the writer's rotation to numbered files: each file a complete
- * trace (its own metadata, cut zones, statistics and trailer). */
+ * trace (its own metadata, cut zones, statistics and trailer). What a next
+ * file must repeat is kept here; the counts of its trailer are the
+ * writer's (writer_sums.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,8 +13,6 @@ typedef struct rt_stream {
     uint32_t proc, thread;
     lt__zstack open;          /* zones open after the last block */
     uint64_t last_ts;
-    lt_stream_summary sum;    /* in the current file */
-    uint64_t plots, frames;
 } rt_stream;
 
 typedef struct rt_proc {
@@ -21,6 +21,8 @@ typedef struct rt_proc {
     int ended, in_file;
     rt_stream **threads;
     uint32_t nthreads;
+    unsigned *file_of;        /* by thread: the last file that holds it */
+    uint32_t nfile_of;
 } rt_proc;
 
 struct lt__rot {
@@ -33,19 +35,13 @@ struct lt__rot {
     size_t nstreams, streams_bytes; /* count; bytes allocated */
     uint8_t *stats;           /* the last statistics block (raw) */
     size_t stats_len;
-    uint64_t file_raw, header_bytes;
     int file_has_events;
+    uint64_t file_threads;    /* threads the file declares or has blocks of */
     uint8_t *pend, *rbuf, *tmp;
     size_t pend_cap, rbuf_cap, tmp_cap;
 };
 
-static const char *const std_names[] = {
-    "processes", "threads", "events", "zones", "messages", "plots", "frames",
-    "lost_events", "first_ts", "last_ts", "raw_bytes", "body_bytes", "rotation_index"};
-#define N_STD 13
-
-int lt__rot_new(lt__rot **out, const char *path, uint64_t max_bytes,
-                uint64_t header_bytes) {
+int lt__rot_new(lt__rot **out, const char *path, uint64_t max_bytes) {
     lt__rot *r = calloc(1, sizeof *r);
     if (!r || !(r->path = strdup(path))) {
         free(r);
@@ -53,7 +49,6 @@ int lt__rot_new(lt__rot **out, const char *path, uint64_t max_bytes,
     }
     r->max = max_bytes;
     r->index = 1;
-    r->header_bytes = header_bytes;
     *out = r;
     return 0;
 }
@@ -64,6 +59,7 @@ void lt__rot_free(lt__rot *r) {
         if (r->procs[i]) {
             free(r->procs[i]->meta);
             free(r->procs[i]->threads);
+            free(r->procs[i]->file_of);
             free(r->procs[i]);
         }
     for (size_t i = 0; i < r->nstreams; i++) {
@@ -129,8 +125,6 @@ static rt_stream *rt_stream_get(lt__rot *r, uint32_t proc, uint32_t thread) {
         if (!s) return NULL;
         s->proc = proc;
         s->thread = thread;
-        s->sum.process = proc;
-        s->sum.thread = thread;
         p->threads[thread - 1] = all[r->nstreams++] = s;
     }
     return p->threads[thread - 1];
@@ -148,6 +142,37 @@ static const uint8_t *rt_records(const uint8_t *raw, size_t len, uint64_t *base)
 
 /* ---- After each unit: what a next file must repeat ----------------------- */
 
+/* Counts the thread in the current file's `threads` once (a reader counts
+ * every thread that a THREAD_INFO declares or that has a block). */
+static int rt_thread_in_file(lt__rot *r, rt_proc *pr, uint64_t thread) {
+    if (thread == 0 || thread > UINT32_MAX) return 0; /* not a thread: the reader's call */
+    if (thread > pr->nfile_of) {
+        unsigned *n = realloc(pr->file_of, (size_t)thread * sizeof *n);
+        if (!n) return LT_ENOMEM;
+        memset(n + pr->nfile_of, 0, (size_t)(thread - pr->nfile_of) * sizeof *n);
+        pr->file_of = n;
+        pr->nfile_of = (uint32_t)thread;
+    }
+    if (pr->file_of[thread - 1] != r->index) {
+        pr->file_of[thread - 1] = r->index;
+        r->file_threads++;
+    }
+    return 0;
+}
+
+/* Walks metadata records [p, end) of process `pr`: its end, its threads. */
+static int rt_meta_records(lt__rot *r, rt_proc *pr, const uint8_t *p, const uint8_t *end) {
+    while (p < end) {
+        lt__meta_rec m;
+        const char *why;
+        if (lt__next_meta(&p, end, 0x3Fu, &m, &why) < 0) return LT_EINVAL;
+        if (m.tag == LT_TAG_PROC_END) pr->ended = 1;
+        if (m.tag == LT_TAG_THREAD_INFO && rt_thread_in_file(r, pr, m.id) < 0)
+            return LT_ENOMEM;
+    }
+    return 0;
+}
+
 static int rt_meta(lt__rot *r, const lt_block_desc *d, const uint8_t *raw, size_t len) {
     uint64_t base;
     const uint8_t *p = rt_records(raw, len, &base), *end = raw + len;
@@ -157,53 +182,33 @@ static int rt_meta(lt__rot *r, const lt_block_desc *d, const uint8_t *raw, size_
     if (rt_grow(&pr->meta, &pr->cap, pr->len + (size_t)(end - p)) < 0) return LT_ENOMEM;
     memcpy(pr->meta + pr->len, p, (size_t)(end - p));
     pr->len += (size_t)(end - p);
-    while (p < end) {
-        lt__meta_rec m;
-        const char *why;
-        if (lt__next_meta(&p, end, 0x3Fu, &m, &why) < 0) return LT_EINVAL;
-        if (m.tag == LT_TAG_PROC_END) pr->ended = 1;
-    }
-    return 0;
+    return rt_meta_records(r, pr, p, end);
 }
 
-static int rt_events(lt__rot *r, const lt_block_desc *d, const uint8_t *raw, size_t len,
-                     size_t unit_len) {
+/* The zones the block leaves open, and its stream's last timestamp. */
+static int rt_events(lt__rot *r, const lt_block_desc *d, const uint8_t *raw, size_t len) {
     uint64_t ts;
     const uint8_t *p = rt_records(raw, len, &ts), *end = raw + len;
     rt_stream *s = rt_stream_get(r, d->process, d->thread);
     if (!p || !s) return p ? LT_ENOMEM : LT_EINVAL;
-    lt_stream_summary *m = &s->sum;
+    if (rt_thread_in_file(r, r->procs[d->process], d->thread) < 0) return LT_ENOMEM;
     while (p < end) {
         uint8_t tag;
         uint64_t loc;
         const char *str, *why;
         size_t slen;
-        int timed = lt__rec_next(&p, end, &tag, &ts, &loc, &str, &slen);
-        if (timed < 0) return LT_EINVAL;
+        if (lt__rec_next(&p, end, &tag, &ts, &loc, &str, &slen) < 0) return LT_EINVAL;
         int rc = tag == LT_TAG_LOST ? 0 : lt__zstack_apply(&s->open, tag, loc, str, slen, &why);
         if (rc < 0) return rc == LT_ENOMEM ? rc : LT_EINVAL;
-        if (!timed) continue;
-        if (m->events++ == 0) m->first_ts = ts;
-        m->last_ts = ts;
-        if (tag == LT_TAG_ZONE_BEGIN || tag > LT_TAG_ZONE_BEGIN_SHORT) m->zones++;
-        else if (tag == LT_TAG_MESSAGE || tag == LT_TAG_SIGNPOST) m->messages++;
-        else if (tag == LT_TAG_PLOT) s->plots++;
-        else if (tag == LT_TAG_FRAME) s->frames++;
-        else if (tag == LT_TAG_LOST) m->lost += loc; /* its count */
     }
     s->last_ts = ts;
-    m->blocks++;
-    m->raw_bytes += len;
-    m->comp_bytes += unit_len - LT__UNIT_OVERHEAD;
     r->file_has_events = 1;
     return 0;
 }
 
-int lt__rot_after(lt__rot *r, const lt_block_desc *d, const void *raw, size_t raw_len,
-                  size_t unit_len) {
-    r->file_raw += raw_len;
+int lt__rot_after(lt__rot *r, const lt_block_desc *d, const void *raw, size_t raw_len) {
     if (d->kind == LT_BLOCK_META) return rt_meta(r, d, raw, raw_len);
-    if (d->kind == LT_BLOCK_EVENTS) return rt_events(r, d, raw, raw_len, unit_len);
+    if (d->kind == LT_BLOCK_EVENTS) return rt_events(r, d, raw, raw_len);
     if (d->kind == LT_BLOCK_STATS) {
         if (rt_grow(&r->stats, &r->stats_len, raw_len) < 0) return LT_ENOMEM;
         memcpy(r->stats, raw, raw_len);
@@ -213,12 +218,6 @@ int lt__rot_after(lt__rot *r, const lt_block_desc *d, const void *raw, size_t ra
 }
 
 /* ---- Trailer of one file ------------------------------------------------- */
-
-static int rt_is_std(const char *name) {
-    for (int i = 0; i < N_STD; i++)
-        if (strcmp(name, std_names[i]) == 0) return 1;
-    return 0;
-}
 
 /* The statistics of the last statistics block, as totals (names point into
  * the block; a name is at most LT_MAX_STRING long: copied to `names`). */
@@ -239,37 +238,14 @@ static size_t rt_stat_totals(lt__rot *r, lt_total *t, char (*names)[64], size_t 
 }
 
 int lt__rot_trailer(lt_writer *w, lt__rot *r, const lt_total *extra, size_t n_extra) {
-    lt_stream_summary *sum = calloc(r->nstreams + 1, sizeof *sum);
-    size_t cap = N_STD + n_extra + 64;
-    lt_total *t = calloc(cap, sizeof *t);
-    char(*names)[64] = calloc(64, sizeof *names);
-    int rc = LT_ENOMEM;
-    if (!sum || !t || !names) goto out;
-    size_t ns = 0, nt = 0;
-    uint64_t v[8] = {0}, procs = 0;
+    uint64_t procs = 0;
     for (uint32_t i = 0; i < r->nprocs; i++) procs += r->procs[i] && r->procs[i]->in_file;
-    for (size_t i = 0; i < r->nstreams; i++) {
-        const rt_stream *s = r->streams[i];
-        if (!s->sum.blocks) continue;
-        sum[ns++] = s->sum;
-        v[0] += s->sum.events, v[1] += s->sum.zones, v[2] += s->sum.messages;
-        v[3] += s->plots, v[4] += s->frames, v[5] += s->sum.lost;
-        if (s->sum.events && (v[6] == 0 || s->sum.first_ts < v[6])) v[6] = s->sum.first_ts;
-        if (s->sum.events && s->sum.last_ts > v[7]) v[7] = s->sum.last_ts;
-    }
-    uint64_t vals[N_STD] = {procs, ns, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7],
-                            r->file_raw, lt__writer_bytes(w) - r->header_bytes, r->index};
-    for (int i = 0; i < N_STD; i++) t[nt++] = (lt_total){std_names[i], vals[i]};
-    if (extra) {
-        for (size_t i = 0; i < n_extra; i++)
-            if (!rt_is_std(extra[i].name)) t[nt++] = extra[i];
-    } else {
-        nt += rt_stat_totals(r, t + nt, names, 64);
-    }
-    rc = lt__writer_trailer(w, sum, ns, t, nt);
-out:
-    free(sum);
-    free(t);
+    if (extra) return lt__writer_rot_trailer(w, procs, r->file_threads, r->index, extra, n_extra);
+    lt_total t[64];
+    char(*names)[64] = calloc(64, sizeof *names);
+    if (!names) return LT_ENOMEM;
+    size_t nt = rt_stat_totals(r, t, names, 64);
+    int rc = lt__writer_rot_trailer(w, procs, r->file_threads, r->index, t, nt);
     free(names);
     return rc;
 }
@@ -277,17 +253,9 @@ out:
 /* ---- Rotation ------------------------------------------------------------ */
 
 static int rt_replay(lt_writer *w, lt__rot *r, const lt_block_desc *d, const uint8_t *raw,
-                     size_t len, rt_stream *s) {
+                     size_t len) {
     size_t unit;
-    int rc = lt__writer_replay(w, d, raw, len, &r->rbuf, &r->rbuf_cap, &unit);
-    if (rc < 0) return rc;
-    r->file_raw += len;
-    if (s) {
-        s->sum.blocks++;
-        s->sum.raw_bytes += len;
-        s->sum.comp_bytes += unit - LT__UNIT_OVERHEAD;
-    }
-    return 0;
+    return lt__writer_replay(w, d, raw, len, &r->rbuf, &r->rbuf_cap, &unit);
 }
 
 /* A live process's metadata, in blocks below the size limit. */
@@ -303,36 +271,16 @@ static int rt_replay_meta(lt_writer *w, lt__rot *r, uint32_t idx) {
             lt__meta_rec m;
             const char *why;
             if (lt__next_meta(&p, end, 0x3Fu, &m, &why) < 0) return LT_EINVAL;
+            if (m.tag == LT_TAG_THREAD_INFO && rt_thread_in_file(r, pr, m.id) < 0)
+                return LT_ENOMEM;
         }
         if (rt_grow(&r->tmp, &r->tmp_cap, n + (size_t)(p - start)) < 0) return LT_ENOMEM;
         memcpy(r->tmp + n, start, (size_t)(p - start));
-        int rc = rt_replay(w, r, &d, r->tmp, n + (size_t)(p - start), NULL);
+        int rc = rt_replay(w, r, &d, r->tmp, n + (size_t)(p - start));
         if (rc < 0) return rc;
     }
     pr->in_file = 1;
     return 0;
-}
-
-/* Zones open at the rotation: a cut block and their begins, at the
- * stream's last timestamp. */
-static int rt_replay_open(lt_writer *w, lt__rot *r, rt_stream *s) {
-    uint32_t depth = s->open.depth;
-    if (rt_grow(&r->tmp, &r->tmp_cap, 64 + lt__zstack_size(&s->open)) < 0) return LT_ENOMEM;
-    uint8_t *p = r->tmp + lt_block_header(r->tmp, LT_BLOCK_CUT, s->proc, s->thread, 0);
-    *p++ = LT_TAG_CUT_OPEN;
-    p = lt__put_varint_(p, s->last_ts);
-    p = lt__put_varint_(p, depth);
-    lt_block_desc d = {.kind = LT_BLOCK_CUT, .process = s->proc, .thread = s->thread};
-    int rc = rt_replay(w, r, &d, r->tmp, (size_t)(p - r->tmp), NULL);
-    if (rc < 0) return rc;
-    p = r->tmp + lt_block_header(r->tmp, LT_BLOCK_EVENTS, s->proc, s->thread, s->last_ts);
-    p = lt__zstack_records(&s->open, p);
-    d = (lt_block_desc){.kind = LT_BLOCK_EVENTS, .process = s->proc, .thread = s->thread,
-                        .n_events = depth, .first_ts = s->last_ts, .last_ts = s->last_ts};
-    s->sum.events += depth;
-    s->sum.zones += depth;
-    s->sum.first_ts = s->sum.last_ts = s->last_ts;
-    return rt_replay(w, r, &d, r->tmp, (size_t)(p - r->tmp), s);
 }
 
 static void rt_name(const lt__rot *r, char *out, size_t n) {
@@ -351,14 +299,8 @@ static int rt_rotate(lt_writer *w, lt__rot *r) {
     r->index++;
     rt_name(r, name, sizeof name);
     if ((rc = lt__writer_reopen(w, name)) < 0) return rc;
-    r->header_bytes = lt__writer_bytes(w);
-    r->file_raw = 0;
     r->file_has_events = 0;
-    for (size_t i = 0; i < r->nstreams; i++) {
-        rt_stream *s = r->streams[i];
-        s->sum = (lt_stream_summary){.process = s->proc, .thread = s->thread};
-        s->plots = s->frames = 0;
-    }
+    r->file_threads = 0;
     for (uint32_t i = 0; i < r->nprocs; i++)
         if (r->procs[i]) r->procs[i]->in_file = 0;
     for (uint32_t i = 0; i < r->nprocs && rc == 0; i++)
@@ -366,11 +308,12 @@ static int rt_rotate(lt_writer *w, lt__rot *r) {
             rc = rt_replay_meta(w, r, i);
     if (rc == 0 && r->stats) {
         lt_block_desc d = {.kind = LT_BLOCK_STATS};
-        rc = rt_replay(w, r, &d, r->stats, r->stats_len, NULL);
+        rc = rt_replay(w, r, &d, r->stats, r->stats_len);
     }
     for (size_t i = 0; i < r->nstreams && rc == 0; i++) {
         rt_stream *s = r->streams[i];
-        if (s->open.depth && !r->procs[s->proc]->ended) rc = rt_replay_open(w, r, s);
+        if (s->open.depth && !r->procs[s->proc]->ended) /* cut zones */
+            rc = lt__writer_cut(w, s->proc, s->thread, s->last_ts, s->open.depth, &s->open);
     }
     return rc;
 }

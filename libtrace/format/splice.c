@@ -15,7 +15,6 @@ typedef struct sp_ostream {
     uint32_t proc, thread;    /* output indices */
     int64_t shift;
     lt__stream_state st;      /* what was written, in the input's time */
-    uint64_t blocks, raw, comp;
     int started, done;        /* window reached / passed */
     lt__zstack open;          /* open zones before the window starts */
 } sp_ostream;
@@ -41,7 +40,6 @@ typedef struct sp_stat {
 
 struct lt_splice {
     lt_writer *w;
-    uint64_t header_bytes, raw_bytes;
     sp_input *inputs;
     size_t ninputs;
     sp_ostream **streams;
@@ -86,7 +84,6 @@ int lt_splice_open(lt_splice **out, const char *path, int flags,
         free(s);
         return rc;
     }
-    s->header_bytes = lt_writer_bytes(s->w);
     *out = s;
     return 0;
 }
@@ -102,7 +99,7 @@ static sp_ostream *sp_new_stream(lt_splice *s, uint32_t proc, uint32_t thread,
     o->thread = thread;
     o->shift = shift;
     s->streams[s->nstreams++] = o;
-    return o;
+    return lt__writer_stream(s->w, proc, thread) == 0 ? o : NULL;
 }
 
 static int sp_map_threads(lt_splice *s, sp_input *x, uint32_t p) {
@@ -148,48 +145,25 @@ int lt_splice_add(lt_splice *s, const lt_splice_input *in) {
 
 /* ---- Writing blocks ------------------------------------------------------ */
 
-static int sp_write(lt_splice *s, sp_ostream *o, const lt_block_desc *d,
-                    const uint8_t *raw, size_t len) {
-    uint64_t before = lt_writer_bytes(s->w);
+static int sp_write_failed(lt_splice *s, int rc) {
+    return sp_fail(s, rc, "cannot write the output: %s", lt_strerror(rc));
+}
+
+static int sp_write(lt_splice *s, const lt_block_desc *d, const uint8_t *raw, size_t len) {
     int rc = lt_writer_block(s->w, d, raw, len);
-    if (rc < 0) return sp_fail(s, rc, "cannot write the output: %s", lt_strerror(rc));
-    s->raw_bytes += len;
-    if (o) {
-        o->blocks++;
-        o->raw += len;
-        o->comp += lt_writer_bytes(s->w) - before - LT__UNIT_OVERHEAD;
-    }
-    return 0;
+    return rc < 0 ? sp_write_failed(s, rc) : 0;
+}
+
+/* Zones open at `ts` (output time) written as cut zones (lt__writer_cut). */
+static int sp_cut_zones(lt_splice *s, const sp_ostream *o, uint64_t ts, uint64_t depth,
+                        const lt__zstack *open) {
+    int rc = lt__writer_cut(s->w, o->proc, o->thread, ts, depth, open);
+    if (rc == LT_ENOMEM) return sp_fail(s, rc, "out of memory");
+    return rc < 0 ? sp_write_failed(s, rc) : 0;
 }
 
 static uint64_t sp_ts(const sp_ostream *o, uint64_t ts) {
     return (uint64_t)((int64_t)ts + o->shift);
-}
-
-/* Writes the zones open at the window's start: a cut block saying how many
- * there are, then their ZONE_BEGIN records (with their names and texts) at
- * `from`. */
-static int sp_prefix(lt_splice *s, sp_ostream *o, uint64_t from) {
-    uint64_t ts = sp_ts(o, from);
-    s->out_len = 0;
-    if (sp_room(s, 64) < 0) return sp_fail(s, LT_ENOMEM, "out of memory");
-    uint8_t *p = s->out + lt_block_header(s->out, LT_BLOCK_CUT, o->proc, o->thread, 0);
-    *p++ = LT_TAG_CUT_OPEN;
-    p = lt__put_varint_(p, ts);
-    p = lt__put_varint_(p, o->open.depth);
-    lt_block_desc d = {.kind = LT_BLOCK_CUT, .process = o->proc, .thread = o->thread};
-    int rc = sp_write(s, NULL, &d, s->out, (size_t)(p - s->out));
-    s->out_len = 0;
-    if (rc == 0 && sp_room(s, 32) < 0) rc = sp_fail(s, LT_ENOMEM, "out of memory");
-    if (rc < 0) return rc;
-    if (sp_room(s, 32 + lt__zstack_size(&o->open)) < 0)
-        return sp_fail(s, LT_ENOMEM, "out of memory");
-    p = s->out + lt_block_header(s->out, LT_BLOCK_EVENTS, o->proc, o->thread, ts);
-    s->out_len = (size_t)(lt__zstack_records(&o->open, p) - s->out);
-    d = (lt_block_desc){.kind = LT_BLOCK_EVENTS, .process = o->proc,
-                        .thread = o->thread, .n_events = o->open.depth,
-                        .first_ts = ts, .last_ts = ts};
-    return sp_write(s, o, &d, s->out, s->out_len);
 }
 
 /* The stream reaches its window: zones still open become cut zones. */
@@ -197,7 +171,7 @@ static int sp_start(lt_splice *s, sp_ostream *o, uint64_t from) {
     uint32_t depth = o->open.depth;
     o->started = 1;
     if (depth == 0) return 0;
-    int rc = sp_prefix(s, o, from);
+    int rc = sp_cut_zones(s, o, sp_ts(o, from), depth, &o->open);
     if (rc < 0) return rc;
     o->st.events += depth;
     o->st.zones += depth;
@@ -227,17 +201,17 @@ static int sp_emit(lt_splice *s, sp_input *x, const lt__blk *b, sp_ostream *o,
     const lt__rproc *rp = x->in.r->procs[b->process];
     lt__scan_limits lim = {.max_loc = rp->nlocs, .max_plot = rp->nplots,
                            .max_frame = rp->nframes, .allow_aborted = 1};
-    uint64_t events = o->st.events;
+    const lt__stream_state before = o->st;
     const char *why;
     size_t off;
     o->st.last_ts = base;
     if (lt__scan_events(p, (size_t)(end - p), &o->st, &lim, &why, &off) < 0)
         return sp_corrupt(s, x, b, why);
-    uint32_t n = (uint32_t)(o->st.events - events);
-    s->written += n;
-    if (n == 0) return 0;
     lt_block_desc d = {.kind = LT_BLOCK_EVENTS, .process = o->proc, .thread = o->thread,
-                       .n_events = n, .first_ts = 0, .last_ts = sp_ts(o, o->st.last_ts)};
+                       .last_ts = sp_ts(o, o->st.last_ts)};
+    lt__desc_counts(&d, &before, &o->st);
+    s->written += d.n_events;
+    if (d.n_events == 0) return 0;
     /* first_ts: the first timed record of the range */
     const uint8_t *q = p;
     uint64_t first = base, dt;
@@ -254,26 +228,20 @@ static int sp_emit(lt_splice *s, sp_input *x, const lt__blk *b, sp_ostream *o,
     }
     d.first_ts = sp_ts(o, first);
     if (frame) {
-        uint64_t before = lt_writer_bytes(s->w);
         int rc = lt__writer_frame(s->w, &d, b->raw, frame, b->comp);
-        if (rc < 0) return sp_fail(s, rc, "cannot write the output: %s", lt_strerror(rc));
-        s->raw_bytes += b->raw;
-        o->blocks++;
-        o->raw += b->raw;
-        o->comp += lt_writer_bytes(s->w) - before - LT__UNIT_OVERHEAD;
-        return 0;
+        return rc < 0 ? sp_write_failed(s, rc) : 0;
     }
     uint8_t hdr[32];
     size_t hl = lt_block_header(hdr, LT_BLOCK_EVENTS, o->proc, o->thread, sp_ts(o, base));
     if ((size_t)(p - x->raw) >= hl) { /* room in front: no copy */
         memcpy(p - hl, hdr, hl);
-        return sp_write(s, o, &d, p - hl, (size_t)(end - p) + hl);
+        return sp_write(s, &d, p - hl, (size_t)(end - p) + hl);
     }
     s->out_len = 0;
     if (sp_room(s, hl + (size_t)(end - p)) < 0) return sp_fail(s, LT_ENOMEM, "out of memory");
     memcpy(s->out, hdr, hl);
     memcpy(s->out + hl, p, (size_t)(end - p));
-    return sp_write(s, o, &d, s->out, hl + (size_t)(end - p));
+    return sp_write(s, &d, s->out, hl + (size_t)(end - p));
 }
 
 /* A block that crosses the window's start or end: records before `from`
@@ -419,7 +387,7 @@ static int sp_meta(lt_splice *s, sp_input *x, const lt__blk *b) {
     }
     if (s->out_len == hl) return 0;
     lt_block_desc d = {.kind = LT_BLOCK_META, .process = x->proc_out[proc]};
-    return sp_write(s, NULL, &d, s->out, s->out_len);
+    return sp_write(s, &d, s->out, s->out_len);
 }
 
 /* A cut block of the input (it was itself cut or dumped by a flight
@@ -438,14 +406,7 @@ static int sp_cut(lt_splice *s, sp_input *x, const lt__blk *b) {
         lt__get_varint(&p, end, &depth) < 0)
         return sp_corrupt(s, x, b, "malformed cut block");
     if (ts < x->in.from || ts > x->in.to) return 0;
-    s->out_len = 0;
-    if (sp_room(s, 64) < 0) return sp_fail(s, LT_ENOMEM, "out of memory");
-    uint8_t *q = s->out + lt_block_header(s->out, LT_BLOCK_CUT, o->proc, o->thread, 0);
-    *q++ = LT_TAG_CUT_OPEN;
-    q = lt__put_varint_(q, sp_ts(o, ts));
-    q = lt__put_varint_(q, depth);
-    lt_block_desc d = {.kind = LT_BLOCK_CUT, .process = o->proc, .thread = o->thread};
-    return sp_write(s, NULL, &d, s->out, (size_t)(q - s->out));
+    return sp_cut_zones(s, o, sp_ts(o, ts), depth, NULL);
 }
 
 /* ---- Run ----------------------------------------------------------------- */
@@ -554,47 +515,19 @@ static int sp_write_stats(lt_splice *s) {
         s->out_len = (size_t)(p - s->out);
     }
     lt_block_desc d = {.kind = LT_BLOCK_STATS};
-    return sp_write(s, NULL, &d, s->out, s->out_len);
+    return sp_write(s, &d, s->out, s->out_len);
 }
 
+/* The trailer: the writer's, with the number of output processes and the
+ * statistics as totals. */
 static int sp_trailer(lt_splice *s) {
-    size_t ns = s->nstreams, nt = 12 + s->nstats;
-    lt_stream_summary *sum = calloc(ns ? ns : 1, sizeof *sum);
-    lt_total *t = calloc(nt, sizeof *t);
-    if (!sum || !t) {
-        free(sum);
-        free(t);
-        return LT_ENOMEM;
-    }
-    uint64_t v[8] = {0}; /* events zones messages plots frames lost first last */
-    int any = 0;
-    for (size_t i = 0; i < ns; i++) {
-        const sp_ostream *o = s->streams[i];
-        const lt__stream_state *st = &o->st;
-        uint64_t first = st->have_ts ? sp_ts(o, st->first_ts) : 0;
-        uint64_t last = st->have_ts ? sp_ts(o, st->last_ts) : 0;
-        sum[i] = (lt_stream_summary){o->proc, o->thread, st->events, st->zones,
-                                     st->messages, st->lost, first, last,
-                                     o->blocks, o->raw, o->comp};
-        v[0] += st->events, v[1] += st->zones, v[2] += st->messages;
-        v[3] += st->plots, v[4] += st->frames, v[5] += st->lost;
-        if (st->events) {
-            if (!any || first < v[6]) v[6] = first;
-            if (!any || last > v[7]) v[7] = last;
-            any = 1;
-        }
-    }
-    const char *names[12] = {"processes", "threads", "events", "zones", "messages",
-                             "plots", "frames", "lost_events", "first_ts", "last_ts",
-                             "raw_bytes", "body_bytes"};
-    uint64_t vals[12] = {s->nprocs, ns, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7],
-                         s->raw_bytes, lt_writer_bytes(s->w) - s->header_bytes};
-    for (int i = 0; i < 12; i++) t[i] = (lt_total){names[i], vals[i]};
+    lt_total *t = calloc(1 + s->nstats, sizeof *t);
+    if (!t) return LT_ENOMEM;
+    t[0] = (lt_total){"processes", s->nprocs};
     for (size_t i = 0; i < s->nstats; i++)
-        t[12 + i] = (lt_total){s->stats[i].name, s->stats[i].value};
-    int rc = lt_writer_close(s->w, sum, ns, t, nt);
+        t[1 + i] = (lt_total){s->stats[i].name, s->stats[i].value};
+    int rc = lt__writer_finish(s->w, t, 1 + s->nstats);
     s->w = NULL;
-    free(sum);
     free(t);
     return rc;
 }

@@ -1,4 +1,5 @@
-/* writer.c -- appends header, units (descriptor + zstd frame) and trailer. */
+/* writer.c -- appends header, units (descriptor + zstd frame) and the
+ * trailer, which it can make itself from the descriptors (writer_sums.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -10,6 +11,7 @@
 #include <zstd.h>
 #include "internal.h"
 #include "rotate.h"
+#include "zstack.h"
 
 struct lt_writer {
     int fd;
@@ -20,6 +22,10 @@ struct lt_writer {
     size_t cap;
     char *creator;    /* for the headers of rotated files */
     lt__rot *rot;     /* rotation to numbered files, or NULL */
+    uint64_t header_bytes; /* of the current file */
+    lt__sums sums;    /* the current file's, from the descriptors */
+    uint8_t *cut;     /* the raw blocks of lt__writer_cut */
+    size_t cut_cap;
 };
 
 /* Writes all of buf; converts errno once, here. */
@@ -56,14 +62,15 @@ static int lt__write_trailer(lt_writer *w, const lt_stream_summary *s,
                              size_t ns, const lt_total *t, size_t nt);
 static int lt__sync(int fd);
 
-static int lt__reserve(lt_writer *w, size_t need) {
-    if (need <= w->cap) return 0;
-    size_t cap = w->cap ? w->cap : 4096;
-    while (cap < need) cap *= 2;
-    uint8_t *b = realloc(w->buf, cap);
+/* Grows *buf to hold `need` bytes. */
+static int lt__grow(uint8_t **buf, size_t *cap, size_t need) {
+    if (need <= *cap) return 0;
+    size_t c = *cap ? *cap : 4096;
+    while (c < need) c *= 2;
+    uint8_t *b = realloc(*buf, c);
     if (!b) return LT_ENOMEM;
-    w->buf = b;
-    w->cap = cap;
+    *buf = b;
+    *cap = c;
     return 0;
 }
 
@@ -205,6 +212,7 @@ int lt_writer_open(lt_writer **out, const char *path, int flags,
         e = errno;
         goto err;
     }
+    w->header_bytes = w->bytes;
     if (!(w->creator = strdup(creator ? creator : "libtrace"))) {
         rc = LT_ENOMEM;
         goto err;
@@ -261,14 +269,7 @@ static int lt__compress_unit(lt_writer *w, uint8_t **buf, size_t *cap,
     if (d->kind == 0) return LT_EINVAL;
     if (raw_len > LT_MAX_BLOCK_RAW) return LT_ELIMIT;
     size_t bound = ZSTD_compressBound(raw_len);
-    if (LT__UNIT_OVERHEAD + bound > *cap) {
-        size_t c = *cap ? *cap : 4096;
-        while (c < LT__UNIT_OVERHEAD + bound) c *= 2;
-        uint8_t *b = realloc(*buf, c);
-        if (!b) return LT_ENOMEM;
-        *buf = b;
-        *cap = c;
-    }
+    if (lt__grow(buf, cap, LT__UNIT_OVERHEAD + bound) < 0) return LT_ENOMEM;
     size_t comp = ZSTD_compress2(w->cctx, *buf + LT__UNIT_OVERHEAD, bound,
                                  raw, raw_len);
     if (ZSTD_isError(comp) || comp > lt__comp_limit(raw_len))
@@ -293,7 +294,8 @@ int lt_writer_block(lt_writer *w, const lt_block_desc *d, const void *raw,
         return rc;
     }
     rc = lt__append(w, *buf, len);
-    if (rc == 0 && w->rot) rc = lt__rot_after(w->rot, d, raw, raw_len, len);
+    if (rc == 0) rc = lt__sums_add(&w->sums, d, raw_len, len - LT__UNIT_OVERHEAD);
+    if (rc == 0 && w->rot) rc = lt__rot_after(w->rot, d, raw, raw_len);
     if (rc < 0 && !w->err) w->err = rc;
     return rc;
 }
@@ -301,14 +303,8 @@ int lt_writer_block(lt_writer *w, const lt_block_desc *d, const void *raw,
 int lt__writer_replay(lt_writer *w, const lt_block_desc *d, const void *raw,
                       size_t raw_len, uint8_t **buf, size_t *cap, size_t *len) {
     int rc = lt__compress_unit(w, buf, cap, d, raw, raw_len, len);
-    return rc < 0 ? rc : lt__append(w, *buf, *len);
-}
-
-int lt__writer_trailer(lt_writer *w, const lt_stream_summary *s, size_t ns,
-                       const lt_total *t, size_t nt) {
-    int rc = w->err ? w->err : lt__write_trailer(w, s, ns, t, nt);
-    if (rc == 0) rc = lt__sync(w->fd);
-    if (rc < 0 && !w->err) w->err = rc;
+    if (rc == 0) rc = lt__append(w, *buf, *len);
+    if (rc == 0) rc = lt__sums_add(&w->sums, d, raw_len, *len - LT__UNIT_OVERHEAD);
     return rc;
 }
 
@@ -318,14 +314,17 @@ int lt__writer_reopen(lt_writer *w, const char *path) {
     close(w->fd);
     w->fd = fd;
     w->bytes = 0;
-    return lt__write_header(w, w->creator, 1);
+    lt__sums_reset(&w->sums);
+    int rc = lt__write_header(w, w->creator, 1);
+    w->header_bytes = w->bytes;
+    return rc;
 }
 
 uint64_t lt__writer_bytes(const lt_writer *w) { return w->bytes; }
 
 int lt_writer_set_rotation(lt_writer *w, const char *path, uint64_t max_bytes) {
     if (w->rot || !path || max_bytes == 0) return LT_EINVAL;
-    return lt__rot_new(&w->rot, path, max_bytes, w->bytes);
+    return lt__rot_new(&w->rot, path, max_bytes);
 }
 
 int lt__writer_frame(lt_writer *w, const lt_block_desc *d, uint32_t raw_size,
@@ -343,9 +342,46 @@ int lt__writer_frame(lt_writer *w, const lt_block_desc *d, uint32_t raw_size,
         w->bytes -= sizeof u;
         if (ftruncate(w->fd, (off_t)w->bytes) == 0)
             (void)lseek(w->fd, (off_t)w->bytes, SEEK_SET);
+        return rc;
     }
+    return lt__sums_add(&w->sums, d, raw_size, comp);
+}
+
+/* Appends one block of the writer's own making, never rotating. */
+static int lt__own_block(lt_writer *w, const lt_block_desc *d, size_t raw_len) {
+    size_t len;
+    int rc = w->err ? w->err
+                    : lt__compress_unit(w, &w->buf, &w->cap, d, w->cut, raw_len, &len);
+    if (rc == 0) rc = lt__append(w, w->buf, len);
+    if (rc == 0) rc = lt__sums_add(&w->sums, d, raw_len, len - LT__UNIT_OVERHEAD);
+    if (rc < 0 && !w->err) w->err = rc;
     return rc;
 }
+
+int lt__writer_cut(lt_writer *w, uint32_t process, uint32_t thread, uint64_t ts,
+                   uint64_t depth, const lt__zstack *open) {
+    size_t need = 64 + (open ? lt__zstack_size(open) : 0);
+    if (lt__grow(&w->cut, &w->cut_cap, need) < 0) return LT_ENOMEM;
+    uint8_t *p = w->cut + lt_block_header(w->cut, LT_BLOCK_CUT, process, thread, 0);
+    *p++ = LT_TAG_CUT_OPEN;
+    p = lt__put_varint_(p, ts);
+    p = lt__put_varint_(p, depth);
+    lt_block_desc d = {.kind = LT_BLOCK_CUT, .process = process, .thread = thread};
+    int rc = lt__own_block(w, &d, (size_t)(p - w->cut));
+    if (rc < 0 || !open) return rc;
+    p = w->cut + lt_block_header(w->cut, LT_BLOCK_EVENTS, process, thread, ts);
+    p = lt__zstack_records(open, p);
+    d = (lt_block_desc){.kind = LT_BLOCK_EVENTS, .process = process, .thread = thread,
+                        .n_events = (uint32_t)depth, .first_ts = ts, .last_ts = ts,
+                        .zones = (uint32_t)depth};
+    return lt__own_block(w, &d, (size_t)(p - w->cut));
+}
+
+int lt__writer_stream(lt_writer *w, uint32_t process, uint32_t thread) {
+    return lt__sums_stream(&w->sums, process, thread) ? 0 : LT_ENOMEM;
+}
+
+void lt__writer_sort_streams(lt_writer *w) { w->sums.sorted = 1; }
 
 static int lt__write_trailer(lt_writer *w, const lt_stream_summary *s,
                              size_t ns, const lt_total *t, size_t nt) {
@@ -356,7 +392,7 @@ static int lt__write_trailer(lt_writer *w, const lt_stream_summary *s,
         need += 20 + len;
     }
     if (need > UINT32_MAX) return LT_ELIMIT;
-    if (lt__reserve(w, need) < 0) return LT_ENOMEM;
+    if (lt__grow(&w->buf, &w->cap, need) < 0) return LT_ENOMEM;
     uint8_t *p = w->buf + 8;
     memcpy(p, LT__TRAILER_MAGIC, 8);
     p += 8;
@@ -381,12 +417,71 @@ static int lt__write_trailer(lt_writer *w, const lt_stream_summary *s,
     return lt__append(w, w->buf, 8 + content);
 }
 
+static int lt__std_index(const char *name) {
+    for (int i = 0; i < LT__N_STD; i++)
+        if (strcmp(name, lt__std_totals[i]) == 0) return i;
+    return -1;
+}
+
+/* The trailer from the sums. In a rotation's file (rot_index > 0): its
+ * streams with a block, the 13 standard totals with rot[0] processes and
+ * rot[1] threads, and the non-standard totals of `extra`. Else: every
+ * stream, 12 standard totals, those of `extra` replacing the writer's, then
+ * the others. */
+static int lt__sums_trailer(lt_writer *w, unsigned rot_index, const uint64_t rot[2],
+                            const lt_total *extra, size_t n_extra) {
+    lt_stream_summary *sum = malloc((w->sums.n + 1) * sizeof *sum);
+    lt_total *t = malloc((LT__N_STD + n_extra) * sizeof *t);
+    uint64_t std[LT__N_STD];
+    int rc = LT_ENOMEM;
+    if (sum && t) {
+        size_t ns = lt__sums_summaries(&w->sums, sum, rot_index > 0, std), nt = 0;
+        size_t n_std = rot_index ? LT__N_STD : LT__N_STD - 1;
+        std[11] = w->bytes - w->header_bytes;
+        if (rot_index) std[0] = rot[0], std[1] = rot[1], std[12] = rot_index;
+        for (size_t i = 0; i < n_extra && !rot_index; i++) {
+            int k = lt__std_index(extra[i].name);
+            if (k >= 0) std[k] = extra[i].value;
+        }
+        for (size_t i = 0; i < n_std; i++) t[nt++] = (lt_total){lt__std_totals[i], std[i]};
+        for (size_t i = 0; i < n_extra; i++)
+            if (lt__std_index(extra[i].name) < 0) t[nt++] = extra[i];
+        rc = lt__write_trailer(w, sum, ns, t, nt);
+    }
+    free(sum);
+    free(t);
+    return rc;
+}
+
+int lt__writer_rot_trailer(lt_writer *w, uint64_t processes, uint64_t threads,
+                           unsigned index, const lt_total *extra, size_t n_extra) {
+    const uint64_t rot[2] = {processes, threads};
+    int rc = w->err ? w->err : lt__sums_trailer(w, index, rot, extra, n_extra);
+    if (rc == 0) rc = lt__sync(w->fd);
+    if (rc < 0 && !w->err) w->err = rc;
+    return rc;
+}
+
 /* fsync may be refused by special files (/dev/null); that is no failure. */
 static int lt__sync(int fd) {
     if (fdatasync(fd) == 0 || errno == EINVAL || errno == EROFS ||
         errno == ENOTSUP)
         return 0;
     return lt_from_errno(errno);
+}
+
+/* Syncs, closes and frees; returns rc or the first error of these. */
+static int lt__writer_end(lt_writer *w, int rc) {
+    if (rc == 0) rc = lt__sync(w->fd);
+    if (close(w->fd) < 0 && rc == 0) rc = lt_from_errno(errno);
+    ZSTD_freeCCtx(w->cctx);
+    lt__rot_free(w->rot);
+    lt__sums_free(&w->sums);
+    free(w->creator);
+    free(w->buf);
+    free(w->cut);
+    free(w);
+    return rc;
 }
 
 int lt_writer_close(lt_writer *w, const lt_stream_summary *streams,
@@ -399,14 +494,19 @@ int lt_writer_close(lt_writer *w, const lt_stream_summary *streams,
         else
             rc = lt__write_trailer(w, streams, n_streams, totals, n_totals);
     }
-    if (rc == 0) rc = lt__sync(w->fd);
-    if (close(w->fd) < 0 && rc == 0) rc = lt_from_errno(errno);
-    ZSTD_freeCCtx(w->cctx);
-    lt__rot_free(w->rot);
-    free(w->creator);
-    free(w->buf);
-    free(w);
-    return rc;
+    return lt__writer_end(w, rc);
+}
+
+int lt__writer_finish(lt_writer *w, const lt_total *totals, size_t n_totals) {
+    if (!w) return 0;
+    int rc = w->err;
+    if (rc == 0) {
+        if (w->rot && lt__rot_index(w->rot) > 1) /* this file's own summary */
+            rc = lt__rot_trailer(w, w->rot, totals, n_totals);
+        else
+            rc = lt__sums_trailer(w, 0, NULL, totals, n_totals);
+    }
+    return lt__writer_end(w, rc);
 }
 
 uint64_t lt_writer_bytes(const lt_writer *w) { return w->bytes; }
