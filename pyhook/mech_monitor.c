@@ -1,0 +1,235 @@
+/* mech_monitor.c -- the exact mechanism on CPython 3.12+: sys.monitoring
+ * (PEP 669) callbacks, written in C and registered through the Python API
+ * (3.12 has no C one), that hand each event to hook.c's recorders (mech.h).
+ * Before 3.12 there is nothing here: the exact mechanism is hook.c's profile
+ * mode, and py__mon_wanted() is 0. */
+#include "mech.h"
+
+#include <string.h>
+
+#if PY_VERSION_HEX >= 0x030C0000
+
+/* The tool ids sys.monitoring reserves for nobody: 0 (debugger),
+ * 1 (coverage), 2 (profiler, cProfile) and 5 (optimizer) stay free for the
+ * tools the program runs. */
+static const int k_ids[] = {3, 4};
+
+/* A tool other than tracy holds a sys.monitoring id (0-5), or a trace or
+ * profile function is set in this thread. */
+static int other_tool_active(void) {
+    PyThreadState *ts = PyThreadState_Get();
+    if (ts->c_tracefunc || ts->c_profilefunc) return 1;
+    PyObject *mon = PySys_GetObject("monitoring"); /* borrowed */
+    int other = 0;
+    for (int id = 0; mon && id < 6 && !other; id++) {
+        PyObject *name = PyObject_CallMethod(mon, "get_tool", "i", id);
+        if (!name) {
+            PyErr_Clear();
+            continue;
+        }
+        other = PyUnicode_Check(name) && PyUnicode_CompareWithASCIIString(name, "tracy") != 0;
+        Py_DECREF(name);
+    }
+    return other;
+}
+
+static int g_tool = -1;        /* -2: none could be had */
+static PyObject *g_set_events; /* sys.monitoring.set_events */
+static long g_events;          /* the events of the current options */
+/* Entries pushed by the callbacks and not yet popped, every thread: after
+ * disable(), the events stay on until it is 0, so that every zone begun
+ * gets its end and every run its own entry. */
+static long g_open;
+static int g_on; /* between enable and disable */
+
+static void events_set(long mask) {
+    PyObject *type, *value, *tbk;
+    PyErr_Fetch(&type, &value, &tbk);
+    PyObject *r = PyObject_CallFunction(g_set_events, "il", g_tool, mask);
+    if (!r) py__hook_failed("sys.monitoring.set_events failed (zones may be missing)");
+    Py_XDECREF(r);
+    PyErr_Restore(type, value, tbk);
+}
+
+static void maybe_off(void) {
+    if (!g_on && g_open <= 0) {
+        g_open = 0;
+        events_set(0);
+    }
+}
+
+/* PY_START, PY_RESUME, PY_THROW (code, offset[, exception]) */
+static PyObject *cb_begin(PyObject *self, PyObject *const *a, Py_ssize_t n) {
+    if (n >= 1 && PyCode_Check(a[0])) g_open += py__rec_enter((PyCodeObject *)a[0]);
+    Py_RETURN_NONE;
+}
+
+/* PY_RETURN, PY_YIELD, PY_UNWIND (code, offset, value) */
+static PyObject *cb_end(PyObject *self, PyObject *const *a, Py_ssize_t n) {
+    if (n >= 1 && PyCode_Check(a[0])) {
+        g_open -= py__rec_exit((PyCodeObject *)a[0]);
+        if (!g_on) maybe_off();
+    }
+    Py_RETURN_NONE;
+}
+
+/* CALL (code, offset, callable, arg0): the calls PyEval_SetProfile reports
+ * as C calls, C functions and method descriptors. */
+static PyObject *cb_call(PyObject *self, PyObject *const *a, Py_ssize_t n) {
+    if (n >= 4 && PyCode_Check(a[0]) &&
+        (PyCFunction_Check(a[2]) || Py_TYPE(a[2]) == &PyMethodDescr_Type))
+        g_open += py__rec_ccall((PyCodeObject *)a[0], a[2], a[3]);
+    Py_RETURN_NONE;
+}
+
+/* C_RETURN, C_RAISE (code, offset, callable, arg0) */
+static PyObject *cb_creturn(PyObject *self, PyObject *const *a, Py_ssize_t n) {
+    if (n >= 3) {
+        g_open -= py__rec_creturn(a[2]);
+        if (!g_on) maybe_off();
+    }
+    Py_RETURN_NONE;
+}
+
+/* LINE (code, line) */
+static PyObject *cb_line(PyObject *self, PyObject *const *a, Py_ssize_t n) {
+    if (n >= 2 && PyCode_Check(a[0])) {
+        long line = PyLong_AsLong(a[1]);
+        if (line < 0) PyErr_Clear();
+        else g_open += py__rec_line((PyCodeObject *)a[0], (int)line);
+    }
+    Py_RETURN_NONE;
+}
+
+#define CB(f) (PyCFunction)(void (*)(void))f, METH_FASTCALL
+static PyMethodDef g_defs[] = {
+    {"_mon_begin", CB(cb_begin), "PY_START, PY_RESUME or PY_THROW (tracy's exact mechanism)."},
+    {"_mon_end", CB(cb_end), "PY_RETURN, PY_YIELD or PY_UNWIND (tracy's exact mechanism)."},
+    {"_mon_call", CB(cb_call), "CALL (tracy's exact mechanism, --trace-c)."},
+    {"_mon_creturn", CB(cb_creturn), "C_RETURN or C_RAISE (tracy's exact mechanism)."},
+    {"_mon_line", CB(cb_line), "LINE (tracy's exact mechanism, -l)."},
+};
+
+/* Event name -> callback (index in g_defs). */
+static const struct {
+    const char *event;
+    int def;
+} k_events[] = {
+    {"PY_START", 0},  {"PY_RESUME", 0}, {"PY_THROW", 0}, {"PY_RETURN", 1},
+    {"PY_YIELD", 1},  {"PY_UNWIND", 1}, {"CALL", 2},     {"C_RETURN", 3},
+    {"C_RAISE", 3},   {"LINE", 4},
+};
+
+static int wanted_event(int i) {
+    const char *e = k_events[i].event;
+    if (k_events[i].def == 2 || k_events[i].def == 3) return py__opts.trace_c;
+    if (strcmp(e, "LINE") == 0) return py__opts.lines;
+    return 1;
+}
+
+static void no_tool(void) {
+    PyObject *type, *value, *tbk;
+    PyErr_Fetch(&type, &value, &tbk);
+    PySys_WriteStderr("tracy: sys.monitoring tool ids 3 and 4 are taken: the exact mechanism "
+                      "records through PyEval_SetProfile instead\n");
+    PyErr_Restore(type, value, tbk);
+}
+
+/* Takes a tool id and registers every callback (once). 0 or -1. */
+static int setup(void) {
+    if (g_tool >= 0) return 0;
+    if (g_tool == -2) return -1;
+    PyObject *mon = PySys_GetObject("monitoring"); /* borrowed */
+    if (!mon) return -1;
+    for (size_t i = 0; i < sizeof k_ids / sizeof *k_ids && g_tool < 0; i++) {
+        PyObject *r = PyObject_CallMethod(mon, "use_tool_id", "is", k_ids[i], "tracy");
+        if (r) g_tool = k_ids[i];
+        else PyErr_Clear();
+        Py_XDECREF(r);
+    }
+    if (g_tool < 0) {
+        g_tool = -2;
+        no_tool();
+        return -1;
+    }
+    PyObject *events = PyObject_GetAttrString(mon, "events");
+    g_set_events = PyObject_GetAttrString(mon, "set_events");
+    int ok = events && g_set_events;
+    PyObject *fn[sizeof g_defs / sizeof *g_defs] = {NULL};
+    for (size_t i = 0; ok && i < sizeof g_defs / sizeof *g_defs; i++)
+        ok = (fn[i] = PyCFunction_New(&g_defs[i], NULL)) != NULL;
+    for (size_t i = 0; ok && i < sizeof k_events / sizeof *k_events; i++) {
+        PyObject *ev = PyObject_GetAttrString(events, k_events[i].event);
+        PyObject *r = ev ? PyObject_CallMethod(mon, "register_callback", "iOO", g_tool, ev,
+                                               fn[k_events[i].def])
+                         : NULL;
+        ok = r != NULL;
+        Py_XDECREF(ev);
+        Py_XDECREF(r);
+    }
+    for (size_t i = 0; i < sizeof fn / sizeof *fn; i++) Py_XDECREF(fn[i]);
+    Py_XDECREF(events);
+    if (!ok) {
+        py__hook_failed("sys.monitoring callbacks could not be registered");
+        PyObject *r = PyObject_CallMethod(mon, "free_tool_id", "i", g_tool);
+        Py_XDECREF(r);
+        PyErr_Clear();
+        g_tool = -2;
+        return -1;
+    }
+    return 0;
+}
+
+/* The event mask of the current options. */
+static long events_mask(void) {
+    PyObject *mon = PySys_GetObject("monitoring");
+    PyObject *events = mon ? PyObject_GetAttrString(mon, "events") : NULL;
+    long mask = 0;
+    for (size_t i = 0; events && i < sizeof k_events / sizeof *k_events; i++) {
+        if (!wanted_event((int)i)) continue;
+        PyObject *ev = PyObject_GetAttrString(events, k_events[i].event);
+        long v = ev ? PyLong_AsLong(ev) : -1;
+        Py_XDECREF(ev);
+        if (v < 0) {
+            PyErr_Clear();
+            continue;
+        }
+        mask |= v;
+    }
+    Py_XDECREF(events);
+    return mask;
+}
+
+int py__mon_wanted(void) {
+    int m = py__opts.mechanism;
+    return m == PY_MECH_EXACT || (m == PY_MECH_AUTO && other_tool_active());
+}
+
+int py__mon_enable(void) {
+    if (setup() < 0) return -1;
+    g_events = events_mask();
+    g_on = 1;
+    events_set(g_events);
+    return 0;
+}
+
+void py__mon_disable(void) {
+    g_on = 0;
+    maybe_off();
+}
+
+#else /* before 3.12: the exact mechanism is hook.c's profile mode */
+
+int py__mon_wanted(void) {
+    return 0;
+}
+
+int py__mon_enable(void) {
+    return -1;
+}
+
+void py__mon_disable(void) {
+}
+
+#endif
+
