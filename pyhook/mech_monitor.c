@@ -64,6 +64,22 @@ static PyObject *cb_begin(PyObject *self, PyObject *const *a, Py_ssize_t n) {
     Py_RETURN_NONE;
 }
 
+/* JUMP (code, from, to) under -l: a jump backwards to the line it jumps
+ * from, which LINE does not report, begins that line again, as a trace
+ * function is told of it (each run of a loop on one line). */
+static PyObject *cb_jump(PyObject *self, PyObject *const *a, Py_ssize_t n) {
+    if (n < 3 || !PyCode_Check(a[0])) return Py_NewRef(Py_None);
+    PyCodeObject *co = (PyCodeObject *)a[0];
+    long from = PyLong_AsLong(a[1]), to = PyLong_AsLong(a[2]);
+    if (from < 0 || to < 0) PyErr_Clear();
+    else if (to < from) {
+        int line = PyCode_Addr2Line(co, (int)to);
+        if (line >= 0 && line == PyCode_Addr2Line(co, (int)from))
+            g_open += py__rec_line(co, line);
+    }
+    Py_RETURN_NONE;
+}
+
 /* PY_RETURN, PY_YIELD, PY_UNWIND (code, offset, value) */
 static PyObject *cb_end(PyObject *self, PyObject *const *a, Py_ssize_t n) {
     if (n >= 1 && PyCode_Check(a[0])) {
@@ -108,6 +124,7 @@ static PyMethodDef g_defs[] = {
     {"_mon_call", CB(cb_call), "CALL (tracy's exact mechanism, --trace-c)."},
     {"_mon_creturn", CB(cb_creturn), "C_RETURN or C_RAISE (tracy's exact mechanism)."},
     {"_mon_line", CB(cb_line), "LINE (tracy's exact mechanism, -l)."},
+    {"_mon_jump", CB(cb_jump), "JUMP under -l (tracy's exact mechanism)."},
 };
 
 /* Event name -> callback (index in g_defs). */
@@ -117,13 +134,13 @@ static const struct {
 } k_events[] = {
     {"PY_START", 0},  {"PY_RESUME", 0}, {"PY_THROW", 0}, {"PY_RETURN", 1},
     {"PY_YIELD", 1},  {"PY_UNWIND", 1}, {"CALL", 2},     {"C_RETURN", 3},
-    {"C_RAISE", 3},   {"LINE", 4},
+    {"C_RAISE", 3},   {"LINE", 4},      {"JUMP", 5},
 };
 
 static int wanted_event(int i) {
-    const char *e = k_events[i].event;
-    if (k_events[i].def == 2 || k_events[i].def == 3) return py__opts.trace_c;
-    if (strcmp(e, "LINE") == 0) return py__opts.lines;
+    int def = k_events[i].def;
+    if (def == 2 || def == 3) return py__opts.trace_c;
+    if (def == 4 || def == 5) return py__opts.lines;
     return 1;
 }
 
@@ -135,12 +152,10 @@ static void no_tool(void) {
     PyErr_Restore(type, value, tbk);
 }
 
-/* Takes a tool id and registers every callback (once). 0 or -1. */
-static int setup(void) {
+/* Takes a tool id (once). 0 or -1. */
+static int take_tool(PyObject *mon) {
     if (g_tool >= 0) return 0;
     if (g_tool == -2) return -1;
-    PyObject *mon = PySys_GetObject("monitoring"); /* borrowed */
-    if (!mon) return -1;
     for (size_t i = 0; i < sizeof k_ids / sizeof *k_ids && g_tool < 0; i++) {
         PyObject *r = PyObject_CallMethod(mon, "use_tool_id", "is", k_ids[i], "tracy");
         if (r) g_tool = k_ids[i];
@@ -152,50 +167,30 @@ static int setup(void) {
         no_tool();
         return -1;
     }
-    PyObject *events = PyObject_GetAttrString(mon, "events");
     g_set_events = PyObject_GetAttrString(mon, "set_events");
-    int ok = events && g_set_events;
+    return g_set_events ? 0 : -1;
+}
+
+/* Registers the callbacks of the current options and returns the mask of
+ * their events, or -1. */
+static long register_all(PyObject *mon) {
+    PyObject *events = PyObject_GetAttrString(mon, "events");
     PyObject *fn[sizeof g_defs / sizeof *g_defs] = {NULL};
-    for (size_t i = 0; ok && i < sizeof g_defs / sizeof *g_defs; i++)
-        ok = (fn[i] = PyCFunction_New(&g_defs[i], NULL)) != NULL;
-    for (size_t i = 0; ok && i < sizeof k_events / sizeof *k_events; i++) {
+    long mask = events ? 0 : -1;
+    for (size_t i = 0; mask >= 0 && i < sizeof g_defs / sizeof *g_defs; i++)
+        if (!(fn[i] = PyCFunction_New(&g_defs[i], NULL))) mask = -1;
+    for (size_t i = 0; mask >= 0 && i < sizeof k_events / sizeof *k_events; i++) {
         PyObject *ev = PyObject_GetAttrString(events, k_events[i].event);
-        PyObject *r = ev ? PyObject_CallMethod(mon, "register_callback", "iOO", g_tool, ev,
-                                               fn[k_events[i].def])
-                         : NULL;
-        ok = r != NULL;
+        long v = ev ? PyLong_AsLong(ev) : -1;
+        PyObject *cb = wanted_event((int)i) ? fn[k_events[i].def] : Py_None;
+        PyObject *r = v > 0 ? PyObject_CallMethod(mon, "register_callback", "iOO", g_tool, ev, cb)
+                            : NULL;
+        if (r && cb != Py_None) mask |= v;
+        else if (!r) mask = -1;
         Py_XDECREF(ev);
         Py_XDECREF(r);
     }
     for (size_t i = 0; i < sizeof fn / sizeof *fn; i++) Py_XDECREF(fn[i]);
-    Py_XDECREF(events);
-    if (!ok) {
-        py__hook_failed("sys.monitoring callbacks could not be registered");
-        PyObject *r = PyObject_CallMethod(mon, "free_tool_id", "i", g_tool);
-        Py_XDECREF(r);
-        PyErr_Clear();
-        g_tool = -2;
-        return -1;
-    }
-    return 0;
-}
-
-/* The event mask of the current options. */
-static long events_mask(void) {
-    PyObject *mon = PySys_GetObject("monitoring");
-    PyObject *events = mon ? PyObject_GetAttrString(mon, "events") : NULL;
-    long mask = 0;
-    for (size_t i = 0; events && i < sizeof k_events / sizeof *k_events; i++) {
-        if (!wanted_event((int)i)) continue;
-        PyObject *ev = PyObject_GetAttrString(events, k_events[i].event);
-        long v = ev ? PyLong_AsLong(ev) : -1;
-        Py_XDECREF(ev);
-        if (v < 0) {
-            PyErr_Clear();
-            continue;
-        }
-        mask |= v;
-    }
     Py_XDECREF(events);
     return mask;
 }
@@ -206,8 +201,13 @@ int py__mon_wanted(void) {
 }
 
 int py__mon_enable(void) {
-    if (setup() < 0) return -1;
-    g_events = events_mask();
+    PyObject *mon = PySys_GetObject("monitoring"); /* borrowed */
+    if (!mon || take_tool(mon) < 0) return -1;
+    g_events = register_all(mon);
+    if (g_events < 0) {
+        py__hook_failed("sys.monitoring callbacks could not be registered (nothing recorded)");
+        return 0; /* the tool id is ours: no other mechanism can record instead */
+    }
     g_on = 1;
     events_set(g_events);
     return 0;

@@ -1,0 +1,215 @@
+"""The two recording mechanisms (python -m tracy --mechanism hook|exact)
+record the same zones: deterministic programs (shapes of
+tests/python/shapes/ and bench/workloads) run under each, and the call
+trees (names, counts, nesting, per thread) must be identical. The exact
+mechanism sets no frame-evaluation function: the interpreter runs the
+program as unprofiled (reference counts here; other tools in
+test_other_tools.py, which runs under TRACY_MECHANISM too)."""
+import os
+import subprocess
+
+import pytest
+
+from conftest import PYTHON, Run, env_for_tests
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+SHAPES = os.path.join(HERE, "shapes")
+WORKLOADS = os.path.join(ROOT, "bench", "workloads")
+LIMIT = 120
+
+# programs whose call tree does not depend on timing, with their options.
+# (Not deep_recursion.py: the call that CPython refuses with RecursionError
+# gets a zone from the hook, which is entered before the limit is checked,
+# and none from the exact mechanism, as its body never starts.)
+PROGRAMS = [
+    (os.path.join(SHAPES, "generators_coroutines.py"), []),
+    (os.path.join(SHAPES, "exception_escapes.py"), []),
+    (os.path.join(SHAPES, "c_callbacks.py"), []),
+    (os.path.join(SHAPES, "sys_exit.py"), []),
+    (os.path.join(WORKLOADS, "fib.py"), []),
+    (os.path.join(WORKLOADS, "mixed.py"), []),
+    (os.path.join(WORKLOADS, "gen.py"), []),
+    (os.path.join(SHAPES, "exception_escapes.py"), ["--max-depth", "3"]),
+    (os.path.join(SHAPES, "generators_coroutines.py"), ["--label", "args,line"]),
+]
+
+
+def _version():
+    out = subprocess.run([PYTHON, "-c", "import sys; print(*sys.version_info[:2])"],
+                         capture_output=True, text=True, timeout=60).stdout.split()
+    return tuple(int(x) for x in out)
+
+
+VERSION = _version()
+
+
+def record(path, options, mechanism, tmp_path):
+    out = str(tmp_path / ("%s.tracy" % mechanism))
+    env = env_for_tests(BENCH_MIXED_ROUNDS="1", BENCH_GEN_ROUNDS="2")
+    env.pop("TRACY_MECHANISM", None)
+    proc = subprocess.run([PYTHON, "-m", "tracy", "-o", out, "--mechanism", mechanism]
+                          + options + [path], capture_output=True, text=True,
+                          timeout=LIMIT, env=env, cwd=str(tmp_path))
+    return Run(proc, out)
+
+
+def call_trees(run, path):
+    """{(process, thread): [(depth, name, kind), ...] in begin order}, of
+    the zones inside the program's own <module> zone: what the interpreter
+    runs at exit (threading._shutdown once the profile mechanism imported
+    threading, atexit handlers) is not the program's."""
+    base = os.path.basename(path)
+    spans = [(z[6], z[7]) for z in run.zones
+             if z[8] == 0 and z[2].startswith("<module>") and os.path.basename(z[4]) == base]
+    trees = {}
+    for z in sorted(run.zones, key=lambda z: (z[0], z[1], z[6], z[8])):
+        if any(b <= z[6] and z[7] <= e for b, e in spans):
+            trees.setdefault((z[0], z[1]), []).append((z[8], z[2], z[3]))
+    return trees
+
+
+def without(trees, drop):
+    """The trees without the zones whose (name, kind) `drop` says, their
+    children one level up."""
+    out = {}
+    for key, zones in trees.items():
+        stack = []  # depths of the zones kept that are open
+        for depth, name, kind in zones:
+            while stack and stack[-1] >= depth:
+                stack.pop()
+            if not drop(name, kind):
+                out.setdefault(key, []).append((len(stack), name, kind))
+                stack.append(depth)
+    return out
+
+
+def python_only(trees):
+    """The trees of Python function zones alone."""
+    return without(trees, lambda name, kind: kind != 1)
+
+
+def inline_init(name, kind):
+    return kind == 1 and name.split(" ")[0].endswith(".__init__")
+
+
+def same_trees(a, b):
+    assert sum(len(t) for t in a.values()) > 0
+    assert sorted(a) == sorted(b)
+    for key in a:
+        diff = next((i for i, (x, y) in enumerate(zip(a[key], b[key])) if x != y),
+                    min(len(a[key]), len(b[key])))
+        assert a[key] == b[key], (key, len(a[key]), len(b[key]), a[key][diff:diff + 5],
+                                  b[key][diff:diff + 5])
+
+
+def count(trees, pred):
+    return sum(1 for t in trees.values() for _, name, kind in t if pred(name, kind))
+
+
+@pytest.mark.parametrize("path,options", PROGRAMS,
+                         ids=["%s%s" % (os.path.basename(p)[:-3], "".join(o))
+                              for p, o in PROGRAMS])
+def test_same_call_tree(path, options, tmp_path):
+    hook = record(path, options, "hook", tmp_path)
+    exact = record(path, options, "exact", tmp_path)
+    assert (exact.rc, exact.out) == (hook.rc, hook.out), exact.err
+    hook.assert_balanced()
+    exact.assert_balanced()
+    a, b = call_trees(hook, path), call_trees(exact, path)
+    if VERSION >= (3, 13):
+        # 3.13 pushes the frame of a simple __init__ inline, past the hook,
+        # which sees it only once it has seen its code (hook.c, mon_watch):
+        # the exact mechanism sees every one
+        assert count(b, inline_init) >= count(a, inline_init)
+        a, b = without(a, inline_init), without(b, inline_init)
+    same_trees(a, b)
+
+
+# (options, program, {zone: count}) -- C calls (--trace-c) and lines (-l):
+# with those options the hook mechanism records through PyEval_SetProfile or
+# PyEval_SetTrace, whose events differ from sys.monitoring's on 3.12+ (a C
+# call ended by StopIteration is not reported; code imported inside a traced
+# import is not seen): the exact mechanism's Python zones are compared with
+# the hook's default run, its C and line zones with the program's counts.
+EXTRA = [
+    (["--trace-c"], "generators_coroutines.py",
+     {"generator.send": 15, "coroutine.send": 1, "seen": 46}),
+    (["-l"], "generators_coroutines.py", {"gen:10": 30, "echo:17": 16, "seen:5": 46}),
+]
+
+
+@pytest.mark.parametrize("options,name,counts", EXTRA, ids=[o[0] for o, _, _ in EXTRA])
+def test_exact_c_calls_and_lines(options, name, counts, tmp_path):
+    path = os.path.join(SHAPES, name)
+    hook = record(path, [], "hook", tmp_path)
+    exact = record(path, options, "exact", tmp_path)
+    assert (exact.rc, exact.out) == (hook.rc, hook.out), exact.err
+    exact.assert_balanced()
+    a, b = call_trees(hook, path), python_only(call_trees(exact, path))
+    if VERSION >= (3, 13):
+        a, b = without(a, inline_init), without(b, inline_init)
+    same_trees(a, b)
+    assert {n: exact.count(n) for n in counts} == counts
+
+
+REFCOUNTS = """
+import sys
+class O:
+    def m(self):
+        return sys.getrefcount(self)
+def arg(o):
+    return sys.getrefcount(o)
+def kw(*, o):
+    return sys.getrefcount(o)
+o = O()
+print(arg(o), kw(o=o), o.m())
+"""
+
+
+@pytest.mark.parametrize("options", [[], ["--trace-c"], ["-l"]],
+                         ids=["default", "trace-c", "lines"])
+def test_exact_refcounts_as_plain(options, run_tracy, tmp_path):
+    """sys.getrefcount inside a traced function says what it says plain."""
+    (tmp_path / "plain.py").write_text(REFCOUNTS)
+    plain = subprocess.run([PYTHON, "plain.py"], capture_output=True, text=True,
+                           timeout=LIMIT, cwd=str(tmp_path), env=env_for_tests())
+    r = run_tracy(REFCOUNTS, "--mechanism", "exact", *options)
+    assert (r.rc, r.out) == (0, plain.stdout), r.err
+    assert r.count("arg") == 1 and r.count("O.m") == 1
+    r.assert_balanced()
+
+
+def test_auto_picks_exact_when_another_tool_is_active(run_tracy):
+    """auto (the default): the hook, unless a tracer, profiler or
+    sys.monitoring tool is active when recording starts (3.12+; before,
+    a profile function would displace that tool's)."""
+    r = run_tracy("""
+        import sys
+        from tracy import _tracy
+        print(_tracy.mode())
+    """)
+    assert (r.rc, r.out) == (0, "1\n"), r.err
+    r = run_tracy("""
+        import sys
+        def tracer(frame, event, arg):
+            return None
+        sys.settrace(tracer)
+        import tracy
+        from tracy import _tracy
+        with tracy.Profiler():
+            print(_tracy.mode())
+    """, "-p")
+    want = _tracy_mode_exact()
+    assert (r.rc, r.out) == (0, "%d\n" % want), r.err
+
+
+def _tracy_mode_exact():
+    return 4 if VERSION >= (3, 12) else 1
+
+
+def test_bad_mechanism(run_tracy):
+    r = run_tracy("print(1)", "--mechanism", "fast")
+    assert r.rc == 2 and "--mechanism (or TRACY_MECHANISM) takes auto, hook or exact" in r.err
+    r = run_tracy("print(1)", env=env_for_tests(TRACY_MECHANISM="fast"))
+    assert r.rc == 2 and "takes auto, hook or exact, not 'fast'" in r.err
