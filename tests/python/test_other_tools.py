@@ -40,6 +40,9 @@ CASES = [
     ("refcounts.py", ["--trace-c"]),
     ("unseen_calls.py", []),
 ]
+# the same under the exact mechanism (no frame-evaluation function)
+EXACT = ["--mechanism", "exact"]
+CASES += [(name, options + EXACT) for name, options in CASES]
 
 # (program, options) -> (versions affected, why)
 KNOWN = {
@@ -65,7 +68,33 @@ KNOWN = {
         "(released by CALL after the return). A hook that only calls "
         "_PyEval_EvalFrameDefault gives 4 where plain says 3 on 3.11.7, 3.12.1 "
         "and 3.13.0 (3.9/3.10: 4 either way); a sys.monitoring PY_START/PY_RETURN "
-        "tool without a hook gives 3"),
+        "tool without a hook gives 3 (--mechanism exact)"),
+    ("cprofile_inside.py", "--mechanism exact"): (
+        lambda v: v < (3, 12),
+        "before 3.12 the exact mechanism is a profile function, and there is one per "
+        "thread: cProfile's replaces it (the hook, auto's choice there, keeps working)"),
+    ("cprofile_inside.py", "--trace-c --mechanism exact"): (
+        lambda v: v < (3, 12),
+        "before 3.12 there is one profile function per thread: cProfile's replaces "
+        "the one the exact mechanism records with"),
+    ("settrace_events.py", "--mechanism exact"): (
+        lambda v: v < (3, 12),
+        "before 3.12 the exact mechanism is a profile function, and there is one per "
+        "thread: the program's sys.setprofile replaces it, the zones open then never end"),
+    ("unseen_calls.py", "--mechanism exact"): (
+        lambda v: v < (3, 12),
+        "before 3.12 the exact mechanism is a profile function, and there is one per "
+        "thread: the program's sys.setprofile replaces it, the zones open then never end"),
+    ("pdb_init.py", "--mechanism exact"): (
+        lambda v: v >= (3, 13),
+        "3.13.0: while any sys.monitoring tool has PY_START, PY_RESUME, PY_RETURN, "
+        "PY_YIELD or LINE events set (cProfile and coverage too), pdb's set_trace() "
+        "stops one line after its own (measured with a Python tool of each event "
+        "alone; PY_UNWIND, PY_THROW and CALL do not do it)"),
+    ("pdb_stdin.py", "--mechanism exact"): (
+        lambda v: v >= (3, 13),
+        "3.13.0: while any sys.monitoring tool has PY_START, PY_RESUME, PY_RETURN, "
+        "PY_YIELD or LINE events set, pdb's set_trace() stops one line after its own"),
 }
 
 
@@ -168,7 +197,8 @@ print(a.shape, np.zeros(2).resize(4))
 """
 
 
-@pytest.mark.parametrize("options", [[], ["--trace-c"]], ids=["default", "trace-c"])
+@pytest.mark.parametrize("options", [[], ["--trace-c"], EXACT, ["--trace-c"] + EXACT],
+                         ids=["default", "trace-c", "exact", "trace-c-exact"])
 def test_numpy_resize(options, run_tracy, tmp_path):
     """NumPy's reference check (ndarray.resize): as unprofiled."""
     env = env_for_tests()
