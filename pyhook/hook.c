@@ -89,7 +89,7 @@ typedef struct py_tstate {
     int registered;
 } py_tstate;
 
-static __thread py_tstate tls;
+static __thread py_tstate tls __attribute__((tls_model("initial-exec")));
 static pthread_key_t g_tls_key;
 
 static void tstate_free(void *p) {
@@ -413,7 +413,8 @@ static void qual_learn(PyCodeObject *co, PyObject *globals) {
 static int mon_watch(PyCodeObject *co);
 
 /* First sight of a code object in this epoch: decides whether it is
- * recorded and registers its location. Never raises. */
+ * recorded and registers its location. globals: those of the frame, NULL
+ * when it is the thread's current frame (callbacks). Never raises. */
 static __attribute__((noinline)) uint32_t code_loc_slow(PyCodeObject *co,
                                                         PyObject *globals) {
     py_tstate *s = &tls;
@@ -423,6 +424,7 @@ static __attribute__((noinline)) uint32_t code_loc_slow(PyCodeObject *co,
     PyErr_Fetch(&type, &value, &tbk);
     uint32_t loc = 0;
     PyObject *file = co->co_filename;
+    if (!globals) globals = PyEval_GetGlobals(); /* the callers' frame is co's */
     qual_learn(co, globals);
     if (!under_skip_prefix(file)) {
         PyObject *module = NULL;
@@ -1175,7 +1177,7 @@ int py__rec_enabled(void) {
 int py__rec_enter(PyCodeObject *co) {
     uint8_t rec = 0;
     if (g_enabled) {
-        uint32_t loc = code_loc(co, PyEval_GetGlobals());
+        uint32_t loc = code_loc(co, NULL);
         rec = loc && zbegin(loc);
         if (rec && py__opts.label_args) {
             PyFrameObject *fr = PyEval_GetFrame(); /* borrowed: the frame of co */
