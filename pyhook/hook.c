@@ -1190,11 +1190,14 @@ int py__rec_enter(PyCodeObject *co) {
     return 0;
 }
 
+/* Frames nest: when the frame of co ends, the entries above co's topmost
+ * one are of frames that ended without an event (a tracer's exception in
+ * a callback) and close too. No entry of co: a frame older than enable(). */
 int py__rec_exit(PyCodeObject *co) {
     py_tstate *s = &tls;
     uint32_t i = s->n;
-    while (i > 0 && s->st[i - 1].kind == ENT_C) i--;
-    if (i == 0 || s->st[i - 1].kind != ENT_MON || s->st[i - 1].key != co) return 0;
+    while (i > 0 && !(s->st[i - 1].kind == ENT_MON && s->st[i - 1].key == co)) i--;
+    if (i == 0) return 0;
     int popped = (int)(s->n - i + 1);
     while (s->n >= i) pop_ends(&s->st[--s->n]);
     return popped;

@@ -22,8 +22,9 @@
 /* ---- mech_monitor.c ---- */
 
 /* 1 when recording should use sys.monitoring now: CPython 3.12+ and
- * opts.mechanism is exact, or auto while another tool is active (a trace
- * or profile function is set, or a sys.monitoring tool id 0-5 is taken). */
+ * opts.mechanism is exact, or auto while another tool is active: a
+ * sys.monitoring tool holds an id 0-5, or (3.12 only) a trace or profile
+ * function is set. */
 int py__mon_wanted(void);
 
 /* Takes a tool id (once), registers the callbacks and turns the events on.
@@ -41,7 +42,7 @@ void py__mon_disable(void);
  * was pushed (py__rec_exit will pop it). */
 int py__rec_enter(PyCodeObject *co);
 /* The run of the innermost frame ends (PY_RETURN, PY_YIELD, PY_UNWIND):
- * when it is co's, closes its zones and those of the C calls above it.
+ * closes the zones of co's topmost entry and of every entry above it.
  * Returns the number of entries popped. */
 int py__rec_exit(PyCodeObject *co);
 /* CALL of `callable` (a C function or method descriptor; self is its

@@ -14,11 +14,14 @@
  * tools the program runs. */
 static const int k_ids[] = {3, 4};
 
-/* A tool other than tracy holds a sys.monitoring id (0-5), or a trace or
- * profile function is set in this thread. */
-static int other_tool_active(void) {
+/* A trace or profile function is set in this thread. */
+static int legacy_tool_active(void) {
     PyThreadState *ts = PyThreadState_Get();
-    if (ts->c_tracefunc || ts->c_profilefunc) return 1;
+    return ts->c_tracefunc || ts->c_profilefunc;
+}
+
+/* A tool other than tracy holds a sys.monitoring id (0-5). */
+static int monitoring_tool_active(void) {
     PyObject *mon = PySys_GetObject("monitoring"); /* borrowed */
     int other = 0;
     for (int id = 0; mon && id < 6 && !other; id++) {
@@ -195,9 +198,16 @@ static long register_all(PyObject *mon) {
     return mask;
 }
 
+/* auto: where the exact mechanism makes another tool see what it sees
+ * plain and the hook would not. A sys.monitoring tool: from 3.12. A trace
+ * or profile function (pdb, coverage's tracer): on 3.12 only, as on 3.13.0
+ * any tool's PY_START/PY_RETURN/LINE events make pdb's set_trace() stop a
+ * line late (45 of test_pdb's 112 tests; the hook: 1). BENCHMARKS.md 7. */
 int py__mon_wanted(void) {
     int m = py__opts.mechanism;
-    return m == PY_MECH_EXACT || (m == PY_MECH_AUTO && other_tool_active());
+    if (m != PY_MECH_AUTO) return m == PY_MECH_EXACT;
+    return monitoring_tool_active() ||
+           (PY_VERSION_HEX < 0x030D0000 && legacy_tool_active());
 }
 
 int py__mon_enable(void) {
