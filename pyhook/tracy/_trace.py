@@ -33,7 +33,8 @@ class Options:
     ProfileOptions): lines, trace_c, max_depth, min_duration (ns), label
     ("args,file,line"), function_include/_exclude/_restrict and
     module_include/_exclude/_restrict (regular expressions, one or a list),
-    quiet (no line on stderr when the trace is written)."""
+    quiet (no line on stderr when the trace is written), mechanism ("auto",
+    "hook" or "exact": tracy(1), --mechanism)."""
 
     def __init__(self, lines=False, trace_c=False, max_depth=0, min_duration=0,
                  label="", function_include=(), function_exclude=(),

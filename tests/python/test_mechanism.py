@@ -214,3 +214,29 @@ def test_bad_mechanism(run_tracy):
     assert r.rc == 2 and "--mechanism (or TRACY_MECHANISM) takes auto, hook or exact" in r.err
     r = run_tracy("print(1)", env=env_for_tests(TRACY_MECHANISM="fast"))
     assert r.rc == 2 and "takes auto, hook or exact, not 'fast'" in r.err
+
+
+def test_options_mechanism(tmp_path):
+    """tracy.Options(mechanism=) for a trace window of the program's own."""
+    prog = tmp_path / "own.py"
+    prog.write_text(
+        "import sys, tracy\n"
+        "def arg(o):\n"
+        "    return sys.getrefcount(o)\n"
+        "o = object()\n"
+        "plain = arg(o)\n"
+        "with tracy.trace(sys.argv[1], mechanism='exact', quiet=True) as t:\n"
+        "    print(arg(o) == plain, tracy._tracy.mode() in (2, 4))\n"
+        "print(t.result.events > 0)\n"
+        "try:\n"
+        "    tracy.Options(mechanism='fast')._settings()\n"
+        "except ValueError as e:\n"
+        "    print(e)\n")
+    out = str(tmp_path / "own.tracy")
+    r = subprocess.run([PYTHON, str(prog), out], capture_output=True, text=True,
+                       timeout=LIMIT, env=env_for_tests(), cwd=str(tmp_path))
+    assert (r.returncode, r.stdout) == (
+        0, "True True\nTrue\ntracy: mechanism takes auto, hook or exact, not 'fast'\n"), r.stderr
+    run = Run(r, out)
+    run.assert_balanced()
+    assert run.count("arg") == 1  # the call inside the window
