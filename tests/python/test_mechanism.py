@@ -240,3 +240,32 @@ def test_options_mechanism(tmp_path):
     run = Run(r, out)
     run.assert_balanced()
     assert run.count("arg") == 1  # the call inside the window
+
+
+def test_exact_no_tool_id_left(run_tracy):
+    """Tool ids 3 and 4 taken by the program before recording starts: the
+    exact mechanism says so once and records through a profile function."""
+    if VERSION < (3, 12):
+        pytest.skip("the exact mechanism uses sys.monitoring from 3.12")
+    r = run_tracy("""
+        import sys
+        m = sys.monitoring
+        m.use_tool_id(3, "a"); m.use_tool_id(4, "b")
+        import tracy
+        from tracy import _tracy
+        def f(o):
+            return sys.getrefcount(o)
+        o = object()
+        plain = f(o)
+        with tracy.Profiler():
+            for _ in range(20):
+                same = f(o) == plain
+            mode = _tracy.mode()
+        print(m.get_tool(3), m.get_tool(4), mode, same)
+    """, "-p", "--mechanism", "exact")
+    assert r.rc == 0, r.err
+    assert r.out == "a b 2 True\n"
+    assert r.err.count("tool ids 3 and 4 are taken: the exact mechanism records "
+                       "through PyEval_SetProfile instead") == 1, r.err
+    r.assert_balanced()
+    assert r.count("f") == 20
