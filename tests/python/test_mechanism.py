@@ -156,30 +156,18 @@ def test_exact_c_calls_and_lines(options, name, counts, tmp_path):
     assert {n: exact.count(n) for n in counts} == counts
 
 
-REFCOUNTS = """
-import sys
-class O:
-    def m(self):
-        return sys.getrefcount(self)
-def arg(o):
-    return sys.getrefcount(o)
-def kw(*, o):
-    return sys.getrefcount(o)
-o = O()
-print(arg(o), kw(o=o), o.m())
-"""
-
-
-@pytest.mark.parametrize("options", [[], ["--trace-c"], ["-l"]],
-                         ids=["default", "trace-c", "lines"])
-def test_exact_refcounts_as_plain(options, run_tracy, tmp_path):
-    """sys.getrefcount inside a traced function says what it says plain."""
-    (tmp_path / "plain.py").write_text(REFCOUNTS)
+def test_exact_refcounts_as_plain_lines(run_tracy, tmp_path):
+    """sys.getrefcount inside a traced function says what it says plain,
+    with line zones too (tests/python/others/refcounts.py; test_other_tools
+    runs it with the other options)."""
+    with open(os.path.join(HERE, "others", "refcounts.py")) as f:
+        source = f.read()
+    (tmp_path / "plain.py").write_text(source)
     plain = subprocess.run([PYTHON, "plain.py"], capture_output=True, text=True,
                            timeout=LIMIT, cwd=str(tmp_path), env=env_for_tests())
-    r = run_tracy(REFCOUNTS, "--mechanism", "exact", *options)
+    r = run_tracy(source, "--mechanism", "exact", "-l")
     assert (r.rc, r.out) == (0, plain.stdout), r.err
-    assert r.count("arg") == 1 and r.count("O.m") == 1
+    assert r.count("arg") == 1 and r.count("O.m") == 1 and r.count("arg:13") == 1
     r.assert_balanced()
 
 

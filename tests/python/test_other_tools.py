@@ -44,6 +44,11 @@ CASES = [
 EXACT = ["--mechanism", "exact"]
 CASES += [(name, options + EXACT) for name, options in CASES]
 
+# before 3.12 the exact mechanism is hook.c's profile mode
+ONE_PROFILE = ("before 3.12 the exact mechanism is a profile function, and there is one per "
+               "thread: the program's (cProfile's, sys.setprofile's) replaces it, and the "
+               "zones open then never end (the hook, auto's choice there, keeps working)")
+
 # (program, options) -> (versions affected, why)
 KNOWN = {
     ("pdb_init.py", ""): (
@@ -69,22 +74,6 @@ KNOWN = {
         "_PyEval_EvalFrameDefault gives 4 where plain says 3 on 3.11.7, 3.12.1 "
         "and 3.13.0 (3.9/3.10: 4 either way); a sys.monitoring PY_START/PY_RETURN "
         "tool without a hook gives 3 (--mechanism exact)"),
-    ("cprofile_inside.py", "--mechanism exact"): (
-        lambda v: v < (3, 12),
-        "before 3.12 the exact mechanism is a profile function, and there is one per "
-        "thread: cProfile's replaces it (the hook, auto's choice there, keeps working)"),
-    ("cprofile_inside.py", "--trace-c --mechanism exact"): (
-        lambda v: v < (3, 12),
-        "before 3.12 there is one profile function per thread: cProfile's replaces "
-        "the one the exact mechanism records with"),
-    ("settrace_events.py", "--mechanism exact"): (
-        lambda v: v < (3, 12),
-        "before 3.12 the exact mechanism is a profile function, and there is one per "
-        "thread: the program's sys.setprofile replaces it, the zones open then never end"),
-    ("unseen_calls.py", "--mechanism exact"): (
-        lambda v: v < (3, 12),
-        "before 3.12 the exact mechanism is a profile function, and there is one per "
-        "thread: the program's sys.setprofile replaces it, the zones open then never end"),
     ("pdb_init.py", "--mechanism exact"): (
         lambda v: v >= (3, 13),
         "3.13.0: while any sys.monitoring tool has PY_START, PY_RESUME, PY_RETURN, "
@@ -96,6 +85,11 @@ KNOWN = {
         "3.13.0: while any sys.monitoring tool has PY_START, PY_RESUME, PY_RETURN, "
         "PY_YIELD or LINE events set, pdb's set_trace() stops one line after its own"),
 }
+for _key in [("cprofile_inside.py", "--mechanism exact"),
+             ("cprofile_inside.py", "--trace-c --mechanism exact"),
+             ("settrace_events.py", "--mechanism exact"),
+             ("unseen_calls.py", "--mechanism exact")]:
+    KNOWN[_key] = (lambda v: v < (3, 12), ONE_PROFILE)
 
 
 def run_pair(name, options, tmp_path):
