@@ -44,6 +44,7 @@ static long g_events;          /* the events of the current options */
  * gets its end and every run its own entry. */
 static long g_open;
 static int g_on; /* between enable and disable */
+static PyObject *g_disable; /* sys.monitoring.DISABLE */
 
 static void events_set(long mask) {
     PyObject *type, *value, *tbk;
@@ -75,6 +76,8 @@ static PyObject *cb_jump(PyObject *self, PyObject *const *a, Py_ssize_t n) {
     PyCodeObject *co = (PyCodeObject *)a[0];
     long from = PyLong_AsLong(a[1]), to = PyLong_AsLong(a[2]);
     if (from < 0 || to < 0) PyErr_Clear();
+    else if (to > from && g_disable) /* never one of ours: off at this jump */
+        return Py_NewRef(g_disable);
     else if (to < from) {
         int line = PyCode_Addr2Line(co, (int)to);
         if (line >= 0 && line == PyCode_Addr2Line(co, (int)from))
@@ -171,6 +174,8 @@ static int take_tool(PyObject *mon) {
         return -1;
     }
     g_set_events = PyObject_GetAttrString(mon, "set_events");
+    g_disable = PyObject_GetAttrString(mon, "DISABLE");
+    if (!g_disable) PyErr_Clear();
     return g_set_events ? 0 : -1;
 }
 
