@@ -20,7 +20,13 @@ WORKLOADS = ("fib", "mixed", "gen")
 CONFIGS = [("none", "no profiler"), ("empty", "empty setprofile"),
            ("mon", "empty sys.monitoring"), ("eval", "empty PEP 523 hook"),
            ("cprofile", "cProfile"),
-           ("tracy", "python -m tracy"), ("listen", "start_server, idle")]
+           ("tracy", "python -m tracy"),
+           ("exact", "python -m tracy --mechanism exact"),
+           ("listen", "start_server, idle")]
+# BENCH_PY_CONFIGS=none,tracy,exact: only those (a quick comparison)
+if os.environ.get("BENCH_PY_CONFIGS"):
+    _only = os.environ["BENCH_PY_CONFIGS"].split(",")
+    CONFIGS = [c for c in CONFIGS if c[0] in _only]
 
 MON_RUNNER = """\
 import os, runpy, sys
@@ -76,13 +82,15 @@ def command(py, config, target, out, work):
         return [py, runner, target]
     if config == "cprofile":
         return [py, "-m", "cProfile", "-o", out + ".prof", target]
-    return [py, "-m", "tracy", "-o", out + ".own.tracy", target]
+    if config == "exact":
+        return [py, "-m", "tracy", "--mechanism", "exact", "-o", out + ".own.tracy", target]
+    return [py, "-m", "tracy", "--mechanism", "hook", "-o", out + ".own.tracy", target]
 
 
 def measure(ctx, py, config, target, env, work):
     out = os.path.join(work, "%s-%s" % (os.path.basename(target)[:-3], config))
     cmd = command(py, config, target, out, work)
-    if config != "tracy":
+    if config not in ("tracy", "exact"):
         return R.callgrind(cmd, env, work)
     d = R.Daemon(ctx, out + ".tracy")
     env = dict(env, TRACY_PORT=d.port)
@@ -180,7 +188,10 @@ def section_py(ctx, rep):
             "`tracy.start_server(0)` listening for on-demand captures that never come "
             "(no hook installed); what it adds is the import of the tracy package and "
             "the listener's start, paid once (target 1.01 for what the workload adds: "
-            "see the CHANGELOG's figures).\n")
+            "see the CHANGELOG's figures). *--mechanism exact*: the same zones "
+            "without a frame-evaluation function (sys.monitoring callbacks in C on "
+            "3.12+, the profile function before; tracy(1)), so that CPython runs the "
+            "program as unprofiled.\n")
     pys, skipped = interpreters()
     for s in skipped:
         rep.add("- " + s)

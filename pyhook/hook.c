@@ -24,6 +24,7 @@
 #include "client_fast.h"
 #include "trace_client.h"
 
+#include "mech.h"
 #include "pycompat.h"
 
 #define LIKELY(x) __builtin_expect(!!(x), 1)
@@ -88,7 +89,7 @@ typedef struct py_tstate {
     int registered;
 } py_tstate;
 
-static __thread py_tstate tls;
+static __thread py_tstate tls __attribute__((tls_model("initial-exec")));
 static pthread_key_t g_tls_key;
 
 static void tstate_free(void *p) {
@@ -412,7 +413,8 @@ static void qual_learn(PyCodeObject *co, PyObject *globals) {
 static int mon_watch(PyCodeObject *co);
 
 /* First sight of a code object in this epoch: decides whether it is
- * recorded and registers its location. Never raises. */
+ * recorded and registers its location. globals: those of the frame, NULL
+ * when it is the thread's current frame (callbacks). Never raises. */
 static __attribute__((noinline)) uint32_t code_loc_slow(PyCodeObject *co,
                                                         PyObject *globals) {
     py_tstate *s = &tls;
@@ -422,6 +424,7 @@ static __attribute__((noinline)) uint32_t code_loc_slow(PyCodeObject *co,
     PyErr_Fetch(&type, &value, &tbk);
     uint32_t loc = 0;
     PyObject *file = co->co_filename;
+    if (!globals) globals = PyEval_GetGlobals(); /* the callers' frame is co's */
     qual_learn(co, globals);
     if (!under_skip_prefix(file)) {
         PyObject *module = NULL;
@@ -1126,12 +1129,14 @@ static int trace_cb(PyObject *obj, PyFrameObject *frame, int what,
 }
 
 static void uninstall_current(void) {
+    if (g_mode == PY_MODE_MONITOR) return;
     if (g_mode == PY_MODE_PROFILE || py__opts.trace_c) PyEval_SetProfile(NULL, NULL);
     if (py__opts.lines) PyEval_SetTrace(NULL, NULL);
 }
 
 /* The callbacks of the mode in thread ts (see py_set_func). */
 static void install_thread(PyThreadState *ts) {
+    if (g_mode == PY_MODE_MONITOR) return;
     if (g_mode == PY_MODE_PROFILE || py__opts.trace_c) py_set_func(ts, profile_cb, 0);
     if (g_mode == PY_MODE_TRACE) py_set_func(ts, trace_cb, 1);
 }
@@ -1161,6 +1166,94 @@ PyObject *py__thread_hook(PyObject *self, PyObject *args) {
     install_thread(PyThreadState_Get());
     if (strcmp(event, "call") == 0) frame_enter((PyFrameObject *)frame);
     Py_RETURN_NONE;
+}
+
+/* ---- For the exact mechanism's sys.monitoring events (mech.h) --------------- */
+
+int py__rec_enabled(void) {
+    return g_enabled;
+}
+
+int py__rec_enter(PyCodeObject *co) {
+    uint8_t rec = 0;
+    if (g_enabled) {
+        uint32_t loc = code_loc(co, NULL);
+        rec = loc && zbegin(loc);
+        if (rec && py__opts.label_args) {
+            PyFrameObject *fr = PyEval_GetFrame(); /* borrowed: the frame of co */
+            if (fr) zone_args_text(co, PYFO_LOCALS(fr));
+        }
+    }
+    /* every run has its entry, recorded or not: its end pops its own */
+    if (push(co, ENT_MON, rec)) return 1;
+    if (rec) zend();
+    return 0;
+}
+
+/* Frames nest: when the frame of co ends, the entries above co's topmost
+ * one are of frames that ended without an event (a tracer's exception in
+ * a callback) and close too. No entry of co: a frame older than enable(). */
+int py__rec_exit(PyCodeObject *co) {
+    py_tstate *s = &tls;
+    uint32_t i = s->n;
+    while (i > 0 && !(s->st[i - 1].kind == ENT_MON && s->st[i - 1].key == co)) i--;
+    if (i == 0) return 0;
+    int popped = (int)(s->n - i + 1);
+    while (s->n >= i) pop_ends(&s->st[--s->n]);
+    return popped;
+}
+
+int py__rec_ccall(PyCodeObject *caller, PyObject *callable, PyObject *self) {
+    if (!g_enabled || under_skip_prefix(caller->co_filename)) return 0;
+    uint32_t loc;
+    if (PyCFunction_Check(callable)) {
+        loc = cfunc_loc(callable);
+    } else {
+        /* named as the bound method PyEval_SetProfile reports: type(self).name */
+        PyTypeObject *owner = ((PyMethodDescrObject *)callable)->d_common.d_type;
+        if (!self || !PyObject_TypeCheck(self, owner)) return 0;
+        PyObject *m = Py_TYPE(callable)->tp_descr_get(callable, self, (PyObject *)Py_TYPE(self));
+        if (!m) {
+            PyErr_Clear();
+            return 0;
+        }
+        loc = cfunc_loc(m);
+        Py_DECREF(m);
+    }
+    if (!loc) return 0;
+    uint8_t rec = zbegin(loc);
+    if (push(callable, ENT_C, rec)) return 1;
+    if (rec) zend();
+    return 0;
+}
+
+int py__rec_creturn(PyObject *callable) {
+    py_tstate *s = &tls;
+    if (!s->n || s->st[s->n - 1].kind != ENT_C || s->st[s->n - 1].key != callable) return 0;
+    pop_ends(&s->st[--s->n]);
+    return 1;
+}
+
+int py__rec_line(PyCodeObject *co, int line) {
+    py_tstate *s = &tls;
+    int pushed = 0;
+    py_ent *e = s->n ? &s->st[s->n - 1] : NULL;
+    if (!e || e->kind != ENT_MON || e->key != co) {
+        if (!g_enabled) return 0;
+        e = push(co, ENT_MON, 0); /* a frame older than enable(), or not recorded */
+        if (!e) return 0;
+        pushed = 1;
+    }
+    if (e->line) {
+        e->line = 0;
+        zend();
+    }
+    if (g_enabled) {
+        uint32_t loc = line_loc(co, line);
+        e = &s->st[s->n - 1]; /* line_loc may have grown the stack */
+        if (loc && zbegin(loc)) e->line = 1;
+    }
+    return pushed;
 }
 
 /* ---- Enable / disable ------------------------------------------------------ */
@@ -1206,8 +1299,10 @@ void py__new_epoch(void) {
 }
 
 static int choose_mode(void) {
+    if (py__mon_wanted()) return PY_MODE_MONITOR;
     if (py__opts.lines) return PY_MODE_TRACE;
-    if (py__opts.trace_c || py__opts.force_profile) return PY_MODE_PROFILE;
+    if (py__opts.trace_c || py__opts.force_profile || py__opts.mechanism == PY_MECH_EXACT)
+        return PY_MODE_PROFILE;
     PyInterpreterState *interp = PyInterpreterState_Get();
     py_eval_fn cur = py_get_eval(interp);
     if (cur == _PyEval_EvalFrameDefault) return PY_MODE_EVAL;
@@ -1226,6 +1321,10 @@ int py__enable(void) {
     g_mode = choose_mode();
     g_enabled = 1;
     qual_learn_heap();
+    if (g_mode == PY_MODE_MONITOR) {
+        if (py__mon_enable() == 0) return g_mode;
+        g_mode = py__opts.lines ? PY_MODE_TRACE : PY_MODE_PROFILE; /* no tool id free */
+    }
     if (g_mode == PY_MODE_EVAL) {
         PyInterpreterState *interp = PyInterpreterState_Get();
         g_prev_eval = py_get_eval(interp);
@@ -1239,6 +1338,10 @@ int py__enable(void) {
 void py__disable(void) {
     if (!g_enabled) return;
     g_enabled = 0;
+    if (g_mode == PY_MODE_MONITOR) {
+        py__mon_disable();
+        return;
+    }
     if (g_mode == PY_MODE_EVAL) {
         PyInterpreterState *interp = PyInterpreterState_Get();
         py_set_eval(interp, g_prev_eval);

@@ -13,8 +13,15 @@ enum py_mode {
     PY_MODE_OFF = 0,
     PY_MODE_EVAL = 1,    /* PEP 523 frame-evaluation hook */
     PY_MODE_PROFILE = 2, /* PyEval_SetProfile (fallback, --trace-c) */
-    PY_MODE_TRACE = 3    /* PyEval_SetTrace (-l); plus profile for --trace-c */
+    PY_MODE_TRACE = 3,   /* PyEval_SetTrace (-l); plus profile for --trace-c */
+    PY_MODE_MONITOR = 4  /* sys.monitoring events, no evaluator (3.12+; mech.h) */
 };
+
+/* Which mechanism records (python -m tracy --mechanism): the frame hook,
+ * fast; `exact`, none that changes how CPython runs the program (mech.h);
+ * auto, the hook unless another tool is active when recording starts
+ * (3.12+; mech.h, py__mon_wanted). */
+enum py_mech { PY_MECH_AUTO = 0, PY_MECH_HOOK = 1, PY_MECH_EXACT = 2 };
 
 /* Options, set by configure() before the first enable. */
 typedef struct py_opts {
@@ -24,6 +31,7 @@ typedef struct py_opts {
     int label_file;       /* location name carries the file */
     int label_line;       /* location name carries the line */
     int force_profile;    /* do not use the frame-evaluation hook */
+    int mechanism;        /* enum py_mech */
     uint32_t max_depth;   /* record zones only below this nesting depth */
     uint64_t min_duration; /* ns; 0 = keep every zone */
     PyObject *filter;     /* callable(qualname, module, file) -> bool, or NULL */

@@ -39,9 +39,13 @@ int py__module_add(PyObject *m, const char *name, PyObject *o) {
 
 PyDoc_STRVAR(configure_doc,
 "configure(trace_c=False, lines=False, label='', max_depth=0, min_duration=0,\n"
-"          filter=None, skip_prefix=None, on_thread=None, force_profile=False)\n"
+"          filter=None, skip_prefix=None, on_thread=None, force_profile=False,\n"
+"          mechanism='auto')\n"
 "--\n\n"
 "Sets the recording options. Takes effect for code first seen afterwards;\n"
+"mechanism: 'hook' (PEP 523 frame-evaluation hook), 'exact' (sys.monitoring\n"
+"on 3.12+, a profile function before: CPython runs the program as unprofiled)\n"
+"or 'auto' (exact on 3.12+ when another tool is active at enable(), else hook).\n"
 "cached decisions are dropped. Must be called while disabled.");
 
 static void set_obj(PyObject **slot, PyObject *v) {
@@ -53,15 +57,24 @@ static void set_obj(PyObject **slot, PyObject *v) {
 static PyObject *m_configure(PyObject *self, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"trace_c", "lines", "label", "max_depth", "min_duration",
                              "filter", "skip_prefix", "on_thread", "force_profile",
-                             NULL};
+                             "mechanism", NULL};
     int trace_c = 0, lines = 0, force_profile = 0;
-    const char *label = "";
+    const char *label = "", *mech = "auto";
     unsigned long long max_depth = 0, min_dur = 0;
     PyObject *filter = Py_None, *skip = Py_None, *on_thread = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|ppsKKOOOp", kwlist, &trace_c,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|ppsKKOOOps", kwlist, &trace_c,
                                      &lines, &label, &max_depth, &min_dur, &filter,
-                                     &skip, &on_thread, &force_profile))
+                                     &skip, &on_thread, &force_profile, &mech))
         return NULL;
+    int mechanism = strcmp(mech, "auto") == 0    ? PY_MECH_AUTO
+                    : strcmp(mech, "hook") == 0  ? PY_MECH_HOOK
+                    : strcmp(mech, "exact") == 0 ? PY_MECH_EXACT
+                                                 : -1;
+    if (mechanism < 0) {
+        PyErr_Format(PyExc_ValueError, "mechanism must be 'auto', 'hook' or 'exact', not '%s'",
+                     mech);
+        return NULL;
+    }
     if (py__mode() != PY_MODE_OFF) {
         PyErr_SetString(PyExc_RuntimeError, "configure() while recording");
         return NULL;
@@ -78,6 +91,7 @@ static PyObject *m_configure(PyObject *self, PyObject *args, PyObject *kw) {
     o->trace_c = trace_c;
     o->lines = lines;
     o->force_profile = force_profile;
+    o->mechanism = mechanism;
     o->label_args = strstr(label, "args") != NULL;
     o->label_file = strstr(label, "file") != NULL;
     o->label_line = strstr(label, "line") != NULL;
@@ -93,7 +107,8 @@ static PyObject *m_configure(PyObject *self, PyObject *args, PyObject *kw) {
 PyDoc_STRVAR(enable_doc,
 "enable() -> int\n--\n\n"
 "Starts recording function zones in every thread. Returns the mechanism:\n"
-"1 frame-evaluation hook, 2 profile function, 3 trace function (lines).");
+"1 frame-evaluation hook, 2 profile function, 3 trace function (lines),\n"
+"4 sys.monitoring (the exact mechanism on 3.12+).");
 
 static PyObject *m_enable(PyObject *self, PyObject *unused) {
     if (g_stopped) return PyLong_FromLong(0);
@@ -701,6 +716,7 @@ static int tracy_exec(PyObject *m) {
         PyModule_AddIntConstant(m, "MODE_EVAL", PY_MODE_EVAL) < 0 ||
         PyModule_AddIntConstant(m, "MODE_PROFILE", PY_MODE_PROFILE) < 0 ||
         PyModule_AddIntConstant(m, "MODE_TRACE", PY_MODE_TRACE) < 0 ||
+        PyModule_AddIntConstant(m, "MODE_MONITOR", PY_MODE_MONITOR) < 0 ||
         PyModule_AddStringConstant(m, "VERSION", LT_VERSION_STRING) < 0)
         return -1;
     return 0;

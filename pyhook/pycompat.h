@@ -65,7 +65,8 @@ typedef PyFrameObject py_frame;
  * the stack overflows. 3.13 budgets by stack size and needs none of this. */
 #include <pthread.h>
 #define PY_STACK_MARGIN (512u << 10)
-static __thread uintptr_t py_stack_floor; /* lowest usable address + margin */
+static __thread uintptr_t py_stack_floor /* lowest usable address + margin */
+    __attribute__((tls_model("initial-exec")));
 
 static __attribute__((noinline)) uintptr_t py_stack_floor_init(void) {
     pthread_attr_t a;

@@ -39,10 +39,18 @@ _real_fork = getattr(os, "fork", None)
 
 # ---- options ---------------------------------------------------------------
 
+# How calls are recorded (tracy(1), --mechanism): "hook", a PEP 523
+# frame-evaluation function (fast); "exact", none that changes how CPython
+# runs the program (sys.monitoring on 3.12+, a profile function before);
+# "auto", exact on 3.12+ when another tool is active at start, else hook.
+MECHANISMS = ("auto", "hook", "exact")
+
+
 def _defaults():
     return {"partial": False, "lines": False, "trace_c": False, "label": "",
             "max_depth": 0, "min_duration": 0, "I": [], "E": [], "R": [],
-            "MI": [], "ME": [], "MR": []}
+            "MI": [], "ME": [], "MR": [],
+            "mechanism": os.environ.get("TRACY_MECHANISM") or "auto"}
 
 
 _FILTER_KEYS = ("I", "E", "R", "MI", "ME", "MR")
@@ -69,7 +77,7 @@ def _decode_opts(s):
             o[k] = v == "1"
         elif k in ("max_depth", "min_duration"):
             o[k] = int(v)
-        elif k == "label":
+        elif k in ("label", "mechanism"):
             o[k] = v
     return o
 
@@ -110,7 +118,7 @@ def _configure(opts):
                      label=opts["label"], max_depth=opts["max_depth"],
                      min_duration=opts["min_duration"],
                      filter=_make_filter(opts), skip_prefix=_PKG_DIR,
-                     on_thread=_tracy._on_thread)
+                     on_thread=_tracy._on_thread, mechanism=opts["mechanism"])
     _state["setup"] = True
 
 
@@ -408,9 +416,11 @@ def _enable():
     _ensure_setup()
     _state["count"] += 1
     if _state["count"] == 1:
-        if "threading" not in sys.modules and _tracy._next_mode() != _tracy.MODE_EVAL:
+        if "threading" not in sys.modules and _tracy._next_mode() not in (
+                _tracy.MODE_EVAL, _tracy.MODE_MONITOR):
             # a thread started later gets its profile or trace function from
-            # threading; the frame-evaluation hook needs nothing per thread,
+            # threading; the frame-evaluation hook and sys.monitoring need
+            # nothing per thread,
             # and a thread's name is taken when it first records (_on_thread,
             # which patches threading if it has been imported since)
             import threading  # noqa: F401

@@ -44,6 +44,13 @@ options:
   --label LIST             args,file,line: arguments as zone text, file and/or
                            line in zone names
   --trace-c                also record calls of C functions (builtins, extensions)
+  --mechanism M            hook: a frame-evaluation hook (fastest); exact: CPython
+                           runs the program as unprofiled (sys.monitoring on 3.12+,
+                           a profile function before: reference counts, tracers
+                           and debuggers see what they see plain); auto (default,
+                           also TRACY_MECHANISM=): exact on 3.12+ when another
+                           tool (tracer, profiler, sys.monitoring) is active at
+                           start, else hook
   --max-depth N            record zones only down to nesting depth N
   --min-duration NS        keep only zones lasting at least NS nanoseconds (and
                            the zones around them)
@@ -69,7 +76,7 @@ _WITH_ARG = {
     "-R": "R", "--function-restrict": "R", "-MI": "MI", "--module-include": "MI",
     "-ME": "ME", "--module-exclude": "ME", "-MR": "MR", "--module-restrict": "MR",
     "--label": "label", "--max-depth": "max_depth", "--min-duration": "min_duration",
-    "--flight": "flight", "--listen": "listen",
+    "--flight": "flight", "--listen": "listen", "--mechanism": "mechanism",
 }
 _FLAGS = {
     "-p": "partial", "--partial": "partial", "-l": "lines", "--lines": "lines",
@@ -126,6 +133,8 @@ def _set_value(a, val, opts, cli):
         if bad:
             raise UsageError("--label takes args,file,line, not %r" % bad[0])
         opts["label"] = val
+    elif key == "mechanism":
+        opts["mechanism"] = val
     elif key == "port":
         cli["port"] = _int_opt(a, val)
         if cli["port"] > 65535:
@@ -194,6 +203,9 @@ def parse_args(argv):
         i += 1
     if cli["module"] is None and cli["script"] is None:
         raise UsageError("no script or -m module given")
+    if opts["mechanism"] not in tracy.MECHANISMS:
+        raise UsageError("--mechanism (or TRACY_MECHANISM) takes auto, hook or exact, not %r"
+                         % opts["mechanism"])
     if opts["R"] or opts["E"] or opts["I"] or opts["MI"] or opts["ME"] or opts["MR"]:
         import re
         for k in tracy._FILTER_KEYS:

@@ -24,6 +24,7 @@ _OPTION_KEYS = {
     "min_duration": "min_duration", "label": "label",
     "function_include": "I", "function_exclude": "E", "function_restrict": "R",
     "module_include": "MI", "module_exclude": "ME", "module_restrict": "MR",
+    "mechanism": "mechanism",
 }
 
 
@@ -32,17 +33,19 @@ class Options:
     ProfileOptions): lines, trace_c, max_depth, min_duration (ns), label
     ("args,file,line"), function_include/_exclude/_restrict and
     module_include/_exclude/_restrict (regular expressions, one or a list),
-    quiet (no line on stderr when the trace is written)."""
+    quiet (no line on stderr when the trace is written), mechanism ("auto",
+    "hook" or "exact": tracy(1), --mechanism)."""
 
     def __init__(self, lines=False, trace_c=False, max_depth=0, min_duration=0,
                  label="", function_include=(), function_exclude=(),
                  function_restrict=(), module_include=(), module_exclude=(),
-                 module_restrict=(), quiet=False):
+                 module_restrict=(), quiet=False, mechanism="auto"):
         self.lines, self.trace_c, self.label, self.quiet = lines, trace_c, label, quiet
         self.max_depth, self.min_duration = max_depth, min_duration
         self.function_include, self.function_exclude = function_include, function_exclude
         self.function_restrict, self.module_include = function_restrict, module_include
         self.module_exclude, self.module_restrict = module_exclude, module_restrict
+        self.mechanism = mechanism  # "auto", "hook" or "exact" (tracy(1), --mechanism)
 
     def _settings(self):
         """The options as tracy._defaults() holds them; ValueError (one
@@ -70,6 +73,10 @@ class Options:
                 if bad:
                     raise ValueError("tracy: label takes args,file,line, not %r" % bad[0])
                 o[key] = str(v)
+            elif key == "mechanism":
+                if v not in tracy.MECHANISMS:
+                    raise ValueError("tracy: mechanism takes auto, hook or exact, not %r" % (v,))
+                o[key] = v
             else:
                 o[key] = bool(v)
         return o

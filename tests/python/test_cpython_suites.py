@@ -76,12 +76,12 @@ def outcomes(xml_path):
     return out
 
 
-def run_suite(suite, tmp, traced):
+def run_suite(suite, tmp, traced, mechanism="hook"):
     xml = os.path.join(tmp, "%s-%s.xml" % (suite, "traced" if traced else "plain"))
     cmd = [PYTHON]
     trace = os.path.join(tmp, suite + ".tracy")
     if traced:
-        cmd += ["-m", "tracy", "-o", trace]
+        cmd += ["-m", "tracy", "--mechanism", mechanism, "-o", trace]
     cmd += ["-m", "test", "--junit-xml", xml]
     for pattern in SELECT.get(suite, []):
         cmd += ["-m", pattern]
@@ -91,8 +91,55 @@ def run_suite(suite, tmp, traced):
     return p, xml, trace
 
 
+# The tracer suites under the exact mechanism (no frame-evaluation function)
+EXACT_SUITES = ["test_cprofile", "test_sys_settrace", "test_pdb", "test_sys_setprofile"]
+KNOWN_EXACT = {
+    (3, 13): {
+        # 3.13.0: while any sys.monitoring tool has PY_START, PY_RESUME,
+        # PY_RETURN, PY_YIELD or LINE events set, pdb's set_trace() stops one
+        # line after its own (cProfile or coverage's sys.monitoring core does
+        # the same; test_other_tools). Why auto keeps the hook on 3.13 for a
+        # trace function.
+        "test_pdb": {"test.test_pdb." + n for n in (
+            "test_convenience_variables", "test_list_commands",
+            "test_next_until_return_at_return_event", "test_pdb_alias_command",
+            "test_pdb_ambiguous_statements", "test_pdb_basic_commands",
+            "test_pdb_breakpoint_commands", "test_pdb_breakpoint_with_filename",
+            "test_pdb_closure", "test_pdb_continue_in_bottomframe", "test_pdb_display_command",
+            "test_pdb_displayhook", "test_pdb_empty_line", "test_pdb_f_trace_lines",
+            "test_pdb_function_break", "test_pdb_interact_command", "test_pdb_invalid_arg",
+            "test_pdb_issue_20766", "test_pdb_issue_43318", "test_pdb_issue_gh_101517",
+            "test_pdb_issue_gh_101673", "test_pdb_issue_gh_103225", "test_pdb_issue_gh_108976",
+            "test_pdb_issue_gh_65052", "test_pdb_issue_gh_80731", "test_pdb_issue_gh_91742",
+            "test_pdb_issue_gh_94215", "test_pdb_multiline_statement",
+            "test_pdb_next_command_for_asyncgen", "test_pdb_next_command_for_coroutine",
+            "test_pdb_next_command_for_generator",
+            "test_pdb_next_command_in_generator_for_loop", "test_pdb_next_command_subiterator",
+            "test_pdb_pp_repr_exc", "test_pdb_return_command_for_coroutine",
+            "test_pdb_return_command_for_generator", "test_pdb_return_to_different_file",
+            "test_pdb_show_attribute_and_item", "test_pdb_skip_modules",
+            "test_pdb_skip_modules_with_callback", "test_pdb_until_command_for_coroutine",
+            "test_pdb_until_command_for_generator", "test_pdb_whatis_command",
+            "test_pdb_where_command", "test_post_mortem")},
+    },
+}
+# (version, suite) under the exact mechanism whose trace keeps zones open:
+# before 3.12 the exact mechanism is a profile function, and the suite's
+# sys.setprofile (cProfile's too) replaces it: the zones open then never end
+OPEN_EXACT = {((3, 11), "test_cprofile"), ((3, 11), "test_sys_setprofile")}
+
+
 @pytest.mark.parametrize("suite", SUITES)
 def test_suite_same_outcome(suite, tmp_path):
+    check_suite(suite, tmp_path, "hook", KNOWN, False)
+
+
+@pytest.mark.parametrize("suite", EXACT_SUITES)
+def test_suite_same_outcome_exact(suite, tmp_path):
+    check_suite(suite, tmp_path, "exact", KNOWN_EXACT, (VERSION, suite) in OPEN_EXACT)
+
+
+def check_suite(suite, tmp_path, mechanism, known, left_open):
     if VERSION is None:
         pytest.skip("%s has no complete `test` package" % PYTHON)
     if VERSION not in ((3, 11), (3, 13)):
@@ -102,7 +149,7 @@ def test_suite_same_outcome(suite, tmp_path):
     tmp = str(tmp_path)
     with concurrent.futures.ThreadPoolExecutor(2) as ex:
         fp = ex.submit(run_suite, suite, tmp, False)
-        ft = ex.submit(run_suite, suite, tmp, True)
+        ft = ex.submit(run_suite, suite, tmp, True, mechanism)
         (plain, pxml, _), (traced, txml, trace) = fp.result(), ft.result()
     assert os.path.exists(pxml), plain.stdout[-3000:] + plain.stderr[-3000:]
     assert os.path.exists(txml), traced.stdout[-3000:] + traced.stderr[-3000:]
@@ -110,7 +157,7 @@ def test_suite_same_outcome(suite, tmp_path):
     assert want, "no test ran"
     assert set(want) == set(got)
     differ = {k for k in want if want[k] != got[k]}
-    assert differ == KNOWN.get(VERSION, {}).get(suite, set()), \
+    assert differ == known.get(VERSION, {}).get(suite, set()), \
         {k: (want[k], got[k]) for k in differ}
     if not differ:
         assert traced.returncode == plain.returncode, traced.stdout[-3000:]
@@ -128,5 +175,5 @@ def test_suite_same_outcome(suite, tmp_path):
     # the frames that called a successful exec never return: their zones
     # are left open in the process the exec ended (PROTOCOL.md, exec)
     execd = {p["index"] for p in t["processes"] if p["end_reason"] == "exec"}
-    assert [z for z in t["zones"] if z[10] != 0 and not (z[0] in execd and z[10] == UNCLOSED)] \
-        == []
+    bad = [z for z in t["zones"] if z[10] != 0 and not (z[0] in execd and z[10] == UNCLOSED)]
+    assert bool(bad) == left_open, bad[:5]

@@ -40,6 +40,14 @@ CASES = [
     ("refcounts.py", ["--trace-c"]),
     ("unseen_calls.py", []),
 ]
+# the same under the exact mechanism (no frame-evaluation function)
+EXACT = ["--mechanism", "exact"]
+CASES += [(name, options + EXACT) for name, options in CASES]
+
+# before 3.12 the exact mechanism is hook.c's profile mode
+ONE_PROFILE = ("before 3.12 the exact mechanism is a profile function, and there is one per "
+               "thread: the program's (cProfile's, sys.setprofile's) replaces it, and the "
+               "zones open then never end (the hook, auto's choice there, keeps working)")
 
 # (program, options) -> (versions affected, why)
 KNOWN = {
@@ -65,8 +73,23 @@ KNOWN = {
         "(released by CALL after the return). A hook that only calls "
         "_PyEval_EvalFrameDefault gives 4 where plain says 3 on 3.11.7, 3.12.1 "
         "and 3.13.0 (3.9/3.10: 4 either way); a sys.monitoring PY_START/PY_RETURN "
-        "tool without a hook gives 3"),
+        "tool without a hook gives 3 (--mechanism exact)"),
+    ("pdb_init.py", "--mechanism exact"): (
+        lambda v: v >= (3, 13),
+        "3.13.0: while any sys.monitoring tool has PY_START, PY_RESUME, PY_RETURN, "
+        "PY_YIELD or LINE events set (cProfile and coverage too), pdb's set_trace() "
+        "stops one line after its own (measured with a Python tool of each event "
+        "alone; PY_UNWIND, PY_THROW and CALL do not do it)"),
+    ("pdb_stdin.py", "--mechanism exact"): (
+        lambda v: v >= (3, 13),
+        "3.13.0: while any sys.monitoring tool has PY_START, PY_RESUME, PY_RETURN, "
+        "PY_YIELD or LINE events set, pdb's set_trace() stops one line after its own"),
 }
+for _key in [("cprofile_inside.py", "--mechanism exact"),
+             ("cprofile_inside.py", "--trace-c --mechanism exact"),
+             ("settrace_events.py", "--mechanism exact"),
+             ("unseen_calls.py", "--mechanism exact")]:
+    KNOWN[_key] = (lambda v: v < (3, 12), ONE_PROFILE)
 
 
 def run_pair(name, options, tmp_path):
@@ -168,7 +191,8 @@ print(a.shape, np.zeros(2).resize(4))
 """
 
 
-@pytest.mark.parametrize("options", [[], ["--trace-c"]], ids=["default", "trace-c"])
+@pytest.mark.parametrize("options", [[], ["--trace-c"], EXACT, ["--trace-c"] + EXACT],
+                         ids=["default", "trace-c", "exact", "trace-c-exact"])
 def test_numpy_resize(options, run_tracy, tmp_path):
     """NumPy's reference check (ndarray.resize): as unprofiled."""
     env = env_for_tests()
