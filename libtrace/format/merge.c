@@ -108,7 +108,7 @@ static int lt__unpark(lt_reader *r, lt__rstream *s) {
     int rc = lt__cursor_step(r, s, 1);
     if (rc < 0) return rc;
     if (rc == 0 || s->ev.ts != r->heap[0].ts)
-        return lt__corrupt(r, r->blks[s->first_blk].off,
+        return lt__corrupt(r, r->blks[s->blk != LT__NONE ? s->blk : s->first_blk].off,
                            "block contents differ from its descriptor");
     return 0;
 }
@@ -116,10 +116,10 @@ static int lt__unpark(lt_reader *r, lt__rstream *s) {
 static void lt__cursor_start(lt_reader *r, lt__rstream *s) {
     lt__rproc *p = r->procs[s->info.process];
     s->blk = LT__NONE;
-    s->next_blk = s->first_blk;
+    s->next_blk = s->resumed ? s->start_blk : s->first_blk;
     s->done = 0;
     s->p = s->end = NULL;
-    s->ts = 0;
+    s->ts = s->resumed ? s->start_ts : 0;
     s->depth = 0;
     s->cut_left = s->cut_depth;
     s->max_loc = p->nlocs;
@@ -476,7 +476,14 @@ void lt__merge_reset(lt_reader *r) {
  * its first block has events, else stepped to its first event now. */
 static int lt__merge_add(lt_reader *r, lt__rstream *s) {
     lt__cursor_start(r, s);
-    const lt__blk *b = s->first_blk != LT__NONE ? &r->blks[s->first_blk] : NULL;
+    if (s->resumed) {
+        int rc = lt__resume_install(r, s);
+        if (rc < 0) {
+            lt__cursor_free(r, s);
+            return rc;
+        }
+    }
+    const lt__blk *b = s->next_blk != LT__NONE ? &r->blks[s->next_blk] : NULL;
     uint64_t ord = (uint64_t)s->info.process << 32 | s->info.index;
     if (b && b->n_events) { /* decompressed when its turn comes */
         s->parked = LT__PARK_UNSTARTED;
