@@ -232,6 +232,19 @@ int vw__push_rec(builder *b, uint32_t ri, const void *rec) {
     return 0;
 }
 
+/* push_rec's common case inline: room in the row's buffer and within the
+ * budget (a call per zone was 6% of a build). */
+static inline int push_fast(builder *b, uint32_t ri, const void *rec) {
+    brow *r = &b->rows[ri];
+    if (__builtin_expect(r->nbuf == r->cap || b->buffered + VW_REC > BUF_BUDGET, 0))
+        return vw__push_rec(b, ri, rec);
+    memcpy(r->buf + (size_t)r->nbuf * VW_REC, rec, VW_REC);
+    r->nbuf++;
+    r->meta.n++;
+    b->buffered += VW_REC;
+    return 0;
+}
+
 static long misc_row(builder *b, uint32_t kind, uint32_t key) {
     uint64_t k = (uint64_t)kind << 56 | key;
     uint32_t slot;
@@ -280,6 +293,16 @@ static long track_of(const builder *b, uint32_t process, uint32_t thread) {
     if (process < 1 || process > b->nproc || thread < 1) return -1;
     uint32_t t = b->proc_base[process] + thread - 1;
     return t < b->proc_base[process + 1] ? (long)t : -1;
+}
+
+/* track_of for zone ends: they come stream by stream, the last answer kept. */
+static inline long zone_track(builder *b, uint32_t process, uint32_t thread) {
+    uint64_t key = (uint64_t)process << 32 | thread;
+    if (key != b->last_stream) {
+        b->last_stream = key;
+        b->last_track = track_of(b, process, thread);
+    }
+    return b->last_track;
 }
 
 static uint64_t str_hash(uint64_t h, const char *s) {
@@ -400,6 +423,7 @@ static int text_row(builder *b) {
 static int zone_text(builder *b, const lt_event *ev, uint32_t *text) {
     vw_text t;
     *text = 0;
+    if (!ev->name && !ev->text) return 0; /* most zones: no call */
     int rc = make_text(b, ev, &t);
     if (rc <= 0) return rc;
     if ((rc = text_row(b)) < 0) return rc;
@@ -442,7 +466,7 @@ static int on_open_zone(builder *b, const lt_event *ev, btrack *t, const bopen *
 }
 
 static int on_zone_end(builder *b, const lt_event *ev) {
-    long tr = track_of(b, ev->process, ev->thread);
+    long tr = zone_track(b, ev->process, ev->thread);
     if (tr < 0) return fail(b, LT_ECORRUPT, "zone of an unknown thread %u/%u", ev->process, ev->thread);
     btrack *t = &b->tracks[tr];
     long row = zone_row(b, t, (uint32_t)tr, ev->depth);
@@ -468,7 +492,7 @@ static int on_zone_end(builder *b, const lt_event *ev) {
     b->funcs[f].zones++;
     int rc = zone_text(b, ev, &z.text);
     if (rc < 0) return rc;
-    rc = push_rec(b, (uint32_t)row, &z);
+    rc = push_fast(b, (uint32_t)row, &z);
     if (rc < 0) return rc;
     if (!t->t.zones || z.start < t->t.first) t->t.first = z.start;
     if (z.start + z.dur > t->t.last) t->t.last = z.start + z.dur;
@@ -591,7 +615,9 @@ static int on_sample(builder *b, const lt_event *ev, umap *plots, umap *frames) 
 static int scan_pass(builder *b, int what, umap *plots, umap *frames, int *others) {
     lt_event ev;
     int rc;
+    uint64_t last = 0; /* events come in time order: the last is the latest */
     while ((rc = lt_reader_next(b->r, &ev)) > 0) {
+        last = ev.ts;
         switch (ev.type) {
         case LT_EV_ZONE_END: rc = what & SCAN_ZONES ? on_zone_end(b, &ev) : 0; break;
         case LT_EV_MESSAGE:
@@ -605,8 +631,8 @@ static int scan_pass(builder *b, int what, umap *plots, umap *frames, int *other
         default: rc = 0;
         }
         if (rc < 0) break;
-        if (ev.ts > b->origin && ev.ts - b->origin > b->tot.duration) b->tot.duration = ev.ts - b->origin;
     }
+    if (last > b->origin && last - b->origin > b->tot.duration) b->tot.duration = last - b->origin;
     if (rc < 0 && b->err && !b->err[0])
         fail(b, rc, "%s", rc == LT_ECORRUPT ? lt_reader_error(b->r) : lt_strerror(rc));
     return rc;

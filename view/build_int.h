@@ -92,6 +92,8 @@ typedef struct builder {
     int extending;       /* resuming from an index */
     int refused;         /* the extension met what it cannot append */
     int cut;             /* the trace has cut zones: never extended */
+    uint64_t last_stream; /* process << 32 | thread of the last zone end */
+    long last_track;      /* its track */
 } builder;
 
 int vw__fail(builder *b, int code, const char *fmt, ...)

@@ -147,6 +147,7 @@ struct lt_reader {
     lt__hent *heap;           /* merge heap, keyed by the streams' next event */
     uint32_t nheap;
     int started, pending;
+    int fast;                  /* started, no error, no block to load first */
     int err;
     char errmsg[256];
     int unsound;               /* LT_ECORRUPT: the trailer contradicts the file */
