@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "scratch.h"
@@ -583,6 +584,58 @@ START_TEST(extension_fallbacks) {
 }
 END_TEST
 
+/* Two updates of one index at once (two servers on one cache folder):
+ * each step's index still equals a whole build, and an index mapped
+ * before keeps its records. */
+START_TEST(concurrent_updates) {
+    const char *full = scratch_path("full.tracy");
+    gen_trace(full, "-z 120000 -t 2 -d 8");
+    size_t len;
+    uint8_t *bytes = slurp(full, &len);
+    char inc[256], ref[256], t[256];
+    snprintf(inc, sizeof inc, "%s/inc", scratch_dir);
+    snprintf(ref, sizeof ref, "%s/ref", scratch_dir);
+    snprintf(t, sizeof t, "%s/conc.tracy", scratch_dir);
+    mkdir(inc, 0700);
+    mkdir(ref, 0700);
+    size_t have = len / 8;
+    spit(t, bytes, have);
+    update(t, inc);
+    vw_index *first = NULL;
+    ck_assert_int_eq(vw_open_built(&first, t, inc), 0);
+    vw_index *first_ref = whole(t, ref);
+    for (int k = 2; k <= 8; k++) {
+        size_t to = k == 8 ? len : len * (size_t)k / 8;
+        append(t, bytes, have, to);
+        have = to;
+        pid_t kids[2];
+        for (int c = 0; c < 2; c++) {
+            kids[c] = fork();
+            ck_assert_int_ge(kids[c], 0);
+            if (kids[c] == 0) {
+                char *path = vw_index_path(t, inc), err[256];
+                _exit(vw_update(t, path, NULL, err, sizeof err) == 0 ? 0 : 1);
+            }
+        }
+        for (int c = 0; c < 2; c++) {
+            int st;
+            ck_assert_int_eq(waitpid(kids[c], &st, 0), kids[c]);
+            ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+        }
+        vw_index *a = NULL;
+        ck_assert_int_eq(vw_open_built(&a, t, inc), 0);
+        vw_index *b = whole(t, ref);
+        same_index(a, b, (unsigned)k);
+        vw_close(a);
+        vw_close(b);
+    }
+    same_index(first, first_ref, 1);
+    vw_close(first);
+    vw_close(first_ref);
+    free(bytes);
+}
+END_TEST
+
 Suite *view_suite(void) {
     Suite *s = suite_create("view");
     TCase *tc = tcase_create("index");
@@ -594,6 +647,7 @@ Suite *view_suite(void) {
     tcase_add_test(tc, damaged_inputs);
     tcase_add_test(tc, extension_equals_whole_build);
     tcase_add_test(tc, extension_fallbacks);
+    tcase_add_test(tc, concurrent_updates);
     suite_add_tcase(s, tc);
     return s;
 }

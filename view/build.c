@@ -1054,16 +1054,21 @@ static int open_outputs(builder *b, outfiles *f, const char *out_path, int whole
 }
 
 /* Closes the outputs; on success renames the records file (whole builds)
- * then the index into place. */
+ * then the index into place. An extension renames its index before it
+ * closes the records file (its lock): the next one then starts from it. */
 static int close_outputs(builder *b, outfiles *f, const char *out_path, int whole, int rc) {
     if (b->str) fclose(b->str);
     if (b->idx && fclose(b->idx) && !rc) rc = fail(b, LT_EIO, "writing %s: %s", f->tmp, strerror(errno));
-    if (b->rec && fclose(b->rec) && !rc) rc = fail(b, LT_EIO, "writing records: %s", strerror(errno));
-    b->str = b->idx = b->rec = NULL;
+    if (b->rec && (whole ? fclose(b->rec) : fflush(b->rec)) && !rc)
+        rc = fail(b, LT_EIO, "writing records: %s", strerror(errno));
+    if (whole) b->rec = NULL;
+    b->str = b->idx = NULL;
     if (!rc && whole && rename(f->rtmp, f->rec) < 0)
         rc = fail(b, LT_EIO, "cannot rename %s: %s", f->rtmp, strerror(errno));
     if (!rc && rename(f->tmp, out_path) < 0)
         rc = fail(b, LT_EIO, "cannot rename %s: %s", f->tmp, strerror(errno));
+    if (b->rec) fclose(b->rec);
+    b->rec = NULL;
     if (rc) {
         if (f->tmp) unlink(f->tmp);
         if (whole && f->rtmp) unlink(f->rtmp);
@@ -1119,8 +1124,8 @@ static int extend(const char *trace, const char *out_path, char *err, size_t err
         if (!rc) rc = vw__extend_load(&b, trace, out_path, fd);
         if (!rc) {
             b.rec = fdopen(fd, "r+b");
+            if (b.rec) fd = -1, setvbuf(b.rec, f.rbuf, _IOFBF, OUT_BUF);
             if (!b.rec || fseek(b.rec, 0, SEEK_END)) rc = fail(&b, LT_EIO, "records: %s", strerror(errno));
-            else fd = -1, setvbuf(b.rec, f.rbuf, _IOFBF, OUT_BUF);
         }
         if (!rc) rc = scan_and_finish(&b, trace, &h);
         if (b.refused) rc = VW_REFUSED;
