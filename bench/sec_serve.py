@@ -238,6 +238,11 @@ def section(ctx, rep, h):
     results = [measure(ctx.build, ctx.work, z) for z in sizes]
     if not ctx.quick:
         results.append(measure(ctx.build, ctx.work, 0, trace=python_trace(ctx.build, ctx.work)))
+    for r in results:  # the build's CPU rate: what the target is about
+        if r["rate_cpu"] < BUILD_TARGET:
+            rep.missed.append((13, f"tracy-serve index build of {r['zones']:,} zones "
+                               f"{r['rate_cpu'] / 1e6:.1f}M zones/s of CPU < {BUILD_TARGET / 1e6:.0f}M",
+                               f"1-minute load {r['load']:.1f}"))
     growth = measure_growth(ctx.build, ctx.work, sizes[-1])
     rep.add(text(results) + "\n" + growth_text(growth))
 
