@@ -458,6 +458,19 @@ static void same_index(const vw_index *a, const vw_index *b, unsigned seed) {
     }
 }
 
+/* The index of `t` in folder `inc` shows what a whole build in `ref` does;
+ * returns the zones still open. */
+static uint64_t same_as_whole(const char *t, const char *inc, const char *ref, unsigned seed) {
+    vw_index *a = NULL;
+    ck_assert_int_eq(vw_open_built(&a, t, inc), 0);
+    vw_index *b = whole(t, ref);
+    same_index(a, b, seed);
+    uint64_t open = vw_totals_of(b)->unclosed;
+    vw_close(a);
+    vw_close(b);
+    return open;
+}
+
 /* Grows `t` to the whole of `bytes` in `steps` appends; after each, the
  * index updated in place shows what a whole build of the same bytes
  * shows. Returns how many updates were extensions. */
@@ -476,13 +489,7 @@ static int grow_and_compare(const char *t, const uint8_t *bytes, size_t len, int
         append(t, bytes, have, to);
         have = to;
         extended += update(t, inc) == 1;
-        vw_index *a = NULL;
-        ck_assert_int_eq(vw_open_built(&a, t, inc), 0);
-        vw_index *b = whole(t, ref);
-        same_index(a, b, (unsigned)k);
-        *open_steps += vw_totals_of(b)->unclosed > 0;
-        vw_close(a);
-        vw_close(b);
+        *open_steps += same_as_whole(t, inc, ref, (unsigned)k) > 0;
     }
     return extended;
 }
@@ -559,12 +566,7 @@ START_TEST(extension_fallbacks) {
             spit(t, cases[c].change_other ? obytes : bytes, cases[c].then);
         }
         ck_assert_msg(update(t, inc) == 0, "%s: extended", cases[c].what);
-        vw_index *a = NULL;
-        ck_assert_int_eq(vw_open_built(&a, t, inc), 0);
-        vw_index *b = whole(t, ref);
-        same_index(a, b, (unsigned)c);
-        vw_close(a);
-        vw_close(b);
+        same_as_whole(t, inc, ref, (unsigned)c);
     }
     /* an index open while its trace grows and is extended keeps answering
      * as it did */
@@ -622,12 +624,7 @@ START_TEST(concurrent_updates) {
             ck_assert_int_eq(waitpid(kids[c], &st, 0), kids[c]);
             ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
         }
-        vw_index *a = NULL;
-        ck_assert_int_eq(vw_open_built(&a, t, inc), 0);
-        vw_index *b = whole(t, ref);
-        same_index(a, b, (unsigned)k);
-        vw_close(a);
-        vw_close(b);
+        same_as_whole(t, inc, ref, (unsigned)k);
     }
     same_index(first, first_ref, 1);
     vw_close(first);

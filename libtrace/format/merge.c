@@ -220,12 +220,12 @@ static inline __attribute__((always_inline)) void lt__pop(lt__rstream *s, uint8_
 }
 
 /* Grows the string slots to cover depth index `i`, within the budget. */
-static int lt__grow_strs(lt_reader *r, lt__rstream *s, uint32_t i) {
+int lt__grow_strs(lt_reader *r, lt__rstream *s, uint32_t i) {
     uint32_t cap = s->strs_cap ? s->strs_cap : 16;
     while (cap <= i) cap *= 2;
     uint64_t more = (uint64_t)(cap - s->strs_cap) * sizeof *s->strs;
     if (r->raw_held + r->stack_held + more > lt__zone_budget(r))
-        return lt__corrupt(r, r->blks[s->blk].off,
+        return lt__corrupt(r, s->blk != LT__NONE ? r->blks[s->blk].off : 0,
                            "open zones hold more text than a file of this size can");
     lt__zstr *z = realloc(s->strs, cap * sizeof *z);
     if (!z) return LT_ENOMEM;

@@ -191,6 +191,10 @@ int lt__corrupt(lt_reader *r, uint64_t off, const char *why);
  * r->errmsg set, or LT_ENOMEM. */
 int lt__check_trailer(lt_reader *r);
 
+/* Grows a cursor's string slots to cover depth index `i`, within the
+ * budget (merge.c). Returns 0, LT_ENOMEM or LT_ECORRUPT. */
+int lt__grow_strs(lt_reader *r, lt__rstream *s, uint32_t i);
+
 /* Puts the open zones a resumed stream starts with on its stack (see
  * resume.c). Returns 0, LT_ENOMEM or LT_ECORRUPT (beyond the budget). */
 int lt__resume_install(lt_reader *r, lt__rstream *s);

@@ -137,21 +137,10 @@ int lt__resume_install(lt_reader *r, lt__rstream *s) {
     s->depth = n;
     for (uint32_t i = 0; i < n; i++) {
         if (!s->rz[i].has) continue;
-        if (i >= s->strs_cap) {
-            uint32_t cap = s->strs_cap ? s->strs_cap : 16;
-            while (cap <= i) cap *= 2;
-            uint64_t more = (uint64_t)(cap - s->strs_cap) * sizeof *s->strs;
-            if (r->raw_held + r->stack_held + more > lt__zone_budget(r)) goto budget;
-            lt__zstr *z = realloc(s->strs, cap * sizeof *z);
-            if (!z) return LT_ENOMEM;
-            memset(z + s->strs_cap, 0, (cap - s->strs_cap) * sizeof *z);
-            r->stack_held += more;
-            s->strs = z;
-            s->strs_cap = cap;
-        }
+        int rc = i < s->strs_cap ? 0 : lt__grow_strs(r, s, i);
+        if (rc < 0) return rc;
         lt__zstr *d = &s->strs[i];
         const lt__zstr *o = &s->rzs[i];
-        int rc = 0;
         if (s->rz[i].has & LT__HAS_NAME)
             rc = lt__copy_zstr(r, &d->name, &d->name_cap, &d->name_len, o->name, o->name_len);
         if (!rc && (s->rz[i].has & LT__HAS_TEXT))
