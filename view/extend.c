@@ -240,7 +240,10 @@ static int resume_streams(builder *b, const vw_index *ix, const state_view *v) {
         if (s->nzones > left || s->blocks == 0 ||
             lt__stream_nblocks(b->r, s->process, s->thread) < s->blocks ||
             lt__stream_block(b->r, s->process, s->thread, s->blocks - 1, &off, &last) < 0 ||
-            off != s->last_off || last != s->last_ts) {
+            off != s->last_off || last != s->last_ts ||
+            /* an empty last block (no timestamp in its descriptor): where
+             * its open zones end is in the block alone */
+            (s->nzones && !s->last_ts)) {
             rc = VW_REFUSED;
             break;
         }

@@ -146,9 +146,10 @@ int vw_cache_dir(char *buf, size_t len);
 
 /* Opens the index of `trace` kept in `cache_dir`, building it first when it
  * is missing, stale (the trace's size, mtime, inode or device changed) or
- * of another version. Returns 0 with *out, or a negative LT_E* code with a
- * one-line reason in err (LT_EFORMAT, LT_ECORRUPT, LT_EOPEN, LT_EIO,
- * LT_ENOMEM, ...). `rebuilt`, when non-NULL, is set to 1 when it was built. */
+ * of another version (vw_update: extended when the trace only grew).
+ * Returns 0 with *out, or a negative LT_E* code with a one-line reason in
+ * err (LT_EFORMAT, LT_ECORRUPT, LT_EOPEN, LT_EIO, LT_ENOMEM, ...).
+ * `rebuilt`, when non-NULL, is set to 1 when it was built or extended. */
 int vw_open(vw_index **out, const char *trace, const char *cache_dir,
             int *rebuilt, char *err, size_t errlen);
 /* The 64-bit FNV-1a hash of a string: the index file of a trace is named
@@ -159,9 +160,9 @@ uint64_t vw_hash(const char *s);
  * cannot be resolved or on out-of-memory. */
 char *vw_index_path(const char *trace, const char *cache_dir);
 /* Opens the index of `trace` only when it exists and is current: 0 with
- * *out, 1 when it must be built first (vw_build into vw_index_path), or
- * LT_EOPEN when the trace cannot be resolved. vw_build may run in another
- * thread (builds share no state). */
+ * *out, 1 when it must be built first (vw_update or vw_build into
+ * vw_index_path), or LT_EOPEN when the trace cannot be resolved. Builds may
+ * run in another thread (they share no state). */
 int vw_open_built(vw_index **out, const char *trace, const char *cache_dir);
 
 /* Builds the index of `trace` into the file `out_path` (written under a
