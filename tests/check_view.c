@@ -506,12 +506,22 @@ START_TEST(extension_equals_whole_build) {
     int open_steps;
     ck_assert_int_eq(grow_and_compare(t, bytes, len, 17, &open_steps), 16);
     ck_assert_int_ge(open_steps, 12); /* zones open across steps */
+    char inc[256];
+    snprintf(inc, sizeof inc, "%s/inc", scratch_dir);
     vw_index *ix = NULL;
-    ck_assert_int_eq(vw_open_built(&ix, t, scratch_path("inc")), 0);
+    ck_assert_int_eq(vw_open_built(&ix, t, inc), 0);
     ck_assert_uint_eq(vw_totals_of(ix)->zones, 240000);
     ck_assert_uint_eq(vw_totals_of(ix)->complete, 1);
     ck_assert_uint_eq(vw_totals_of(ix)->unclosed, 0);
     vw_close(ix);
+    /* a current index is left as it is */
+    char *path = vw_index_path(t, inc);
+    struct stat before, after;
+    ck_assert_int_eq(stat(path, &before), 0);
+    ck_assert_int_eq(update(t, inc), 0);
+    ck_assert_int_eq(stat(path, &after), 0);
+    ck_assert_uint_eq(before.st_ino, after.st_ino);
+    free(path);
     free(bytes);
     /* every record type, zone texts and a zone that never ends */
     gen_trace(full, "--fixed small");

@@ -1139,9 +1139,22 @@ static int extend(const char *trace, const char *out_path, char *err, size_t err
     return rc;
 }
 
+/* Whether the index at out_path is sound and made for the trace as it is. */
+static int current(const char *trace, const char *out_path) {
+    vw_index *ix = vw__load(out_path);
+    if (!ix) return 0;
+    const vw_header *h = vw__header(ix);
+    uint64_t size, mt, ino, dev;
+    int same = vw__identity(trace, &size, &mt, &ino, &dev) == 0 && size == h->trace_size &&
+               mt == h->trace_mtime_ns && ino == h->trace_ino && dev == h->trace_dev;
+    vw_close(ix);
+    return same;
+}
+
 int vw_update(const char *trace, const char *out_path, int *extended, char *err, size_t errlen) {
     if (extended) *extended = 0;
     if (err && errlen) err[0] = 0;
+    if (current(trace, out_path)) return 0;
     int rc = extend(trace, out_path, err, errlen);
     if (rc == 0 && extended) *extended = 1;
     if (rc == VW_REFUSED) rc = vw_build(trace, out_path, err, errlen);

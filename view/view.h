@@ -169,9 +169,9 @@ int vw_open_built(vw_index **out, const char *trace, const char *cache_dir);
  * temporary name then renamed), and its records file beside it (see
  * "Extension"). Returns 0 or a negative LT_E* code. */
 int vw_build(const char *trace, const char *out_path, char *err, size_t errlen);
-/* Brings the index at `out_path` up to date with `trace`: extends it when
- * the trace only grew since (units appended, a trailer at last), else
- * builds it whole (vw_build). *extended (when non-NULL) is set to 1 when
+/* Brings the index at `out_path` up to date with `trace`: nothing to do
+ * when it is current, extends it when the trace only grew since (units
+ * appended, a trailer at last), else builds it whole (vw_build). *extended (when non-NULL) is set to 1 when
  * it was extended. Returns 0 or a negative LT_E* code. Safe while other
  * threads or processes have the older index open: they keep what they
  * mapped. */
