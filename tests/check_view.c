@@ -643,6 +643,91 @@ START_TEST(concurrent_updates) {
 }
 END_TEST
 
+/* A real capture: `python -m tracy` (the client in a Python program and
+ * capture-release writing the trace) on a program that flushes while it
+ * runs. The bytes written so far are copied to a snapshot at each step (as
+ * a server reading the growing file sees them), the snapshot's index
+ * updated, and each update but the first extends it and equals a whole
+ * build; the last step adds what the daemon writes at its close. */
+static const char LIVE_PROGRAM[] =
+    "import os, sys, threading, time, tracy\n"
+    "stop = sys.argv[1]\n"
+    "def leaf(i):\n"
+    "    return sum(range(100 + i % 50))\n"
+    "def step(i):\n"
+    "    with tracy.zone('step', text='i=%d' % i):\n"
+    "        return leaf(i) + leaf(i + 1)\n"
+    "def work():\n"
+    "    i = 0\n"
+    "    deadline = time.monotonic() + 120\n"
+    "    while not os.path.exists(stop) and time.monotonic() < deadline:\n"
+    "        for k in range(200):\n"
+    "            step(i + k)\n"
+    "        i += 200\n"
+    "        tracy.flush()\n"
+    "        time.sleep(0.02)\n"
+    "t = threading.Thread(target=work)\n"
+    "t.start()\n"
+    "work()\n"
+    "t.join()\n";
+
+START_TEST(live_capture_extends) {
+    const char *build = getenv("LT_BUILD");
+    ck_assert_ptr_nonnull(build);
+    char prog[256], stop[256], live[256], snap[256], inc[256], ref[256], cmd[2048];
+    snprintf(prog, sizeof prog, "%s/live.py", scratch_dir);
+    snprintf(stop, sizeof stop, "%s/stop", scratch_dir);
+    snprintf(live, sizeof live, "%s/live.tracy", scratch_dir);
+    snprintf(snap, sizeof snap, "%s/snap.tracy", scratch_dir);
+    snprintf(inc, sizeof inc, "%s/inc", scratch_dir);
+    snprintf(ref, sizeof ref, "%s/ref", scratch_dir);
+    mkdir(inc, 0700);
+    mkdir(ref, 0700);
+    spit(prog, (const uint8_t *)LIVE_PROGRAM, strlen(LIVE_PROGRAM));
+    snprintf(cmd, sizeof cmd,
+             "PATH='%s/bin':\"$PATH\" PYTHONPATH='%s/python' TRACY_PORT=0 TRACY_ADDR= TRACY_PY_OPTS= "
+             "exec \"${PYTHON:-/usr/bin/python3}\" -m tracy -o '%s' '%s' '%s' >'%s/live.log' 2>&1",
+             build, build, live, prog, stop, scratch_dir);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    size_t have = 0;
+    int grown = 0, extended = 0, done = 0;
+    for (int round = 0; round < 2000 && !done; round++) {
+        usleep(100000);
+        int st;
+        if (grown >= 4 && access(stop, F_OK) != 0) spit(stop, (const uint8_t *)"", 0);
+        if (waitpid(pid, &st, WNOHANG) == pid) {
+            ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "python -m tracy failed (see live.log)");
+            done = 1;
+        }
+        if (access(live, F_OK) != 0) continue;
+        size_t len;
+        uint8_t *bytes = slurp(live, &len);
+        if (len > have) {
+            append(snap, bytes, have, len);
+            have = len;
+            int ext = update(snap, inc);
+            ck_assert_int_eq(ext, grown > 0); /* the first one builds */
+            extended += ext;
+            grown++;
+            same_as_whole(snap, inc, ref, (unsigned)round);
+        }
+        free(bytes);
+    }
+    ck_assert_msg(done, "the capture did not end");
+    ck_assert_int_ge(extended, 4);
+    vw_index *ix = NULL;
+    ck_assert_int_eq(vw_open_built(&ix, snap, inc), 0);
+    ck_assert_uint_eq(vw_totals_of(ix)->complete, 1);
+    ck_assert_uint_gt(vw_totals_of(ix)->zones, 0);
+    vw_close(ix);
+}
+END_TEST
+
 Suite *view_suite(void) {
     Suite *s = suite_create("view");
     TCase *tc = tcase_create("index");
@@ -655,6 +740,7 @@ Suite *view_suite(void) {
     tcase_add_test(tc, extension_equals_whole_build);
     tcase_add_test(tc, extension_fallbacks);
     tcase_add_test(tc, concurrent_updates);
+    tcase_add_test(tc, live_capture_extends);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -83,8 +83,9 @@ static int only_grew(builder *b, const vw_index *ix, const vw_state *st, const c
     return !st->have_ts || (b->have_ts && b->origin == st->tot.origin);
 }
 
-/* The tracks: the indexed ones unchanged (same streams, same numbers),
- * their figures without open zones and their names kept when unchanged. */
+/* The tracks: the indexed ones numbered as before (same streams), their
+ * figures without open zones, their names kept when unchanged (a thread's
+ * tid and name may come after its first events). */
 static int load_tracks(builder *b, const vw_index *ix, const state_view *v) {
     int rc = vw__init_tracks(b);
     if (rc < 0) return rc;
@@ -95,9 +96,10 @@ static int load_tracks(builder *b, const vw_index *ix, const state_view *v) {
         const char *name = th && th->name ? th->name : "";
         if (i < v->st->n_tracks) {
             const vw_track *o = &v->tracks[i];
-            if (o->process != t->t.process || o->thread != t->t.thread || o->tid != t->t.tid)
-                return VW_REFUSED;
+            if (o->process != t->t.process || o->thread != t->t.thread) return VW_REFUSED;
+            uint64_t tid = t->t.tid; /* named since, maybe */
             t->t = *o;
+            t->t.tid = tid;
             if (!strcmp(vw_string(ix, o->name, NULL), name)) continue;
         }
         t->t.name = vw__put_str(b, name, strlen(name));
