@@ -185,19 +185,26 @@ static void add_chunk(builder *b, uint32_t ri, const uint8_t *recs, uint32_t n, 
     r->chunks[r->nchunks++] = (uint32_t)b->nchunks++;
 }
 
+/* Writes the first n buffered records of row `ri` to the records file as
+ * one chunk; the others stay. */
+static int flush_prefix(builder *b, uint32_t ri, uint32_t n) {
+    brow *r = &b->rows[ri];
+    if (!n) return 0;
+    int rc = chunk_room(b, ri);
+    if (rc < 0) return rc;
+    if (fwrite(r->buf, VW_REC, n, b->rec) != n) return LT_EIO;
+    add_chunk(b, ri, r->buf, n, r->meta.n - r->nbuf, b->nrecs);
+    b->nrecs += n;
+    b->buffered -= (uint64_t)n * VW_REC;
+    r->nbuf -= n;
+    if (r->nbuf) memmove(r->buf, r->buf + (size_t)n * VW_REC, (size_t)r->nbuf * VW_REC);
+    return 0;
+}
+
 /* Writes the buffered records of row `ri` to the records file as one
  * chunk. */
 static int flush_row(builder *b, uint32_t ri) {
-    brow *r = &b->rows[ri];
-    if (!r->nbuf) return 0;
-    int rc = chunk_room(b, ri);
-    if (rc < 0) return rc;
-    if (fwrite(r->buf, VW_REC, r->nbuf, b->rec) != r->nbuf) return LT_EIO;
-    add_chunk(b, ri, r->buf, r->nbuf, r->meta.n - r->nbuf, b->nrecs);
-    b->nrecs += r->nbuf;
-    b->buffered -= (uint64_t)r->nbuf * VW_REC;
-    r->nbuf = 0;
-    return 0;
+    return flush_prefix(b, ri, b->rows[ri].nbuf);
 }
 
 static int flush_all(builder *b) {
@@ -527,10 +534,36 @@ static int on_marker(builder *b, const lt_event *ev) {
 
 /* Plots and frames are numbered in order of first sample; their rows are
  * keyed by that number. */
+/* The time of the first record of the row of (kind, key), UINT64_MAX when
+ * it has none. */
+static uint64_t first_time(const builder *b, uint32_t kind, uint32_t key) {
+    uint32_t slot;
+    uint32_t v = umap_get(&b->misc_rows, (uint64_t)kind << 56 | key, &slot);
+    if (!v) return UINT64_MAX;
+    const brow *r = &b->rows[v - 1];
+    if (r->nchunks) return b->chunks[r->chunks[0]].lo;
+    return r->nbuf ? *(const uint64_t *)r->buf : UINT64_MAX;
+}
+
+/* An extension numbers a new plot or frame after the others: a whole build
+ * does the same only when its first sample comes after theirs. */
+static int numbered_late(const builder *b, int is_plot, uint64_t t) {
+    uint32_t n = is_plot ? b->nplots : b->nframes;
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t f = first_time(b, is_plot ? VW_ROW_PLOT : VW_ROW_FRAME, i);
+        if (f != UINT64_MAX && f >= t) return 0;
+    }
+    return 1;
+}
+
 static long numbered(builder *b, umap *m, uint64_t k, int is_plot, const lt_event *ev) {
     uint32_t slot;
     uint32_t v = umap_get(m, k, &slot);
     if (v) return (long)v - 1;
+    if (b->extending && !numbered_late(b, is_plot, rel(b, ev->ts))) {
+        b->refused = 1;
+        return -1;
+    }
     uint32_t n = is_plot ? b->nplots : b->nframes;
     const char *name = is_plot ? lt_reader_plot_name(b->r, ev->process, ev->id)
                                : lt_reader_frame_name(b->r, ev->process, ev->id);
@@ -555,16 +588,49 @@ static long numbered(builder *b, umap *m, uint64_t k, int is_plot, const lt_even
     return n;
 }
 
-/* An extension appends samples to rows that mix threads: a sample that
- * a whole build would have put before the row's last one cannot be
- * appended (the row's last chunk entry: equal times refused too, its
- * thread unknown). */
+/* Whether sample x comes before y in a whole build's merged order (time,
+ * then thread; the same thread's in stream order). */
+static inline int sample_before(const vw_sample *x, const vw_sample *y) {
+    return x->t < y->t || (x->t == y->t && x->track < y->track);
+}
+
+/* An extension appends samples to rows that mix threads: one that a whole
+ * build would have put before the row's last one goes in the row's buffer
+ * at its place (the records before it written out first when the buffer
+ * is full). Returns 0, 1 when its place is among the records written
+ * already (the row's last chunk entry: equal times too, its thread
+ * unknown), or an LT_E* code. */
+static int insert_sample(builder *b, uint32_t ri, const vw_sample *s) {
+    brow *r = &b->rows[ri];
+    uint32_t p = r->nbuf;
+    while (p > 0 && sample_before(s, (const vw_sample *)(r->buf + (size_t)(p - 1) * VW_REC))) p--;
+    if (p == 0 && r->nchunks && s->t <= b->chunks[r->chunks[r->nchunks - 1]].hi) return 1;
+    if (r->nbuf == r->cap) {
+        if (r->cap < VW_CHUNK) {
+            uint32_t c = r->cap ? r->cap * 4 : 8;
+            if (c > VW_CHUNK) c = VW_CHUNK;
+            uint8_t *q = realloc(r->buf, (size_t)c * VW_REC);
+            if (!q) return LT_ENOMEM;
+            r->buf = q;
+            r->cap = c;
+        } else {
+            if (p == 0) return 1;
+            int rc = flush_prefix(b, ri, p);
+            if (rc < 0) return rc;
+            p = 0;
+        }
+    }
+    memmove(r->buf + (size_t)(p + 1) * VW_REC, r->buf + (size_t)p * VW_REC, (size_t)(r->nbuf - p) * VW_REC);
+    memcpy(r->buf + (size_t)p * VW_REC, s, VW_REC);
+    r->nbuf++;
+    r->meta.n++;
+    b->buffered += VW_REC;
+    return b->buffered > BUF_BUDGET ? flush_all(b) : 0;
+}
+
 static int out_of_order(const builder *b, uint32_t row, const vw_sample *s) {
     const brow *r = &b->rows[row];
-    if (r->nbuf) {
-        const vw_sample *l = (const vw_sample *)(r->buf + (size_t)(r->nbuf - 1) * VW_REC);
-        return s->t < l->t || (s->t == l->t && s->track < l->track);
-    }
+    if (r->nbuf) return sample_before(s, (const vw_sample *)(r->buf + (size_t)(r->nbuf - 1) * VW_REC));
     return r->nchunks && s->t <= b->chunks[r->chunks[r->nchunks - 1]].hi;
 }
 
@@ -601,6 +667,8 @@ static int on_sample(builder *b, const lt_event *ev, umap *plots, umap *frames) 
     }
     if (row < 0) return LT_ENOMEM;
     if (b->extending && out_of_order(b, (uint32_t)row, &s)) {
+        int rc = insert_sample(b, (uint32_t)row, &s);
+        if (rc != 1) return rc;
         b->refused = 1;
         return fail(b, LT_EINVAL, "samples arrived out of order");
     }

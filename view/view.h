@@ -47,8 +47,11 @@
  * device, a smaller size, the 4 KiB at its start or before the indexed
  * end changed, a stream's last indexed block gone, an earlier first
  * timestamp, threads numbered differently, a trailer indexed already), for
- * cut traces (LT_EVF_CUT zones), and when plot samples, frame marks or
- * LOST records of several threads arrive out of order. An extension never
+ * cut traces (LT_EVF_CUT zones), and when a plot sample, frame mark or LOST
+ * record of one thread belongs before records of others already written to
+ * the records file (one that belongs in a row's partial chunk is inserted
+ * at its place), or a new plot or frame would be numbered before older
+ * ones. An extension never
  * changes what an older index maps: the records file is only appended
  * to, under a lock. */
 #ifndef VIEW_VIEW_H
