@@ -12,6 +12,7 @@
 
 #include "scratch.h"
 #include "trace.h"
+#include "trace_builder.h"
 #include "view.h"
 #include "view_int.h" /* VW_ROW_TEXT */
 
@@ -530,10 +531,27 @@ START_TEST(extension_equals_whole_build) {
     ck_assert_int_gt(open_steps, 0);
     free(bytes);
     /* samples of several threads, blocks appended out of time order: each
-     * goes in its row's partial chunk at its place */
-    gen_trace(full, "-z 6000 -t 3 -d 5 --plots 300 --frames 40 --lost 6");
+     * goes in its row's partial chunk at its place, or (its place among the
+     * records written out) the update builds whole */
+    gen_trace(full, "-z 6000 -t 3 -d 5 --plots 3000 --frames 400 --lost 60");
     bytes = slurp(full, &len);
-    ck_assert_int_eq(grow_and_compare(t, bytes, len, 11, &open_steps), 10);
+    ck_assert_int_ge(grow_and_compare(t, bytes, len, 11, &open_steps), 1);
+    free(bytes);
+    /* one thread's samples fill the plot's partial chunk; another's, in a
+     * later block, belong in its last part: the records before them go out */
+    lt_builder *w;
+    ck_assert_int_eq(lt_builder_open(&w, full, LT_WRITE_FORCE, "check_view"), 0);
+    const char *argv0[] = {"p"};
+    ck_assert_int_eq(lt_builder_process(w, 1, -1, "h", "p", 1, argv0, 1000, 1), 1);
+    ck_assert_int_eq(lt_builder_thread(w, 1, 11, "a"), 1);
+    ck_assert_int_eq(lt_builder_thread(w, 1, 12, "b"), 2);
+    ck_assert_int_eq(lt_builder_plot(w, 1, "p"), 1);
+    for (uint64_t i = 0; i < 1024; i++) ck_assert_int_eq(lt_builder_plot_value(w, 1, 1, 1000 + 10 * i, 1, (double)i), 0);
+    for (uint64_t j = 0; j < 10; j++)
+        ck_assert_int_eq(lt_builder_plot_value(w, 1, 2, 1000 + 10 * (1000 + j) + 5, 1, -(double)j), 0);
+    ck_assert_int_eq(lt_builder_close(w, 0), 0);
+    bytes = slurp(full, &len);
+    ck_assert_int_ge(grow_and_compare(t, bytes, len, 40, &open_steps), 1);
     free(bytes);
 }
 END_TEST

@@ -215,21 +215,23 @@ static int flush_all(builder *b) {
     return 0;
 }
 
+/* Grows a row's buffer (below VW_CHUNK records). */
+static int grow_buf(brow *r) {
+    uint32_t c = r->cap ? r->cap * 4 : 8;
+    if (c > VW_CHUNK) c = VW_CHUNK;
+    uint8_t *p = realloc(r->buf, (size_t)c * VW_REC);
+    if (!p) return LT_ENOMEM;
+    r->buf = p;
+    r->cap = c;
+    return 0;
+}
+
 /* Appends one 32-byte record to row `ri`. */
 int vw__push_rec(builder *b, uint32_t ri, const void *rec) {
     brow *r = &b->rows[ri];
     if (r->nbuf == r->cap) {
-        if (r->cap == VW_CHUNK) {
-            int rc = flush_row(b, ri);
-            if (rc < 0) return rc;
-        } else {
-            uint32_t c = r->cap ? r->cap * 4 : 8;
-            if (c > VW_CHUNK) c = VW_CHUNK;
-            uint8_t *p = realloc(r->buf, (size_t)c * VW_REC);
-            if (!p) return LT_ENOMEM;
-            r->buf = p;
-            r->cap = c;
-        }
+        int rc = r->cap == VW_CHUNK ? flush_row(b, ri) : grow_buf(r);
+        if (rc < 0) return rc;
     }
     memcpy(r->buf + (size_t)r->nbuf * VW_REC, rec, VW_REC);
     r->nbuf++;
@@ -445,13 +447,7 @@ static int zone_text(builder *b, const lt_event *ev, uint32_t *text) {
  * see bopen), and kept in its track's open zones as it was before the
  * reader closed the zones inside it (their time left out of child_ns). */
 static int on_open_zone(builder *b, const lt_event *ev, btrack *t, const bopen *o) {
-    if (b->nopen == b->capopen) {
-        uint32_t c = b->capopen ? b->capopen * 2 : 16;
-        bopen *p = realloc(b->open, c * sizeof *p);
-        if (!p) return LT_ENOMEM;
-        b->open = p;
-        b->capopen = c;
-    }
+    if (grow_arr((void **)&b->open, &b->capopen, b->nopen, sizeof *b->open) < 0) return LT_ENOMEM;
     b->open[b->nopen++] = *o;
     if (o->has_text && text_row(b) < 0) return LT_ENOMEM;
     if (ev->depth >= t->nopen) { /* the innermost comes first */
@@ -606,19 +602,15 @@ static int insert_sample(builder *b, uint32_t ri, const vw_sample *s) {
     while (p > 0 && sample_before(s, (const vw_sample *)(r->buf + (size_t)(p - 1) * VW_REC))) p--;
     if (p == 0 && r->nchunks && s->t <= b->chunks[r->chunks[r->nchunks - 1]].hi) return 1;
     if (r->nbuf == r->cap) {
+        int rc;
         if (r->cap < VW_CHUNK) {
-            uint32_t c = r->cap ? r->cap * 4 : 8;
-            if (c > VW_CHUNK) c = VW_CHUNK;
-            uint8_t *q = realloc(r->buf, (size_t)c * VW_REC);
-            if (!q) return LT_ENOMEM;
-            r->buf = q;
-            r->cap = c;
+            rc = grow_buf(r);
         } else {
-            if (p == 0) return 1;
-            int rc = flush_prefix(b, ri, p);
-            if (rc < 0) return rc;
+            if (p == 0) return 1; /* nothing before it to write out */
+            rc = flush_prefix(b, ri, p); /* those before it go out */
             p = 0;
         }
+        if (rc < 0) return rc;
     }
     memmove(r->buf + (size_t)(p + 1) * VW_REC, r->buf + (size_t)p * VW_REC, (size_t)(r->nbuf - p) * VW_REC);
     memcpy(r->buf + (size_t)p * VW_REC, s, VW_REC);
