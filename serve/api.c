@@ -679,7 +679,7 @@ static void route_session(sv_ctx *c, const sv_req *q, sv_answer *a) {
     else if (IS("functions")) api_functions(s, a);
     else if (IS("zone")) api_zone(s, q, a);
     else if (IS("find")) api_find(s, q, a);
-    else if (IS("lines")) sv_api_lines(s, q, a);
+    else if (IS("lines")) sv_api_lines(c, s, q, a);
     else sv_api_range(c, s, q, a);
     vw_release(s->ix); /* the answer is built: the index's pages can go */
 #undef IS

@@ -307,13 +307,13 @@ static void range_compute(sv_session *s, uint64_t t0, uint64_t t1, const uint8_t
     walk_free(&w, nf);
 }
 
-/* ---- Jobs: /range and /api/trend on the thread pool ---------------------- */
+/* ---- Jobs: /range, /lines and /api/trend on the thread pool --------------- */
 
 /* One job runs at a time, the others wait in order; the request that asked
  * for one waits parked (as for an index build) and takes its answer by its
  * serial. The sessions a job reads are copies whose index and reader are
  * lent (sv_session_lend): a session closed meanwhile leaves them open. */
-enum { JOB_RANGE, JOB_TREND };
+enum { JOB_RANGE, JOB_TREND, JOB_LINES };
 typedef struct sv_job {
     uv_work_t work;
     sv_sessions *ss;
@@ -322,6 +322,7 @@ typedef struct sv_job {
     sv_session *list;       /* copies (rel duplicated) */
     size_t n;
     uint64_t t0, t1;
+    uint32_t func;          /* JOB_LINES */
     uint8_t *sel;
     char prog[512];
     sv_answer ans;
@@ -354,6 +355,7 @@ static void job_unlink(sv_job *j) {
 static void on_job(uv_work_t *w) {
     sv_job *j = w->data;
     if (j->kind == JOB_RANGE) range_compute(&j->list[0], j->t0, j->t1, j->sel, &j->ans);
+    else if (j->kind == JOB_LINES) sv_lines_compute(&j->list[0], j->func, &j->ans);
     else trend_compute(j->list, j->n, j->prog, &j->ans);
 }
 
@@ -389,7 +391,7 @@ static void start_job(sv_sessions *ss) {
 
 /* The job of request q: 1 with its answer moved into a (done), 1 with a
  * deferred (waiting), 0 when there is none. */
-static int job_take(const sv_req *q, sv_answer *a) {
+int sv_job_take(const sv_req *q, sv_answer *a) {
     for (sv_job *j = jobs; j; j = j->next) {
         if (j->serial != q->serial) continue;
         if (!j->done) {
@@ -438,7 +440,7 @@ static void job_queue(sv_sessions *ss, const sv_req *q, sv_answer *a, sv_job *j,
 }
 
 void sv_api_range(sv_ctx *c, sv_session *s, const sv_req *q, sv_answer *a) {
-    if (job_take(q, a)) return;
+    if (sv_job_take(q, a)) return;
     uint64_t t0, t1;
     if (time_arg(q, a, "t0", &t0) < 0 || time_arg(q, a, "t1", &t1) < 0) return;
     if (t1 <= t0) {
@@ -455,6 +457,17 @@ void sv_api_range(sv_ctx *c, sv_session *s, const sv_req *q, sv_answer *a) {
     }
     j->kind = JOB_RANGE;
     j->t0 = t0, j->t1 = t1, j->sel = sel;
+    job_queue(c->ss, q, a, j, &s, 1);
+}
+
+void sv_job_lines(sv_ctx *c, sv_session *s, const sv_req *q, sv_answer *a, uint32_t func) {
+    sv_job *j = calloc(1, sizeof *j);
+    if (!j) {
+        sv_error(a, 500, "internal", "out of memory");
+        return;
+    }
+    j->kind = JOB_LINES;
+    j->func = func;
     job_queue(c->ss, q, a, j, &s, 1);
 }
 
@@ -692,7 +705,7 @@ static long tfunc_find(tfunc **fs, size_t *n, size_t *cap, const char *name, con
 }
 
 void sv_api_trend(sv_ctx *c, const sv_req *q, sv_answer *a) {
-    if (job_take(q, a)) return;
+    if (sv_job_take(q, a)) return;
     char prog[512];
     if (sv_param(q, "program", prog, sizeof prog) <= 0) {
         sv_error(a, 400, "bad_param", "trend needs program=NAME");

@@ -183,8 +183,16 @@ void sv_route(sv_ctx *c, const sv_req *q, sv_answer *a);
 void sv_api_range(sv_ctx *c, sv_session *s, const sv_req *q, sv_answer *a);
 void sv_api_diff(sv_ctx *c, const sv_req *q, sv_answer *a);
 void sv_api_trend(sv_ctx *c, const sv_req *q, sv_answer *a);
-/* /api/t/ID/lines (api_lines.c): a function's line heat. */
-void sv_api_lines(sv_session *s, const sv_req *q, sv_answer *a);
+/* /api/t/ID/lines (api_lines.c): a function's line heat, counted on the
+ * thread pool as /range is (sv_job_lines). */
+void sv_api_lines(sv_ctx *c, sv_session *s, const sv_req *q, sv_answer *a);
+/* The answer of /lines for function `func` (any thread: reads the
+ * session's index and reader only). */
+void sv_lines_compute(sv_session *s, uint32_t func, sv_answer *a);
+/* Whether request q's job is done (1, its answer moved into a), waiting (1,
+ * a deferred) or unknown (0); else queues sv_lines_compute for it. */
+int sv_job_take(const sv_req *q, sv_answer *a);
+void sv_job_lines(sv_ctx *c, sv_session *s, const sv_req *q, sv_answer *a, uint32_t func);
 
 /* ---- Captures (capture.c) ---- */
 /* POST /api/capture: starts a capture (the answer waits, deferred, until

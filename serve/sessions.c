@@ -219,7 +219,7 @@ static void start_build(sv_sessions *ss);
 
 static void on_build(uv_work_t *w) {
     sv_sessions *ss = w->data;
-    ss->build_rc = vw_build(ss->build_trace, ss->build_out, ss->build_err, sizeof ss->build_err);
+    ss->build_rc = vw_update(ss->build_trace, ss->build_out, NULL, ss->build_err, sizeof ss->build_err);
 }
 
 static void after_build(uv_work_t *w, int status) {
@@ -331,7 +331,7 @@ int sv_session_open(sv_sessions *ss, sv_session *s) {
     if (!ss->loop) { /* no loop: build here */
         char err[256] = "";
         char *out = vw_index_path(s->path, ss->cache);
-        int b = out ? vw_build(s->path, out, err, sizeof err) : LT_ENOMEM;
+        int b = out ? vw_update(s->path, out, NULL, err, sizeof err) : LT_ENOMEM;
         free(out);
         if (b < 0) {
             snprintf(s->error, sizeof s->error, "%s", err[0] ? err : lt_strerror(b));

@@ -3,6 +3,7 @@
  * the token, a growing trace, mutated traces, and many concurrent and slow
  * clients with the server's memory bounded. */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <check.h>
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -410,7 +411,30 @@ START_TEST(token) {
 }
 END_TEST
 
-/* A trace being written: meta follows its growth at the next request. */
+/* The records file of the only index in the cache folder (view.h,
+ * "Extension"): its inode and size. */
+static void records_file(ino_t *ino, off_t *size) {
+    char dir[256], path[512];
+    snprintf(dir, sizeof dir, "%s/cache", scratch_dir);
+    DIR *d = opendir(dir);
+    ck_assert_ptr_nonnull(d);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t l = strlen(e->d_name);
+        if (l < 5 || strcmp(e->d_name + l - 4, ".rec")) continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        n++;
+    }
+    closedir(d);
+    ck_assert_int_eq(n, 1);
+    struct stat st;
+    ck_assert_int_eq(stat(path, &st), 0);
+    *ino = st.st_ino;
+    *size = st.st_size;
+}
+
+/* A trace being written: meta follows its growth at the next request, its
+ * index extended (its records file appended to, not made anew). */
 START_TEST(growing_trace) {
     gen(scratch_path("full.tracy"), "-z 30000 -t 2 -d 5 --no-trailer");
     size_t len;
@@ -426,7 +450,13 @@ START_TEST(growing_trace) {
     double z1 = num(j, "zones"), g1 = num(j, "generation");
     ck_assert_str_eq(str(j, "state"), "writing");
     cJSON_Delete(j);
-    spit(scratch_path("live/g.tracy"), b, len);
+    ino_t ino1, ino2;
+    off_t size1, size2;
+    records_file(&ino1, &size1);
+    FILE *f = fopen(scratch_path("live/g.tracy"), "ab"); /* the rest, appended */
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(fwrite(b + len / 3, 1, len - len / 3, f), len - len / 3);
+    ck_assert_int_eq(fclose(f), 0);
     /* the first request after the growth answers from the index in hand and
      * starts the new one: the page polls until the generation moves */
     j = get_json(s.port, t, 200);
@@ -439,6 +469,9 @@ START_TEST(growing_trace) {
     ck_assert_double_gt(30000, z1);
     ck_assert_double_gt(num(j, "generation"), g1);
     cJSON_Delete(j);
+    records_file(&ino2, &size2);
+    ck_assert_uint_eq(ino2, ino1);
+    ck_assert_int_gt(size2, size1);
     free(b);
     free(id);
     stop(&s);

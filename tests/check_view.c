@@ -7,11 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "scratch.h"
 #include "trace.h"
+#include "trace_builder.h"
 #include "view.h"
+#include "view_int.h" /* VW_ROW_TEXT */
 
 /* A zone as the reader tells it. */
 typedef struct bz {
@@ -285,6 +288,465 @@ START_TEST(damaged_inputs) {
 }
 END_TEST
 
+
+/* ---- Extension ---------------------------------------------------------- */
+
+/* Appends bytes [from, to) of `b` to path. */
+static void append(const char *path, const uint8_t *b, size_t from, size_t to) {
+    FILE *f = fopen(path, "ab");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(fwrite(b + from, 1, to - from, f), to - from);
+    ck_assert_int_eq(fclose(f), 0);
+}
+
+/* vw_update of `t` into the index of cache folder `dir`: whether it was
+ * extended. */
+static int update(const char *t, const char *dir) {
+    char *path = vw_index_path(t, dir), err[256];
+    int ext = -1;
+    int rc = vw_update(t, path, &ext, err, sizeof err);
+    ck_assert_msg(rc == 0, "vw_update: %d %s", rc, err);
+    free(path);
+    return ext;
+}
+
+/* A whole build of `t` in cache folder `dir`, opened. */
+static vw_index *whole(const char *t, const char *dir) {
+    char *path = vw_index_path(t, dir), err[256];
+    ck_assert_msg(vw_build(t, path, err, sizeof err) == 0, "vw_build: %s", err);
+    free(path);
+    vw_index *ix = NULL;
+    ck_assert_int_eq(vw_open_built(&ix, t, dir), 0);
+    return ix;
+}
+
+/* A function as its name, file, line and kind say (ids may differ). */
+static void func_str(const vw_index *ix, uint32_t ff, char *out, size_t len) {
+    const vw_func *f = vw_func_at(ix, ff & VW_FUNC_MASK);
+    ck_assert_ptr_nonnull(f);
+    snprintf(out, len, "%s|%s|%u|%u|%x", vw_string(ix, f->name, NULL), vw_string(ix, f->file, NULL),
+             f->line, f->kind, ff & ~VW_FUNC_MASK);
+}
+
+static void text_str(const vw_index *ix, uint32_t text, char *out, size_t len) {
+    uint64_t n, t;
+    if (!text || vw_zone_text(ix, text, &n, &t) < 0) {
+        snprintf(out, len, "-");
+        return;
+    }
+    snprintf(out, len, "%s|%s|%d%d", n == UINT64_MAX ? "" : vw_string(ix, n, NULL),
+             t == UINT64_MAX ? "" : vw_string(ix, t, NULL), n == UINT64_MAX, t == UINT64_MAX);
+}
+
+/* For each function of index a, the id of the same function in b. */
+static uint32_t *func_map(const vw_index *a, const vw_index *b) {
+    uint32_t n = vw_nfuncs(a), *m = calloc(n + 1, sizeof *m);
+    char x[512], y[512];
+    for (uint32_t i = 0; i < n; i++) {
+        func_str(a, i, x, sizeof x);
+        m[i] = UINT32_MAX;
+        for (uint32_t k = 0; k < vw_nfuncs(b) && m[i] == UINT32_MAX; k++) {
+            func_str(b, k, y, sizeof y);
+            if (!strcmp(x, y)) m[i] = k;
+        }
+        ck_assert_msg(m[i] != UINT32_MAX, "function %s missing", x);
+        ck_assert_uint_eq(vw_func_at(a, i)->zones, vw_func_at(b, m[i])->zones);
+    }
+    return m;
+}
+
+static void same_record(const vw_index *a, const vw_index *b, const uint32_t *fmap, const vw_row *w,
+                        const void *ra, const void *rb, uint64_t i) {
+    char x[512], y[512];
+    if (w->kind == VW_ROW_ZONES) {
+        const vw_zone *za = ra, *zb = rb;
+        ck_assert_msg(za->start == zb->start && za->dur == zb->dur && za->self == zb->self &&
+                          fmap[za->func_flags & VW_FUNC_MASK] == (zb->func_flags & VW_FUNC_MASK) &&
+                          (za->func_flags & ~VW_FUNC_MASK) == (zb->func_flags & ~VW_FUNC_MASK),
+                      "row %u/%u/%u #%llu: zone %llu+%llu self %llu %x != %llu+%llu self %llu %x", w->kind,
+                      w->key, w->depth, (unsigned long long)i, (unsigned long long)za->start,
+                      (unsigned long long)za->dur, (unsigned long long)za->self, za->func_flags,
+                      (unsigned long long)zb->start, (unsigned long long)zb->dur, (unsigned long long)zb->self,
+                      zb->func_flags);
+        if (!za->text && !zb->text) return;
+        text_str(a, za->text, x, sizeof x);
+        text_str(b, zb->text, y, sizeof y);
+        ck_assert_msg(!strcmp(x, y), "#%llu: text %s != %s", (unsigned long long)i, x, y);
+    } else if (w->kind == VW_ROW_MARKERS) {
+        const vw_marker *ma = ra, *mb = rb;
+        ck_assert_uint_eq(ma->t, mb->t);
+        ck_assert_uint_eq(ma->track, mb->track);
+        ck_assert_uint_eq(ma->kind, mb->kind);
+        ck_assert_str_eq(vw_string(a, ma->text, NULL), vw_string(b, mb->text, NULL));
+        ck_assert_str_eq(vw_string(a, ma->text2, NULL), vw_string(b, mb->text2, NULL));
+    } else {
+        const vw_sample *sa = ra, *sb = rb;
+        ck_assert_msg(sa->t == sb->t && sa->value == sb->value && sa->count == sb->count &&
+                          sa->track == sb->track, "#%llu: samples differ", (unsigned long long)i);
+    }
+}
+
+typedef struct items {
+    const vw_index *ix;
+    char (*s)[160];
+    size_t n, cap;
+} items;
+
+static int keep_item(void *ctx, const vw_item *it) {
+    items *c = ctx;
+    if (c->n == c->cap) c->s = realloc(c->s, (c->cap = c->cap ? c->cap * 2 : 64) * sizeof *c->s);
+    char f[128];
+    func_str(c->ix, it->func_flags, f, sizeof f);
+    snprintf(c->s[c->n++], sizeof c->s[0], "%llu %llu %llu %.90s", (unsigned long long)it->start,
+             (unsigned long long)it->dur, (unsigned long long)it->count, f);
+    return 0;
+}
+
+/* Index `a` shows what `b` shows: totals, tracks, functions, every record
+ * of every row, and the items of random windows. */
+static void same_index(const vw_index *a, const vw_index *b, unsigned seed) {
+    ck_assert_int_eq(memcmp(vw_totals_of(a), vw_totals_of(b), sizeof(vw_totals)), 0);
+    ck_assert_uint_eq(vw_ntracks(a), vw_ntracks(b));
+    for (uint32_t i = 0; i < vw_ntracks(a); i++) {
+        const vw_track *x = vw_track_at(a, i), *y = vw_track_at(b, i);
+        ck_assert(x->process == y->process && x->thread == y->thread && x->tid == y->tid);
+        ck_assert(x->depths == y->depths && x->zones == y->zones && x->first == y->first && x->last == y->last);
+        ck_assert_str_eq(vw_string(a, x->name, NULL), vw_string(b, y->name, NULL));
+    }
+    ck_assert_uint_eq(vw_nfuncs(a), vw_nfuncs(b));
+    ck_assert_uint_eq(vw_nplots(a), vw_nplots(b));
+    ck_assert_uint_eq(vw_nframes(a), vw_nframes(b));
+    for (uint32_t i = 0; i < vw_nplots(a); i++)
+        ck_assert_int_eq(memcmp(&vw_plot_at(a, i)->process, &vw_plot_at(b, i)->process,
+                                sizeof(vw_plot) - sizeof(uint64_t)), 0);
+    uint32_t nb = 0, *fmap = func_map(a, b);
+    for (uint32_t r = 0; vw_row_at(b, r); r++) {
+        const vw_row *w = vw_row_at(b, r);
+        if (w->kind == VW_ROW_TEXT) continue; /* numbered in another order: compared through zones */
+        nb++;
+        long ra = vw_find_row(a, w->kind, w->key, w->depth);
+        ck_assert_msg(ra >= 0, "row %u/%u/%u missing", w->kind, w->key, w->depth);
+        ck_assert_uint_eq(vw_row_at(a, (uint32_t)ra)->n, w->n);
+        for (uint64_t i = 0; i < w->n; i++) same_record(a, b, fmap, w, vw_rec(a, (uint32_t)ra, i), vw_rec(b, r, i), i);
+    }
+    free(fmap);
+    uint32_t na = 0;
+    for (uint32_t r = 0; vw_row_at(a, r); r++) {
+        const vw_row *w = vw_row_at(a, r);
+        if (w->kind == VW_ROW_TEXT) continue;
+        ck_assert_msg(w->n > 0 || vw_find_row(b, w->kind, w->key, w->depth) >= 0, "row %u/%u/%u extra",
+                      w->kind, w->key, w->depth);
+        na += w->n > 0;
+    }
+    ck_assert_uint_le(nb, na + 0);
+    uint64_t dur = vw_totals_of(b)->duration;
+    srand(seed);
+    for (int k = 0; k < 40; k++) {
+        uint64_t t0 = (uint64_t)rand() % (dur + 1), len = 1 + (uint64_t)rand() % (dur + 1);
+        double npp = (double)len / (1 + rand() % 2000);
+        for (uint32_t r = 0; vw_row_at(b, r); r++) {
+            const vw_row *w = vw_row_at(b, r);
+            if (w->kind != VW_ROW_ZONES) continue;
+            long ra = vw_find_row(a, w->kind, w->key, w->depth);
+            items x = {a, NULL, 0, 0}, y = {b, NULL, 0, 0};
+            vw_view_row(a, (uint32_t)ra, t0, t0 + len, npp, keep_item, &x);
+            vw_view_row(b, r, t0, t0 + len, npp, keep_item, &y);
+            ck_assert_uint_eq(x.n, y.n);
+            for (size_t i = 0; i < x.n; i++) ck_assert_str_eq(x.s[i], y.s[i]);
+            free(x.s);
+            free(y.s);
+        }
+    }
+}
+
+/* The index of `t` in folder `inc` shows what a whole build in `ref` does;
+ * returns the zones still open. */
+static uint64_t same_as_whole(const char *t, const char *inc, const char *ref, unsigned seed) {
+    vw_index *a = NULL;
+    ck_assert_int_eq(vw_open_built(&a, t, inc), 0);
+    vw_index *b = whole(t, ref);
+    same_index(a, b, seed);
+    uint64_t open = vw_totals_of(b)->unclosed;
+    vw_close(a);
+    vw_close(b);
+    return open;
+}
+
+/* Grows `t` to the whole of `bytes` in `steps` appends; after each, the
+ * index updated in place shows what a whole build of the same bytes
+ * shows. Returns how many updates were extensions. */
+static int grow_and_compare(const char *t, const uint8_t *bytes, size_t len, int steps, int *open_steps) {
+    char inc[256], ref[256];
+    snprintf(inc, sizeof inc, "%s/inc", scratch_dir);
+    snprintf(ref, sizeof ref, "%s/ref", scratch_dir);
+    mkdir(inc, 0700);
+    mkdir(ref, 0700);
+    unlink(t);
+    size_t have = 0;
+    int extended = 0;
+    *open_steps = 0;
+    for (int k = 1; k <= steps; k++) {
+        size_t to = k == steps ? len : len * (size_t)k / (size_t)steps;
+        append(t, bytes, have, to);
+        have = to;
+        extended += update(t, inc) == 1;
+        *open_steps += same_as_whole(t, inc, ref, (unsigned)k) > 0;
+    }
+    return extended;
+}
+
+/* A trace appended to in many steps: each update extends the index (the
+ * first builds it), zones open across steps included, and it equals a
+ * whole build of the same bytes, its last step with the trailer. */
+START_TEST(extension_equals_whole_build) {
+    const char *full = scratch_path("full.tracy"), *t = scratch_path("grow.tracy");
+    /* streams of several blocks (LT_BLOCK_TARGET): steps cut them */
+    gen_trace(full, "-z 240000 -t 2 -d 9 --messages 40 --signposts 15");
+    size_t len;
+    uint8_t *bytes = slurp(full, &len);
+    int open_steps;
+    ck_assert_int_eq(grow_and_compare(t, bytes, len, 17, &open_steps), 16);
+    ck_assert_int_ge(open_steps, 12); /* zones open across steps */
+    char inc[256];
+    snprintf(inc, sizeof inc, "%s/inc", scratch_dir);
+    vw_index *ix = NULL;
+    ck_assert_int_eq(vw_open_built(&ix, t, inc), 0);
+    ck_assert_uint_eq(vw_totals_of(ix)->zones, 240000);
+    ck_assert_uint_eq(vw_totals_of(ix)->complete, 1);
+    ck_assert_uint_eq(vw_totals_of(ix)->unclosed, 0);
+    vw_close(ix);
+    /* a current index is left as it is */
+    char *path = vw_index_path(t, inc);
+    struct stat before, after;
+    ck_assert_int_eq(stat(path, &before), 0);
+    ck_assert_int_eq(update(t, inc), 0);
+    ck_assert_int_eq(stat(path, &after), 0);
+    ck_assert_uint_eq(before.st_ino, after.st_ino);
+    free(path);
+    free(bytes);
+    /* every record type, zone texts and a zone that never ends */
+    gen_trace(full, "--fixed small");
+    bytes = slurp(full, &len);
+    grow_and_compare(t, bytes, len, 9, &open_steps);
+    ck_assert_int_gt(open_steps, 0);
+    free(bytes);
+    /* samples of several threads, blocks appended out of time order: each
+     * goes in its row's partial chunk at its place, or (its place among the
+     * records written out) the update builds whole */
+    gen_trace(full, "-z 6000 -t 3 -d 5 --plots 3000 --frames 400 --lost 60");
+    bytes = slurp(full, &len);
+    ck_assert_int_ge(grow_and_compare(t, bytes, len, 11, &open_steps), 1);
+    free(bytes);
+    /* one thread's samples fill the plot's partial chunk; another's, in a
+     * later block, belong in its last part: the records before them go out */
+    lt_builder *w;
+    ck_assert_int_eq(lt_builder_open(&w, full, LT_WRITE_FORCE, "check_view"), 0);
+    const char *argv0[] = {"p"};
+    ck_assert_int_eq(lt_builder_process(w, 1, -1, "h", "p", 1, argv0, 1000, 1), 1);
+    ck_assert_int_eq(lt_builder_thread(w, 1, 11, "a"), 1);
+    ck_assert_int_eq(lt_builder_thread(w, 1, 12, "b"), 2);
+    ck_assert_int_eq(lt_builder_plot(w, 1, "p"), 1);
+    for (uint64_t i = 0; i < 1024; i++) ck_assert_int_eq(lt_builder_plot_value(w, 1, 1, 1000 + 10 * i, 1, (double)i), 0);
+    for (uint64_t j = 0; j < 10; j++)
+        ck_assert_int_eq(lt_builder_plot_value(w, 1, 2, 1000 + 10 * (1000 + j) + 5, 1, -(double)j), 0);
+    ck_assert_int_eq(lt_builder_close(w, 0), 0);
+    bytes = slurp(full, &len);
+    ck_assert_int_ge(grow_and_compare(t, bytes, len, 40, &open_steps), 1);
+    free(bytes);
+}
+END_TEST
+
+/* What is not an append is built whole: a shorter file, another file
+ * renamed over it, bytes changed before the indexed end, data after a
+ * trailer. */
+START_TEST(extension_fallbacks) {
+    const char *full = scratch_path("full.tracy"), *other = scratch_path("other.tracy"),
+               *t, *tmp = scratch_path("t.new");
+    gen_trace(full, "-z 8000 -t 2 -d 6 --no-trailer");
+    gen_trace(other, "-z 9000 -t 2 -d 6 -l 9 --no-trailer");
+    size_t len, olen;
+    uint8_t *bytes = slurp(full, &len), *obytes = slurp(other, &olen);
+    char inc[256], ref[256];
+    snprintf(inc, sizeof inc, "%s/inc", scratch_dir);
+    snprintf(ref, sizeof ref, "%s/ref", scratch_dir);
+    mkdir(inc, 0700);
+    mkdir(ref, 0700);
+    struct {
+        const char *what;
+        size_t first, then;
+        int rename_other, change_other;
+    } cases[] = {
+        {"truncated", len * 2 / 3, len / 3, 0, 0},
+        {"replaced", len / 2, 0, 1, 0},
+        {"rewritten", len / 2, len * 3 / 4, 0, 1},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        char name[32];
+        snprintf(name, sizeof name, "case%zu.tracy", c);
+        t = scratch_path(name);
+        spit(t, bytes, cases[c].first);
+        ck_assert_int_eq(update(t, inc), 0); /* first build */
+        append(t, bytes, cases[c].first, cases[c].first + (len - cases[c].first) / 4);
+        ck_assert_int_eq(update(t, inc), 1); /* grew: extended */
+        if (cases[c].rename_other) {
+            spit(tmp, obytes, olen * 3 / 4);
+            ck_assert_int_eq(rename(tmp, t), 0);
+        } else {
+            spit(t, cases[c].change_other ? obytes : bytes, cases[c].then);
+        }
+        ck_assert_msg(update(t, inc) == 0, "%s: extended", cases[c].what);
+        same_as_whole(t, inc, ref, (unsigned)c);
+    }
+    /* an index open while its trace grows and is extended keeps answering
+     * as it did */
+    t = scratch_path("open.tracy");
+    spit(t, bytes, len / 2);
+    ck_assert_int_eq(update(t, inc), 0);
+    vw_index *old = NULL;
+    ck_assert_int_eq(vw_open_built(&old, t, inc), 0);
+    vw_index *before = whole(t, ref);
+    append(t, bytes, len / 2, len);
+    ck_assert_int_eq(update(t, inc), 1);
+    same_index(old, before, 99);
+    vw_close(old);
+    vw_close(before);
+    free(bytes);
+    free(obytes);
+}
+END_TEST
+
+/* Two updates of one index at once (two servers on one cache folder):
+ * each step's index still equals a whole build, and an index mapped
+ * before keeps its records. */
+START_TEST(concurrent_updates) {
+    const char *full = scratch_path("full.tracy");
+    gen_trace(full, "-z 120000 -t 2 -d 8");
+    size_t len;
+    uint8_t *bytes = slurp(full, &len);
+    char inc[256], ref[256], t[256];
+    snprintf(inc, sizeof inc, "%s/inc", scratch_dir);
+    snprintf(ref, sizeof ref, "%s/ref", scratch_dir);
+    snprintf(t, sizeof t, "%s/conc.tracy", scratch_dir);
+    mkdir(inc, 0700);
+    mkdir(ref, 0700);
+    size_t have = len / 8;
+    spit(t, bytes, have);
+    update(t, inc);
+    vw_index *first = NULL;
+    ck_assert_int_eq(vw_open_built(&first, t, inc), 0);
+    vw_index *first_ref = whole(t, ref);
+    for (int k = 2; k <= 8; k++) {
+        size_t to = k == 8 ? len : len * (size_t)k / 8;
+        append(t, bytes, have, to);
+        have = to;
+        pid_t kids[2];
+        for (int c = 0; c < 2; c++) {
+            kids[c] = fork();
+            ck_assert_int_ge(kids[c], 0);
+            if (kids[c] == 0) {
+                char *path = vw_index_path(t, inc), err[256];
+                _exit(vw_update(t, path, NULL, err, sizeof err) == 0 ? 0 : 1);
+            }
+        }
+        for (int c = 0; c < 2; c++) {
+            int st;
+            ck_assert_int_eq(waitpid(kids[c], &st, 0), kids[c]);
+            ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+        }
+        same_as_whole(t, inc, ref, (unsigned)k);
+    }
+    same_index(first, first_ref, 1);
+    vw_close(first);
+    vw_close(first_ref);
+    free(bytes);
+}
+END_TEST
+
+/* A real capture: `python -m tracy` (the client in a Python program and
+ * capture-release writing the trace) on a program that flushes while it
+ * runs. The bytes written so far are copied to a snapshot at each step (as
+ * a server reading the growing file sees them), the snapshot's index
+ * updated, and each update but the first extends it and equals a whole
+ * build; the last step adds what the daemon writes at its close. */
+static const char LIVE_PROGRAM[] =
+    "import os, sys, threading, time, tracy\n"
+    "stop = sys.argv[1]\n"
+    "def leaf(i):\n"
+    "    return sum(range(100 + i % 50))\n"
+    "def step(i):\n"
+    "    with tracy.zone('step', text='i=%d' % i):\n"
+    "        return leaf(i) + leaf(i + 1)\n"
+    "def work():\n"
+    "    i = 0\n"
+    "    deadline = time.monotonic() + 120\n"
+    "    while not os.path.exists(stop) and time.monotonic() < deadline:\n"
+    "        for k in range(200):\n"
+    "            step(i + k)\n"
+    "        i += 200\n"
+    "        tracy.flush()\n"
+    "        time.sleep(0.02)\n"
+    "t = threading.Thread(target=work)\n"
+    "t.start()\n"
+    "work()\n"
+    "t.join()\n";
+
+START_TEST(live_capture_extends) {
+    const char *build = getenv("LT_BUILD");
+    ck_assert_ptr_nonnull(build);
+    char prog[256], stop[256], live[256], snap[256], inc[256], ref[256], cmd[2048];
+    snprintf(prog, sizeof prog, "%s/live.py", scratch_dir);
+    snprintf(stop, sizeof stop, "%s/stop", scratch_dir);
+    snprintf(live, sizeof live, "%s/live.tracy", scratch_dir);
+    snprintf(snap, sizeof snap, "%s/snap.tracy", scratch_dir);
+    snprintf(inc, sizeof inc, "%s/inc", scratch_dir);
+    snprintf(ref, sizeof ref, "%s/ref", scratch_dir);
+    mkdir(inc, 0700);
+    mkdir(ref, 0700);
+    spit(prog, (const uint8_t *)LIVE_PROGRAM, strlen(LIVE_PROGRAM));
+    snprintf(cmd, sizeof cmd,
+             "PATH='%s/bin':\"$PATH\" PYTHONPATH='%s/python' TRACY_PORT=0 TRACY_ADDR= TRACY_PY_OPTS= "
+             "exec \"${PYTHON:-/usr/bin/python3}\" -m tracy -o '%s' '%s' '%s' >'%s/live.log' 2>&1",
+             build, build, live, prog, stop, scratch_dir);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    size_t have = 0;
+    int grown = 0, extended = 0, done = 0;
+    for (int round = 0; round < 2000 && !done; round++) {
+        usleep(100000);
+        int st;
+        if (grown >= 4 && access(stop, F_OK) != 0) spit(stop, (const uint8_t *)"", 0);
+        if (waitpid(pid, &st, WNOHANG) == pid) {
+            ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "python -m tracy failed (see live.log)");
+            done = 1;
+        }
+        if (access(live, F_OK) != 0) continue;
+        size_t len;
+        uint8_t *bytes = slurp(live, &len);
+        if (len > have) {
+            append(snap, bytes, have, len);
+            have = len;
+            int ext = update(snap, inc);
+            ck_assert_int_eq(ext, grown > 0); /* the first one builds */
+            extended += ext;
+            grown++;
+            same_as_whole(snap, inc, ref, (unsigned)round);
+        }
+        free(bytes);
+    }
+    ck_assert_msg(done, "the capture did not end");
+    ck_assert_int_ge(extended, 4);
+    vw_index *ix = NULL;
+    ck_assert_int_eq(vw_open_built(&ix, snap, inc), 0);
+    ck_assert_uint_eq(vw_totals_of(ix)->complete, 1);
+    ck_assert_uint_gt(vw_totals_of(ix)->zones, 0);
+    vw_close(ix);
+}
+END_TEST
+
 Suite *view_suite(void) {
     Suite *s = suite_create("view");
     TCase *tc = tcase_create("index");
@@ -294,6 +756,10 @@ Suite *view_suite(void) {
     tcase_add_test(tc, zone_records_and_parents);
     tcase_add_test(tc, growing_file);
     tcase_add_test(tc, damaged_inputs);
+    tcase_add_test(tc, extension_equals_whole_build);
+    tcase_add_test(tc, extension_fallbacks);
+    tcase_add_test(tc, concurrent_updates);
+    tcase_add_test(tc, live_capture_extends);
     suite_add_tcase(s, tc);
     return s;
 }

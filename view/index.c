@@ -18,8 +18,11 @@ struct vw_index {
     char *trace;
     uint8_t *map;
     size_t len;
+    uint8_t *rmap;         /* the records file, n_main records */
+    size_t rlen;
     const vw_header *h;
-    const uint8_t *recs;
+    const uint8_t *recs;   /* the records kept in the index file (ids from n_main) */
+    uint64_t n_main;
     const char *strings;
     const vw_chunk *chunks;
     const vw_row *rows;
@@ -62,7 +65,7 @@ static int check(vw_index *ix) {
     if (ix->len < VW_HEADER_SIZE || memcmp(h->magic, VW_MAGIC, 8) || h->version != VW_VERSION ||
         h->rec_size != VW_REC || h->file_size != ix->len)
         return -1;
-    if (!inside(ix, h->off_recs, h->n_recs, VW_REC) || !inside(ix, h->off_strings, h->len_strings, 1) ||
+    if (!inside(ix, h->off_strings, h->len_strings, 1) ||
         !inside(ix, h->off_chunks, h->n_chunks, sizeof(vw_chunk)) ||
         !inside(ix, h->off_rows, h->n_rows, sizeof(vw_row)) ||
         !inside(ix, h->off_rowchunks, h->n_rowchunks, 4) ||
@@ -70,9 +73,12 @@ static int check(vw_index *ix) {
         !inside(ix, h->off_funcs, h->n_funcs, sizeof(vw_func)) ||
         !inside(ix, h->off_plots, h->n_plots, sizeof(vw_plot)) ||
         !inside(ix, h->off_frames, h->n_frames, sizeof(vw_frame)) || h->text_row > h->n_rows ||
+        h->n_main > h->n_recs || !inside(ix, h->off_recs, h->n_recs - h->n_main, VW_REC) ||
+        !inside(ix, h->off_state, h->len_state, 1) ||
         h->n_rows > UINT32_MAX || h->n_tracks > UINT32_MAX || h->n_funcs > VW_FUNC_MASK)
         return -1;
     ix->recs = ix->map + h->off_recs;
+    ix->n_main = h->n_main;
     ix->strings = (const char *)ix->map + h->off_strings;
     ix->chunks = (const vw_chunk *)(ix->map + h->off_chunks);
     ix->rows = (const vw_row *)(ix->map + h->off_rows);
@@ -85,6 +91,7 @@ static int check(vw_index *ix) {
     for (uint64_t i = 0; i < h->n_chunks; i++) {
         const vw_chunk *c = &ix->chunks[i];
         if (c->id != next || c->n == 0 || c->n > VW_CHUNK || c->row >= h->n_rows) return -1;
+        if (c->id < h->n_main && c->id + c->n > h->n_main) return -1; /* in one place */
         next += c->n;
     }
     if (next != h->n_recs) return -1;
@@ -102,9 +109,48 @@ static int check(vw_index *ix) {
     return 0;
 }
 
-/* Maps index file `path` for `trace`; 0, or -1 when absent, damaged or
- * stale. */
-static int map_index(vw_index *ix, const char *path) {
+char *vw__rec_path(const char *idx_path) {
+    size_t n = strlen(idx_path);
+    char *p = malloc(n + 8);
+    if (!p) return NULL;
+    memcpy(p, idx_path, n + 1);
+    if (n >= 4 && !strcmp(p + n - 4, ".idx")) n -= 4;
+    strcpy(p + n, ".rec");
+    return p;
+}
+
+static void unmap(vw_index *ix) {
+    if (ix->map) munmap(ix->map, ix->len);
+    if (ix->rmap) munmap(ix->rmap, ix->rlen);
+    ix->map = ix->rmap = NULL;
+}
+
+/* Maps the records file of index file `path`: the n_main records the
+ * header counts, from the file it names (inode and device). */
+static int map_records(vw_index *ix, const char *path) {
+    const vw_header *h = ix->h;
+    if (!h->n_main) return 0;
+    if (h->n_main > SIZE_MAX / VW_REC) return -1;
+    char *rp = vw__rec_path(path);
+    int fd = rp ? open(rp, O_RDONLY | O_CLOEXEC) : -1;
+    free(rp);
+    if (fd < 0) return -1;
+    struct stat st;
+    size_t want = (size_t)h->n_main * VW_REC;
+    void *m = MAP_FAILED;
+    if (fstat(fd, &st) == 0 && (uint64_t)st.st_ino == h->rec_ino && (uint64_t)st.st_dev == h->rec_dev &&
+        (uint64_t)st.st_size >= want)
+        m = mmap(NULL, want, PROT_READ, MAP_SHARED, fd, 0);
+    close(fd);
+    if (m == MAP_FAILED) return -1;
+    ix->rmap = m;
+    ix->rlen = want;
+    return 0;
+}
+
+/* Maps index file `path` (and its records); 0, or -1 when absent or
+ * damaged. */
+static int map_files(vw_index *ix, const char *path) {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return -1;
     struct stat st;
@@ -118,12 +164,37 @@ static int map_index(vw_index *ix, const char *path) {
     ix->map = m;
     ix->len = (size_t)st.st_size;
     ix->h = (const vw_header *)ix->map;
-    if (check(ix) < 0 || vw_stale(ix)) {
-        munmap(ix->map, ix->len);
-        ix->map = NULL;
+    if (check(ix) < 0 || map_records(ix, path) < 0) {
+        unmap(ix);
         return -1;
     }
     return 0;
+}
+
+/* Maps index file `path` for `trace`; 0, or -1 when absent, damaged or
+ * stale. */
+static int map_index(vw_index *ix, const char *path) {
+    if (map_files(ix, path) < 0) return -1;
+    if (vw_stale(ix)) {
+        unmap(ix);
+        return -1;
+    }
+    return 0;
+}
+
+vw_index *vw__load(const char *path) {
+    vw_index *ix = calloc(1, sizeof *ix);
+    if (ix && map_files(ix, path) < 0) {
+        free(ix);
+        ix = NULL;
+    }
+    return ix;
+}
+
+const vw_header *vw__header(const vw_index *ix) { return ix->h; }
+
+const void *vw__section(const vw_index *ix, uint64_t off, uint64_t len) {
+    return off <= ix->len && len <= ix->len - off ? ix->map + off : NULL;
 }
 
 uint64_t vw_hash(const char *s) {
@@ -169,7 +240,7 @@ int vw_open(vw_index **out, const char *trace, const char *cache_dir, int *rebui
     }
     char *path = vw_index_path(trace, cache_dir);
     if (!path) return LT_ENOMEM;
-    rc = vw_build(trace, path, err, errlen);
+    rc = vw_update(trace, path, NULL, err, errlen);
     free(path);
     if (rc) return rc;
     if (rebuilt) *rebuilt = 1;
@@ -183,6 +254,7 @@ int vw_open(vw_index **out, const char *trace, const char *cache_dir, int *rebui
 
 int vw_stale(const vw_index *ix) {
     uint64_t size, mt, ino, dev;
+    if (!ix->trace) return 1;
     if (vw__identity(ix->trace, &size, &mt, &ino, &dev) < 0) return -1;
     const vw_header *h = ix->h;
     return size != h->trace_size || mt != h->trace_mtime_ns || ino != h->trace_ino ||
@@ -190,12 +262,15 @@ int vw_stale(const vw_index *ix) {
 }
 
 void vw_release(const vw_index *ix) {
-    if (ix && ix->map && ix->len > VW_RELEASE_MIN) madvise(ix->map, ix->len, MADV_DONTNEED);
+    if (ix && ix->map && ix->len + ix->rlen > VW_RELEASE_MIN) {
+        madvise(ix->map, ix->len, MADV_DONTNEED);
+        if (ix->rmap) madvise(ix->rmap, ix->rlen, MADV_DONTNEED);
+    }
 }
 
 void vw_close(vw_index *ix) {
     if (!ix) return;
-    if (ix->map) munmap(ix->map, ix->len);
+    unmap(ix);
     free(ix->trace);
     free(ix);
 }
@@ -252,6 +327,11 @@ long vw_find_row(const vw_index *ix, uint32_t kind, uint32_t key, uint32_t depth
     return -1;
 }
 
+/* The records of chunk c. */
+static inline const uint8_t *chunk_recs(const vw_index *ix, const vw_chunk *c) {
+    return c->id < ix->n_main ? ix->rmap + c->id * VW_REC : ix->recs + (c->id - ix->n_main) * VW_REC;
+}
+
 /* The chunk of row `row` holding its record i. */
 static const vw_chunk *chunk_of(const vw_index *ix, const vw_row *w, uint64_t i) {
     const uint32_t *list = ix->rowchunks + w->chunks;
@@ -274,7 +354,7 @@ static const vw_chunk *chunk_of(const vw_index *ix, const vw_row *w, uint64_t i)
 const void *vw_rec(const vw_index *ix, uint32_t row, uint64_t i) {
     const vw_row *w = &ix->rows[row];
     const vw_chunk *c = chunk_of(ix, w, i);
-    return ix->recs + (c->id + (i - c->first)) * VW_REC;
+    return chunk_recs(ix, c) + (i - c->first) * VW_REC;
 }
 
 uint64_t vw_rec_id(const vw_index *ix, uint32_t row, uint64_t i) {
@@ -366,7 +446,7 @@ static uint64_t search(const vw_index *ix, uint32_t row, uint64_t from, uint64_t
         m = hi;
     }
     const vw_chunk *c = &ix->chunks[list[m]];
-    const uint8_t *base = ix->recs + c->id * VW_REC;
+    const uint8_t *base = chunk_recs(ix, c);
     uint64_t a = m == k ? from - c->first : 0, b = c->n;
     while (a < b) {
         uint64_t mid = a + (b - a) / 2;

@@ -30,9 +30,30 @@
  * timestamp of its event blocks).
  *
  * Identity: the index records the trace's size, mtime, inode and device;
- * vw_open() rebuilds it when they differ (a growing file is re-indexed
- * whole when it grew; zones open at its end are indexed as open, flag
- * VW_OPEN, with their end at the stream's last timestamp). */
+ * vw_open() brings it up to date when they differ. Zones open at the end
+ * of a stream are indexed as open, flag VW_OPEN, with their end at the
+ * stream's last timestamp.
+ *
+ * Extension: a trace being written only grows (units appended, then a
+ * trailer). The records of full chunks go to a records file beside the
+ * index (NAME.rec for NAME.idx) that only ever grows; each row's last,
+ * partial chunk, its open zone and everything else are in the index file,
+ * rewritten (temporary name, rename) at each update with the state an
+ * extension resumes from: each stream's blocks read and its open zones,
+ * and the totals without those zones. vw_update() reads only the new
+ * blocks of each stream, from there: the open zones that ended are then
+ * indexed as closed, those still open again as open. It builds whole
+ * instead when the trace was not merely appended to (another inode or
+ * device, a smaller size, the 4 KiB at its start or before the indexed
+ * end changed, a stream's last indexed block gone, an earlier first
+ * timestamp, threads numbered differently, a trailer indexed already), for
+ * cut traces (LT_EVF_CUT zones), and when a plot sample, frame mark or LOST
+ * record of one thread belongs before records of others already written to
+ * the records file (one that belongs in a row's partial chunk is inserted
+ * at its place), or a new plot or frame would be numbered before older
+ * ones. An extension never
+ * changes what an older index maps: the records file is only appended
+ * to, under a lock. */
 #ifndef VIEW_VIEW_H
 #define VIEW_VIEW_H
 
@@ -40,7 +61,7 @@
 #include <stdint.h>
 
 #define VW_CHUNK 512u
-#define VW_VERSION 4u
+#define VW_VERSION 5u
 
 /* Zone flags (top bits of vw_zone.func_flags). */
 #define VW_OPEN 0x80000000u    /* still open at the end of the data */
@@ -128,9 +149,10 @@ int vw_cache_dir(char *buf, size_t len);
 
 /* Opens the index of `trace` kept in `cache_dir`, building it first when it
  * is missing, stale (the trace's size, mtime, inode or device changed) or
- * of another version. Returns 0 with *out, or a negative LT_E* code with a
- * one-line reason in err (LT_EFORMAT, LT_ECORRUPT, LT_EOPEN, LT_EIO,
- * LT_ENOMEM, ...). `rebuilt`, when non-NULL, is set to 1 when it was built. */
+ * of another version (vw_update: extended when the trace only grew).
+ * Returns 0 with *out, or a negative LT_E* code with a one-line reason in
+ * err (LT_EFORMAT, LT_ECORRUPT, LT_EOPEN, LT_EIO, LT_ENOMEM, ...).
+ * `rebuilt`, when non-NULL, is set to 1 when it was built or extended. */
 int vw_open(vw_index **out, const char *trace, const char *cache_dir,
             int *rebuilt, char *err, size_t errlen);
 /* The 64-bit FNV-1a hash of a string: the index file of a trace is named
@@ -141,14 +163,22 @@ uint64_t vw_hash(const char *s);
  * cannot be resolved or on out-of-memory. */
 char *vw_index_path(const char *trace, const char *cache_dir);
 /* Opens the index of `trace` only when it exists and is current: 0 with
- * *out, 1 when it must be built first (vw_build into vw_index_path), or
- * LT_EOPEN when the trace cannot be resolved. vw_build may run in another
- * thread (builds share no state). */
+ * *out, 1 when it must be built first (vw_update or vw_build into
+ * vw_index_path), or LT_EOPEN when the trace cannot be resolved. Builds may
+ * run in another thread (they share no state). */
 int vw_open_built(vw_index **out, const char *trace, const char *cache_dir);
 
 /* Builds the index of `trace` into the file `out_path` (written under a
- * temporary name then renamed). Returns 0 or a negative LT_E* code. */
+ * temporary name then renamed), and its records file beside it (see
+ * "Extension"). Returns 0 or a negative LT_E* code. */
 int vw_build(const char *trace, const char *out_path, char *err, size_t errlen);
+/* Brings the index at `out_path` up to date with `trace`: nothing to do
+ * when it is current, extends it when the trace only grew since (units
+ * appended, a trailer at last), else builds it whole (vw_build). *extended (when non-NULL) is set to 1 when
+ * it was extended. Returns 0 or a negative LT_E* code. Safe while other
+ * threads or processes have the older index open: they keep what they
+ * mapped. */
+int vw_update(const char *trace, const char *out_path, int *extended, char *err, size_t errlen);
 /* Whether the trace changed since the index was built (a stat): 1 yes,
  * 0 no, -1 it is gone. */
 int vw_stale(const vw_index *ix);

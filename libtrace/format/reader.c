@@ -649,7 +649,10 @@ err:
 void lt_reader_free(lt_reader *r) {
     if (!r) return;
     lt__merge_reset(r);
-    for (uint32_t i = 0; i < r->nstreams; i++) free(r->streams[i]);
+    for (uint32_t i = 0; i < r->nstreams; i++) {
+        lt__resume_free(r->streams[i]);
+        free(r->streams[i]);
+    }
     for (uint32_t i = 0; i < r->nprocs; i++) {
         lt__rproc *p = r->procs[i];
         if (!p) continue;

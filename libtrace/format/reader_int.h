@@ -73,6 +73,14 @@ typedef struct lt__rstream {
     uint8_t saved_type;        /* ev.type while ev.type is LT__EV_PARKED */
     size_t p_off, end_off, text_off, text2_off;
     lt_event ev;               /* the event the cursor stands on */
+    /* lt__stream_resume: the cursor starts at block start_blk (its timestamp
+     * start_ts) with the open zones rz (strings in rzs), not at the
+     * stream's first block. */
+    int resumed;
+    uint32_t start_blk, nrz;
+    uint64_t start_ts;
+    lt__zframe *rz;
+    lt__zstr *rzs;
 } lt__rstream;
 
 /* A merge heap entry: the stream's next timestamp and its (process, thread)
@@ -139,6 +147,7 @@ struct lt_reader {
     lt__hent *heap;           /* merge heap, keyed by the streams' next event */
     uint32_t nheap;
     int started, pending;
+    int fast;                  /* started, no error, no block to load first */
     int err;
     char errmsg[256];
     int unsound;               /* LT_ECORRUPT: the trailer contradicts the file */
@@ -181,6 +190,16 @@ int lt__corrupt(lt_reader *r, uint64_t off, const char *why);
  * summaries, totals): no block is read. Returns 0, or LT_ECORRUPT with
  * r->errmsg set, or LT_ENOMEM. */
 int lt__check_trailer(lt_reader *r);
+
+/* Grows a cursor's string slots to cover depth index `i`, within the
+ * budget (merge.c). Returns 0, LT_ENOMEM or LT_ECORRUPT. */
+int lt__grow_strs(lt_reader *r, lt__rstream *s, uint32_t i);
+
+/* Puts the open zones a resumed stream starts with on its stack (see
+ * resume.c). Returns 0, LT_ENOMEM or LT_ECORRUPT (beyond the budget). */
+int lt__resume_install(lt_reader *r, lt__rstream *s);
+/* Frees what lt__stream_resume kept of a stream. */
+void lt__resume_free(lt__rstream *s);
 
 /* Frees every stream's cursor state and empties the merge heap. */
 void lt__merge_reset(lt_reader *r);
