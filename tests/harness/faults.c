@@ -1,24 +1,6 @@
 /* faults.c -- the C suites' harness; contracts in faults.h. */
 #include "faults.h"
 
-#include <check.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <netinet/in.h>
-#include <arpa/inet.h>
-#include <poll.h>
-#include <signal.h>
-#include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/resource.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/time.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 const char *ft_build(void) {
     const char *b = getenv("LT_BUILD");
     ck_assert_msg(b != NULL, "LT_BUILD is not set (run through make check-c)");

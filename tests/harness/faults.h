@@ -7,9 +7,27 @@
 #ifndef TESTS_HARNESS_FAULTS_H
 #define TESTS_HARNESS_FAULTS_H
 
+/* What every suite using the harness needs, included once here. */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include "trace.h"
 #include "trace_client.h"
 
