@@ -273,8 +273,10 @@ void cap_server_counts(const cap_server *srv, uint32_t *active,
  * cap_process_end_signal: the signal that ended the process (pidfd from
  * cap_pidfd_open while it ran, or -1), 0 when it has not ended, ended by
  * exit, or the kernel cannot tell any more (reaped, and no pidfd exit
- * information: Linux before 6.15). */
+ * information: Linux before 6.15). cap_process_parent: the parent of pid,
+ * 0 when unknown. */
 int cap_pidfd_open(uint64_t pid);
+uint64_t cap_process_parent(uint64_t pid);
 int cap_process_gone(uint64_t pid);
 unsigned cap_process_end_signal(uint64_t pid, int pidfd);
 

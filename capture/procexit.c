@@ -42,21 +42,37 @@ int cap_pidfd_open(uint64_t pid) {
 #endif
 }
 
-/* The state letter and the exit code of /proc/PID/stat; 0 when unreadable. */
-static int proc_stat(uint64_t pid, char *state, int *exit_code) {
-    char path[48], buf[1024];
+/* The fields of /proc/PID/stat after the process's name (the state on),
+ * read into buf[0..n); NULL when unreadable. */
+static const char *stat_fields(uint64_t pid, char *buf, size_t n) {
+    char path[48];
     snprintf(path, sizeof path, "/proc/%llu/stat", (unsigned long long)pid);
     FILE *f = fopen(path, "r");
-    if (!f) return 0;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    if (!f) return NULL;
+    size_t got = fread(buf, 1, n - 1, f);
     fclose(f);
-    buf[n] = 0;
-    const char *p = strrchr(buf, ')'); /* the name may hold anything */
-    if (!p || sscanf(p + 1, " %c", state) != 1) return 0;
+    buf[got] = 0;
+    const char *p = strrchr(buf, ')'); /* the name may hold spaces and ')' */
+    return p ? p + 1 : NULL;
+}
+
+uint64_t cap_process_parent(uint64_t pid) {
+    char buf[1024];
+    const char *p = stat_fields(pid, buf, sizeof buf);
+    unsigned long long pp = 0;
+    if (!p || sscanf(p, " %*c %llu", &pp) != 1) return 0;
+    return pp;
+}
+
+/* The state letter and the exit code of /proc/PID/stat; 0 when unreadable. */
+static int proc_stat(uint64_t pid, char *state, int *exit_code) {
+    char buf[1024];
+    const char *p = stat_fields(pid, buf, sizeof buf);
+    if (!p || sscanf(p, " %c", state) != 1) return 0;
     *exit_code = -1;
     /* fields 3..52: the state is field 3, the exit code field 52 */
     int field = 2;
-    for (const char *q = p + 1; *q; q++) {
+    for (const char *q = p; *q; q++) {
         if (*q != ' ') continue;
         if (++field == 52) {
             sscanf(q + 1, "%d", exit_code);

@@ -464,27 +464,13 @@ void cap_server_done(void *arg, cap_blk *done) {
 
 /* ---- Messages ---------------------------------------------------------- */
 
-/* The parent of `pid` on this host, from /proc (0 when unknown). */
-static uint64_t parent_of(uint64_t pid) {
-    char path[48], buf[512];
-    snprintf(path, sizeof path, "/proc/%llu/stat", (unsigned long long)pid);
-    FILE *f = fopen(path, "r");
-    if (!f) return 0;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    const char *e = strrchr(buf, ')'); /* the name may hold spaces and ')' */
-    unsigned long long pp = 0;
-    if (!e || sscanf(e + 1, " %*c %llu", &pp) != 1) return 0;
-    return pp;
-}
 
 /* While draining, a process is still welcome when one of its ancestors is a
  * connected client (a child a running process starts now): only those whose
  * ancestors have all left are turned away. */
 static int ancestor_connected(const cap_server *srv, uint64_t pid) {
     for (int depth = 0; depth < 64 && pid > 1; depth++) {
-        pid = parent_of(pid);
+        pid = cap_process_parent(pid);
         for (const cap_client *c = srv->clients; c; c = c->next)
             if (c->proc && c->pid == pid) return 1;
         for (const cap_detached *d = srv->detached; d; d = d->next)
@@ -764,20 +750,17 @@ static void goodbye(cap_client *c) {
         cap_logn("%s said it sent %llu events; %llu arrived", who(c, w, sizeof w),
                  (unsigned long long)sent, (unsigned long long)got);
     unsigned sig = cap_proc_crash_sig(c->proc);
-    if (sig && !is_crash(sig)) { /* SIGTERM & co.: it shipped, then ended by it */
+    if (sig) { /* a crash, or SIGTERM & co.: it shipped, then ended by it */
         char why[64];
+        int crash = is_crash(sig);
         lt__wire_signal_text(sig, why, sizeof why);
-        cap_logv("%s ended by %s: %llu events", who(c, w, sizeof w), why,
-                 (unsigned long long)got);
-        end_client(c, LT_PROC_CLEAN, why);
-        return;
-    }
-    if (sig) {
-        char why[64];
-        lt__wire_signal_text(sig, why, sizeof why);
-        cap_logn("%s crashed (%s): %llu events", who(c, w, sizeof w), why,
-                 (unsigned long long)got);
-        end_client(c, LT_PROC_CRASHED, why);
+        if (crash)
+            cap_logn("%s crashed (%s): %llu events", who(c, w, sizeof w), why,
+                     (unsigned long long)got);
+        else
+            cap_logv("%s ended by %s: %llu events", who(c, w, sizeof w), why,
+                     (unsigned long long)got);
+        end_client(c, crash ? LT_PROC_CRASHED : LT_PROC_CLEAN, why);
         return;
     }
     cap_logv("%s disconnected: %llu events", who(c, w, sizeof w),
