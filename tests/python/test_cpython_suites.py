@@ -2,7 +2,8 @@
 process does with its descriptors, exec, signals, threads and children
 (test_os, test_subprocess: the profiler's socket is in no table the program
 sees; test_threading), and for what programs commonly use (logging,
-faulthandler, weakref, tempfile, contextlib), run from the
+faulthandler, weakref, tempfile, contextlib, asyncio's events and tasks,
+inspect, sys, gc, traceback), run from the
 interpreter's `test` package unprofiled and under python -m tracy: every
 test must end the same way (its junit status), and the trace must be
 complete. Runs where the interpreter is 3.11 or 3.13 and its `test` package
@@ -25,7 +26,8 @@ SUITES = ["test_cprofile", "test_sys_settrace", "test_pdb", "test_sys_setprofile
           "test_os", "test_subprocess", "test_pty", "test_signal", "test_threading",
           # what programs commonly use, tried as a new user would
           "test_logging", "test_faulthandler", "test_weakref", "test_tempfile",
-          "test_contextlib"]
+          "test_contextlib", "test_asyncio.test_events", "test_asyncio.test_tasks",
+          "test_inspect", "test_sys", "test_gc", "test_traceback"]
 # suite -> regrtest -m patterns: the part of a long suite that is run (none:
 # the whole suite)
 SELECT = {}
@@ -38,8 +40,9 @@ LIMIT = 300
 # Suites run at once, each plain and traced side by side (most of their time
 # is spent waiting: sleeps, timeouts, children); the longest start first.
 JOBS = int(os.environ.get("TRACY_SUITE_JOBS", "3"))
-LONGEST = ["test_subprocess", "test_signal", "test_threading", "test_os", "test_pdb",
-           "test_logging", "test_faulthandler", "test_weakref"]
+LONGEST = ["test_subprocess", "test_signal", "test_asyncio.test_tasks", "test_threading",
+           "test_os", "test_asyncio.test_events", "test_pdb", "test_logging",
+           "test_faulthandler", "test_weakref"]
 # suite -> the signals that end some of its children, sent by the suite
 # (Popen.kill/terminate/send_signal) or raised by the child (os.abort). Such
 # a process says so in the trace, and only such a process may end with
@@ -50,7 +53,7 @@ LONGEST = ["test_subprocess", "test_signal", "test_threading", "test_os", "test_
 # at once (lost when it had connected by then, a race).
 SIGNALLED = {"test_os": {"SIGKILL"},
              "test_subprocess": {"SIGKILL", "SIGTERM", "SIGABRT"},
-             "test_threading": {"SIGKILL", "SIGABRT"}}
+             "test_asyncio.test_events": {"SIGKILL"}}
 UNCLOSED = 2  # zone flags (trace.h): the file ends before the zone does
 LOST, CRASHED = 1, 4  # process status (trace.h)
 
@@ -135,16 +138,19 @@ def skip_reason(suite):
         return "%s has no complete `test` package" % PYTHON
     if VERSION not in ((3, 11), (3, 13)):
         return "the regression suites are compared on 3.11 and 3.13"
-    if not os.path.exists(os.path.join(TESTDIR, suite + ".py")):
+    path = os.path.join(TESTDIR, *suite.split("."))
+    if not (os.path.exists(path + ".py") or os.path.exists(os.path.join(path, "__init__.py"))):
         return "%s has no %s" % (PYTHON, suite)
     return None
 
 
 @pytest.fixture(scope="module")
-def suite_runs(tmp_path_factory):
-    """suite -> (plain, traced) futures of run_suite: every suite is started
-    at the module's first test, JOBS at a time."""
-    order = sorted((s for s in SUITES if not skip_reason(s)),
+def suite_runs(request, tmp_path_factory):
+    """suite -> (plain, traced) futures of run_suite: every suite selected
+    (-k) is started at the module's first test, JOBS at a time."""
+    chosen = {i.callspec.params["suite"] for i in request.session.items
+              if getattr(i, "module", None) is request.module and hasattr(i, "callspec")}
+    order = sorted((s for s in SUITES if s in chosen and not skip_reason(s)),
                    key=lambda s: LONGEST.index(s) if s in LONGEST else len(LONGEST))
     ex = concurrent.futures.ThreadPoolExecutor(2 * JOBS)
     runs = {}
