@@ -89,18 +89,27 @@ int cap_process_gone(uint64_t pid) {
     return st == 'Z' || st == 'X' || st == 'x';
 }
 
+/* The exit status the pidfd keeps once the process was reaped, or -1. */
+static int reaped_status(int pidfd) {
+    struct cap_pidfd_info info;
+    memset(&info, 0, sizeof info);
+    info.mask = CAP_PIDFD_INFO_EXIT;
+    if (pidfd < 0 || ioctl(pidfd, CAP_PIDFD_GET_INFO, &info) < 0 ||
+        !(info.mask & CAP_PIDFD_INFO_EXIT))
+        return -1;
+    return info.exit_code;
+}
+
 unsigned cap_process_end_signal(uint64_t pid, int pidfd) {
-    int status = -1;
-    if (pidfd >= 0) {
-        struct cap_pidfd_info info;
-        memset(&info, 0, sizeof info);
-        info.mask = CAP_PIDFD_INFO_EXIT;
-        if (ioctl(pidfd, CAP_PIDFD_GET_INFO, &info) == 0 && (info.mask & CAP_PIDFD_INFO_EXIT))
-            status = info.exit_code;
-    }
+    int status = reaped_status(pidfd);
     char st = 0;
     int code;
-    if (status < 0 && pid && proc_stat(pid, &st, &code) && (st == 'Z' || st == 'X'))
-        status = code;
+    if (status < 0 && pid) {
+        if (proc_stat(pid, &st, &code)) {
+            if (st == 'Z' || st == 'X') status = code;
+        } else {
+            status = reaped_status(pidfd); /* reaped in between */
+        }
+    }
     return status >= 0 && WIFSIGNALED(status) ? (unsigned)WTERMSIG(status) : 0;
 }
