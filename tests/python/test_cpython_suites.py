@@ -3,8 +3,9 @@ process does with its descriptors, exec, signals, threads and children
 (test_os, test_subprocess: the profiler's socket is in no table the program
 sees; test_threading), and for what programs commonly use (logging,
 faulthandler, weakref, tempfile, contextlib, asyncio's events and tasks,
-inspect, sys, gc, traceback), run from the
-interpreter's `test` package unprofiled and under python -m tracy: every
+inspect, sys, gc, traceback, coroutines, exceptions, _thread, atexit), run
+from the interpreter's `test` package unprofiled and under python -m tracy,
+several suites at a time (JOBS): every
 test must end the same way (its junit status), and the trace must be
 complete. Runs where the interpreter is 3.11 or 3.13 and its `test` package
 is complete (pyenv builds); skipped with the reason otherwise.
@@ -27,7 +28,8 @@ SUITES = ["test_cprofile", "test_sys_settrace", "test_pdb", "test_sys_setprofile
           # what programs commonly use, tried as a new user would
           "test_logging", "test_faulthandler", "test_weakref", "test_tempfile",
           "test_contextlib", "test_asyncio.test_events", "test_asyncio.test_tasks",
-          "test_inspect", "test_sys", "test_gc", "test_traceback"]
+          "test_inspect", "test_sys", "test_gc", "test_traceback", "test_coroutines",
+          "test_exceptions", "test_thread", "test_atexit"]
 # suite -> regrtest -m patterns: the part of a long suite that is run (none:
 # the whole suite)
 SELECT = {}
@@ -44,16 +46,17 @@ LONGEST = ["test_subprocess", "test_signal", "test_asyncio.test_tasks", "test_th
            "test_os", "test_asyncio.test_events", "test_pdb", "test_logging",
            "test_faulthandler", "test_weakref"]
 # suite -> the signals that end some of its children, sent by the suite
-# (Popen.kill/terminate/send_signal) or raised by the child (os.abort). Such
-# a process says so in the trace, and only such a process may end with
-# frames open: SIGKILL, lost ("ended by SIGKILL (signal 9)": the daemon asks
-# the kernel, capture/procexit.c); SIGTERM, clean after shipping its events,
-# the signal as its end reason; SIGABRT, crashed. test_os:
-# PidTests.test_waitstatus_to_exitcode_kill kills the child os.spawnv started
-# at once (lost when it had connected by then, a race).
-SIGNALLED = {"test_os": {"SIGKILL"},
-             "test_subprocess": {"SIGKILL", "SIGTERM", "SIGABRT"},
-             "test_asyncio.test_events": {"SIGKILL"}}
+# (Popen.kill/terminate/send_signal, a transport's) or raised by the child
+# (os.abort). Such a process says so in the trace, and only such a process
+# may end with frames open: SIGKILL, lost ("ended by SIGKILL (signal 9)": the
+# daemon asks the kernel, capture/procexit.c); SIGTERM/SIGHUP, clean after
+# shipping its events, the signal as its end reason; SIGABRT, crashed. Each
+# is a race the child may lose before it connects, so each may also not
+# show (test_os: PidTests.test_waitstatus_to_exitcode_kill kills the child
+# os.spawnv started at once).
+SIGNALLED = {"test_os": {"SIGKILL", "SIGTERM"},
+             "test_subprocess": {"SIGKILL", "SIGTERM", "SIGABRT", "SIGINT"},
+             "test_asyncio.test_events": {"SIGKILL", "SIGTERM", "SIGHUP", "SIGINT"}}
 UNCLOSED = 2  # zone flags (trace.h): the file ends before the zone does
 LOST, CRASHED = 1, 4  # process status (trace.h)
 
