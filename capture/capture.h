@@ -267,6 +267,20 @@ void cap_server_counts(const cap_server *srv, uint32_t *active,
 
 /* Logging: one line on stderr prefixed with the program name; clears the
  * live status line first. cap_log_init() decides whether it is shown. */
+/* procexit.c: how a local client's process ended. cap_pidfd_open: a pidfd
+ * for pid (close-on-exec), or -1 (no such process, or a kernel without
+ * pidfds). cap_process_gone: whether pid (as this host's /proc sees it) has
+ * ended, gone or a zombie; 0 when /proc cannot tell.
+ * cap_process_end_signal: the signal that ended the process (pidfd from
+ * cap_pidfd_open while it ran, or -1), 0 when it has not ended, ended by
+ * exit, or the kernel cannot tell any more (reaped, and no pidfd exit
+ * information: Linux before 6.15). cap_process_parent: the parent of pid,
+ * 0 when unknown. */
+int cap_pidfd_open(uint64_t pid);
+uint64_t cap_process_parent(uint64_t pid);
+int cap_process_gone(uint64_t pid);
+unsigned cap_process_end_signal(uint64_t pid, int pidfd);
+
 void cap_log_init(int verbosity);
 void cap_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Verbose-only (-v) and normal-only (not -q) variants. */

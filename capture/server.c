@@ -66,6 +66,7 @@ typedef struct cap_client {
                                    complete messages after the handshake,
                                    over all its connections */
     uint64_t peer_pid;          /* SO_PEERCRED pid (Unix sockets), or 0 */
+    int pidfd;                  /* of peer_pid (cap_pidfd_open), or -1 */
     int exec_pending;           /* said EXEC (1.2), not EXEC_FAILED since */
     char peer[64];
     char program[48];
@@ -80,8 +81,9 @@ typedef struct cap_detached {
     cap_proc *proc;             /* NULL for an exec hold */
     int exec;
     uint64_t key, offset, pid, peer_pid;
+    int pidfd;                  /* the process's (cap_pidfd_open), or -1 */
     uint64_t deadline_ms;
-    char reason[160];           /* why its connection ended */
+    char reason[160];           /* why its connection ended (lost_reason) */
     char peer[64];
     char program[48];
 } cap_detached;
@@ -141,22 +143,6 @@ static int key_equal(uint64_t a, uint64_t b) {
     return diff == 0;
 }
 
-/* Whether process `pid` (as this host's /proc sees it) has ended: gone or a
- * zombie. 0 when /proc cannot tell. */
-static int process_gone(uint64_t pid) {
-    char path[48], buf[512];
-    snprintf(path, sizeof path, "/proc/%llu/stat", (unsigned long long)pid);
-    FILE *f = fopen(path, "r");
-    if (!f) return access("/proc/self/stat", R_OK) == 0;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    const char *e = strrchr(buf, ')');
-    char st = 0;
-    if (!e || sscanf(e + 1, " %c", &st) != 1) return 0;
-    return st == 'Z' || st == 'X' || st == 'x';
-}
-
 /* "client 3 (pid 1234, prog)" for log lines. */
 static const char *who(const cap_client *c, char *buf, size_t n) {
     if (c->proc)
@@ -208,6 +194,7 @@ static void send_welcome(cap_client *c, uint32_t index, uint64_t key) {
 static void on_client_closed(uv_handle_t *h) {
     cap_client *c = h->data;
     if (--c->handles > 0) return;
+    if (c->pidfd >= 0) close(c->pidfd);
     free(c);
 }
 
@@ -477,27 +464,13 @@ void cap_server_done(void *arg, cap_blk *done) {
 
 /* ---- Messages ---------------------------------------------------------- */
 
-/* The parent of `pid` on this host, from /proc (0 when unknown). */
-static uint64_t parent_of(uint64_t pid) {
-    char path[48], buf[512];
-    snprintf(path, sizeof path, "/proc/%llu/stat", (unsigned long long)pid);
-    FILE *f = fopen(path, "r");
-    if (!f) return 0;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    const char *e = strrchr(buf, ')'); /* the name may hold spaces and ')' */
-    unsigned long long pp = 0;
-    if (!e || sscanf(e + 1, " %*c %llu", &pp) != 1) return 0;
-    return pp;
-}
 
 /* While draining, a process is still welcome when one of its ancestors is a
  * connected client (a child a running process starts now): only those whose
  * ancestors have all left are turned away. */
 static int ancestor_connected(const cap_server *srv, uint64_t pid) {
     for (int depth = 0; depth < 64 && pid > 1; depth++) {
-        pid = parent_of(pid);
+        pid = cap_process_parent(pid);
         for (const cap_client *c = srv->clients; c; c = c->next)
             if (c->proc && c->pid == pid) return 1;
         for (const cap_detached *d = srv->detached; d; d = d->next)
@@ -532,14 +505,31 @@ static void grace_timer_on(cap_server *srv) {
     }
 }
 
+/* The end reason of a process lost without goodbye: `base` (how its
+ * connection ended), the signal that ended the process when the kernel can
+ * tell (cap_process_end_signal), and what the client recorded and had not
+ * sent, which is not known here: said, not guessed. */
+static void lost_reason(const char *base, uint64_t peer_pid, int pidfd, char *out,
+                        size_t n) {
+    char sig[48] = "";
+    unsigned s = cap_process_end_signal(peer_pid, pidfd);
+    if (s) {
+        memcpy(sig, "; ended by ", 12);
+        lt__wire_signal_text(s, sig + 11, sizeof sig - 11);
+    }
+    snprintf(out, n, "%s%s; events recorded but not sent: unknown", base, sig);
+}
+
 static void detach(cap_client *c, const char *reason) {
     cap_server *srv = c->srv;
     char w[128];
     cap_detached *d = calloc(1, sizeof *d);
     if (!d) {
+        char full[224];
+        lost_reason(reason, c->peer_pid, c->pidfd, full, sizeof full);
         cap_store_stat_add(srv->store, CAP_ST_CLIENTS_LOST, 1);
-        cap_logn("%s: %s", who(c, w, sizeof w), reason);
-        end_client(c, LT_PROC_LOST, reason);
+        cap_logn("%s: %s", who(c, w, sizeof w), full);
+        end_client(c, LT_PROC_LOST, full);
         return;
     }
     cap_logv("%s: %s; waiting %d s for it to resume", who(c, w, sizeof w), reason,
@@ -549,6 +539,8 @@ static void detach(cap_client *c, const char *reason) {
     d->offset = c->offset;
     d->pid = c->pid;
     d->peer_pid = c->peer_pid;
+    d->pidfd = c->pidfd;
+    c->pidfd = -1;
     d->deadline_ms = uv_now(srv->loop) + GRACE_MS;
     snprintf(d->reason, sizeof d->reason, "%s", reason);
     memcpy(d->peer, c->peer, sizeof d->peer);
@@ -572,6 +564,7 @@ static void exec_done(cap_client *c) {
     cap_logv("%s: replaced by exec", who(c, w, sizeof w));
     if (d) {
         d->exec = 1;
+        d->pidfd = -1;
         d->pid = c->pid;
         d->peer_pid = c->peer_pid;
         d->deadline_ms = uv_now(srv->loop) + GRACE_MS;
@@ -595,11 +588,14 @@ static void end_detached(cap_server *srv, cap_detached *d) {
         free(d);
         return;
     }
+    char reason[224];
+    lost_reason(d->reason, d->peer_pid, d->pidfd, reason, sizeof reason);
     cap_store_stat_add(srv->store, CAP_ST_CLIENTS_LOST, 1);
     cap_logn("client %u (pid %llu, %s): %s", cap_proc_index(d->proc),
-             (unsigned long long)d->pid, d->program, d->reason);
-    cap_proc_end(srv->store, d->proc, LT_PROC_LOST, d->reason);
+             (unsigned long long)d->pid, d->program, reason);
+    cap_proc_end(srv->store, d->proc, LT_PROC_LOST, reason);
     srv->n_active--;
+    if (d->pidfd >= 0) close(d->pidfd);
     free(d);
 }
 
@@ -609,7 +605,7 @@ static void end_expired(cap_server *srv, int all) {
     uint64_t now = uv_now(srv->loop);
     int ended = 0;
     for (cap_detached **pp = &srv->detached, *d; (d = *pp);) {
-        if (!all && now < d->deadline_ms && !(d->peer_pid && process_gone(d->peer_pid))) {
+        if (!all && now < d->deadline_ms && !(d->peer_pid && cap_process_gone(d->peer_pid))) {
             pp = &d->next;
             continue;
         }
@@ -717,6 +713,7 @@ static int hello(cap_client *c, const uint8_t *body, size_t n) {
             c->key = t * 0x9e3779b97f4a7c15ull; /* no getrandom: not a secret */
         }
     send_welcome(c, index, c->key);
+    if (c->peer_pid && c->pidfd < 0) c->pidfd = cap_pidfd_open(c->peer_pid); /* TCP */
     c->state = CL_ACTIVE;
     uv_timer_stop(&c->timer);
     srv->n_active++;
@@ -733,6 +730,15 @@ refused:
     return -1;
 }
 
+/* Whether a signal named in BYE is a crash (a fault, abort) rather than a
+ * request to terminate (SIGTERM, SIGINT, SIGHUP...). */
+static int is_crash(unsigned sig) {
+    static const int crash[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP, SIGSYS};
+    for (size_t i = 0; i < sizeof crash / sizeof *crash; i++)
+        if ((unsigned)crash[i] == sig) return 1;
+    return 0;
+}
+
 static void goodbye(cap_client *c) {
     uint64_t sent, lost, got = cap_proc_received(c->proc);
     char w[128];
@@ -744,12 +750,17 @@ static void goodbye(cap_client *c) {
         cap_logn("%s said it sent %llu events; %llu arrived", who(c, w, sizeof w),
                  (unsigned long long)sent, (unsigned long long)got);
     unsigned sig = cap_proc_crash_sig(c->proc);
-    if (sig) {
+    if (sig) { /* a crash, or SIGTERM & co.: it shipped, then ended by it */
         char why[64];
+        int crash = is_crash(sig);
         lt__wire_signal_text(sig, why, sizeof why);
-        cap_logn("%s crashed (%s): %llu events", who(c, w, sizeof w), why,
-                 (unsigned long long)got);
-        end_client(c, LT_PROC_CRASHED, why);
+        if (crash)
+            cap_logn("%s crashed (%s): %llu events", who(c, w, sizeof w), why,
+                     (unsigned long long)got);
+        else
+            cap_logv("%s ended by %s: %llu events", who(c, w, sizeof w), why,
+                     (unsigned long long)got);
+        end_client(c, crash ? LT_PROC_CRASHED : LT_PROC_CLEAN, why);
         return;
     }
     cap_logv("%s disconnected: %llu events", who(c, w, sizeof w),
@@ -868,6 +879,8 @@ static int resume(cap_client *c, const uint8_t *body, size_t n) {
     c->offset = d->offset;
     c->pid = d->pid;
     if (!c->peer_pid) c->peer_pid = d->peer_pid;
+    if (c->pidfd < 0) c->pidfd = d->pidfd;
+    else if (d->pidfd >= 0) close(d->pidfd);
     memcpy(c->program, d->program, sizeof c->program);
     free(d);
     if (!srv->detached && srv->grace_on) {
@@ -973,20 +986,18 @@ static void lost(cap_client *c, ssize_t err) {
     if (c->rlen > 0)
         snprintf(reason + strlen(reason), sizeof reason - strlen(reason),
                  " (%zu bytes of a partial message)", c->rlen);
-    /* What the client recorded and had not sent (SIGKILL, a crash whose
-     * handler could not ship) is not known here: said, not guessed. */
-    snprintf(reason + strlen(reason), sizeof reason - strlen(reason),
-             "; events recorded but not sent: unknown");
     /* A client that can resume (it has a session key) and may still be
      * running is given GRACE_MS to: its program may have closed or
      * replaced the descriptor (PROTOCOL.md, Resuming). */
-    if (c->key && !srv->stop_requested && !(c->peer_pid && process_gone(c->peer_pid))) {
+    if (c->key && !srv->stop_requested && !(c->peer_pid && cap_process_gone(c->peer_pid))) {
         detach(c, reason);
         return;
     }
+    char full[224];
+    lost_reason(reason, c->peer_pid, c->pidfd, full, sizeof full);
     cap_store_stat_add(srv->store, CAP_ST_CLIENTS_LOST, 1);
-    cap_logn("%s: %s", who(c, w, sizeof w), reason);
-    end_client(c, LT_PROC_LOST, reason);
+    cap_logn("%s: %s", who(c, w, sizeof w), full);
+    end_client(c, LT_PROC_LOST, full);
 }
 
 static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf) {
@@ -1103,6 +1114,7 @@ static void on_connection(uv_stream_t *l, int status) {
     cap_client *c = calloc(1, sizeof *c);
     if (!c) return;
     c->srv = srv;
+    c->pidfd = -1;
     if (l->type == UV_NAMED_PIPE) uv_pipe_init(srv->loop, &c->conn.pipe, 0);
     else uv_tcp_init(srv->loop, &c->conn.tcp);
     uv_timer_init(srv->loop, &c->timer);
@@ -1124,6 +1136,8 @@ static void on_connection(uv_stream_t *l, int status) {
         refuse_limit(c, denied);
         return;
     }
+    /* as early as can be: a process killed at once may be reaped soon */
+    if (c->peer_pid) c->pidfd = cap_pidfd_open(c->peer_pid);
     if (srv->n_conns > srv->o->max_clients) {
         refuse_limit(c, "too many clients (--max-clients)");
         return;

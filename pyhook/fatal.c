@@ -135,7 +135,10 @@ static void deliver_again(int sig) {
         if (mine) g_begun = 1; /* a Python handler starting now returns */
         else if (go) pthread_kill(g_main, sig);
         pthread_mutex_unlock(&g_mu);
-        if (mine) take_over(sig);
+        if (mine) {
+            lt__end_signal(sig);
+            take_over(sig);
+        }
         if (!go) return;
     }
 }
@@ -210,6 +213,7 @@ static int fatal_begin(int sig) {
     g_begun = 1;
     pthread_mutex_unlock(&g_mu);
     if (first && sig > 0 && sig < MAX_SIG) {
+        lt__end_signal(sig); /* the goodbye names it */
         /* a kick sent just before g_begun was set may still be pending: take
          * it now, before the handler restores the default action */
         sigset_t one, old;

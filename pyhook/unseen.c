@@ -18,8 +18,16 @@
 #include <string.h>
 #include <unistd.h>
 
-/* A C callable of `def` with self `self`, its __module__ `module`. */
-static PyObject *c_callable(PyMethodDef *def, PyObject *self, const char *module) {
+/* A C callable of `def` with self `self`, its __module__ `module`. When
+ * `like`, the builtin it stands for, is a C function of the same name, def
+ * takes its internal doc: __doc__ and __text_signature__ (what
+ * inspect.signature reads) are then the builtin's, as in plain Python. */
+static PyObject *c_callable(PyMethodDef *def, PyObject *self, const char *module,
+                            PyObject *like) {
+    if (like && PyCFunction_Check(like)) {
+        const PyMethodDef *m = ((PyCFunctionObject *)like)->m_ml;
+        if (m && m->ml_doc && strcmp(m->ml_name, def->ml_name) == 0) def->ml_doc = m->ml_doc;
+    }
     PyObject *mod = PyUnicode_FromString(module);
     if (!mod) return NULL;
     PyObject *f = PyCFunction_NewEx(def, self, mod);
@@ -78,7 +86,13 @@ PyObject *py__hidden(PyObject *self, PyObject *args) {
         return NULL;
     }
     int ex = strcmp(name, "_exit") == 0;
-    return c_callable(&g_hidden_defs[ex ? 0 : 1], fn, ex ? "posix" : "tracy");
+    PyObject *posix = ex ? PyImport_ImportModule("posix") : NULL;
+    PyObject *real = posix ? PyObject_GetAttrString(posix, "_exit") : NULL;
+    Py_XDECREF(posix);
+    PyErr_Clear();
+    PyObject *r = c_callable(&g_hidden_defs[ex ? 0 : 1], fn, ex ? "posix" : "tracy", real);
+    Py_XDECREF(real);
+    return r;
 }
 
 /* ---- exec ------------------------------------------------------------- */
@@ -111,7 +125,7 @@ PyObject *py__exec_wrapper(PyObject *self, PyObject *real) {
     if (!name) return NULL;
     int ve = PyUnicode_Check(name) && PyUnicode_CompareWithASCIIString(name, "execve") == 0;
     Py_DECREF(name);
-    return c_callable(&g_exec_defs[ve], real, "posix");
+    return c_callable(&g_exec_defs[ve], real, "posix", real);
 }
 
 /* ---- fork_exec with a preexec_fn ---------------------------------------- */
@@ -179,7 +193,7 @@ const char py__fork_exec_wrapper_doc[] = PyDoc_STR(
 
 PyObject *py__fork_exec_wrapper(PyObject *self, PyObject *real) {
     (void)self;
-    return c_callable(&g_fork_exec_def, real, "_posixsubprocess");
+    return c_callable(&g_fork_exec_def, real, "_posixsubprocess", real);
 }
 
 /* ---- threads ------------------------------------------------------------ */
@@ -336,8 +350,9 @@ PyObject *py__signal_wrappers(PyObject *self, PyObject *args) {
                         "_signal_wrappers(signal, getsignal, ours, SIG_DFL, fatal set)");
         return NULL;
     }
-    PyObject *g = c_callable(&g_signal_defs[0], args, "_signal");
-    PyObject *s = g ? c_callable(&g_signal_defs[1], args, "_signal") : NULL;
+    PyObject *g = c_callable(&g_signal_defs[0], args, "_signal", PyTuple_GET_ITEM(args, S_GET));
+    PyObject *s = g ? c_callable(&g_signal_defs[1], args, "_signal",
+                                 PyTuple_GET_ITEM(args, S_SET)) : NULL;
     PyObject *r = s ? PyTuple_Pack(2, g, s) : NULL;
     Py_XDECREF(g);
     Py_XDECREF(s);

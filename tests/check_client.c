@@ -877,7 +877,12 @@ START_TEST(fatal_signals_ship_then_end_the_process_by_them) {
     const char *names[] = {"before signal", NULL};
     facts_read(&f, d.path, names);
     ck_assert_uint_eq(lt_reader_nprocesses(f.r), 3);
-    for (uint32_t p = 1; p <= 3; p++) assert_process_clean(&f, p);
+    static const char *reasons[] = {"SIGTERM (signal 15)", "SIGINT (signal 2)",
+                                    "SIGHUP (signal 1)"}; /* BYE names it (1.2) */
+    for (uint32_t p = 1; p <= 3; p++) {
+        assert_process_clean(&f, p);
+        ck_assert_str_eq(lt_reader_process(f.r, p)->end_reason, reasons[p - 1]);
+    }
     ck_assert_uint_eq(f.zones_named[0], 3 * SIG_ZONES);
     facts_free(&f);
     daemon_cleanup(&d);

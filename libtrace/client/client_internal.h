@@ -185,6 +185,11 @@ void lt__host_name(char *buf, size_t n);
  * ship what was recorded before they end the process (unless TRACY_SIGNALS=0
  * or lt_client_catch_signals(0)). Called with init_mu held. */
 void lt__signals_install(void);
+/* A terminating signal (SIGTERM, SIGINT, SIGHUP) is ending the process once
+ * the client has stopped: the goodbye names it (protocol 1.2), and the daemon
+ * ends the process clean with the signal as its end reason. Async-signal-safe;
+ * a crash (client_crash.c) takes precedence. */
+void lt__end_signal(int sig);
 
 /* ---- client_crash.c: fatal signals ------------------------------------- */
 /* Fills buf[0..cap) with the runtime's account of the crash (the Python

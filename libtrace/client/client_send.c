@@ -298,15 +298,19 @@ static void send_exec(int failed) {
     if (send_one(b, n, why, sizeof why) < 0) give_up(why);
 }
 
+static volatile sig_atomic_t end_sig; /* lt__end_signal */
+
+void lt__end_signal(int sig) { end_sig = sig; }
+
 static void send_bye(void) {
     lt__client *g = &lt__g;
     uint8_t b[LT_WIRE_BYE_MAX];
     size_t n = lt__wire_bye(b, __atomic_load_n(&g->events_sent, __ATOMIC_RELAXED),
                             __atomic_load_n(&g->events_lost, __ATOMIC_RELAXED));
-    if (lt__crash_signal() && g->daemon_minor >= 2) /* 1.2: the crash */
+    unsigned sig = lt__crash_signal() ? lt__crash_signal() : (unsigned)end_sig;
+    if (sig && g->daemon_minor >= 2) /* 1.2: the signal that ends it */
         n = lt__wire_bye_crash(b, __atomic_load_n(&g->events_sent, __ATOMIC_RELAXED),
-                               __atomic_load_n(&g->events_lost, __ATOMIC_RELAXED),
-                               lt__crash_signal());
+                               __atomic_load_n(&g->events_lost, __ATOMIC_RELAXED), sig);
     char why[512];
     if (send_one(b, n, why, sizeof why) < 0) return;
     /* Wait (bounded) for the daemon to close: then it has read everything.

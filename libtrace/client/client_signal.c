@@ -58,6 +58,7 @@ static long ms_left(const struct timespec *end) {
 static void on_fatal(int sig) {
     int saved = errno;
     if (reaper_pid == getpid()) {
+        lt__end_signal(sig);
         sem_post(&req);
         struct timespec end, tick = {0, 1000000};
         clock_gettime(CLOCK_MONOTONIC, &end);

@@ -131,7 +131,8 @@ void lt__wire_signal_text(unsigned sig, char *buf, size_t n) {
     static const struct { unsigned sig; const char *name; } names[] = {
         {SIGSEGV, "SIGSEGV"}, {SIGBUS, "SIGBUS"}, {SIGILL, "SIGILL"},
         {SIGFPE, "SIGFPE"}, {SIGABRT, "SIGABRT"}, {SIGTRAP, "SIGTRAP"},
-        {SIGSYS, "SIGSYS"}, {SIGKILL, "SIGKILL"}, {SIGTERM, "SIGTERM"}};
+        {SIGSYS, "SIGSYS"}, {SIGKILL, "SIGKILL"}, {SIGTERM, "SIGTERM"},
+        {SIGINT, "SIGINT"}, {SIGHUP, "SIGHUP"}};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         if (names[i].sig == sig) {
             snprintf(buf, n, "%s (signal %u)", names[i].name, sig);
