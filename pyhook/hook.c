@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 
 #include "client_fast.h"
+#include "client_internal.h"
 #include "trace_client.h"
 
 #include "pycompat.h"
@@ -90,6 +91,19 @@ typedef struct py_tstate {
 
 static __thread py_tstate tls;
 static pthread_key_t g_tls_key;
+
+/* Trace windows opened so far, and the one each thread has seen: a thread's
+ * first event in a window records the calls it is already inside (see
+ * "Calls running when a trace window opens"). */
+static uint32_t g_win_gen;
+static __thread uint32_t tls_win_gen;
+static void win_first(PyFrameObject *top, int given);
+static __thread int tls_win_prof; /* profile_cb set by win_first (hook mode) */
+static void win_prof_check(void);
+#define WIN_CHECK()                                                              \
+    do {                                                                         \
+        if (UNLIKELY(tls_win_gen != g_win_gen)) win_first(NULL, 0);             \
+    } while (0)
 
 static void tstate_free(void *p) {
     py_tstate *s = p;
@@ -210,6 +224,7 @@ static int zbegin(uint32_t loc) {
     if (!g_live) return 0;
     lt__tbuf *t = tb();
     if (!t) return 0;
+    WIN_CHECK();
     uint64_t now = lt__now();
     if (py__opts.min_duration) {
         py_tstate *s = &tls;
@@ -667,6 +682,7 @@ static inline int creates_generator(py_frame *f) {
 /* A recorded frame (location loc), outside the inline path. */
 static PyObject *eval_hook_loc(EVAL_PARAMS, uint32_t loc) {
     lt__tbuf *t = loc ? tb() : NULL;
+    if (t) WIN_CHECK();
     if (t == NULL || t->depth >= g_depth_limit)
         return EVAL_DEFAULT();
     lt__put_begin(t, loc, lt__now());
@@ -696,6 +712,7 @@ static __attribute__((noinline)) PyObject *eval_hook_end(lt__tbuf *t, PyObject *
  * or there is no TSC map (clock_gettime). */
 static __attribute__((noinline)) PyObject *eval_hook_rec(EVAL_PARAMS, lt__tbuf *t,
                                                          uint32_t loc) {
+    WIN_CHECK();
     lt__put_begin(t, loc, lt__now());
     return eval_hook_end(t, EVAL_DEFAULT());
 }
@@ -800,6 +817,11 @@ static void pop_ends(py_ent *e) {
 
 static void frame_enter(PyFrameObject *frame) {
     uint8_t rec = 0;
+    if (UNLIKELY(tls_win_gen != g_win_gen)) {
+        PyFrameObject *back = PyFrame_GetBack(frame);
+        win_first(back, 1);
+        Py_XDECREF(back);
+    }
     if (g_enabled) {
         PyCodeObject *co = PyFrame_GetCode(frame);
         PyObject *globals = PyFrame_GetGlobals(frame);
@@ -1050,7 +1072,8 @@ static int profile_cb(PyObject *obj, PyFrameObject *frame, int what,
     py_tstate *s = &tls;
     switch (what) {
     case PyTrace_CALL:
-        if (!py__opts.lines) frame_enter(frame);
+        /* under the frame-evaluation hook: only for win_first's frames */
+        if (!py__opts.lines && g_mode != PY_MODE_EVAL) frame_enter(frame);
         break;
     case PyTrace_RETURN:
         if (!py__opts.lines) frame_exit(frame);
@@ -1087,6 +1110,7 @@ static int profile_cb(PyObject *obj, PyFrameObject *frame, int what,
         break;
     }
     if (!g_enabled && s->n == 0) uninstall_current();
+    if (UNLIKELY(tls_win_prof)) win_prof_check();
     return 0;
 }
 
@@ -1101,6 +1125,7 @@ static int trace_cb(PyObject *obj, PyFrameObject *frame, int what,
         frame_exit(frame);
         break;
     case PyTrace_LINE: {
+        if (UNLIKELY(tls_win_gen != g_win_gen)) win_first(frame, 1);
         py_ent *e = s->n ? &s->st[s->n - 1] : NULL;
         if (!e || e->kind != ENT_FRAME || e->key != frame) {
             if (!g_enabled) break;
@@ -1161,6 +1186,106 @@ PyObject *py__thread_hook(PyObject *self, PyObject *args) {
     install_thread(PyThreadState_Get());
     if (strcmp(event, "call") == 0) frame_enter((PyFrameObject *)frame);
     Py_RETURN_NONE;
+}
+
+/* ---- Calls running when a trace window opens ------------------------------- */
+
+/* A trace window (py__client_restarted) may open while threads are inside
+ * calls: a server in serve_forever(), a long main(). Each thread, at its
+ * first event in the window, writes the recorded calls on its stack as zone
+ * begins 1 ns before the window's start (client_cut.c makes them cut zones,
+ * FORMAT.md kind 17, when the file is finished) and keeps them on its stack
+ * of entries, so that their returns end them: under the profile and trace
+ * callbacks as any frame's; under the frame-evaluation hook, which did not
+ * evaluate them, through profile_cb set on this thread until the last of
+ * them returns or the window ends -- only when the program has no profile
+ * function of its own there (else they are left out, as before). Not with
+ * --min-duration. A thread with no event in the window is not in it. */
+static uint64_t g_win_start; /* lt__now() when the latest window opened */
+
+static void win_opened(void) {
+    g_win_gen++;
+    g_win_start = lt__now();
+}
+
+/* Forgets the thread's entries: their ends belong to an earlier window. */
+static void win_reset(py_tstate *s) {
+#if PY_VERSION_HEX < 0x030C0000
+    for (uint32_t i = 0; i < s->n; i++)
+        if (s->st[i].kind == ENT_C && s->st[i].lent) lend_back(&s->st[i]);
+#endif
+    s->n = 0;
+    s->floor = s->nw = s->np;
+}
+
+/* Whether the returns of frames the hook did not evaluate can be seen. */
+static int win_can_track(void) {
+    if (g_mode != PY_MODE_EVAL) return 1;
+    Py_tracefunc f = PyThreadState_Get()->c_profilefunc;
+    return f == NULL || f == profile_cb;
+}
+
+/* The frames from top outwards (new references), outermost last. */
+static uint32_t win_frames(PyFrameObject *top, PyFrameObject ***out) {
+    PyFrameObject **fr = NULL, *f = top;
+    uint32_t n = 0, cap = 0;
+    Py_XINCREF(f);
+    while (f) {
+        if (n == cap && grow((void **)&fr, &cap, sizeof *fr) < 0) {
+            Py_DECREF(f);
+            break;
+        }
+        fr[n++] = f;
+        f = PyFrame_GetBack(f);
+    }
+    *out = fr;
+    return n;
+}
+
+/* The thread's first event in a window: records the calls on its stack
+ * (from `top`, or the current frame when not `given`). */
+static __attribute__((noinline)) void win_first(PyFrameObject *top, int given) {
+    py_tstate *s = &tls;
+    if (!g_enabled || s->in_slow) return;
+    tls_win_gen = g_win_gen;
+    win_reset(s);
+    lt__tbuf *t = g_live && !py__opts.min_duration && win_can_track() ? tb() : NULL;
+    if (!t) return;
+    PyFrameObject **fr;
+    uint32_t n = win_frames(given ? top : PyEval_GetFrame(), &fr);
+    int eval = g_mode == PY_MODE_EVAL, any = 0;
+    for (uint32_t i = n; i-- > 0;) {
+        PyCodeObject *co = PyFrame_GetCode(fr[i]);
+        PyObject *globals = PyFrame_GetGlobals(fr[i]);
+        uint32_t loc = code_loc(co, globals);
+        Py_XDECREF(globals);
+        Py_DECREF(co);
+        uint8_t rec = loc && t->depth < g_depth_limit;
+        if (eval && !rec) continue;
+        if (!push(fr[i], ENT_FRAME, rec)) break;
+        if (rec) {
+            lt__put_begin(t, loc, g_win_start - 1);
+            any = 1;
+        }
+    }
+    for (uint32_t i = 0; i < n; i++) Py_DECREF(fr[i]);
+    free(fr);
+    if (any) lt__trace_cut_at(g_win_start);
+    if (eval && s->n && !tls_win_prof) {
+        tls_win_prof = 1;
+        PyEval_SetProfile(profile_cb, NULL);
+    }
+}
+
+/* After a profile event under the hook: profile_cb goes once the frames it
+ * was set for have returned or the window has ended. */
+static void win_prof_check(void) {
+    if (g_mode != PY_MODE_EVAL) {
+        tls_win_prof = 0; /* profile_cb is the mode's own */
+    } else if (!g_enabled || tls.n == 0) {
+        tls_win_prof = 0;
+        PyEval_SetProfile(NULL, NULL);
+    }
 }
 
 /* ---- Enable / disable ------------------------------------------------------ */
@@ -1262,6 +1387,7 @@ int py__mode(void) {
 }
 
 void py__client_restarted(void) {
+    win_opened();
     g_live = 1;
     g_depth_limit = py__opts.max_depth;
 }

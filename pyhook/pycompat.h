@@ -137,6 +137,10 @@ static inline PyCodeObject *PyFrame_GetCode(PyFrameObject *fo) {
     Py_INCREF(fo->f_code);
     return fo->f_code;
 }
+static inline PyFrameObject *PyFrame_GetBack(PyFrameObject *fo) {
+    Py_XINCREF(fo->f_back);
+    return fo->f_back;
+}
 #endif
 #if PY_VERSION_HEX < 0x030B0000
 static inline PyObject *PyFrame_GetGlobals(PyFrameObject *fo) {
