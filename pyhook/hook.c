@@ -69,7 +69,7 @@ typedef struct py_ent {
     PyObject *lent;  /* ENT_C: self, whose reference the bound method lent */
 #endif
     uint8_t kind;
-    uint8_t rec;     /* its zone began: an end is owed */
+    uint8_t rec;     /* its zone began: an end is owed (2: by win_first) */
     uint8_t line;    /* a line zone of this frame is open */
 } py_ent;
 
@@ -99,6 +99,12 @@ static uint32_t g_win_gen;
 static __thread uint32_t tls_win_gen;
 static void win_first(PyFrameObject *top, int given);
 static __thread int tls_win_prof; /* profile_cb set by win_first (hook mode) */
+/* Zones win_first began that are still open: the outermost ones. An end
+ * the hook would write into them is that of a frame it began in an earlier
+ * window (its end is profile_cb's now): WIN_HOOK_END says no. */
+static __thread uint32_t tls_synth;
+#define WIN_HOOK_END(t) (tls_synth == 0 || (t)->depth > tls_synth)
+static void win_end(void);
 static void win_prof_check(void);
 #define WIN_CHECK()                                                              \
     do {                                                                         \
@@ -688,7 +694,7 @@ static PyObject *eval_hook_loc(EVAL_PARAMS, uint32_t loc) {
     lt__put_begin(t, loc, lt__now());
     PyObject *r = EVAL_DEFAULT();
     /* a forked child has a buffer of its own, without the begin */
-    if (lt__tls == t && g_live) lt__put_end(t, lt__now());
+    if (lt__tls == t && g_live && WIN_HOOK_END(t)) lt__put_end(t, lt__now());
     return r;
 }
 
@@ -704,7 +710,7 @@ static __attribute__((noinline)) PyObject *eval_hook_end(lt__tbuf *t, PyObject *
     /* reloaded: a forked child has a buffer of its own, without the begin,
      * and gets no end (a buffer is never at the address of one its process
      * had before fork: client_buf.c keeps those) */
-    if (lt__tls == t && g_live) lt__put_end_matched(t, lt__now());
+    if (lt__tls == t && g_live && WIN_HOOK_END(t)) lt__put_end_matched(t, lt__now());
     return r;
 }
 
@@ -722,7 +728,8 @@ static __attribute__((noinline)) PyObject *eval_hook_rec(EVAL_PARAMS, lt__tbuf *
  * so that the hook keeps nothing but the buffer across the frame. */
 static __attribute__((noinline)) PyObject *eval_hook_after(lt__tbuf *t, PyObject *r) {
     /* a forked child has a buffer of its own; the map, once published, stays */
-    if (UNLIKELY(lt__tls != t || !g_live || t->wp > t->limit)) return eval_hook_end(t, r);
+    if (UNLIKELY(lt__tls != t || !g_live || t->wp > t->limit || t->depth <= tls_synth))
+        return eval_hook_end(t, r);
     lt__write_end(t, lt__tsc_ns(lt__clock()));
     return r;
 }
@@ -787,7 +794,7 @@ static PyObject *eval_hook_slow(EVAL_PARAMS) {
     if (loc != 0 && !creates_generator(f) && !code_monitored(PYF_CODE(f)) && zbegin(loc)) {
         if (py__opts.label_args) zone_args_text(PYF_CODE(f), PYF_LOCALS(f));
         PyObject *r = EVAL_DEFAULT();
-        zend();
+        if (!lt__tls || WIN_HOOK_END(lt__tls)) zend();
         return r;
     }
     return EVAL_DEFAULT();
@@ -812,7 +819,8 @@ static py_ent *push(const void *key, uint8_t kind, uint8_t rec) {
 
 static void pop_ends(py_ent *e) {
     if (e->line) zend();
-    if (e->rec) zend();
+    if (e->rec == 2) win_end();
+    else if (e->rec) zend();
 }
 
 static void frame_enter(PyFrameObject *frame) {
@@ -1248,6 +1256,7 @@ static __attribute__((noinline)) void win_first(PyFrameObject *top, int given) {
     py_tstate *s = &tls;
     if (!g_enabled || s->in_slow) return;
     tls_win_gen = g_win_gen;
+    tls_synth = 0;
     win_reset(s);
     lt__tbuf *t = g_live && !py__opts.min_duration && win_can_track() ? tb() : NULL;
     if (!t) return;
@@ -1262,12 +1271,14 @@ static __attribute__((noinline)) void win_first(PyFrameObject *top, int given) {
         Py_DECREF(co);
         uint8_t rec = loc && t->depth < g_depth_limit;
         if (eval && !rec) continue;
-        if (!push(fr[i], ENT_FRAME, rec)) break;
+        if (!push(fr[i], ENT_FRAME, rec ? 2 : 0)) break;
         if (rec) {
             lt__put_begin(t, loc, g_win_start - 1);
             any = 1;
         }
     }
+    /* the first begin renewed the buffer (depth 0): what is open is theirs */
+    tls_synth = any ? t->depth : 0;
     for (uint32_t i = 0; i < n; i++) Py_DECREF(fr[i]);
     free(fr);
     if (any) lt__trace_cut_at(g_win_start);
@@ -1275,6 +1286,13 @@ static __attribute__((noinline)) void win_first(PyFrameObject *top, int given) {
         tls_win_prof = 1;
         PyEval_SetProfile(profile_cb, NULL);
     }
+}
+
+/* The end of a zone win_first began (its frame returned). */
+static void win_end(void) {
+    lt__tbuf *t = lt__tls;
+    if (t && g_live && t->depth && tls_synth >= t->depth) tls_synth = t->depth - 1;
+    zend();
 }
 
 /* After a profile event under the hook: profile_cb goes once the frames it

@@ -235,3 +235,42 @@ def test_the_hook_gives_up_its_profile_function_when_they_return(tmp_path):
     names = [(z[2], z[8], z[10]) for z in sorted(zs, key=lambda z: (z[6], z[8]))]
     assert names == [("<module>", 0, CUT | UNCLOSED), ("main", 1, CUT | UNCLOSED),
                      ("opener", 2, CUT), ("work", 3, 0), ("work", 2, 0)]
+
+
+@pytest.mark.parametrize("mode", ["", "trace_c=True"], ids=["hook", "profile"])
+def test_a_call_begun_in_the_previous_window_ends_once(tmp_path, mode):
+    # inner() began inside the first window and returns inside the second:
+    # there it is a cut zone like any running call, ended once, and outer()
+    # stays open around what follows
+    a, b = tmp_path / "a.tracy", tmp_path / "b.tracy"
+    script = tmp_path / "prog.py"
+    script.write_text(textwrap.dedent("""
+        import sys, tracy
+        def work():
+            return sum(range(10))
+        def inner():
+            work()
+            tracy.stop_trace()
+            tracy.start_trace(sys.argv[2], quiet=True, %s)
+            work()
+        def outer():
+            tracy.start_trace(sys.argv[1], quiet=True, %s)
+            inner()
+            work()
+            tracy.stop_trace()
+        outer()
+    """ % (mode, mode)))
+    env = env_for_tests()
+    env.pop("TRACY_PORT", None)
+    proc = subprocess.run([PYTHON, str(script), str(a), str(b)], capture_output=True,
+                          text=True, timeout=120, env=env, cwd=str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    first = [(z[2], z[8], z[10]) for z in sorted(python_zones(a), key=lambda z: (z[6], z[8]))
+             if z[2] in ("<module>", "outer", "inner", "work")]
+    assert first == [("<module>", 0, CUT | UNCLOSED), ("outer", 1, CUT | UNCLOSED),
+                     ("inner", 2, UNCLOSED), ("work", 3, 0)]
+    zs = python_zones(b)
+    got = [(z[2], z[8], z[10]) for z in sorted(zs, key=lambda z: (z[6], z[8]))
+           if z[2] in ("<module>", "outer", "inner", "work")]
+    assert got == [("<module>", 0, CUT | UNCLOSED), ("outer", 1, CUT | UNCLOSED),
+                   ("inner", 2, CUT), ("work", 3, 0), ("work", 2, 0)]
