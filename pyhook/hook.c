@@ -1226,9 +1226,148 @@ static void win_reset(py_tstate *s) {
     s->floor = s->nw = s->np;
 }
 
+#if PY_VERSION_HEX >= 0x030C0000
+/* 3.12+: a profile function would instrument every code object of the
+ * interpreter; local PY_RETURN and PY_YIELD events on the running calls'
+ * code objects, and PY_UNWIND while a window watches, cost nothing
+ * elsewhere. A tool id of its own (4, else 3: see mon_setup), kept. */
+static int g_wmon_tool = -1; /* -2: none could be had */
+static long g_wmon_events, g_wmon_unwind;
+static int g_wmon_unwinding; /* PY_UNWIND is set */
+static PyObject *g_wmon_set_local, *g_wmon_set_events;
+
+static void wmon_off(PyObject *code);
+
+/* PY_RETURN, PY_YIELD of a watched code object, PY_UNWIND of any: the
+ * returning frame is still the current one. */
+static PyObject *wmon_return(PyObject *self, PyObject *const *a, Py_ssize_t n) {
+    if (!g_enabled) {
+        wmon_off(n >= 1 ? a[0] : NULL);
+    } else if (tls.n && tls_win_gen == g_win_gen) {
+        PyFrameObject *f = PyEval_GetFrame(); /* borrowed */
+        if (f) frame_exit(f);
+    }
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef g_wmon_def = {
+    "_window_return", (PyCFunction)(void (*)(void))wmon_return, METH_FASTCALL,
+    PyDoc_STR("_window_return(code, offset, value)\n--\n\nA running call returned.")};
+
+static long wmon_event(PyObject *events, const char *name) {
+    PyObject *v = PyObject_GetAttrString(events, name);
+    long e = v ? PyLong_AsLong(v) : -1;
+    Py_XDECREF(v);
+    return e;
+}
+
+static int wmon_register(PyObject *mon) {
+    PyObject *events = PyObject_GetAttrString(mon, "events");
+    if (!events) return -1;
+    long ret = wmon_event(events, "PY_RETURN"), yld = wmon_event(events, "PY_YIELD");
+    g_wmon_unwind = wmon_event(events, "PY_UNWIND");
+    Py_DECREF(events);
+    if (ret < 0 || yld < 0 || g_wmon_unwind < 0) return -1;
+    static const int ids[] = {4, 3};
+    for (size_t i = 0; i < sizeof ids / sizeof *ids && g_wmon_tool < 0; i++) {
+        PyObject *r = PyObject_CallMethod(mon, "use_tool_id", "is", ids[i], "tracy");
+        if (r) g_wmon_tool = ids[i];
+        else PyErr_Clear();
+        Py_XDECREF(r);
+    }
+    if (g_wmon_tool < 0) return -1;
+    PyObject *fn = PyCFunction_New(&g_wmon_def, NULL);
+    int ok = fn != NULL;
+    long evs[] = {ret, yld, g_wmon_unwind};
+    for (size_t i = 0; ok && i < 3; i++) {
+        PyObject *r = PyObject_CallMethod(mon, "register_callback", "ilO", g_wmon_tool, evs[i], fn);
+        ok = r != NULL;
+        Py_XDECREF(r);
+    }
+    Py_XDECREF(fn);
+    g_wmon_events = ret | yld;
+    g_wmon_set_local = PyObject_GetAttrString(mon, "set_local_events");
+    g_wmon_set_events = PyObject_GetAttrString(mon, "set_events");
+    return ok && g_wmon_set_local && g_wmon_set_events ? 0 : -1;
+}
+
+/* 0 when the running calls' returns can be watched this way. */
+static int wmon_setup(void) {
+    if (g_wmon_tool != -1) return g_wmon_tool >= 0 ? 0 : -1;
+    PyObject *type, *value, *tbk;
+    PyErr_Fetch(&type, &value, &tbk);
+    PyObject *mon = PySys_GetObject("monitoring"); /* borrowed */
+    if (!mon || wmon_register(mon) < 0) {
+        if (g_wmon_tool >= 0) { /* half set up: give the id back */
+            PyObject *r = PyObject_CallMethod(mon, "free_tool_id", "i", g_wmon_tool);
+            Py_XDECREF(r);
+        }
+        g_wmon_tool = -2;
+    }
+    PyErr_Clear();
+    PyErr_Restore(type, value, tbk);
+    return g_wmon_tool >= 0 ? 0 : -1;
+}
+
+static void wmon_call(PyObject *fn, const char *fmt, PyObject *code, long events) {
+    PyObject *r = code ? PyObject_CallFunction(fn, fmt, g_wmon_tool, code, events)
+                       : PyObject_CallFunction(fn, fmt, g_wmon_tool, events);
+    if (!r) PyErr_Clear();
+    Py_XDECREF(r);
+}
+
+/* The window has ended: code (a watched code object, or NULL) and
+ * PY_UNWIND are no longer watched. */
+static void wmon_off(PyObject *code) {
+    PyObject *type, *value, *tbk;
+    PyErr_Fetch(&type, &value, &tbk);
+    if (code && PyCode_Check(code)) wmon_call(g_wmon_set_local, "iOl", code, 0);
+    if (g_wmon_unwinding) {
+        g_wmon_unwinding = 0;
+        wmon_call(g_wmon_set_events, "il", NULL, 0);
+    }
+    PyErr_Restore(type, value, tbk);
+}
+
+/* Watches the returns of the frames on this thread's stack of entries. */
+static int wmon_watch(py_tstate *s) {
+    if (g_wmon_tool < 0) return -1;
+    PyObject *type, *value, *tbk;
+    PyErr_Fetch(&type, &value, &tbk);
+    for (uint32_t i = 0; i < s->n; i++) {
+        if (s->st[i].kind != ENT_FRAME) continue;
+        PyCodeObject *co = PyFrame_GetCode((PyFrameObject *)s->st[i].key);
+        wmon_call(g_wmon_set_local, "iOl", (PyObject *)co, g_wmon_events);
+        Py_DECREF(co);
+    }
+    if (!g_wmon_unwinding) {
+        g_wmon_unwinding = 1;
+        wmon_call(g_wmon_set_events, "il", NULL, g_wmon_unwind);
+    }
+    PyErr_Restore(type, value, tbk);
+    return 0;
+}
+#else
+static int wmon_setup(void) {
+    return -1;
+}
+
+static int wmon_watch(py_tstate *s) {
+    return -1;
+}
+#endif
+
+/* Under the hook: the returns of the frames win_first pushed are seen by
+ * sys.monitoring (3.12+) or by profile_cb, set on this thread. */
+static void win_watch(py_tstate *s) {
+    if (wmon_watch(s) == 0 || tls_win_prof) return;
+    tls_win_prof = 1;
+    PyEval_SetProfile(profile_cb, NULL);
+}
+
 /* Whether the returns of frames the hook did not evaluate can be seen. */
 static int win_can_track(void) {
-    if (g_mode != PY_MODE_EVAL) return 1;
+    if (g_mode != PY_MODE_EVAL || wmon_setup() == 0) return 1;
     Py_tracefunc f = PyThreadState_Get()->c_profilefunc;
     return f == NULL || f == profile_cb;
 }
@@ -1282,10 +1421,7 @@ static __attribute__((noinline)) void win_first(PyFrameObject *top, int given) {
     for (uint32_t i = 0; i < n; i++) Py_DECREF(fr[i]);
     free(fr);
     if (any) lt__trace_cut_at(g_win_start);
-    if (eval && s->n && !tls_win_prof) {
-        tls_win_prof = 1;
-        PyEval_SetProfile(profile_cb, NULL);
-    }
+    if (eval && s->n) win_watch(s);
 }
 
 /* The end of a zone win_first began (its frame returned). */

@@ -185,10 +185,11 @@ def test_tools_show_the_cut_zones(tmp_path):
         srv.wait(timeout=30)
 
 
-def test_a_program_profile_function_keeps_them_out_under_the_hook(tmp_path):
-    # the hook cannot see the returns of frames it did not evaluate without a
-    # profile function; the program's own stays, and those frames are left
-    # out rather than shown open
+def test_a_program_profile_function_stays_its_own(tmp_path):
+    # the program's profile function sees its calls as before; under the hook
+    # the running calls' returns are seen through sys.monitoring from 3.12,
+    # before that through a profile function of the thread: then, with the
+    # program's own set, those calls are left out rather than shown open
     out = tmp_path / "p.tracy"
     proc = run(tmp_path, """
         import sys, tracy
@@ -203,18 +204,23 @@ def test_a_program_profile_function_keeps_them_out_under_the_hook(tmp_path):
             with tracy.trace(sys.argv[1], quiet=True):
                 work()
             sys.setprofile(None)
-            print(len(seen), sys.getprofile())
+            print(len(seen), sys.getprofile(), sys.version_info >= (3, 12))
         main()
     """, out)
-    assert proc.stdout == "1 None\n"
-    zs = python_zones(out)
-    assert [(z[2], z[8], z[10]) for z in zs if z[2] in ("<module>", "main", "work")] == [
-        ("work", 0, 0)]
+    count, profile, monitoring = proc.stdout.split()
+    assert (count, profile) == ("1", "None")
+    zs = sorted(python_zones(out), key=lambda z: (z[6], z[8]))
+    got = [(z[2], z[8], z[10]) for z in zs if z[2] in ("<module>", "main", "work")]
+    if monitoring == "True":
+        assert got == [("<module>", 0, CUT | UNCLOSED), ("main", 1, CUT | UNCLOSED),
+                       ("work", 2, 0)]
+    else:
+        assert got == [("work", 0, 0)]
 
 
-def test_the_hook_gives_up_its_profile_function_when_they_return(tmp_path):
-    # under the hook, the thread's profile function serves the running calls
-    # only: the program sees none, and it goes once they have returned
+def test_the_program_sees_no_profile_function(tmp_path):
+    # under the hook, what watches the running calls' returns is not the
+    # program's to see, before and after they have returned
     out = tmp_path / "g.tracy"
     proc = run(tmp_path, """
         import sys, tracy
@@ -274,3 +280,40 @@ def test_a_call_begun_in_the_previous_window_ends_once(tmp_path, mode):
            if z[2] in ("<module>", "outer", "inner", "work")]
     assert got == [("<module>", 0, CUT | UNCLOSED), ("outer", 1, CUT | UNCLOSED),
                    ("inner", 2, CUT), ("work", 3, 0), ("work", 2, 0)]
+
+
+def test_running_calls_that_raise_or_yield_end_there(tmp_path):
+    # g() raises out of the window's start, the generator yields: each cut
+    # zone ends there; the generator's next run is a zone of its own
+    out = tmp_path / "e.tracy"
+    proc = run(tmp_path, """
+        import sys, tracy
+        def work():
+            return 1
+        def g():
+            tracy.start_trace(sys.argv[1], quiet=True)
+            work()
+            raise ValueError("x")
+        def gen():
+            try:
+                g()
+            except ValueError:
+                work()
+            yield 1
+            work()
+            yield 2
+        def f():
+            it = gen()
+            next(it)
+            work()
+            next(it)
+            tracy.stop_trace()
+            print("ok")
+        f()
+    """, out)
+    assert proc.stdout == "ok\n"
+    zs = sorted(python_zones(out), key=lambda z: (z[6], z[8]))
+    got = [(z[2], z[8], z[10]) for z in zs if z[2] in ("<module>", "f", "gen", "g", "work")]
+    assert got == [("<module>", 0, CUT | UNCLOSED), ("f", 1, CUT | UNCLOSED), ("gen", 2, CUT),
+                   ("g", 3, CUT), ("work", 4, 0), ("work", 3, 0), ("work", 2, 0),
+                   ("gen", 2, 0), ("work", 3, 0)]
