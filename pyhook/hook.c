@@ -1459,6 +1459,8 @@ static void child_after_fork(void) {
     py_tstate *s = &tls;
     for (uint32_t i = 0; i < s->n; i++) s->st[i].rec = s->st[i].line = 0;
     s->floor = s->nw = s->np;
+    tls_synth = 0; /* the child's buffer holds none of win_first's zones */
+    tls_win_gen = g_win_gen; /* nor the calls it inherited */
 }
 
 int py__hook_init(void) {
@@ -1509,9 +1511,10 @@ int py__enable(void) {
         PyInterpreterState *interp = PyInterpreterState_Get();
         g_prev_eval = py_get_eval(interp);
         py_set_eval(interp, eval_func());
-        return g_mode;
+    } else {
+        install_all();
     }
-    install_all();
+    WIN_CHECK(); /* a window opened here: this thread's running calls now */
     return g_mode;
 }
 

@@ -45,7 +45,7 @@ static int cut_into(const char *path, const char *tmp, uint64_t from, char *why,
     rc = !out || !shift ? LT_ENOMEM
                         : lt_splice_open(&s, tmp, LT_WRITE_FORCE, lt_reader_info(r)->creator, 3);
     lt_splice_input in = {.r = r, .name = path, .proc_out = out, .proc_shift = shift,
-                          .from = from, .to = UINT64_MAX};
+                          .from = from, .to = UINT64_MAX, .keep_idle = 1};
     if (rc == 0) rc = lt_splice_add(s, &in);
     if (rc == 0) rc = lt_splice_run(s);
     if (rc == 0) rc = lt_splice_close(s, 0);

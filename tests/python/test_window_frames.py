@@ -317,3 +317,30 @@ def test_running_calls_that_raise_or_yield_end_there(tmp_path):
     assert got == [("<module>", 0, CUT | UNCLOSED), ("f", 1, CUT | UNCLOSED), ("gen", 2, CUT),
                    ("g", 3, CUT), ("work", 4, 0), ("work", 3, 0), ("work", 2, 0),
                    ("gen", 2, 0), ("work", 3, 0)]
+
+
+def test_a_child_forked_under_running_calls_ends_its_zones(tmp_path):
+    out = tmp_path / "f.tracy"
+    run(tmp_path, """
+        import os, sys, tracy
+        def work():
+            return 1
+        def child():
+            work()
+        def main():
+            with tracy.trace(sys.argv[1], quiet=True):
+                pid = os.fork()
+                if pid == 0:
+                    child()
+                    os._exit(0)
+                os.waitpid(pid, 0)
+        main()
+    """, out)
+    zs = python_zones(out)
+    # (at-fork handlers of the stdlib may run in the child first)
+    kid = [(z[2], z[8], z[10]) for z in sorted(zs, key=lambda z: (z[6], z[8]))
+           if z[0] == 2 and z[2] in ("child", "work", "main", "<module>")]
+    assert kid == [("child", 0, 0), ("work", 1, 0)]
+    assert [(z[2], z[8], z[10]) for z in zs if z[0] == 1 and z[2] in ("<module>", "main")] in (
+        [("<module>", 0, CUT | UNCLOSED), ("main", 1, CUT | UNCLOSED)],
+        [("main", 1, CUT | UNCLOSED), ("<module>", 0, CUT | UNCLOSED)])
