@@ -1199,13 +1199,15 @@ PyObject *py__thread_hook(PyObject *self, PyObject *args) {
 /* ---- Calls running when a trace window opens ------------------------------- */
 
 /* A trace window (py__client_restarted) may open while threads are inside
- * calls: a server in serve_forever(), a long main(). Each thread, at its
- * first event in the window, writes the recorded calls on its stack as zone
+ * calls: a server in serve_forever(), a long main(). Each thread -- the one
+ * that opens the window when it enables the hook, any other at its first
+ * event in the window -- writes the recorded calls on its stack as zone
  * begins 1 ns before the window's start (client_cut.c makes them cut zones,
  * FORMAT.md kind 17, when the file is finished) and keeps them on its stack
  * of entries, so that their returns end them: under the profile and trace
  * callbacks as any frame's; under the frame-evaluation hook, which did not
- * evaluate them, through profile_cb set on this thread until the last of
+ * evaluate them, through local sys.monitoring events on their code objects
+ * (3.12+), else through profile_cb set on this thread until the last of
  * them returns or the window ends -- only when the program has no profile
  * function of its own there (else they are left out, as before). Not with
  * --min-duration. A thread with no event in the window is not in it. */
@@ -1402,17 +1404,19 @@ static __attribute__((noinline)) void win_first(PyFrameObject *top, int given) {
     PyFrameObject **fr;
     uint32_t n = win_frames(given ? top : PyEval_GetFrame(), &fr);
     int eval = g_mode == PY_MODE_EVAL, any = 0;
+    uint32_t depth = 0; /* t->depth is the earlier window's until a begin */
     for (uint32_t i = n; i-- > 0;) {
         PyCodeObject *co = PyFrame_GetCode(fr[i]);
         PyObject *globals = PyFrame_GetGlobals(fr[i]);
         uint32_t loc = code_loc(co, globals);
         Py_XDECREF(globals);
         Py_DECREF(co);
-        uint8_t rec = loc && t->depth < g_depth_limit;
+        uint8_t rec = loc && depth < g_depth_limit;
         if (eval && !rec) continue;
         if (!push(fr[i], ENT_FRAME, rec ? 2 : 0)) break;
         if (rec) {
             lt__put_begin(t, loc, g_win_start - 1);
+            depth++;
             any = 1;
         }
     }

@@ -344,3 +344,23 @@ def test_a_child_forked_under_running_calls_ends_its_zones(tmp_path):
     assert [(z[2], z[8], z[10]) for z in zs if z[0] == 1 and z[2] in ("<module>", "main")] in (
         [("<module>", 0, CUT | UNCLOSED), ("main", 1, CUT | UNCLOSED)],
         [("main", 1, CUT | UNCLOSED), ("<module>", 0, CUT | UNCLOSED)])
+
+
+def test_max_depth_counts_the_running_calls(tmp_path):
+    out = tmp_path / "d.tracy"
+    run(tmp_path, """
+        import sys, tracy
+        def work():
+            return 1
+        def mid():
+            work()
+        def loop():
+            with tracy.trace(sys.argv[1], quiet=True, max_depth=4):
+                mid()
+        def main():
+            loop()
+        main()
+    """, out)
+    got = [(z[2], z[8], z[10]) for z in sorted(python_zones(out), key=lambda z: (z[6], z[8]))]
+    assert got == [("<module>", 0, CUT | UNCLOSED), ("main", 1, CUT | UNCLOSED),
+                   ("loop", 2, CUT | UNCLOSED), ("mid", 3, 0)]
