@@ -98,6 +98,9 @@ static pthread_key_t g_tls_key;
 static uint32_t g_win_gen;
 static __thread uint32_t tls_win_gen;
 static void win_first(PyFrameObject *top, int given);
+#if PY_VERSION_HEX >= 0x030D0000
+static void win_first_callers(void);
+#endif
 static __thread int tls_win_prof; /* profile_cb set by win_first (hook mode) */
 /* Zones win_first began that are still open: the outermost ones. An end
  * the hook would write into them is that of a frame it began in an earlier
@@ -883,6 +886,7 @@ static PyObject *mon_start(PyObject *self, PyObject *const *a, Py_ssize_t n) {
     if (n >= 1 && PyCode_Check(a[0])) {
         uint8_t rec = 0;
         if (g_enabled && g_mode == PY_MODE_EVAL) {
+            if (UNLIKELY(tls_win_gen != g_win_gen)) win_first_callers();
             uint32_t loc = code_loc((PyCodeObject *)a[0], NULL);
             rec = loc && zbegin(loc);
             if (rec && py__opts.label_args) mon_args_text((PyCodeObject *)a[0]);
@@ -1427,6 +1431,16 @@ static __attribute__((noinline)) void win_first(PyFrameObject *top, int given) {
     if (any) lt__trace_cut_at(g_win_start);
     if (eval && s->n) win_watch(s);
 }
+
+#if PY_VERSION_HEX >= 0x030D0000
+/* win_first from PY_START, inside the frame that starts: its callers. */
+static void win_first_callers(void) {
+    PyFrameObject *f = PyEval_GetFrame(); /* borrowed */
+    PyFrameObject *back = f ? PyFrame_GetBack(f) : NULL;
+    win_first(back, 1);
+    Py_XDECREF(back);
+}
+#endif
 
 /* The end of a zone win_first began (its frame returned). */
 static void win_end(void) {

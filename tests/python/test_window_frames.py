@@ -364,3 +364,35 @@ def test_max_depth_counts_the_running_calls(tmp_path):
     got = [(z[2], z[8], z[10]) for z in sorted(python_zones(out), key=lambda z: (z[6], z[8]))]
     assert got == [("<module>", 0, CUT | UNCLOSED), ("main", 1, CUT | UNCLOSED),
                    ("loop", 2, CUT | UNCLOSED), ("mid", 3, 0)]
+
+
+def test_a_thread_whose_first_call_is_an_inlined_init(tmp_path):
+    # 3.13 runs a simple __init__ inline once the call is specialized (seen
+    # through sys.monitoring, not the hook): the thread's running calls are
+    # its callers, once, whatever its first event in the window
+    out = tmp_path / "i.tracy"
+    run(tmp_path, """
+        import sys, threading, time, tracy
+        class P:
+            def __init__(self, x):
+                self.x = x
+        going = [True]
+        def spin():
+            i = 0
+            while going[0]:
+                P(i)
+                i += 1
+        t = threading.Thread(target=spin)
+        t.start()
+        time.sleep(0.05)
+        with tracy.trace(sys.argv[1], quiet=True):
+            P(-1)  # the hook sees P.__init__ here first (3.13: then watches it)
+            time.sleep(0.05)
+        going[0] = False
+        t.join()
+    """, out)
+    zs = python_zones(out)
+    spin = one(zs, "spin")
+    assert spin[10] == CUT | UNCLOSED
+    inits = [z for z in zs if z[2] == "P.__init__" and z[0:2] == spin[0:2]]
+    assert inits and all(z[8] == spin[8] + 1 and z[10] & ~UNCLOSED == 0 for z in inits)
