@@ -58,9 +58,16 @@ print("done")
 """
 
 
+# every program below starts with this
+PRELUDE = """import os, sys, threading, time, tracy
+def work(*args):
+    return 1
+"""
+
+
 def run(tmp_path, source, out):
     script = tmp_path / "prog.py"
-    script.write_text(textwrap.dedent(source))
+    script.write_text(PRELUDE + textwrap.dedent(source))
     env = env_for_tests()
     env.pop("TRACY_PORT", None)
     proc = subprocess.run([PYTHON, str(script), str(out)], capture_output=True, text=True,
@@ -192,7 +199,6 @@ def test_a_program_profile_function_stays_its_own(tmp_path):
     # program's own set, those calls are left out rather than shown open
     out = tmp_path / "p.tracy"
     proc = run(tmp_path, """
-        import sys, tracy
         seen = []
         def prof(frame, event, arg):
             if event == "call" and frame.f_code.co_name == "work":
@@ -223,7 +229,6 @@ def test_the_program_sees_no_profile_function(tmp_path):
     # program's to see, before and after they have returned
     out = tmp_path / "g.tracy"
     proc = run(tmp_path, """
-        import sys, tracy
         def work():
             return sys.getprofile()
         def opener():
@@ -250,8 +255,7 @@ def test_a_call_begun_in_the_previous_window_ends_once(tmp_path, mode):
     # stays open around what follows
     a, b = tmp_path / "a.tracy", tmp_path / "b.tracy"
     script = tmp_path / "prog.py"
-    script.write_text(textwrap.dedent("""
-        import sys, tracy
+    script.write_text(PRELUDE + textwrap.dedent("""
         def work():
             return sum(range(10))
         def inner():
@@ -287,9 +291,6 @@ def test_running_calls_that_raise_or_yield_end_there(tmp_path):
     # zone ends there; the generator's next run is a zone of its own
     out = tmp_path / "e.tracy"
     proc = run(tmp_path, """
-        import sys, tracy
-        def work():
-            return 1
         def g():
             tracy.start_trace(sys.argv[1], quiet=True)
             work()
@@ -322,9 +323,6 @@ def test_running_calls_that_raise_or_yield_end_there(tmp_path):
 def test_a_child_forked_under_running_calls_ends_its_zones(tmp_path):
     out = tmp_path / "f.tracy"
     run(tmp_path, """
-        import os, sys, tracy
-        def work():
-            return 1
         def child():
             work()
         def main():
@@ -349,9 +347,6 @@ def test_a_child_forked_under_running_calls_ends_its_zones(tmp_path):
 def test_max_depth_counts_the_running_calls(tmp_path):
     out = tmp_path / "d.tracy"
     run(tmp_path, """
-        import sys, tracy
-        def work():
-            return 1
         def mid():
             work()
         def loop():
@@ -372,7 +367,6 @@ def test_a_thread_whose_first_call_is_an_inlined_init(tmp_path):
     # its callers, once, whatever its first event in the window
     out = tmp_path / "i.tracy"
     run(tmp_path, """
-        import sys, threading, time, tracy
         class P:
             def __init__(self, x):
                 self.x = x
