@@ -67,6 +67,7 @@ typedef struct py_ent {
     const void *key; /* the PyFrameObject, or the called C function */
 #if PY_VERSION_HEX < 0x030C0000
     PyObject *lent;  /* ENT_C: self, whose reference the bound method lent */
+    const void *code; /* win_first's under the hook: its code (not owned) */
 #endif
     uint8_t kind;
     uint8_t rec;     /* its zone began: an end is owed (2: by win_first) */
@@ -105,10 +106,28 @@ static __thread int tls_win_prof; /* profile_cb set by win_first (hook mode) */
 /* Zones win_first began that are still open: the outermost ones. An end
  * the hook would write into them is that of a frame it began in an earlier
  * window (its end is profile_cb's now): WIN_HOOK_END says no. */
-static __thread uint32_t tls_synth;
+static __thread uint32_t tls_synth __attribute__((tls_model("initial-exec")));
 #define WIN_HOOK_END(t) (tls_synth == 0 || (t)->depth > tls_synth)
 static void win_end(void);
+#if PY_VERSION_HEX < 0x030C0000
+/* Before 3.12 the hook finds their returns itself (win_gone): at a begin
+ * whose parent is one of them (depth tls_synth), at its own end of one. */
+static void win_gone(int now);
+#define WIN_TOP_HOT(t) ((t)->depth <= tls_synth)
+#define WIN_TOP(t)                                                               \
+    do {                                                                         \
+        if (UNLIKELY(WIN_TOP_HOT(t)) && tls_synth) win_gone(0);                  \
+    } while (0)
+#else
+#define WIN_TOP_HOT(t) 0
+#define WIN_TOP(t) ((void)0)
+#endif
 static void win_prof_check(void);
+#if PY_VERSION_HEX < 0x030C0000
+#define WIN_RETURNED() win_gone(1)
+#else
+#define WIN_RETURNED() ((void)0)
+#endif
 #define WIN_CHECK()                                                              \
     do {                                                                         \
         if (UNLIKELY(tls_win_gen != g_win_gen)) win_first(NULL, 0);             \
@@ -234,6 +253,7 @@ static int zbegin(uint32_t loc) {
     lt__tbuf *t = tb();
     if (!t) return 0;
     WIN_CHECK();
+    if (g_mode == PY_MODE_EVAL) WIN_TOP(t);
     uint64_t now = lt__now();
     if (py__opts.min_duration) {
         py_tstate *s = &tls;
@@ -694,10 +714,14 @@ static PyObject *eval_hook_loc(EVAL_PARAMS, uint32_t loc) {
     if (t) WIN_CHECK();
     if (t == NULL || t->depth >= g_depth_limit)
         return EVAL_DEFAULT();
+    WIN_TOP(t);
     lt__put_begin(t, loc, lt__now());
     PyObject *r = EVAL_DEFAULT();
     /* a forked child has a buffer of its own, without the begin */
-    if (lt__tls == t && g_live && WIN_HOOK_END(t)) lt__put_end(t, lt__now());
+    if (lt__tls == t && g_live) {
+        if (WIN_HOOK_END(t)) lt__put_end(t, lt__now());
+        else WIN_RETURNED();
+    }
     return r;
 }
 
@@ -713,7 +737,10 @@ static __attribute__((noinline)) PyObject *eval_hook_end(lt__tbuf *t, PyObject *
     /* reloaded: a forked child has a buffer of its own, without the begin,
      * and gets no end (a buffer is never at the address of one its process
      * had before fork: client_buf.c keeps those) */
-    if (lt__tls == t && g_live && WIN_HOOK_END(t)) lt__put_end_matched(t, lt__now());
+    if (lt__tls == t && g_live) {
+        if (WIN_HOOK_END(t)) lt__put_end_matched(t, lt__now());
+        else WIN_RETURNED();
+    }
     return r;
 }
 
@@ -722,6 +749,7 @@ static __attribute__((noinline)) PyObject *eval_hook_end(lt__tbuf *t, PyObject *
 static __attribute__((noinline)) PyObject *eval_hook_rec(EVAL_PARAMS, lt__tbuf *t,
                                                          uint32_t loc) {
     WIN_CHECK();
+    WIN_TOP(t);
     lt__put_begin(t, loc, lt__now());
     return eval_hook_end(t, EVAL_DEFAULT());
 }
@@ -769,7 +797,9 @@ eval_hook_body(EVAL_PARAMS, int depth_check) {
     uint32_t loc = (uint32_t)x + 1;
 #if defined(__x86_64__)
     const lt__clock_map *c = lt__clock();
-    if (UNLIKELY(c == NULL || t->wp > t->limit)) return eval_hook_rec(EVAL_ARGS, t, loc);
+    /* also a begin at the depth of the calls running when a window opened */
+    if (UNLIKELY(c == NULL || t->wp > t->limit || WIN_TOP_HOT(t)))
+        return eval_hook_rec(EVAL_ARGS, t, loc);
     uint64_t now = lt__tsc_ns(c);
     /* the buffer is read after the clock: GCC would otherwise load it
      * first, and keep more values than there are scratch registers */
@@ -798,6 +828,7 @@ static PyObject *eval_hook_slow(EVAL_PARAMS) {
         if (py__opts.label_args) zone_args_text(PYF_CODE(f), PYF_LOCALS(f));
         PyObject *r = EVAL_DEFAULT();
         if (!lt__tls || WIN_HOOK_END(lt__tls)) zend();
+        else if (g_live) WIN_RETURNED();
         return r;
     }
     return EVAL_DEFAULT();
@@ -1211,10 +1242,12 @@ PyObject *py__thread_hook(PyObject *self, PyObject *args) {
  * of entries, so that their returns end them: under the profile and trace
  * callbacks as any frame's; under the frame-evaluation hook, which did not
  * evaluate them, through local sys.monitoring events on their code objects
- * (3.12+), else through profile_cb set on this thread until the last of
- * them returns or the window ends -- only when the program has no profile
- * function of its own there (else they are left out, as before). Not with
- * --min-duration. A thread with no event in the window is not in it. */
+ * (3.12+, else through profile_cb set on this thread when no tool id is
+ * free), and before 3.12 by win_gone, which looks for them on the thread's
+ * chain of frames when the hook begins a call at their depth, ends one they
+ * are inside, and at the window's stop: those ends come at the thread's
+ * last recorded event, a lower bound. Not with --min-duration. A thread
+ * with no event in the window is not in it. */
 static uint64_t g_win_start; /* lt__now() when the latest window opened */
 
 static void win_opened(void) {
@@ -1364,16 +1397,17 @@ static int wmon_watch(py_tstate *s) {
 #endif
 
 /* Under the hook: the returns of the frames win_first pushed are seen by
- * sys.monitoring (3.12+) or by profile_cb, set on this thread. */
+ * sys.monitoring or by profile_cb, set on this thread (3.12+), or by
+ * win_gone (before 3.12). */
 static void win_watch(py_tstate *s) {
-    if (wmon_watch(s) == 0 || tls_win_prof) return;
+    if (PY_VERSION_HEX < 0x030C0000 || wmon_watch(s) == 0 || tls_win_prof) return;
     tls_win_prof = 1;
     PyEval_SetProfile(profile_cb, NULL);
 }
 
 /* Whether the returns of frames the hook did not evaluate can be seen. */
 static int win_can_track(void) {
-    if (g_mode != PY_MODE_EVAL || wmon_setup() == 0) return 1;
+    if (g_mode != PY_MODE_EVAL || PY_VERSION_HEX < 0x030C0000 || wmon_setup() == 0) return 1;
     Py_tracefunc f = PyThreadState_Get()->c_profilefunc;
     return f == NULL || f == profile_cb;
 }
@@ -1417,7 +1451,11 @@ static __attribute__((noinline)) void win_first(PyFrameObject *top, int given) {
         Py_DECREF(co);
         uint8_t rec = loc && depth < g_depth_limit;
         if (eval && !rec) continue;
-        if (!push(fr[i], ENT_FRAME, rec ? 2 : 0)) break;
+        py_ent *e = push(fr[i], ENT_FRAME, rec ? 2 : 0);
+        if (!e) break;
+#if PY_VERSION_HEX < 0x030C0000
+        e->code = co; /* compared only */
+#endif
         if (rec) {
             lt__put_begin(t, loc, g_win_start - 1);
             depth++;
@@ -1448,6 +1486,41 @@ static void win_end(void) {
     if (t && g_live && t->depth && tls_synth >= t->depth) tls_synth = t->depth - 1;
     zend();
 }
+
+#if PY_VERSION_HEX < 0x030C0000
+/* Whether frame f of the chain is entry e (a frame object's address may be
+ * reused, an interpreter frame's too: the code object is compared also). */
+static int win_is(const py_ent *e, py_chain_frame *f) {
+    return e->key == (const void *)PY_CHAIN_OBJ(f) && e->code == (const void *)PY_CHAIN_CODE(f);
+}
+
+/* The hook's frames are evaluated by CPython itself before 3.12, and the
+ * returns of win_first's are not seen: here the entries whose frames are no
+ * longer on the thread's chain (from the current frame outwards) end, the
+ * innermost first, at the thread's last recorded event (`now`: at this
+ * time, where the hook has just seen one of them return). That event is no
+ * earlier than the end of anything the call recorded, and every entry ends
+ * at the same time: the nesting stays valid. */
+static __attribute__((noinline)) void win_gone(int now) {
+    py_tstate *s = &tls;
+    lt__tbuf *t = lt__tls;
+    if (!t || !g_live || g_mode != PY_MODE_EVAL || tls_win_gen != g_win_gen) return;
+    uint32_t live = 0; /* the innermost entry on the chain, + 1 */
+    for (py_chain_frame *f = py_chain_top(); f && live == 0; f = PY_CHAIN_BACK(f))
+        for (uint32_t i = s->n; i-- > 0;)
+            if (win_is(&s->st[i], f)) {
+                live = i + 1;
+                break;
+            }
+    uint64_t ts = now ? lt__now() : t->last_ts;
+    while (s->n > live) {
+        py_ent *e = &s->st[--s->n];
+        if (e->rec != 2 || !t->depth) continue;
+        if (tls_synth >= t->depth) tls_synth = t->depth - 1;
+        lt__put_end(t, ts);
+    }
+}
+#endif
 
 /* After a profile event under the hook: profile_cb goes once the frames it
  * was set for have returned or the window has ended. */
@@ -1540,6 +1613,9 @@ void py__disable(void) {
     if (!g_enabled) return;
     g_enabled = 0;
     if (g_mode == PY_MODE_EVAL) {
+#if PY_VERSION_HEX < 0x030C0000
+        if (tls_synth) win_gone(0); /* this thread's; others stay open */
+#endif
         PyInterpreterState *interp = PyInterpreterState_Get();
         py_set_eval(interp, g_prev_eval);
         return;

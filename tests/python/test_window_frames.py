@@ -195,8 +195,7 @@ def test_tools_show_the_cut_zones(tmp_path):
 def test_a_program_profile_function_stays_its_own(tmp_path):
     # the program's profile function sees its calls as before; under the hook
     # the running calls' returns are seen through sys.monitoring from 3.12,
-    # before that through a profile function of the thread: then, with the
-    # program's own set, those calls are left out rather than shown open
+    # before that by the hook itself: no profile function of tracy's is needed
     out = tmp_path / "p.tracy"
     proc = run(tmp_path, """
         seen = []
@@ -210,18 +209,14 @@ def test_a_program_profile_function_stays_its_own(tmp_path):
             with tracy.trace(sys.argv[1], quiet=True):
                 work()
             sys.setprofile(None)
-            print(len(seen), sys.getprofile(), sys.version_info >= (3, 12))
+            print(len(seen), sys.getprofile())
         main()
     """, out)
-    count, profile, monitoring = proc.stdout.split()
-    assert (count, profile) == ("1", "None")
+    assert proc.stdout.split() == ["1", "None"]
     zs = sorted(python_zones(out), key=lambda z: (z[6], z[8]))
     got = [(z[2], z[8], z[10]) for z in zs if z[2] in ("<module>", "main", "work")]
-    if monitoring == "True":
-        assert got == [("<module>", 0, CUT | UNCLOSED), ("main", 1, CUT | UNCLOSED),
-                       ("work", 2, 0)]
-    else:
-        assert got == [("work", 0, 0)]
+    assert got == [("<module>", 0, CUT | UNCLOSED), ("main", 1, CUT | UNCLOSED),
+                   ("work", 2, 0)]
 
 
 def test_the_program_sees_no_profile_function(tmp_path):
@@ -246,6 +241,44 @@ def test_the_program_sees_no_profile_function(tmp_path):
     names = [(z[2], z[8], z[10]) for z in sorted(zs, key=lambda z: (z[6], z[8]))]
     assert names == [("<module>", 0, CUT | UNCLOSED), ("main", 1, CUT | UNCLOSED),
                      ("opener", 2, CUT), ("work", 3, 0), ("work", 2, 0)]
+
+
+@pytest.mark.parametrize("mode", ["", "trace_c=True"], ids=["hook", "profile"])
+def test_a_running_call_ends_between_its_last_child_and_the_next_event(tmp_path, mode):
+    # outer() and inner() return inside the window after their last calls;
+    # under the hook before 3.12 their returns are found at main's next call
+    # and their ends are the thread's last event then: their last child's end
+    out = tmp_path / "b.tracy"
+    proc = run(tmp_path, """
+        def inner():
+            tracy.start_trace(sys.argv[1], quiet=True, %s)
+            work()
+            work()
+        def outer():
+            inner()
+            work()
+        def main():
+            outer()
+            work()
+            work()
+            tracy.stop_trace()
+            print(sys.version_info >= (3, 12))
+        main()
+    """ % mode, out)
+    zs = sorted(python_zones(out), key=lambda z: (z[6], z[8]))
+    got = [(z[2], z[8], z[10]) for z in zs if z[2] in ("<module>", "main", "outer", "inner",
+                                                      "work")]
+    assert got == [("<module>", 0, CUT | UNCLOSED), ("main", 1, CUT | UNCLOSED),
+                   ("outer", 2, CUT), ("inner", 3, CUT), ("work", 4, 0), ("work", 4, 0),
+                   ("work", 3, 0), ("work", 2, 0), ("work", 2, 0)]
+    main_z, outer_z, inner_z = (one(zs, n) for n in ("main", "outer", "inner"))
+    w = [z for z in zs if z[2] == "work"]
+    # each ends after its last child, before the next call of its caller
+    assert w[1][7] <= inner_z[7] <= w[2][6]
+    assert max(w[2][7], inner_z[7]) <= outer_z[7] <= w[3][6]
+    assert outer_z[7] <= main_z[7]
+    if proc.stdout == "False\n" and mode == "":
+        assert (inner_z[7], outer_z[7]) == (w[1][7], w[2][7])
 
 
 @pytest.mark.parametrize("mode", ["", "trace_c=True"], ids=["hook", "profile"])
