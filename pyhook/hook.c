@@ -102,10 +102,11 @@ static void win_first(PyFrameObject *top, int given);
 #if PY_VERSION_HEX >= 0x030D0000
 static void win_first_callers(void);
 #endif
-static __thread int tls_win_prof; /* profile_cb set by win_first (hook mode) */
+static __thread int tls_win_prof; /* profile_cb set by win_first (3.12+, no tool id) */
 /* Zones win_first began that are still open: the outermost ones. An end
  * the hook would write into them is that of a frame it began in an earlier
- * window (its end is profile_cb's now): WIN_HOOK_END says no. */
+ * window (frame_exit or win_gone ends it): WIN_HOOK_END says no. Read on
+ * the hook's hot path: initial-exec, one %fs-relative load. */
 static __thread uint32_t tls_synth __attribute__((tls_model("initial-exec")));
 #define WIN_HOOK_END(t) (tls_synth == 0 || (t)->depth > tls_synth)
 static void win_end(void);

@@ -281,6 +281,26 @@ def test_a_running_call_ends_between_its_last_child_and_the_next_event(tmp_path,
         assert (inner_z[7], outer_z[7]) == (w[1][7], w[2][7])
 
 
+def test_a_running_call_that_returns_right_before_the_stop_is_ended(tmp_path):
+    # nothing recorded between inner()'s return and the stop: the stop finds
+    # it returned (before 3.12), sys.monitoring saw it (3.12+)
+    out = tmp_path / "s.tracy"
+    run(tmp_path, """
+        def inner():
+            tracy.start_trace(sys.argv[1], quiet=True)
+            work()
+        def main():
+            inner()
+            tracy.stop_trace()
+        main()
+    """, out)
+    zs = sorted(python_zones(out), key=lambda z: (z[6], z[8]))
+    got = [(z[2], z[8], z[10]) for z in zs if z[2] in ("<module>", "main", "inner", "work")]
+    assert got == [("<module>", 0, CUT | UNCLOSED), ("main", 1, CUT | UNCLOSED),
+                   ("inner", 2, CUT), ("work", 3, 0)]
+    assert one(zs, "work")[7] <= one(zs, "inner")[7] <= one(zs, "main")[7]
+
+
 @pytest.mark.parametrize("mode", ["", "trace_c=True"], ids=["hook", "profile"])
 def test_a_call_begun_in_the_previous_window_ends_once(tmp_path, mode):
     # inner() began inside the first window and returns inside the second:
