@@ -765,6 +765,18 @@ static __attribute__((noinline)) PyObject *eval_hook_after(lt__tbuf *t, PyObject
     lt__write_end(t, lt__tsc_ns(lt__clock()));
     return r;
 }
+
+#if PY_VERSION_HEX < 0x030C0000
+/* A begin at the depth of the calls running when a window opened (their
+ * callee, or a thread's outermost call): win_gone, then the inline path. */
+static __attribute__((noinline)) PyObject *eval_hook_top(EVAL_PARAMS, lt__tbuf *t, uint32_t loc,
+                                                         const lt__clock_map *c) {
+    if (tls_synth) win_gone(0);
+    if (t->wp > t->limit) return eval_hook_rec(EVAL_ARGS, t, loc); /* ends written */
+    lt__write_begin(t, loc, lt__tsc_ns(c));
+    return eval_hook_after(t, EVAL_DEFAULT());
+}
+#endif
 #endif
 
 /* Code of this epoch that is not recorded, generators and coroutines, or
@@ -798,9 +810,10 @@ eval_hook_body(EVAL_PARAMS, int depth_check) {
     uint32_t loc = (uint32_t)x + 1;
 #if defined(__x86_64__)
     const lt__clock_map *c = lt__clock();
-    /* also a begin at the depth of the calls running when a window opened */
-    if (UNLIKELY(c == NULL || t->wp > t->limit || WIN_TOP_HOT(t)))
-        return eval_hook_rec(EVAL_ARGS, t, loc);
+    if (UNLIKELY(c == NULL || t->wp > t->limit)) return eval_hook_rec(EVAL_ARGS, t, loc);
+#if PY_VERSION_HEX < 0x030C0000
+    if (UNLIKELY(WIN_TOP_HOT(t))) return eval_hook_top(EVAL_ARGS, t, loc, c);
+#endif
     uint64_t now = lt__tsc_ns(c);
     /* the buffer is read after the clock: GCC would otherwise load it
      * first, and keep more values than there are scratch registers */
