@@ -506,7 +506,8 @@ static int on_zone_end(sqlx *x, const lt_event *ev) {
     v[6] = arg_set;
     v[7] = func;
     v[8] = (int64_t)self;
-    v[9] = (ev->flags & LT_EVF_ABORTED ? 1 : 0) | (ev->flags & LT_EVF_UNCLOSED ? 2 : 0);
+    v[9] = (ev->flags & LT_EVF_ABORTED ? 1 : 0) | (ev->flags & LT_EVF_UNCLOSED ? 2 : 0) |
+           (ev->flags & LT_EVF_CUT ? 4 : 0);
     return window_put(x, v);
 }
 

@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 
 #include "client_fast.h"
+#include "client_internal.h"
 #include "trace_client.h"
 
 #include "mech.h"
@@ -67,9 +68,10 @@ typedef struct py_ent {
     const void *key; /* the PyFrameObject, or the called C function */
 #if PY_VERSION_HEX < 0x030C0000
     PyObject *lent;  /* ENT_C: self, whose reference the bound method lent */
+    const void *code; /* win_first's under the hook: its code (not owned) */
 #endif
     uint8_t kind;
-    uint8_t rec;     /* its zone began: an end is owed */
+    uint8_t rec;     /* its zone began: an end is owed (2: by win_first) */
     uint8_t line;    /* a line zone of this frame is open */
 } py_ent;
 
@@ -91,6 +93,47 @@ typedef struct py_tstate {
 
 static __thread py_tstate tls __attribute__((tls_model("initial-exec")));
 static pthread_key_t g_tls_key;
+
+/* Trace windows opened so far, and the one each thread has seen: a thread's
+ * first event in a window records the calls it is already inside (see
+ * "Calls running when a trace window opens"). */
+static uint32_t g_win_gen;
+static __thread uint32_t tls_win_gen;
+static void win_first(PyFrameObject *top, int given);
+#if PY_VERSION_HEX >= 0x030D0000
+static void win_first_callers(void);
+#endif
+static __thread int tls_win_prof; /* profile_cb set by win_first (3.12+, no tool id) */
+/* Zones win_first began that are still open: the outermost ones. An end
+ * the hook would write into them is that of a frame it began in an earlier
+ * window (frame_exit or win_gone ends it): WIN_HOOK_END says no. Read on
+ * the hook's hot path: initial-exec, one %fs-relative load. */
+static __thread uint32_t tls_synth __attribute__((tls_model("initial-exec")));
+#define WIN_HOOK_END(t) (tls_synth == 0 || (t)->depth > tls_synth)
+static void win_end(void);
+#if PY_VERSION_HEX < 0x030C0000
+/* Before 3.12 the hook finds their returns itself (win_gone): at a begin
+ * whose parent is one of them (depth tls_synth), at its own end of one. */
+static void win_gone(int now);
+#define WIN_TOP_HOT(t) ((t)->depth <= tls_synth)
+#define WIN_TOP(t)                                                               \
+    do {                                                                         \
+        if (UNLIKELY(WIN_TOP_HOT(t)) && tls_synth) win_gone(0);                  \
+    } while (0)
+#else
+#define WIN_TOP_HOT(t) 0
+#define WIN_TOP(t) ((void)0)
+#endif
+static void win_prof_check(void);
+#if PY_VERSION_HEX < 0x030C0000
+#define WIN_RETURNED() win_gone(1)
+#else
+#define WIN_RETURNED() ((void)0)
+#endif
+#define WIN_CHECK()                                                              \
+    do {                                                                         \
+        if (UNLIKELY(tls_win_gen != g_win_gen)) win_first(NULL, 0);             \
+    } while (0)
 
 static void tstate_free(void *p) {
     py_tstate *s = p;
@@ -211,6 +254,8 @@ static int zbegin(uint32_t loc) {
     if (!g_live) return 0;
     lt__tbuf *t = tb();
     if (!t) return 0;
+    WIN_CHECK();
+    if (g_mode == PY_MODE_EVAL) WIN_TOP(t);
     uint64_t now = lt__now();
     if (py__opts.min_duration) {
         py_tstate *s = &tls;
@@ -670,12 +715,17 @@ static inline int creates_generator(py_frame *f) {
 /* A recorded frame (location loc), outside the inline path. */
 static PyObject *eval_hook_loc(EVAL_PARAMS, uint32_t loc) {
     lt__tbuf *t = loc ? tb() : NULL;
+    if (t) WIN_CHECK();
     if (t == NULL || t->depth >= g_depth_limit)
         return EVAL_DEFAULT();
+    WIN_TOP(t);
     lt__put_begin(t, loc, lt__now());
     PyObject *r = EVAL_DEFAULT();
     /* a forked child has a buffer of its own, without the begin */
-    if (lt__tls == t && g_live) lt__put_end(t, lt__now());
+    if (lt__tls == t && g_live) {
+        if (WIN_HOOK_END(t)) lt__put_end(t, lt__now());
+        else WIN_RETURNED();
+    }
     return r;
 }
 
@@ -691,7 +741,10 @@ static __attribute__((noinline)) PyObject *eval_hook_end(lt__tbuf *t, PyObject *
     /* reloaded: a forked child has a buffer of its own, without the begin,
      * and gets no end (a buffer is never at the address of one its process
      * had before fork: client_buf.c keeps those) */
-    if (lt__tls == t && g_live) lt__put_end_matched(t, lt__now());
+    if (lt__tls == t && g_live) {
+        if (WIN_HOOK_END(t)) lt__put_end_matched(t, lt__now());
+        else WIN_RETURNED();
+    }
     return r;
 }
 
@@ -699,6 +752,8 @@ static __attribute__((noinline)) PyObject *eval_hook_end(lt__tbuf *t, PyObject *
  * or there is no TSC map (clock_gettime). */
 static __attribute__((noinline)) PyObject *eval_hook_rec(EVAL_PARAMS, lt__tbuf *t,
                                                          uint32_t loc) {
+    WIN_CHECK();
+    WIN_TOP(t);
     lt__put_begin(t, loc, lt__now());
     return eval_hook_end(t, EVAL_DEFAULT());
 }
@@ -708,10 +763,23 @@ static __attribute__((noinline)) PyObject *eval_hook_rec(EVAL_PARAMS, lt__tbuf *
  * so that the hook keeps nothing but the buffer across the frame. */
 static __attribute__((noinline)) PyObject *eval_hook_after(lt__tbuf *t, PyObject *r) {
     /* a forked child has a buffer of its own; the map, once published, stays */
-    if (UNLIKELY(lt__tls != t || !g_live || t->wp > t->limit)) return eval_hook_end(t, r);
+    if (UNLIKELY(lt__tls != t || !g_live || t->wp > t->limit || t->depth <= tls_synth))
+        return eval_hook_end(t, r);
     lt__write_end(t, lt__tsc_ns(lt__clock()));
     return r;
 }
+
+#if PY_VERSION_HEX < 0x030C0000
+/* A begin at the depth of the calls running when a window opened (their
+ * callee, or a thread's outermost call): win_gone, then the inline path. */
+static __attribute__((noinline)) PyObject *eval_hook_top(EVAL_PARAMS, lt__tbuf *t, uint32_t loc,
+                                                         const lt__clock_map *c) {
+    if (tls_synth) win_gone(0);
+    if (t->wp > t->limit) return eval_hook_rec(EVAL_ARGS, t, loc); /* ends written */
+    lt__write_begin(t, loc, lt__tsc_ns(c));
+    return eval_hook_after(t, EVAL_DEFAULT());
+}
+#endif
 #endif
 
 /* Code of this epoch that is not recorded, generators and coroutines, or
@@ -746,6 +814,9 @@ eval_hook_body(EVAL_PARAMS, int depth_check) {
 #if defined(__x86_64__)
     const lt__clock_map *c = lt__clock();
     if (UNLIKELY(c == NULL || t->wp > t->limit)) return eval_hook_rec(EVAL_ARGS, t, loc);
+#if PY_VERSION_HEX < 0x030C0000
+    if (UNLIKELY(WIN_TOP_HOT(t))) return eval_hook_top(EVAL_ARGS, t, loc, c);
+#endif
     uint64_t now = lt__tsc_ns(c);
     /* the buffer is read after the clock: GCC would otherwise load it
      * first, and keep more values than there are scratch registers */
@@ -773,7 +844,8 @@ static PyObject *eval_hook_slow(EVAL_PARAMS) {
     if (loc != 0 && !creates_generator(f) && !code_monitored(PYF_CODE(f)) && zbegin(loc)) {
         if (py__opts.label_args) zone_args_text(PYF_CODE(f), PYF_LOCALS(f));
         PyObject *r = EVAL_DEFAULT();
-        zend();
+        if (!lt__tls || WIN_HOOK_END(lt__tls)) zend();
+        else if (g_live) WIN_RETURNED();
         return r;
     }
     return EVAL_DEFAULT();
@@ -798,11 +870,17 @@ static py_ent *push(const void *key, uint8_t kind, uint8_t rec) {
 
 static void pop_ends(py_ent *e) {
     if (e->line) zend();
-    if (e->rec) zend();
+    if (e->rec == 2) win_end();
+    else if (e->rec) zend();
 }
 
 static void frame_enter(PyFrameObject *frame) {
     uint8_t rec = 0;
+    if (UNLIKELY(tls_win_gen != g_win_gen)) {
+        PyFrameObject *back = PyFrame_GetBack(frame);
+        win_first(back, 1);
+        Py_XDECREF(back);
+    }
     if (g_enabled) {
         PyCodeObject *co = PyFrame_GetCode(frame);
         PyObject *globals = PyFrame_GetGlobals(frame);
@@ -856,6 +934,7 @@ static PyObject *mon_start(PyObject *self, PyObject *const *a, Py_ssize_t n) {
     if (n >= 1 && PyCode_Check(a[0])) {
         uint8_t rec = 0;
         if (g_enabled && g_mode == PY_MODE_EVAL) {
+            if (UNLIKELY(tls_win_gen != g_win_gen)) win_first_callers();
             uint32_t loc = code_loc((PyCodeObject *)a[0], NULL);
             rec = loc && zbegin(loc);
             if (rec && py__opts.label_args) mon_args_text((PyCodeObject *)a[0]);
@@ -1053,7 +1132,8 @@ static int profile_cb(PyObject *obj, PyFrameObject *frame, int what,
     py_tstate *s = &tls;
     switch (what) {
     case PyTrace_CALL:
-        if (!py__opts.lines) frame_enter(frame);
+        /* under the frame-evaluation hook: only for win_first's frames */
+        if (!py__opts.lines && g_mode != PY_MODE_EVAL) frame_enter(frame);
         break;
     case PyTrace_RETURN:
         if (!py__opts.lines) frame_exit(frame);
@@ -1090,6 +1170,7 @@ static int profile_cb(PyObject *obj, PyFrameObject *frame, int what,
         break;
     }
     if (!g_enabled && s->n == 0) uninstall_current();
+    if (UNLIKELY(tls_win_prof)) win_prof_check();
     return 0;
 }
 
@@ -1104,6 +1185,7 @@ static int trace_cb(PyObject *obj, PyFrameObject *frame, int what,
         frame_exit(frame);
         break;
     case PyTrace_LINE: {
+        if (UNLIKELY(tls_win_gen != g_win_gen)) win_first(frame, 1);
         py_ent *e = s->n ? &s->st[s->n - 1] : NULL;
         if (!e || e->kind != ENT_FRAME || e->key != frame) {
             if (!g_enabled) break;
@@ -1256,6 +1338,308 @@ int py__rec_line(PyCodeObject *co, int line) {
     return pushed;
 }
 
+/* ---- Calls running when a trace window opens ------------------------------- */
+
+/* A trace window (py__client_restarted) may open while threads are inside
+ * calls: a server in serve_forever(), a long main(). Each thread -- the one
+ * that opens the window when it enables the hook, any other at its first
+ * event in the window -- writes the recorded calls on its stack as zone
+ * begins 1 ns before the window's start (client_cut.c makes them cut zones,
+ * FORMAT.md kind 17, when the file is finished) and keeps them on its stack
+ * of entries, so that their returns end them: under the profile and trace
+ * callbacks as any frame's; under the frame-evaluation hook, which did not
+ * evaluate them, through local sys.monitoring events on their code objects
+ * (3.12+, else through profile_cb set on this thread when no tool id is
+ * free), and before 3.12 by win_gone, which looks for them on the thread's
+ * chain of frames when the hook begins a call at their depth, ends one they
+ * are inside, and at the window's stop: those ends come at the thread's
+ * last recorded event, a lower bound. Not with --min-duration. A thread
+ * with no event in the window is not in it. */
+static uint64_t g_win_start; /* lt__now() when the latest window opened */
+
+static void win_opened(void) {
+    g_win_gen++;
+    g_win_start = lt__now();
+}
+
+/* Forgets the thread's entries: their ends belong to an earlier window. */
+static void win_reset(py_tstate *s) {
+#if PY_VERSION_HEX < 0x030C0000
+    for (uint32_t i = 0; i < s->n; i++)
+        if (s->st[i].kind == ENT_C && s->st[i].lent) lend_back(&s->st[i]);
+#endif
+    s->n = 0;
+    s->floor = s->nw = s->np;
+}
+
+#if PY_VERSION_HEX >= 0x030C0000
+/* 3.12+: a profile function would instrument every code object of the
+ * interpreter; local PY_RETURN and PY_YIELD events on the running calls'
+ * code objects, and PY_UNWIND while a window watches, cost nothing
+ * elsewhere. A tool id of its own (4, else 3: see mon_setup), kept. */
+static int g_wmon_tool = -1; /* -2: none could be had */
+static long g_wmon_events, g_wmon_unwind;
+static int g_wmon_unwinding; /* PY_UNWIND is set */
+static PyObject *g_wmon_set_local, *g_wmon_set_events;
+
+static void wmon_off(PyObject *code);
+
+/* PY_RETURN, PY_YIELD of a watched code object, PY_UNWIND of any: the
+ * returning frame is still the current one. */
+static PyObject *wmon_return(PyObject *self, PyObject *const *a, Py_ssize_t n) {
+    if (!g_enabled) {
+        wmon_off(n >= 1 ? a[0] : NULL);
+    } else if (tls.n && tls_win_gen == g_win_gen) {
+        PyFrameObject *f = PyEval_GetFrame(); /* borrowed */
+        if (f) frame_exit(f);
+    }
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef g_wmon_def = {
+    "_window_return", (PyCFunction)(void (*)(void))wmon_return, METH_FASTCALL,
+    PyDoc_STR("_window_return(code, offset, value)\n--\n\nA running call returned.")};
+
+static long wmon_event(PyObject *events, const char *name) {
+    PyObject *v = PyObject_GetAttrString(events, name);
+    long e = v ? PyLong_AsLong(v) : -1;
+    Py_XDECREF(v);
+    return e;
+}
+
+static int wmon_register(PyObject *mon) {
+    PyObject *events = PyObject_GetAttrString(mon, "events");
+    if (!events) return -1;
+    long ret = wmon_event(events, "PY_RETURN"), yld = wmon_event(events, "PY_YIELD");
+    g_wmon_unwind = wmon_event(events, "PY_UNWIND");
+    Py_DECREF(events);
+    if (ret < 0 || yld < 0 || g_wmon_unwind < 0) return -1;
+    static const int ids[] = {4, 3};
+    for (size_t i = 0; i < sizeof ids / sizeof *ids && g_wmon_tool < 0; i++) {
+        PyObject *r = PyObject_CallMethod(mon, "use_tool_id", "is", ids[i], "tracy");
+        if (r) g_wmon_tool = ids[i];
+        else PyErr_Clear();
+        Py_XDECREF(r);
+    }
+    if (g_wmon_tool < 0) return -1;
+    PyObject *fn = PyCFunction_New(&g_wmon_def, NULL);
+    int ok = fn != NULL;
+    long evs[] = {ret, yld, g_wmon_unwind};
+    for (size_t i = 0; ok && i < 3; i++) {
+        PyObject *r = PyObject_CallMethod(mon, "register_callback", "ilO", g_wmon_tool, evs[i], fn);
+        ok = r != NULL;
+        Py_XDECREF(r);
+    }
+    Py_XDECREF(fn);
+    g_wmon_events = ret | yld;
+    g_wmon_set_local = PyObject_GetAttrString(mon, "set_local_events");
+    g_wmon_set_events = PyObject_GetAttrString(mon, "set_events");
+    return ok && g_wmon_set_local && g_wmon_set_events ? 0 : -1;
+}
+
+/* 0 when the running calls' returns can be watched this way. */
+static int wmon_setup(void) {
+    if (g_wmon_tool != -1) return g_wmon_tool >= 0 ? 0 : -1;
+    PyObject *type, *value, *tbk;
+    PyErr_Fetch(&type, &value, &tbk);
+    PyObject *mon = PySys_GetObject("monitoring"); /* borrowed */
+    if (!mon || wmon_register(mon) < 0) {
+        if (g_wmon_tool >= 0) { /* half set up: give the id back */
+            PyObject *r = PyObject_CallMethod(mon, "free_tool_id", "i", g_wmon_tool);
+            Py_XDECREF(r);
+        }
+        g_wmon_tool = -2;
+    }
+    PyErr_Clear();
+    PyErr_Restore(type, value, tbk);
+    return g_wmon_tool >= 0 ? 0 : -1;
+}
+
+static void wmon_call(PyObject *fn, const char *fmt, PyObject *code, long events) {
+    PyObject *r = code ? PyObject_CallFunction(fn, fmt, g_wmon_tool, code, events)
+                       : PyObject_CallFunction(fn, fmt, g_wmon_tool, events);
+    if (!r) PyErr_Clear();
+    Py_XDECREF(r);
+}
+
+/* The window has ended: code (a watched code object, or NULL) and
+ * PY_UNWIND are no longer watched. */
+static void wmon_off(PyObject *code) {
+    PyObject *type, *value, *tbk;
+    PyErr_Fetch(&type, &value, &tbk);
+    if (code && PyCode_Check(code)) wmon_call(g_wmon_set_local, "iOl", code, 0);
+    if (g_wmon_unwinding) {
+        g_wmon_unwinding = 0;
+        wmon_call(g_wmon_set_events, "il", NULL, 0);
+    }
+    PyErr_Restore(type, value, tbk);
+}
+
+/* Watches the returns of the frames on this thread's stack of entries. */
+static int wmon_watch(py_tstate *s) {
+    if (g_wmon_tool < 0) return -1;
+    PyObject *type, *value, *tbk;
+    PyErr_Fetch(&type, &value, &tbk);
+    for (uint32_t i = 0; i < s->n; i++) {
+        if (s->st[i].kind != ENT_FRAME) continue;
+        PyCodeObject *co = PyFrame_GetCode((PyFrameObject *)s->st[i].key);
+        wmon_call(g_wmon_set_local, "iOl", (PyObject *)co, g_wmon_events);
+        Py_DECREF(co);
+    }
+    if (!g_wmon_unwinding) {
+        g_wmon_unwinding = 1;
+        wmon_call(g_wmon_set_events, "il", NULL, g_wmon_unwind);
+    }
+    PyErr_Restore(type, value, tbk);
+    return 0;
+}
+#else
+static int wmon_setup(void) {
+    return -1;
+}
+
+static int wmon_watch(py_tstate *s) {
+    return -1;
+}
+#endif
+
+/* Under the hook: the returns of the frames win_first pushed are seen by
+ * sys.monitoring or by profile_cb, set on this thread (3.12+), or by
+ * win_gone (before 3.12). */
+static void win_watch(py_tstate *s) {
+    if (PY_VERSION_HEX < 0x030C0000 || wmon_watch(s) == 0 || tls_win_prof) return;
+    tls_win_prof = 1;
+    PyEval_SetProfile(profile_cb, NULL);
+}
+
+/* Whether the returns of frames the hook did not evaluate can be seen. */
+static int win_can_track(void) {
+    if (g_mode != PY_MODE_EVAL || PY_VERSION_HEX < 0x030C0000 || wmon_setup() == 0) return 1;
+    Py_tracefunc f = PyThreadState_Get()->c_profilefunc;
+    return f == NULL || f == profile_cb;
+}
+
+/* The frames from top outwards (new references), outermost last. */
+static uint32_t win_frames(PyFrameObject *top, PyFrameObject ***out) {
+    PyFrameObject **fr = NULL, *f = top;
+    uint32_t n = 0, cap = 0;
+    Py_XINCREF(f);
+    while (f) {
+        if (n == cap && grow((void **)&fr, &cap, sizeof *fr) < 0) {
+            Py_DECREF(f);
+            break;
+        }
+        fr[n++] = f;
+        f = PyFrame_GetBack(f);
+    }
+    *out = fr;
+    return n;
+}
+
+/* The thread's first event in a window: records the calls on its stack
+ * (from `top`, or the current frame when not `given`). */
+static __attribute__((noinline)) void win_first(PyFrameObject *top, int given) {
+    py_tstate *s = &tls;
+    if (!g_enabled || s->in_slow) return;
+    tls_win_gen = g_win_gen;
+    tls_synth = 0;
+    win_reset(s);
+    lt__tbuf *t = g_live && !py__opts.min_duration && win_can_track() ? tb() : NULL;
+    if (!t) return;
+    PyFrameObject **fr;
+    uint32_t n = win_frames(given ? top : PyEval_GetFrame(), &fr);
+    int eval = g_mode == PY_MODE_EVAL, any = 0;
+    uint32_t depth = 0; /* t->depth is the earlier window's until a begin */
+    for (uint32_t i = n; i-- > 0;) {
+        PyCodeObject *co = PyFrame_GetCode(fr[i]);
+        PyObject *globals = PyFrame_GetGlobals(fr[i]);
+        uint32_t loc = code_loc(co, globals);
+        Py_XDECREF(globals);
+        Py_DECREF(co);
+        uint8_t rec = loc && depth < g_depth_limit;
+        if (eval && !rec) continue;
+        py_ent *e = push(fr[i], ENT_FRAME, rec ? 2 : 0);
+        if (!e) break;
+#if PY_VERSION_HEX < 0x030C0000
+        e->code = co; /* compared only */
+#endif
+        if (rec) {
+            lt__put_begin(t, loc, g_win_start - 1);
+            depth++;
+            any = 1;
+        }
+    }
+    /* the first begin renewed the buffer (depth 0): what is open is theirs */
+    tls_synth = any ? t->depth : 0;
+    for (uint32_t i = 0; i < n; i++) Py_DECREF(fr[i]);
+    free(fr);
+    if (any) lt__trace_cut_at(g_win_start);
+    if (eval && s->n) win_watch(s);
+}
+
+#if PY_VERSION_HEX >= 0x030D0000
+/* win_first from PY_START, inside the frame that starts: its callers. */
+static void win_first_callers(void) {
+    PyFrameObject *f = PyEval_GetFrame(); /* borrowed */
+    PyFrameObject *back = f ? PyFrame_GetBack(f) : NULL;
+    win_first(back, 1);
+    Py_XDECREF(back);
+}
+#endif
+
+/* The end of a zone win_first began (its frame returned). */
+static void win_end(void) {
+    lt__tbuf *t = lt__tls;
+    if (t && g_live && t->depth && tls_synth >= t->depth) tls_synth = t->depth - 1;
+    zend();
+}
+
+#if PY_VERSION_HEX < 0x030C0000
+/* Whether frame f of the chain is entry e (a frame object's address may be
+ * reused, an interpreter frame's too: the code object is compared also). */
+static int win_is(const py_ent *e, py_chain_frame *f) {
+    return e->key == (const void *)PY_CHAIN_OBJ(f) && e->code == (const void *)PY_CHAIN_CODE(f);
+}
+
+/* The hook's frames are evaluated by CPython itself before 3.12, and the
+ * returns of win_first's are not seen: here the entries whose frames are no
+ * longer on the thread's chain (from the current frame outwards) end, the
+ * innermost first, at the thread's last recorded event (`now`: at this
+ * time, where the hook has just seen one of them return). That event is no
+ * earlier than the end of anything the call recorded, and every entry ends
+ * at the same time: the nesting stays valid. */
+static __attribute__((noinline)) void win_gone(int now) {
+    py_tstate *s = &tls;
+    lt__tbuf *t = lt__tls;
+    if (!t || !g_live || g_mode != PY_MODE_EVAL || tls_win_gen != g_win_gen) return;
+    uint32_t live = 0; /* the innermost entry on the chain, + 1 */
+    for (py_chain_frame *f = py_chain_top(); f && live == 0; f = PY_CHAIN_BACK(f))
+        for (uint32_t i = s->n; i-- > 0;)
+            if (win_is(&s->st[i], f)) {
+                live = i + 1;
+                break;
+            }
+    uint64_t ts = now ? lt__now() : t->last_ts;
+    while (s->n > live) {
+        py_ent *e = &s->st[--s->n];
+        if (e->rec != 2 || !t->depth) continue;
+        if (tls_synth >= t->depth) tls_synth = t->depth - 1;
+        lt__put_end(t, ts);
+    }
+}
+#endif
+
+/* After a profile event under the hook: profile_cb goes once the frames it
+ * was set for have returned or the window has ended. */
+static void win_prof_check(void) {
+    if (g_mode != PY_MODE_EVAL) {
+        tls_win_prof = 0; /* profile_cb is the mode's own */
+    } else if (!g_enabled || tls.n == 0) {
+        tls_win_prof = 0;
+        PyEval_SetProfile(NULL, NULL);
+    }
+}
+
 /* ---- Enable / disable ------------------------------------------------------ */
 
 static void set_epoch(uint32_t e) {
@@ -1273,6 +1657,8 @@ static void child_after_fork(void) {
     py_tstate *s = &tls;
     for (uint32_t i = 0; i < s->n; i++) s->st[i].rec = s->st[i].line = 0;
     s->floor = s->nw = s->np;
+    tls_synth = 0; /* the child's buffer holds none of win_first's zones */
+    tls_win_gen = g_win_gen; /* nor the calls it inherited */
 }
 
 int py__hook_init(void) {
@@ -1329,9 +1715,10 @@ int py__enable(void) {
         PyInterpreterState *interp = PyInterpreterState_Get();
         g_prev_eval = py_get_eval(interp);
         py_set_eval(interp, eval_func());
-        return g_mode;
+    } else {
+        install_all();
     }
-    install_all();
+    WIN_CHECK(); /* a window opened here: this thread's running calls now */
     return g_mode;
 }
 
@@ -1343,6 +1730,9 @@ void py__disable(void) {
         return;
     }
     if (g_mode == PY_MODE_EVAL) {
+#if PY_VERSION_HEX < 0x030C0000
+        if (tls_synth) win_gone(0); /* this thread's; others stay open */
+#endif
         PyInterpreterState *interp = PyInterpreterState_Get();
         py_set_eval(interp, g_prev_eval);
         return;
@@ -1365,6 +1755,7 @@ int py__mode(void) {
 }
 
 void py__client_restarted(void) {
+    win_opened();
     g_live = 1;
     g_depth_limit = py__opts.max_depth;
 }

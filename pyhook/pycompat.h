@@ -126,6 +126,28 @@ static inline void py_set_eval(PyInterpreterState *i, py_eval_fn fn) {
 #define py_code_set_extra _PyCode_SetExtra
 #endif
 
+/* The thread's chain of frames before 3.12, from its current frame outwards
+ * (under the frame-evaluation hook, that is the caller of the frame the
+ * hook is given, and after the frame's evaluation, again that caller):
+ * each frame's frame object (NULL when none was made) and code object. */
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030C0000
+typedef _PyInterpreterFrame py_chain_frame;
+static inline py_chain_frame *py_chain_top(void) {
+    return PyThreadState_Get()->cframe->current_frame;
+}
+#define PY_CHAIN_BACK(f) ((f)->previous)
+#define PY_CHAIN_OBJ(f) ((f)->frame_obj)
+#define PY_CHAIN_CODE(f) ((f)->f_code)
+#elif PY_VERSION_HEX < 0x030B0000
+typedef PyFrameObject py_chain_frame;
+static inline py_chain_frame *py_chain_top(void) {
+    return PyThreadState_Get()->frame;
+}
+#define PY_CHAIN_BACK(f) ((f)->f_back)
+#define PY_CHAIN_OBJ(f) (f)
+#define PY_CHAIN_CODE(f) ((f)->f_code)
+#endif
+
 /* Public calls that came after 3.8. */
 #if PY_VERSION_HEX < 0x03090000
 static inline PyObject *PyObject_CallNoArgs(PyObject *f) {
@@ -137,6 +159,10 @@ static inline PyInterpreterState *PyInterpreterState_Get(void) {
 static inline PyCodeObject *PyFrame_GetCode(PyFrameObject *fo) {
     Py_INCREF(fo->f_code);
     return fo->f_code;
+}
+static inline PyFrameObject *PyFrame_GetBack(PyFrameObject *fo) {
+    Py_XINCREF(fo->f_back);
+    return fo->f_back;
 }
 #endif
 #if PY_VERSION_HEX < 0x030B0000

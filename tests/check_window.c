@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "client_internal.h"
 #include "scratch.h"
 #include "trace.h"
 #include "trace_client.h"
@@ -410,6 +411,86 @@ START_TEST(tracy_listen_port_plus_rank) {
 }
 END_TEST
 
+/* What the Python package does for the calls a thread is inside when a
+ * window opens: their begins just before the window's start S, then
+ * lt__trace_cut_at(S); the finished file holds them as cut zones from S. */
+static uint64_t cut_start;
+
+/* A thread inside a call for the whole window: its stream holds nothing
+ * but that begin. */
+static void *idle_caller(void *arg) {
+    (void)arg;
+    uint32_t loc = lt_loc_register(LT_LOC_USER, "outer1", __FILE__, __LINE__);
+    lt__put_begin(lt__tb(), loc, cut_start - 1);
+    pthread_barrier_wait(&bar); /* begun */
+    pthread_barrier_wait(&bar); /* the window has ended */
+    return NULL;
+}
+
+static int running_calls(void) {
+    uint32_t run = lt_loc_register(LT_LOC_USER, "straddle", __FILE__, __LINE__);
+    pthread_t th;
+    pthread_barrier_init(&bar, NULL, 2);
+    if (lt_start_trace(scratch_path("cut.tracy")) != 0) return 30;
+    cut_start = lt__now();
+    lt__tbuf *t = lt__tb();
+    if (!t) return 31;
+    lt__put_begin(t, run, cut_start - 1); /* still running at the stop */
+    lt__put_begin(t, run, cut_start - 1); /* returns in the window */
+    lt__trace_cut_at(cut_start);
+    pthread_create(&th, NULL, idle_caller, NULL);
+    pthread_barrier_wait(&bar);
+    zones("w2", 10);
+    lt__put_end(t, lt__now());
+    zones("w1", 5);
+    int rc = lt_stop_trace() == 0 ? 0 : 32;
+    pthread_barrier_wait(&bar);
+    pthread_join(th, NULL);
+    return rc;
+}
+
+START_TEST(calls_running_at_the_start_become_cut_zones) {
+    ck_assert_int_eq(run(running_calls), 0);
+    lt_reader *r;
+    char detail[256] = "";
+    const char *path = scratch_path("cut.tracy");
+    ck_assert_msg(lt_reader_open(&r, path, detail, sizeof detail) == 0, "%s", detail);
+    ck_assert(lt_reader_info(r)->complete);
+    lt_event ev;
+    int rc, n = 0, idle = 0;
+    /* name, depth, flags of each end, and the begins of the cut ones */
+    char got[512] = "";
+    uint64_t cut_begin = 0, first_other = UINT64_MAX;
+    while ((rc = lt_reader_next(r, &ev)) == 1) {
+        if (ev.type != LT_EV_ZONE_END) continue;
+        const lt_loc *l = lt_reader_loc(r, ev.process, ev.loc);
+        if (strcmp(l->name, "outer1") == 0) { /* the idle thread's */
+            ck_assert_uint_eq(ev.flags, LT_EVF_CUT | LT_EVF_UNCLOSED);
+            idle++;
+        } else if (n++ < 20)
+            snprintf(got + strlen(got), sizeof got - strlen(got), "%s/%u/%u ", l->name, ev.depth,
+                     ev.flags);
+        if (ev.flags & LT_EVF_CUT) {
+            ck_assert(cut_begin == 0 || cut_begin == ev.begin_ts);
+            cut_begin = ev.begin_ts;
+        } else if (ev.begin_ts < first_other) {
+            first_other = ev.begin_ts;
+        }
+    }
+    ck_assert_int_eq(rc, 0);
+    lt_reader_free(r);
+    ck_assert_str_eq(got, "w2/2/0 w2/2/0 w2/2/0 w2/2/0 w2/2/0 w2/2/0 w2/2/0 w2/2/0 w2/2/0 "
+                          "w2/2/0 straddle/1/4 w1/1/0 w1/1/0 w1/1/0 w1/1/0 w1/1/0 "
+                          "straddle/0/6 ");
+    ck_assert(cut_begin != 0 && cut_begin <= first_other);
+    ck_assert_int_eq(idle, 1);
+    /* no stray file beside it */
+    char tmp[512];
+    snprintf(tmp, sizeof tmp, "%s.cut~", path);
+    ck_assert_int_ne(access(tmp, F_OK), 0);
+}
+END_TEST
+
 static void setup(void) { scratch_make("check_window"); }
 static void teardown(void) { scratch_remove(); }
 
@@ -423,6 +504,7 @@ Suite *window_suite(void) {
     tcase_add_test(t, tracy_listen_records_a_c_program_for_the_capture_only);
     tcase_add_test(t, two_listening_programs_are_captured_into_one_trace);
     tcase_add_test(t, tracy_listen_port_plus_rank);
+    tcase_add_test(t, calls_running_at_the_start_become_cut_zones);
     suite_add_tcase(s, t);
     /* fork() with the client's sender thread running: not under ASan (see
      * check_client.c's "fork" case) */

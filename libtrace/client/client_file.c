@@ -248,7 +248,11 @@ static int window_close(void) {
     win.daemon = 0;
     restore_env("TRACY_ADDR", &win.old_addr, win.had_addr);
     restore_env("TRACY_PORT", &win.old_port, win.had_port);
-    if (WIFEXITED(st) && WEXITSTATUS(st) == 0) return 0;
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 0) {
+        (void)lt__trace_cut_file(win.path); /* a failure leaves the file usable */
+        return 0;
+    }
+    lt__trace_cut_reset();
     char why[64];
     snprintf(why, sizeof why, "capture-release exit status %d",
              WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
@@ -272,6 +276,7 @@ int lt__trace_start(const char *path, const char *exe) {
     pthread_once(&once, init_once);
     pthread_mutex_lock(&window_mu);
     int rc = win.daemon || lt_client_active() ? LT_EINVAL : window_open(path, exe);
+    if (rc == 0) lt__trace_cut_reset();
     pthread_mutex_unlock(&window_mu);
     if (rc < 0) return rc;
     rc = lt__client_rearm();

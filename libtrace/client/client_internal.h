@@ -271,6 +271,14 @@ int lt__client_rearm(void);
  * daemon confirmed storing (0 when it did not say). */
 int lt__trace_start(const char *path, const char *exe);
 int lt__trace_stop(uint64_t *stored);
+/* client_cut.c: lt__trace_cut_at(start): zones open at the window's start
+ * `start` (ns) were written as begins before it (the first call wins until
+ * reset); lt__trace_cut_reset forgets it (a new window); lt__trace_cut_file
+ * turns them into cut zones in the finished file `path` (spliced in
+ * place). 0, or an LT_E* code when the file stays as it was (said). */
+void lt__trace_cut_at(uint64_t start);
+void lt__trace_cut_reset(void);
+int lt__trace_cut_file(const char *path);
 /* client_file.c: TRACY_OUTPUT asks for a trace window from the first
  * event: starts the daemon that writes it (before the connection is made,
  * init_mu held). 0 when not asked or started, else an LT_E* code. */

@@ -432,6 +432,23 @@ static int sp_pick(lt_splice *s) {
     return best;
 }
 
+/* Streams with no event from the window's start on, under keep_idle: the
+ * zones open there are cut zones all the same. */
+static int sp_unreached(lt_splice *s) {
+    for (size_t i = 0; i < s->ninputs; i++) {
+        sp_input *x = &s->inputs[i];
+        uint64_t from = x->in.from;
+        if (!x->in.keep_idle || from == 0 || from > lt_reader_info(x->in.r)->last_ts) continue;
+        for (uint32_t p = 1; p <= x->nprocs; p++)
+            for (uint32_t t = 0; x->threads[p] && t < x->nthreads[p]; t++) {
+                sp_ostream *o = x->threads[p][t];
+                int rc = o && !o->started && !o->done && o->open.depth ? sp_start(s, o, from) : 0;
+                if (rc < 0) return rc;
+            }
+    }
+    return 0;
+}
+
 int lt_splice_run(lt_splice *s) {
     int i;
     while ((i = sp_pick(s)) >= 0) {
@@ -443,7 +460,7 @@ int lt_splice_run(lt_splice *s) {
         else if (b->kind == LT_BLOCK_CUT) rc = sp_cut(s, x, b);
         if (rc < 0) return rc;
     }
-    return 0;
+    return sp_unreached(s);
 }
 
 /* ---- Statistics and close ---------------------------------------------- */

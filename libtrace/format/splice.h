@@ -31,6 +31,10 @@ typedef struct lt_splice_input {
      * block kind 17), zones open at `to` are left open-ended. 0 and
      * UINT64_MAX for no window. */
     uint64_t from, to;
+    /* A stream with no event from `from` on (a thread inside a long call
+     * throughout) keeps its zones open at `from` as cut zones too (else it
+     * is left out), provided the input's events reach `from`. */
+    int keep_idle;
 } lt_splice_input;
 
 /* Creates the output file (flags as lt_writer_open: LT_WRITE_FORCE or 0;

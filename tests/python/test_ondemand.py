@@ -28,7 +28,8 @@ class H(http.server.BaseHTTPRequestHandler):
         work(rid)
         t1 = time.monotonic_ns()
         self.send_response(200); self.send_header("Content-Length", "0"); self.end_headers()
-        print("req %s %d %d" % (rid, t0, t1), flush=True)
+        # one write: handlers of two requests may print at once
+        sys.stdout.write("req %s %d %d\n" % (rid, t0, t1)); sys.stdout.flush()
     def log_message(self, *a): pass
 def work(rid):
     return sum(range(200))
@@ -98,6 +99,33 @@ def traced_ids(path):
     return [m[3].split()[1] for m in t["messages"] if m[3].startswith("req ")]
 
 
+# end flags of a zone (trace.h LT_EVF_*)
+UNCLOSED, CUT = 0x2, 0x4
+
+
+def assert_serve_forever_encloses(path):
+    """The capture opened while the main thread was in serve_forever: that
+    call and its callers are cut zones open from the capture's start to its
+    end, at depths 0.., and each request accepted in the window lies under
+    it, one level down."""
+    zs = _tracy._read_trace(path)["zones"]
+    sf = [z for z in zs if z[2] == "BaseServer.serve_forever"]
+    assert len(sf) == 1 and sf[0][10] == CUT | UNCLOSED, sf
+    sf = sf[0]
+    outer = sorted((z for z in zs if z[0:2] == sf[0:2] and z[8] < sf[8]), key=lambda z: z[8])
+    assert [z[8] for z in outer] == list(range(sf[8]))
+    assert all(z[10] == CUT | UNCLOSED and z[6] == sf[6] for z in outer)
+    assert [z[4].endswith("server.py") for z in outer if z[2] == "<module>"] == [True]
+    assert all(z[6] > sf[6] for z in zs if not z[10] & CUT)
+    accepted = [z for z in zs if z[2] == "BaseServer._handle_request_noblock"]
+    # (one may be under way when the capture starts, or when it ends)
+    assert accepted
+    bad = [z for z in accepted if not (z[0:2] == sf[0:2] and z[8] == sf[8] + 1 and
+                                       z[10] & ~(CUT | UNCLOSED) == 0 and
+                                       sf[6] <= z[6] <= z[7] <= sf[7])]
+    assert not bad, (sf, bad)
+
+
 def test_two_captures_hold_each_request_of_their_window_once(tmp_path):
     srv = Server(tmp_path)
     stop = threading.Event()
@@ -129,6 +157,7 @@ def test_two_captures_hold_each_request_of_their_window_once(tmp_path):
     seen = set()
     for path in (a, b):
         ids = traced_ids(path)
+        assert_serve_forever_encloses(path)
         assert len(ids) == len(set(ids)), "a request traced twice"
         assert ids and not (set(ids) & seen), "a request in two captures"
         seen |= set(ids)

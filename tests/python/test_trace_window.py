@@ -16,6 +16,8 @@ import os, sys, threading, tracy
 def fib(n):
     return n if n < 2 else fib(n - 1) + fib(n - 2)
 """
+# end flags of a zone (trace.h LT_EVF_*)
+UNCLOSED, CUT = 0x2, 0x4
 
 
 def calls(n):
@@ -63,10 +65,15 @@ def test_a_block_under_plain_python_is_traced_exactly(tmp_path):
     path, events, procs = proc.stdout.split()
     assert path == str(out) and procs == "1"
     assert fib_zones(out) == {1: calls(20)}
-    assert int(events) == 2 * calls(20)
+    # and the module's frame, running when the window opened: a cut zone
+    # (one begin stored), ended by the end of the window
+    mod = [z for z in _tracy._read_trace(str(out))["zones"] if z[2] == "<module>"]
+    assert [(z[8], z[10]) for z in mod] == [(0, CUT | UNCLOSED)]
+    assert int(events) == 2 * calls(20) + 1
     info = json.loads(tool("tracy-info", "--json", str(out)).stdout)
     assert info["complete"]
-    assert proc.stderr.strip() == "tracy: trace written to %s (%d events)" % (out, 2 * calls(20))
+    assert proc.stderr.strip() == "tracy: trace written to %s (%d events)" % (
+        out, 2 * calls(20) + 1)
 
 
 def test_threads_alive_at_the_start_and_started_in_the_window(tmp_path):
