@@ -1252,12 +1252,24 @@ PyObject *py__thread_hook(PyObject *self, PyObject *args) {
 
 /* ---- For the exact mechanism's sys.monitoring events (mech.h) --------------- */
 
+int py__legacy_is_ours(PyThreadState *ts) {
+    return (!ts->c_profilefunc || ts->c_profilefunc == profile_cb) &&
+           (!ts->c_tracefunc || ts->c_tracefunc == trace_cb);
+}
+
 int py__rec_enabled(void) {
     return g_enabled;
 }
 
 int py__rec_enter(PyCodeObject *co) {
     uint8_t rec = 0;
+    if (UNLIKELY(tls_win_gen != g_win_gen) && g_enabled) {
+        /* a window opened: the calls running here are co's callers */
+        PyFrameObject *fr = PyEval_GetFrame(); /* borrowed: co's own */
+        PyFrameObject *back = fr ? PyFrame_GetBack(fr) : NULL;
+        win_first(back, 1);
+        Py_XDECREF(back);
+    }
     if (g_enabled) {
         uint32_t loc = code_loc(co, NULL);
         rec = loc && zbegin(loc);
@@ -1558,7 +1570,9 @@ static __attribute__((noinline)) void win_first(PyFrameObject *top, int given) {
         Py_DECREF(co);
         uint8_t rec = loc && depth < g_depth_limit;
         if (eval && !rec) continue;
-        py_ent *e = push(fr[i], ENT_FRAME, rec ? 2 : 0);
+        /* under sys.monitoring (mech.h) an end is matched by its code */
+        py_ent *e = g_mode == PY_MODE_MONITOR ? push(co, ENT_MON, rec ? 2 : 0)
+                                              : push(fr[i], ENT_FRAME, rec ? 2 : 0);
         if (!e) break;
 #if PY_VERSION_HEX < 0x030C0000
         e->code = co; /* compared only */

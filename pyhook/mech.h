@@ -37,6 +37,9 @@ void py__mon_disable(void);
 
 /* ---- hook.c, for mech_monitor.c ---- */
 
+/* 1 when the thread's profile and trace functions are unset or tracy's own
+ * (an earlier window's, --trace-c's): not another tool for auto. */
+int py__legacy_is_ours(PyThreadState *ts);
 /* A run of a frame of co begins (PY_START, PY_RESUME, PY_THROW): its zone
  * begins when co is recorded and recording is on. Returns 1 when an entry
  * was pushed (py__rec_exit will pop it). */

@@ -17,7 +17,7 @@ static const int k_ids[] = {3, 4};
 /* A trace or profile function is set in this thread. */
 static int legacy_tool_active(void) {
     PyThreadState *ts = PyThreadState_Get();
-    return ts->c_tracefunc || ts->c_profilefunc;
+    return (ts->c_tracefunc || ts->c_profilefunc) && !py__legacy_is_ours(ts);
 }
 
 /* A tool other than tracy holds a sys.monitoring id (0-5). */
