@@ -21,7 +21,7 @@
 #include <strings.h>
 #include <uv.h>
 
-#include "local.h"
+#include "common/local.h"
 #include "serve.h"
 
 #define IN_CAP (SV_MAX_HEAD + SV_MAX_BODY)

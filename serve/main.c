@@ -9,7 +9,7 @@
 #include <netinet/in.h>
 #include <arpa/inet.h>
 
-#include "local.h"
+#include "common/local.h"
 #include "serve.h"
 
 #define MAX_TOKEN 4096
