@@ -1,6 +1,6 @@
 # convert/build.mk -- the converters: tracy-csv, tracy-sql, tracy-json,
 # tracy-info, tracy-diff and tracy-export, thin programs over libtrace's
-# reader sharing convert/convert.c (the event loop, names, zone numbering),
+# reader sharing convert/convert.c (names, zone numbering),
 # convert/strmap.c and the program layer (prog/build.mk). Families with
 # several files have their folder: sql/, diff/, export/.
 CONVERT_BINS := $(B)/bin/tracy-csv $(B)/bin/tracy-json $(B)/bin/tracy-info \

@@ -9,7 +9,9 @@
 # trace_builder.h) and name any internal header by its folder
 # ("format/splice.h", "common/wire.h"), the tree's root giving "prog/...",
 # "convert/...": PROG_INC replaces libtrace's own include path for their
-# objects.
+# objects. libtrace's own sources, the Python extension (the client's other
+# half: it shares the client's state through client/client_internal.h and
+# its fast path through client_fast.h) and the tests keep LT_INC.
 PROG_INC := -I. -Ilibtrace
 PROG_SRCS := $(wildcard prog/*.c)
 PROG_OBJS := $(PROG_SRCS:%.c=$(B)/obj/%.o)

@@ -2,7 +2,7 @@
  * (cProfile's pstats, callgrind, folded stacks, speedscope JSON), a
  * self-contained HTML report, and two text reports (line by line, rank by
  * rank). One pass builds the aggregated call tree (calltree.c); the
- * writers are export_*.c. --process / --thread (select.c) restrict every
+ * writers are export_*.c. --process / --thread (prog/select.c) restrict every
  * format; --split process writes one file per process. */
 #include <errno.h>
 #include <getopt.h>

@@ -3,7 +3,7 @@
  * per-thread function totals, a timeline of fixed resolution, at most
  * HTML_MAX_SIGNPOSTS signposts), so the page's size does not grow with
  * the number of zones. d3 and d3-flame-graph (npm, see tools/npm) and
- * convert/report/ are embedded at build time (report_assets.h). */
+ * convert/export/report/ are embedded at build time (report_assets.h). */
 #include <stdio.h>
 #include <stdlib.h>
 
