@@ -3,7 +3,8 @@
 # checks), reading a trace with one line on failure (input.c) and the output
 # helpers (out.c: buffered writer, CSV and JSON quoting). Built once into
 # $(B)/lib/libprog.a, linked by the converters, tracy-merge, tracy-cut and
-# tracy-serve.
+# tracy-serve. capture-release keeps its own options and messages
+# (capture/options.c): its exit codes are not the programs' table.
 #
 # Programs see libtrace's public headers (trace.h, trace_client.h,
 # trace_builder.h) and name any internal header by its folder

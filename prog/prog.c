@@ -16,10 +16,18 @@ const char *cv_prog = "tracy";
 
 /* ---- Messages ----------------------------------------------------------- */
 
+/* One write per message, however long (a path may be): a message longer
+ * than the stack buffer is formatted again into the heap. */
 static void vmsg(const char *prefix, const char *fmt, va_list ap) {
-    char line[1024];
-    vsnprintf(line, sizeof line, fmt, ap);
-    fprintf(stderr, "%s: %s%s\n", cv_prog, prefix, line);
+    char line[1024], *text = line;
+    va_list again;
+    va_copy(again, ap);
+    int n = vsnprintf(line, sizeof line, fmt, ap);
+    if (n >= (int)sizeof line && (text = malloc((size_t)n + 1)) != NULL)
+        vsnprintf(text, (size_t)n + 1, fmt, again);
+    va_end(again);
+    fprintf(stderr, "%s: %s%s\n", cv_prog, prefix, text ? text : line);
+    if (text != line) free(text);
 }
 
 void cv_err(const char *fmt, ...) {

@@ -11,6 +11,7 @@
 #include <uv.h>
 
 #include "json.h"
+#include "prog/prog.h"
 #include "trace.h"
 #include "view.h"
 
