@@ -25,7 +25,7 @@ $(B)/gen/serve_assets.h: $(SERVE_WEB) tools/embed.sh serve/build.mk
 		i=0; for f in $(SERVE_WEB); do echo "{\"$${f##*/}\", web_$$i, sizeof web_$$i - 1},"; i=$$((i+1)); done; \
 		echo '{0, 0, 0}};'; } > $@.tmp && mv $@.tmp $@
 $(B)/obj/serve/assets.o: $(B)/gen/serve_assets.h
-$(B)/obj/serve/assets.o $(SERVE_OBJS) $(SERVE_SRCS:%.c=$(B)/asan/obj/%.o): ALL_CFLAGS += -I$(B)/gen -Iview -Iconvert
+$(B)/obj/serve/assets.o $(SERVE_OBJS) $(SERVE_SRCS:%.c=$(B)/asan/obj/%.o): ALL_CFLAGS += -I$(B)/gen
 $(B)/asan/obj/serve/assets.o: $(B)/gen/serve_assets.h
 # The check suite tests the JSON writer directly.
 $(B)/tests/check_all: $(B)/obj/serve/json.o

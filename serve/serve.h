@@ -13,7 +13,7 @@
 #include "json.h"
 #include "prog/prog.h"
 #include "trace.h"
-#include "view.h"
+#include "view/view.h"
 
 #define SV_NAME "tracy-serve"
 #define SV_DEFAULT_PORT 8791
