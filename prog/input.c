@@ -67,7 +67,7 @@ int cv_final_exit(int read_exit, int trunc_exit) {
     return read_exit ? read_exit : trunc_exit;
 }
 
-/* ---- The converters' skeleton ------------------------------------------- */
+/* ---- The event loop ----------------------------------------------------- */
 
 int cv_run_open(cv_run *c, const char *path, int truncated) {
     memset(c, 0, sizeof *c);

@@ -7,7 +7,7 @@
 #include "trace.h"
 #include "prog/prog.h"
 
-/* Maps an LT_E* code to the converter exit code. */
+/* Maps an LT_E* code to the program exit code. */
 int cv_exit_for(int lt_err);
 
 /* Opens a trace; on failure prints one line ("PROG: PATH: not a .tracy file
@@ -30,7 +30,8 @@ int cv_next(lt_reader *r, lt_event *ev, const char *path, int *err);
 /* Final exit code from the read status (0 or an exit code from cv_next's
  * failure) and the truncation status. Corruption outranks truncation. */
 int cv_final_exit(int read_exit, int trunc_exit);
-/* ---- The converters' skeleton -------------------------------------------
+
+/* ---- The event loop -----------------------------------------------------
  * Every converter opens the trace, checks that it is complete, takes every
  * event in turn and ends with an exit code from the same table: one driver
  * for tracy-csv, tracy-json, tracy-sql and tracy-info. */

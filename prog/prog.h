@@ -1,7 +1,8 @@
 /* prog.h -- what every program of the toolkit shares on its command line:
  * exit codes, messages ("PROG: ..."), the options every program handles
  * alike (--help, --version), and checks of its arguments. Linked by the
- * converters, tracy-merge and tracy-cut (build/lib/libprog.a). */
+ * converters, tracy-merge, tracy-cut and tracy-serve (build/lib/libprog.a).
+ * The names keep the cv_ prefix the converters gave them first. */
 #ifndef PROG_PROG_H
 #define PROG_PROG_H
 
