@@ -61,6 +61,7 @@ CHECK_SRCS :=
 ALL_OBJS :=
 
 include libtrace/build.mk
+include prog/build.mk
 -include libtrace/compat/build.mk
 -include capture/build.mk
 -include convert/build.mk

@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <uv.h>
-#include "records.h"
+#include "common/records.h"
 #include "trace.h"
 
 #define CAP_NAME "capture-release"

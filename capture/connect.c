@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "capture.h"
-#include "splice.h"
+#include "format/splice.h"
 
 #define ASK_LINE 600
 #define ANSWER_MS 10000 /* for OK, and for DONE after the window */

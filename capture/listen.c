@@ -18,7 +18,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 #include "capture.h"
-#include "local.h"
+#include "common/local.h"
 
 /* -p 0 without TCP: the socket's number is picked in [PICK_FIRST,
  * PICK_FIRST + PICK_SPAN), starting from the pid, so that TRACY_PORT can

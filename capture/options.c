@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "capture.h"
-#include "wire.h"
+#include "common/wire.h"
 
 #define MAX_TOKEN 4096
 

@@ -21,8 +21,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include "capture.h"
-#include "local.h"
-#include "wire.h"
+#include "common/local.h"
+#include "common/wire.h"
 
 #define RBUF_DEFAULT (64u << 10)
 #define FLUSH_MS 1000

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "capture.h"
-#include "internal.h" /* lt__writer_finish */
-#include "wire.h"
+#include "common/file_int.h" /* lt__writer_finish */
+#include "common/wire.h"
 
 #define HDR_MAX 32u                     /* lt_block_header() bound */
 #define BLK_MIN 4096u                   /* first allocation of a block */

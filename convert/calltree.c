@@ -1,12 +1,12 @@
 /* calltree.c -- outermost-activation tracking and the aggregated call tree
  * (see calltree.h). */
-#include "calltree.h"
+#include "convert/calltree.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "common.h"
+#include "convert/strmap.h"
 
 /* Grows a zeroed array of `elem`-byte items to hold index `want`. */
 static int grow_slow(void **arr, uint32_t *n, uint32_t want, size_t elem) {

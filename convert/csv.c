@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <strings.h>
 
-#include "calltree.h"
-#include "common.h"
+#include "convert/calltree.h"
+#include "convert/convert.h"
 
 enum csv_mode { MODE_REPORT, MODE_STATS, MODE_UNWRAP, MODE_MESSAGES };
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "common.h"
+#include "convert/convert.h"
 
 typedef struct info_opts {
     const char *path;

@@ -15,7 +15,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "common.h"
+#include "convert/convert.h"
 
 typedef struct json_opts {
     const char *path, *output;

@@ -10,7 +10,7 @@ LT_VERSION := $(shell sed -n 's/^\#define LT_VERSION_\(MAJOR\|MINOR\|PATCH\) \([
 LT_SONAME := libtrace.so.$(firstword $(subst ., ,$(LT_VERSION)))
 LT_HEADERS := libtrace/trace.h libtrace/trace_client.h libtrace/trace_builder.h
 LT_PARTS := common format client
-LT_INC := -Ilibtrace $(LT_PARTS:%=-Ilibtrace/%)
+LT_INC := -I. -Ilibtrace $(LT_PARTS:%=-Ilibtrace/%)
 LIBTRACE_SRCS := $(foreach p,$(LT_PARTS),$(wildcard libtrace/$(p)/*.c))
 LIBTRACE_OBJS := $(LIBTRACE_SRCS:%.c=$(B)/obj/%.o)
 LIBTRACE_SAN_OBJS := $(LIBTRACE_SRCS:%.c=$(B)/asan/obj/%.o)

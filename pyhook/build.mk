@@ -39,9 +39,8 @@ $(PY_B)/obj/pyhook/%.o: pyhook/%.c | deps
 # Only PyInit__tracy is exported: the statically linked client stays private
 # to the extension.
 # tracy.top's totals come from the converters' call-tree model (calltree.c,
-# with common.c's map): one model, not a copy in Python.
-PYHOOK_CONVERT_OBJS := $(B)/obj/convert/calltree.o $(B)/obj/convert/common.o
-$(PY_B)/obj/pyhook/readtrace.o: PYHOOK_CFLAGS += -Iconvert
+# with strmap.c's map): one model, not a copy in Python.
+PYHOOK_CONVERT_OBJS := $(B)/obj/convert/calltree.o $(B)/obj/convert/strmap.o
 $(PYHOOK_EXT): $(PYHOOK_OBJS) $(PYHOOK_CONVERT_OBJS) $(LIBTRACE_OBJS) pyhook/_tracy.map
 	$(call say,LD,$@)mkdir -p $(@D) && $(CC) -shared -o $@ $(PYHOOK_OBJS) $(PYHOOK_CONVERT_OBJS) $(LIBTRACE_OBJS) \
 		-Wl,--version-script=pyhook/_tracy.map -Wl,--as-needed $(ALL_LDFLAGS) $(DEP_LIBS)

@@ -310,17 +310,6 @@ PyObject *py__fatal_after_fork(PyObject *self, PyObject *unused) {
     Py_RETURN_NONE;
 }
 
-const char py__own_threads_doc[] = PyDoc_STR(
-"_own_threads() -> int\n--\n\n"
-"Threads of the profiler in this process (the client's sender, the\n"
-"fatal-signal watchdog): not the program's.");
-
-PyObject *py__own_threads(PyObject *self, PyObject *unused) {
-    (void)self;
-    (void)unused;
-    return PyLong_FromLong((long)lt__g.sender_running + g_running);
-}
-
 /* ---- os.fork without a warning about the profiler's threads ------------- */
 
 /* Threads of this process from /proc/self/stat, or 0. */

@@ -114,9 +114,7 @@ void *py__symtab_find(const py_symtab_where *w, const char *anchor_name, const c
 
 /* The crash handler of the client notes the Python stack (fatal.c). */
 void py__fatal_init(void);
-extern const char py__fatal_guard_doc[], py__fatal_begin_doc[], py__fatal_after_fork_doc[],
-    py__own_threads_doc[];
-PyObject *py__own_threads(PyObject *self, PyObject *unused);
+extern const char py__fatal_guard_doc[], py__fatal_begin_doc[], py__fatal_after_fork_doc[];
 extern const char py__fork_wrapper_doc[];
 PyObject *py__fork_wrapper(PyObject *self, PyObject *real);
 PyObject *py__fatal_guard(PyObject *self, PyObject *arg);

@@ -3,14 +3,7 @@
  * hook.c. The `tracy` package (pyhook/tracy/) builds the user API on it. */
 #include "hook.h"
 
-#include <arpa/inet.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <netdb.h>
-#include <poll.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include "client_fast.h"
 #include "client_internal.h"
@@ -558,52 +551,6 @@ static PyObject *m_compile_exec(PyObject *self, PyObject *args) {
     return Py_CompileStringObject(src, filename, Py_file_input, &cf, -1);
 }
 
-/* ---- Is a daemon listening? -------------------------------------------------- */
-
-PyDoc_STRVAR(probe_doc,
-"probe(host, port, timeout_ms=300) -> bool\n--\n\n"
-"True when a TCP connection to host:port succeeds (it is closed at once).");
-
-static int probe(const char *host, const char *port, int timeout_ms) {
-    struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res = NULL;
-    if (getaddrinfo(host, port, &hints, &res) != 0) return 0;
-    int ok = 0;
-    for (struct addrinfo *a = res; a && !ok; a = a->ai_next) {
-        int fd = socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
-                        a->ai_protocol);
-        if (fd < 0) continue;
-        int rc = connect(fd, a->ai_addr, a->ai_addrlen);
-        if (rc == 0) {
-            ok = 1;
-        } else if (errno == EINPROGRESS) {
-            struct pollfd p = {.fd = fd, .events = POLLOUT};
-            if (poll(&p, 1, timeout_ms) == 1) {
-                int err = 0;
-                socklen_t len = sizeof err;
-                getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
-                ok = err == 0;
-            }
-        }
-        close(fd);
-    }
-    freeaddrinfo(res);
-    return ok;
-}
-
-static PyObject *m_probe(PyObject *self, PyObject *args) {
-    const char *host;
-    unsigned port;
-    int timeout_ms = 300;
-    if (!PyArg_ParseTuple(args, "sI|i", &host, &port, &timeout_ms)) return NULL;
-    char ps[16];
-    snprintf(ps, sizeof ps, "%u", port);
-    int ok;
-    Py_BEGIN_ALLOW_THREADS
-    ok = probe(host, ps, timeout_ms);
-    Py_END_ALLOW_THREADS
-    return PyBool_FromLong(ok);
-}
-
 PyDoc_STRVAR(thread_hook_doc,
 "_thread_hook(frame, event, arg)\n--\n\n"
 "For threading.setprofile/settrace: installs the C callbacks in a new thread.");
@@ -661,7 +608,6 @@ static PyMethodDef tracy_methods[] = {
     {"plot", m_plot, METH_VARARGS, plot_doc},
     {"frame_mark", m_frame_mark, METH_VARARGS, frame_mark_doc},
     {"thread_name", m_thread_name, METH_VARARGS, thread_name_doc},
-    {"probe", m_probe, METH_VARARGS, probe_doc},
     {"_rundir", m_rundir, METH_NOARGS, rundir_doc},
     {"_mark_profiled", m_mark_profiled, METH_VARARGS, mark_profiled_doc},
     {"_compile_exec", m_compile_exec, METH_VARARGS, compile_exec_doc},
@@ -671,7 +617,6 @@ static PyMethodDef tracy_methods[] = {
     {"_fatal_guard", py__fatal_guard, METH_O, py__fatal_guard_doc},
     {"_fatal_begin", py__fatal_begin, METH_O, py__fatal_begin_doc},
     {"_fatal_after_fork", py__fatal_after_fork, METH_NOARGS, py__fatal_after_fork_doc},
-    {"_own_threads", py__own_threads, METH_NOARGS, py__own_threads_doc},
     {"_exec_prepare", m_exec_prepare, METH_NOARGS, exec_prepare_doc},
     {"_exec_failed", m_exec_failed, METH_NOARGS, exec_failed_doc},
     {"_fork_wrapper", py__fork_wrapper, METH_O, py__fork_wrapper_doc},

@@ -5,7 +5,7 @@
  * model (convert/calltree.c), for tracy.top. */
 #include "hook.h"
 
-#include "calltree.h"
+#include "convert/calltree.h"
 #include "trace.h"
 
 static PyObject *str_or_empty(const char *s, size_t n) {

@@ -1,7 +1,7 @@
 /* api_lines.c -- /api/t/ID/lines?func=F (API.md): the line heat of one
  * function of a trace recorded with `python -m tracy -l`, the figures of
- * `tracy-export -f lines` (convert/export_lines.c) with the source beside
- * them (convert/lines_source.c, the same checks).
+ * `tracy-export -f lines` (convert/export/export_lines.c) with the source
+ * beside them (convert/export/lines_source.c, the same checks).
  *
  * `-l` records each executed line as a zone of kind "line" named
  * "QUAL:LINE" with the file of its code object; the function's own zones
@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lines_source.h"
+#include "convert/export/lines_source.h"
 #include "serve.h"
 
 #define LINES_TEXT_MAX 240 /* bytes of a source line, as the HTML report */

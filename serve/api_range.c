@@ -4,7 +4,7 @@
  * (convert/calltree.h): the index's zones of the range, clipped to it, are
  * fed to a merged ct_tree per track in nesting order (a depth-first walk of
  * the per-depth rows by binary search). The diff is tracy-diff's engine
- * (convert/diff_profile.h, diff_report.h) over the two traces. */
+ * (convert/diff/diff_profile.h, diff_report.h) over the two traces. */
 #include <ctype.h>
 #include <limits.h>
 #include <math.h>
@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "calltree.h"
-#include "diff_profile.h"
-#include "diff_report.h"
+#include "convert/calltree.h"
+#include "convert/diff/diff_profile.h"
+#include "convert/diff/diff_report.h"
 #include "serve.h"
 
 #define RANGE_MAX_ZONES 20000000ull /* beyond: 413, narrow the range */

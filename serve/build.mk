@@ -6,12 +6,15 @@ SERVE_OBJS := $(SERVE_SRCS:%.c=$(B)/obj/%.o)
 SERVE_WEB := $(sort $(wildcard serve/web/*.html serve/web/*.js serve/web/*.css serve/web/*.svg serve/web/*.json))
 BINS += $(B)/bin/tracy-serve
 ALL_OBJS += $(SERVE_OBJS)
+$(B)/obj/serve/%.o: LT_INC = $(PROG_INC)
 
 # The converters' call tree and tracy-diff's engine are linked in, not copied.
-SERVE_CONVERT_OBJS := $(CONVERT_CALLTREE_OBJ) $(CONVERT_COMMON_OBJ) $(B)/obj/convert/diff_profile.o \
-	$(B)/obj/convert/diff_report.o $(B)/obj/convert/diff_stats.o $(B)/obj/convert/lines_source.o
-$(B)/bin/tracy-serve: $(SERVE_OBJS) $(VIEW_A) $(SERVE_CONVERT_OBJS) $(LIBTRACE_A)
-	$(call say,LD,$@)mkdir -p $(@D) && $(CC) -o $@ $^ $(ALL_LDFLAGS) $(DEP_LIBS) -lz
+SERVE_CONVERT_OBJS := $(CONVERT_CALLTREE_OBJ) $(CONVERT_COMMON_OBJ) $(B)/obj/convert/diff/diff_profile.o \
+	$(B)/obj/convert/diff/diff_report.o $(B)/obj/convert/diff/diff_stats.o \
+	$(B)/obj/convert/export/lines_source.o
+$(B)/bin/tracy-serve: $(SERVE_OBJS) $(VIEW_A) $(SERVE_CONVERT_OBJS) $(PROG_A) $(LIBTRACE_A)
+	$(call say,LD,$@)mkdir -p $(@D) && $(CC) -o $@ $(filter %.o,$^) $(filter %.a,$^) \
+		$(ALL_LDFLAGS) $(DEP_LIBS) -lz
 
 # serve_assets.h: each file as a C string and a table of (name, data, size).
 $(B)/gen/serve_assets.h: $(SERVE_WEB) tools/embed.sh serve/build.mk
@@ -22,7 +25,7 @@ $(B)/gen/serve_assets.h: $(SERVE_WEB) tools/embed.sh serve/build.mk
 		i=0; for f in $(SERVE_WEB); do echo "{\"$${f##*/}\", web_$$i, sizeof web_$$i - 1},"; i=$$((i+1)); done; \
 		echo '{0, 0, 0}};'; } > $@.tmp && mv $@.tmp $@
 $(B)/obj/serve/assets.o: $(B)/gen/serve_assets.h
-$(B)/obj/serve/assets.o $(SERVE_OBJS) $(SERVE_SRCS:%.c=$(B)/asan/obj/%.o): ALL_CFLAGS += -I$(B)/gen -Iview -Iconvert
+$(B)/obj/serve/assets.o $(SERVE_OBJS) $(SERVE_SRCS:%.c=$(B)/asan/obj/%.o): ALL_CFLAGS += -I$(B)/gen
 $(B)/asan/obj/serve/assets.o: $(B)/gen/serve_assets.h
 # The check suite tests the JSON writer directly.
 $(B)/tests/check_all: $(B)/obj/serve/json.o

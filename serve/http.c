@@ -21,7 +21,7 @@
 #include <strings.h>
 #include <uv.h>
 
-#include "local.h"
+#include "common/local.h"
 #include "serve.h"
 
 #define IN_CAP (SV_MAX_HEAD + SV_MAX_BODY)
@@ -604,7 +604,7 @@ int sv_run(const sv_opts *o, sv_sessions *ss) {
     int rc = v6 ? uv_ip6_addr(o->addr, o->port, (struct sockaddr_in6 *)&sa)
                 : uv_ip4_addr(o->addr, o->port, (struct sockaddr_in *)&sa);
     if (rc < 0) {
-        fprintf(stderr, SV_NAME ": bad address '%s'\n", o->addr);
+        cv_err("bad address '%s'", o->addr);
         return 1;
     }
     uv_tcp_init(s.loop, &s.tcp);
@@ -612,7 +612,7 @@ int sv_run(const sv_opts *o, sv_sessions *ss) {
     rc = uv_tcp_bind(&s.tcp, (struct sockaddr *)&sa, 0);
     if (!rc) rc = uv_listen((uv_stream_t *)&s.tcp, 511, on_conn);
     if (rc < 0) {
-        fprintf(stderr, SV_NAME ": cannot listen on %s port %d: %s\n", o->addr, o->port, uv_strerror(rc));
+        cv_err("cannot listen on %s port %d: %s", o->addr, o->port, uv_strerror(rc));
         return 3;
     }
     struct sockaddr_storage got;

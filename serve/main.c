@@ -9,7 +9,7 @@
 #include <netinet/in.h>
 #include <arpa/inet.h>
 
-#include "local.h"
+#include "common/local.h"
 #include "serve.h"
 
 #define MAX_TOKEN 4096
@@ -40,11 +40,11 @@ static int read_token(sv_opts *o, const char *path) {
     FILE *f = fopen(path, "rb");
     struct stat st;
     if (!f) {
-        fprintf(stderr, SV_NAME ": cannot read token file '%s': %s\n", path, strerror(errno));
+        cv_err("cannot read token file '%s': %s", path, strerror(errno));
         return -1;
     }
     if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & (S_IROTH | S_IWOTH | S_IWGRP))) {
-        fprintf(stderr, SV_NAME ": token file '%s' is open to other users: chmod 600 it\n", path);
+        cv_err("token file '%s' is open to other users: chmod 600 it", path);
         fclose(f);
         return -1;
     }
@@ -57,8 +57,8 @@ static int read_token(sv_opts *o, const char *path) {
         ok = (buf[i] >= 'a' && buf[i] <= 'z') || (buf[i] >= 'A' && buf[i] <= 'Z') ||
              (buf[i] >= '0' && buf[i] <= '9') || strchr("-._~", buf[i]);
     if (!ok) {
-        fprintf(stderr, SV_NAME ": token file '%s' must hold 1 to %d characters of "
-                "A-Z a-z 0-9 - . _ ~\n", path, MAX_TOKEN);
+        cv_err("token file '%s' must hold 1 to %d characters of A-Z a-z 0-9 - . _ ~", path,
+               MAX_TOKEN);
         free(buf);
         return -1;
     }
@@ -95,37 +95,37 @@ static int parse(sv_opts *o, int argc, char **argv) {
         case 'p':
             v = strtol(optarg, &e, 10);
             if (*e || e == optarg || v < 0 || v > 65535) {
-                fprintf(stderr, SV_NAME ": bad port '%s'\n", optarg);
-                return 1;
+                cv_err("bad port '%s'", optarg);
+                return CV_EXIT_USAGE;
             }
             o->port = (int)v;
             break;
         case OPT_TOKEN:
-            if (read_token(o, optarg) < 0) return 1;
+            if (read_token(o, optarg) < 0) return CV_EXIT_USAGE;
             break;
         case OPT_CACHE:
-            if (snprintf(o->cache, sizeof o->cache, "%s", optarg) >= (int)sizeof o->cache) return 1;
+            if (snprintf(o->cache, sizeof o->cache, "%s", optarg) >= (int)sizeof o->cache)
+                return CV_EXIT_USAGE;
             break;
         case 'h': fputs(usage_text, stdout); exit(0);
         case OPT_VERSION: printf(SV_NAME " " LT_VERSION_STRING "\n"); exit(0);
         default:
-            fprintf(stderr, SV_NAME ": %s '%s'\nTry '" SV_NAME " --help' for more information.\n",
-                    c == ':' ? "option needs a value" : "unknown option", argv[optind - 1]);
-            return 1;
+            return cv_usage_error("%s '%s'", c == ':' ? "option needs a value" : "unknown option",
+                                  argv[optind - 1]);
         }
     }
     if (optind >= argc) {
-        fprintf(stderr, SV_NAME ": no PATH given (a trace or a folder of traces; see --help)\n");
-        return 1;
+        cv_err("no PATH given (a trace or a folder of traces; see --help)");
+        return CV_EXIT_USAGE;
     }
     int lb = is_loopback_addr(o->addr);
     if (lb < 0) {
-        fprintf(stderr, SV_NAME ": -a needs a numeric address, not '%s'\n", o->addr);
-        return 1;
+        cv_err("-a needs a numeric address, not '%s'", o->addr);
+        return CV_EXIT_USAGE;
     }
     if (!lb && !o->token) {
-        fprintf(stderr, SV_NAME ": a non-loopback address (%s) needs --token-file\n", o->addr);
-        return 1;
+        cv_err("a non-loopback address (%s) needs --token-file", o->addr);
+        return CV_EXIT_USAGE;
     }
     o->paths = argv + optind;
     o->npaths = argc - optind;
@@ -135,18 +135,20 @@ static int parse(sv_opts *o, int argc, char **argv) {
 int main(int argc, char **argv) {
     sv_opts o;
     memset(&o, 0, sizeof o);
-    if (parse(&o, argc, argv)) return 1;
+    cv_prog = SV_NAME;
+    int rc = parse(&o, argc, argv);
+    if (rc) return rc;
     if (!o.cache[0] && vw_cache_dir(o.cache, sizeof o.cache) < 0) {
-        fprintf(stderr, SV_NAME ": no cache folder: set XDG_CACHE_HOME or HOME, or give --cache\n");
-        return 1;
+        cv_err("no cache folder: set XDG_CACHE_HOME or HOME, or give --cache");
+        return CV_EXIT_USAGE;
     }
     if (mkdir(o.cache, 0700) < 0 && errno != EEXIST) {
-        fprintf(stderr, SV_NAME ": cannot create %s: %s\n", o.cache, strerror(errno));
-        return 1;
+        cv_err("cannot create %s: %s", o.cache, strerror(errno));
+        return CV_EXIT_USAGE;
     }
     sv_sessions ss;
-    if (sv_sessions_init(&ss, o.paths, o.npaths, o.cache) < 0) return 2;
-    int rc = sv_run(&o, &ss);
+    if (sv_sessions_init(&ss, o.paths, o.npaths, o.cache) < 0) return CV_EXIT_INPUT;
+    rc = sv_run(&o, &ss);
     sv_sessions_free(&ss);
     free(o.token);
     return rc;

@@ -11,8 +11,9 @@
 #include <uv.h>
 
 #include "json.h"
+#include "prog/prog.h"
 #include "trace.h"
-#include "view.h"
+#include "view/view.h"
 
 #define SV_NAME "tracy-serve"
 #define SV_DEFAULT_PORT 8791

@@ -29,7 +29,7 @@ int sv_sessions_init(sv_sessions *ss, char **paths, int n, const char *cache) {
         char *r = realpath(paths[i], NULL);
         struct stat st;
         if (!r || stat(r, &st) < 0) {
-            fprintf(stderr, SV_NAME ": %s: %s\n", paths[i], strerror(errno));
+            cv_err("%s: %s", paths[i], strerror(errno));
             free(r);
             return -1;
         }

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-/* common.c comes with check_convert.c (same runner binary). */
+/* convert/strmap.c comes with check_convert.c (same runner binary). */
 #include "../convert/calltree.c"
 #include "trace_builder.h"
 

@@ -1,7 +1,7 @@
-/* check_convert.c -- the converters: quoting and numbering units of
- * convert/common.c, and tracy-json / tracy-sql outputs checked event by
- * event against the trace that was written (parsed with cJSON, read back
- * with SQLite). */
+/* check_convert.c -- the converters: quoting and numbering units of the
+ * program layer (prog/) and convert/convert.c, and tracy-json / tracy-sql
+ * outputs checked event by event against the trace that was written
+ * (parsed with cJSON, read back with SQLite). */
 #include <check.h>
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -13,7 +13,11 @@
 #include <unistd.h>
 
 /* The module under test is compiled into this suite. */
-#include "../convert/common.c"
+#include "../prog/prog.c"
+#include "../prog/input.c"
+#include "../prog/out.c"
+#include "../convert/convert.c"
+#include "../convert/strmap.c"
 #include "trace_builder.h"
 
 /* ---- Units -------------------------------------------------------------- */

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 
 /* The module under test is compiled into this suite. */
-#include "../convert/diff_stats.c"
+#include "../convert/diff/diff_stats.c"
 
 /* ---- Histogram ----------------------------------------------------------- */
 

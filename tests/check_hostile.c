@@ -6,7 +6,7 @@
 #include <sys/resource.h>
 #include <termios.h>
 #include "faults.h"
-#include "internal.h"
+#include "file_int.h"
 #include "trace_builder.h"
 
 /* ---- Helpers ------------------------------------------------------------- */

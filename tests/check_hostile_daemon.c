@@ -6,7 +6,7 @@
  * stall in the middle of messages (a new client's HELLO is still read and
  * the stalled ones are closed), and -o on a FIFO. */
 #include "faults.h"
-#include "internal.h"
+#include "file_int.h"
 
 /* ---- Helpers ------------------------------------------------------------- */
 

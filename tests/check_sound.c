@@ -6,7 +6,7 @@
 #define _GNU_SOURCE /* memmem */
 #include "faults.h"
 #include "scratch.h"
-#include "internal.h"
+#include "file_int.h"
 
 /* ---- Helpers ------------------------------------------------------------- */
 

@@ -1,10 +1,10 @@
 /* check_sqlbulk.c -- tracy-sql's bulk loading units: the bounded-memory key
- * sorter (convert/sql_sort.c) against qsort, and the b-tree page writer
- * (convert/sql_btree.c) checked by the real SQLite library: trees of every
- * height and integers of every size pass `PRAGMA integrity_check` and
- * answer queries through the table and both indexes. (cv_err comes from
- * convert/common.c, compiled into check_convert.c.) */
-#define _GNU_SOURCE /* qsort_r, as convert/sql_sort.c */
+ * sorter (convert/sql/sql_sort.c) against qsort, and the b-tree page
+ * writer (convert/sql/sql_btree.c) checked by the real SQLite library:
+ * trees of every height and integers of every size pass `PRAGMA
+ * integrity_check` and answer queries through the table and both indexes.
+ * (cv_err comes from prog/prog.c, compiled into check_convert.c.) */
+#define _GNU_SOURCE /* qsort_r, as convert/sql/sql_sort.c */
 #include <check.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 /* The modules under test are compiled into this suite. */
-#include "../convert/sql_btree.c"
-#include "../convert/sql_sort.c"
+#include "../convert/sql/sql_btree.c"
+#include "../convert/sql/sql_sort.c"
 
 /* ---- Sorter ----------------------------------------------------------- */
 

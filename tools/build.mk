@@ -4,6 +4,9 @@
 # version, tracerotate copies a trace through a rotating writer.
 TOOLS_BINS := $(B)/tools/tracegen $(B)/tools/tracecanon $(B)/tools/tracerotate
 
+# tracerotate reaches into the writer and reader ("common/file_int.h",
+# "format/reader_int.h"): a test tool, not a program.
+$(B)/obj/tools/%.o: LT_INC = $(PROG_INC)
 $(B)/tools/%: $(B)/obj/tools/%.o $(LIBTRACE_A)
 	$(call say,LD,$@)mkdir -p $(@D) && $(CC) -o $@ $^ $(ALL_LDFLAGS) $(DEP_LIBS)
 

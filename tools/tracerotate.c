@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "internal.h"
-#include "reader_int.h"
+#include "common/file_int.h"
+#include "format/reader_int.h"
 
 typedef struct tr_copy {
     lt_reader *r;

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "build_int.h"
-#include "resume.h"
+#include "format/resume.h"
 
 #define BUF_BUDGET (64u << 20)
 #define OUT_BUF (64u << 10) /* the index file's stdio buffer: fits L2 (1 MiB: slower) */

@@ -4,6 +4,8 @@ VIEW_SRCS := $(wildcard view/*.c)
 VIEW_OBJS := $(VIEW_SRCS:%.c=$(B)/obj/%.o)
 VIEW_A := $(B)/lib/libview.a
 ALL_OBJS += $(VIEW_OBJS)
+# Resuming the reader over a grown file is libtrace-internal: "format/resume.h".
+$(B)/obj/view/%.o: LT_INC = $(PROG_INC)
 
 $(VIEW_A): $(VIEW_OBJS)
 	$(call say,AR,$@)mkdir -p $(@D) && rm -f $@ && ar rcs $@ $^

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "build_int.h"
-#include "resume.h"
+#include "format/resume.h"
 
 static uint64_t fnv(uint64_t h, const uint8_t *p, size_t n) {
     for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ull;

@@ -8,9 +8,9 @@
 #include <stdint.h>
 #include <string.h>
 #include "client_fast.h"
-#include "records.h"
+#include "common/records.h"
 #include "trace_client.h"
-#include "wire.h"
+#include "common/wire.h"
 
 /* Event bytes per chunk: an EVENTS message (type, thread varint, records)
  * stays below LT_WIRE_CLIENT_CHUNK; a chunk allocation stays below 64 KiB. */
@@ -213,7 +213,7 @@ void lt__crash_done(void);
 void lt__altstack_init(void);
 void lt__altstack_done(void);
 
-/* ---- client_ring.c: the flight recorder (TRACY_FLIGHT) ---------------- */
+/* ---- client_flight.c: the flight recorder (TRACY_FLIGHT) -------------- */
 /* Reads TRACY_FLIGHT: 1 flight mode, 0 streaming, -1 invalid (warned). */
 int lt__ring_config(void);
 /* Starts recording into memory, the process described by its HELLO

@@ -412,7 +412,7 @@ static void release(sender *s) {
     pthread_cond_broadcast(&lt__g.pool_cv);
 }
 
-/* Flight recorder: the round's data goes to the ring (client_ring.c). */
+/* Flight recorder: the round's data goes to the ring (client_flight.c). */
 static int keep(sender *s) {
     uint64_t now = lt__now();
     lt__ring_meta(s->meta.p, s->meta.len);

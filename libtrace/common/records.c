@@ -1,6 +1,6 @@
 /* records.c -- encoding and validation of the records of FORMAT.md. */
 #include <string.h>
-#include "internal.h"
+#include "file_int.h"
 
 int lt__get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v) {
     const uint8_t *q = *p;

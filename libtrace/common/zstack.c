@@ -1,7 +1,7 @@
 /* zstack.c -- record walking and open-zone stacks (see zstack.h). */
 #include <stdlib.h>
 #include <string.h>
-#include "internal.h"
+#include "file_int.h"
 #include "zstack.h"
 
 int lt__rec_next(const uint8_t **pp, const uint8_t *end, uint8_t *tag, uint64_t *ts,

@@ -3,7 +3,7 @@
  * counts; the writer makes the trailer from them at close. */
 #include <stdlib.h>
 #include <string.h>
-#include "internal.h"
+#include "file_int.h"
 #include "trace_builder.h"
 
 #define LT__HDR_ROOM 32 /* room kept in front of the records for the header */

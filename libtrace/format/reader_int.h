@@ -1,10 +1,11 @@
 /* reader_int.h -- the reader's private state, shared by reader.c (open,
- * descriptor scan, metadata) and merge.c (stream cursors, k-way merge). */
+ * descriptor scan, metadata) and reader_merge.c (stream cursors, k-way
+ * merge). */
 #ifndef LIBTRACE_READER_INT_H
 #define LIBTRACE_READER_INT_H
 
 #include <zstd.h>
-#include "internal.h"
+#include "common/file_int.h"
 
 #define LT__NONE UINT32_MAX
 #define LT__PARK_EVICTED 1
@@ -192,7 +193,7 @@ int lt__corrupt(lt_reader *r, uint64_t off, const char *why);
 int lt__check_trailer(lt_reader *r);
 
 /* Grows a cursor's string slots to cover depth index `i`, within the
- * budget (merge.c). Returns 0, LT_ENOMEM or LT_ECORRUPT. */
+ * budget (reader_merge.c). Returns 0, LT_ENOMEM or LT_ECORRUPT. */
 int lt__grow_strs(lt_reader *r, lt__rstream *s, uint32_t i);
 
 /* Puts the open zones a resumed stream starts with on its stack (see

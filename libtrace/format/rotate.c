@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "internal.h"
+#include "file_int.h"
 #include "rotate.h"
 #include "zstack.h"
 

@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
-#include "internal.h"
+#include "file_int.h"
 #include "rotate.h"
 #include "zstack.h"
 

@@ -3,7 +3,7 @@
  * and the file's standard totals (FORMAT.md, "Trailer"). */
 #include <stdlib.h>
 #include <string.h>
-#include "internal.h"
+#include "file_int.h"
 
 /* The standard totals, in the order every trailer lists them. */
 const char *const lt__std_totals[LT__N_STD] = {

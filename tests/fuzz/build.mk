@@ -28,24 +28,25 @@ $(B)/fuzz/obj/%.o: %.c | fuzz-deps
 	$(call say,FUZZ-CC,$@)mkdir -p $(@D) && $(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
 
 $(B)/fuzz/fuzz_capture: $(B)/fuzz/obj/tests/fuzz/fuzz_capture.o $(B)/fuzz/obj/capture/store.o $(FUZZ_LIB_OBJS)
+FUZZ_PROG_OBJS := $(PROG_SRCS:%.c=$(B)/fuzz/obj/%.o)
 $(B)/fuzz/fuzz_convert: $(B)/fuzz/obj/tests/fuzz/fuzz_convert.o $(B)/fuzz/obj/convert/json.o \
-	$(B)/fuzz/obj/convert/csv.o $(B)/fuzz/obj/convert/sql_export.o $(B)/fuzz/obj/convert/sql_btree.o \
-	$(B)/fuzz/obj/convert/sql_sort.o $(B)/fuzz/obj/convert/common.o \
-	$(B)/fuzz/obj/convert/calltree.o $(B)/fuzz/obj/convert/export.o \
-	$(B)/fuzz/obj/convert/export_prof.o $(B)/fuzz/obj/convert/export_stacks.o \
-	$(B)/fuzz/obj/convert/export_html.o $(FUZZ_LIB_OBJS)
+	$(B)/fuzz/obj/convert/csv.o $(B)/fuzz/obj/convert/sql/sql_export.o \
+	$(B)/fuzz/obj/convert/sql/sql_btree.o $(B)/fuzz/obj/convert/sql/sql_sort.o \
+	$(B)/fuzz/obj/convert/convert.o $(B)/fuzz/obj/convert/strmap.o \
+	$(B)/fuzz/obj/convert/calltree.o $(B)/fuzz/obj/convert/export/export.o \
+	$(B)/fuzz/obj/convert/export/export_prof.o $(B)/fuzz/obj/convert/export/export_stacks.o \
+	$(B)/fuzz/obj/convert/export/export_html.o $(FUZZ_PROG_OBJS) $(FUZZ_LIB_OBJS)
 $(B)/fuzz/fuzz_%: $(B)/fuzz/obj/tests/fuzz/fuzz_%.o $(FUZZ_LIB_OBJS)
 	$(call say,FUZZ-LD,$@)$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(DEP_LIBS) -lz
 
 # The converters' mains, renamed so that one fuzzer can call them.
 $(B)/fuzz/obj/convert/json.o: FUZZ_CFLAGS += -Dmain=json_main
 $(B)/fuzz/obj/convert/csv.o: FUZZ_CFLAGS += -Dmain=csv_main
-$(B)/fuzz/obj/convert/export.o: FUZZ_CFLAGS += -Dmain=export_main
-$(B)/fuzz/obj/convert/export_html.o: FUZZ_CFLAGS += -I$(B)/gen
-$(B)/fuzz/obj/convert/export_html.o: $(B)/gen/report_assets.h
-$(B)/fuzz/obj/convert/sql_export.o: FUZZ_CFLAGS += -I$(B)/gen
-$(B)/fuzz/obj/convert/sql_export.o: $(B)/gen/schema_sql.h
-$(B)/fuzz/obj/tests/fuzz/fuzz_convert.o: FUZZ_CFLAGS += -Iconvert
+$(B)/fuzz/obj/convert/export/export.o: FUZZ_CFLAGS += -Dmain=export_main
+$(B)/fuzz/obj/convert/export/export_html.o: FUZZ_CFLAGS += -I$(B)/gen
+$(B)/fuzz/obj/convert/export/export_html.o: $(B)/gen/report_assets.h
+$(B)/fuzz/obj/convert/sql/sql_export.o: FUZZ_CFLAGS += -I$(B)/gen
+$(B)/fuzz/obj/convert/sql/sql_export.o: $(B)/gen/schema_sql.h
 
 fuzz-build: $(FUZZ_BINS)
 

@@ -18,7 +18,7 @@
 #include <stdint.h>
 #include <string.h>
 #include "fuzz_common.h"
-#include "sql_export.h"
+#include "convert/sql/sql_export.h"
 
 int json_main(int argc, char **argv);
 int csv_main(int argc, char **argv);
