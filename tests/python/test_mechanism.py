@@ -60,12 +60,12 @@ def call_trees(run, path):
     runs at exit (threading._shutdown once the profile mechanism imported
     threading, atexit handlers) is not the program's."""
     base = os.path.basename(path)
-    spans = [(z[6], z[7]) for z in run.zones
-             if z[8] == 0 and z[2].startswith("<module>") and os.path.basename(z[4]) == base]
+    spans = [(z.begin_ts, z.end_ts) for z in run.zones
+             if z.depth == 0 and z.name.startswith("<module>") and os.path.basename(z.file) == base]
     trees = {}
-    for z in sorted(run.zones, key=lambda z: (z[0], z[1], z[6], z[8])):
-        if any(b <= z[6] and z[7] <= e for b, e in spans):
-            trees.setdefault((z[0], z[1]), []).append((z[8], z[2], z[3], z[4]))
+    for z in sorted(run.zones, key=lambda z: (z.process, z.thread, z.begin_ts, z.depth)):
+        if any(b <= z.begin_ts and z.end_ts <= e for b, e in spans):
+            trees.setdefault((z.process, z.thread), []).append((z.depth, z.name, z.kind, z.file))
     # the import system's own calls depend on its caches (a folder's
     # listing is read again when its mtime changed): not compared
     return without(trees, lambda name, kind, file: file.startswith(

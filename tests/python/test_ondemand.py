@@ -96,7 +96,7 @@ def ask(port, tmp_path, name, *extra, env=None):
 def traced_ids(path):
     t = _tracy._read_trace(path)
     assert t["complete"], path
-    return [m[3].split()[1] for m in t["messages"] if m[3].startswith("req ")]
+    return [m.text.split()[1] for m in t["messages"] if m.text.startswith("req ")]
 
 
 # end flags of a zone (trace.h LT_EVF_*)
@@ -109,20 +109,22 @@ def assert_serve_forever_encloses(path):
     end, at depths 0.., and each request accepted in the window lies under
     it, one level down."""
     zs = _tracy._read_trace(path)["zones"]
-    sf = [z for z in zs if z[2] == "BaseServer.serve_forever"]
-    assert len(sf) == 1 and sf[0][10] == CUT | UNCLOSED, sf
-    sf = sf[0]
-    outer = sorted((z for z in zs if z[0:2] == sf[0:2] and z[8] < sf[8]), key=lambda z: z[8])
-    assert [z[8] for z in outer] == list(range(sf[8]))
-    assert all(z[10] == CUT | UNCLOSED and z[6] == sf[6] for z in outer)
-    assert [z[4].endswith("server.py") for z in outer if z[2] == "<module>"] == [True]
-    assert all(z[6] > sf[6] for z in zs if not z[10] & CUT)
-    accepted = [z for z in zs if z[2] == "BaseServer._handle_request_noblock"]
+    sf = [z for z in zs if z.name == "BaseServer.serve_forever"]
+    assert len(sf) == 1 and sf[0].flags == CUT | UNCLOSED, sf
+    sf = sf.pop()
+    same = (sf.process, sf.thread)
+    outer = sorted((z for z in zs if (z.process, z.thread) == same and z.depth < sf.depth),
+                   key=lambda z: z.depth)
+    assert [z.depth for z in outer] == list(range(sf.depth))
+    assert all(z.flags == CUT | UNCLOSED and z.begin_ts == sf.begin_ts for z in outer)
+    assert [z.file.endswith("server.py") for z in outer if z.name == "<module>"] == [True]
+    assert all(z.begin_ts > sf.begin_ts for z in zs if not z.flags & CUT)
+    accepted = [z for z in zs if z.name == "BaseServer._handle_request_noblock"]
     # (one may be under way when the capture starts, or when it ends)
     assert accepted
-    bad = [z for z in accepted if not (z[0:2] == sf[0:2] and z[8] == sf[8] + 1 and
-                                       z[10] & ~(CUT | UNCLOSED) == 0 and
-                                       sf[6] <= z[6] <= z[7] <= sf[7])]
+    bad = [z for z in accepted if not ((z.process, z.thread) == same and z.depth == sf.depth + 1 and
+                                       z.flags & ~(CUT | UNCLOSED) == 0 and
+                                       sf.begin_ts <= z.begin_ts <= z.end_ts <= sf.end_ts)]
     assert not bad, (sf, bad)
 
 
@@ -290,7 +292,7 @@ def test_ranks_listening_on_port_plus_rank_are_captured_into_one_trace(tmp_path)
         assert rc == 7 and err == ""
     t = _tracy._read_trace(str(tmp_path / "ranks.tracy"))
     assert t["complete"]
-    by_proc = sorted((m[0], m[3]) for m in t["messages"] if m[3].startswith("req "))
+    by_proc = sorted((m.process, m.text) for m in t["messages"] if m.text.startswith("req "))
     assert [m for _, m in by_proc] == ["req r0", "req r1"]
     assert by_proc[0][0] != by_proc[1][0]
 

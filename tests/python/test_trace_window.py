@@ -48,9 +48,9 @@ def fib_zones(path):
     assert t["complete"], path
     per = {}
     for z in t["zones"]:
-        if z[2] == "fib":
-            assert z[10] == 0, z
-            per[z[0]] = per.get(z[0], 0) + 1
+        if z.name == "fib":
+            assert z.flags == 0, z
+            per[z.process] = per.get(z.process, 0) + 1
     return per
 
 
@@ -67,8 +67,8 @@ def test_a_block_under_plain_python_is_traced_exactly(tmp_path):
     assert fib_zones(out) == {1: calls(20)}
     # and the module's frame, running when the window opened: a cut zone
     # (one begin stored), ended by the end of the window
-    mod = [z for z in _tracy._read_trace(str(out))["zones"] if z[2] == "<module>"]
-    assert [(z[8], z[10]) for z in mod] == [(0, CUT | UNCLOSED)]
+    mod = [z for z in _tracy._read_trace(str(out))["zones"] if z.name == "<module>"]
+    assert [(z.depth, z.flags) for z in mod] == [(0, CUT | UNCLOSED)]
     assert int(events) == 2 * calls(20) + 1
     info = json.loads(tool("tracy-info", "--json", str(out)).stdout)
     assert info["complete"]
@@ -99,9 +99,9 @@ def test_threads_alive_at_the_start_and_started_in_the_window(tmp_path):
     t = _tracy._read_trace(str(out))
     per_thread = {}
     for z in t["zones"]:
-        if z[2] == "fib":
-            assert z[10] == 0, z
-            per_thread[z[1]] = per_thread.get(z[1], 0) + 1
+        if z.name == "fib":
+            assert z.flags == 0, z
+            per_thread[z.thread] = per_thread.get(z.thread, 0) + 1
     assert sorted(per_thread.values()) == sorted([calls(16)] + [calls(18)] * 4 + [calls(20)])
 
 
@@ -198,7 +198,7 @@ def test_calls_open_at_the_stop_end_with_the_window(tmp_path):
     assert t["complete"]
     ends = {}
     for z in t["zones"]:
-        ends.setdefault(z[2], []).append(z[10])
+        ends.setdefault(z.name, []).append(z.flags)
     # fib(3): 5 calls ended normally; middle and inner were open at the stop:
     # each once, ended by the end of its stream (LT_EVF_UNCLOSED)
     assert ends["fib"] == [0] * 5

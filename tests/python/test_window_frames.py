@@ -79,19 +79,19 @@ def run(tmp_path, source, out):
 def python_zones(path):
     t = _tracy._read_trace(str(path))
     assert t["complete"], path
-    return [z for z in t["zones"] if z[3] == 1]  # kind 1: Python functions
+    return [z for z in t["zones"] if z.kind == 1]  # kind 1: Python functions
 
 
 def one(zones, name):
-    found = [z for z in zones if z[2] == name]
+    found = [z for z in zones if z.name == name]
     assert len(found) == 1, (name, found)
     return found[0]
 
 
 def inside(z, outer, step=1):
     """z lies in outer, `step` levels below it."""
-    return (z[0:2] == outer[0:2] and z[8] == outer[8] + step and
-            outer[6] <= z[6] and z[7] <= outer[7])
+    return ((z.process, z.thread) == (outer.process, outer.thread) and z.depth == outer.depth + step and
+            outer.begin_ts <= z.begin_ts and z.end_ts <= outer.end_ts)
 
 
 @pytest.mark.parametrize("mode", ["", "trace_c=True", "lines=True"],
@@ -102,37 +102,37 @@ def test_running_calls_of_two_threads_are_cut_zones_around_the_window(tmp_path, 
     zs = python_zones(out)
     # under -l a line zone of the caller lies between a call and its caller
     step = 2 if mode == "lines=True" else 1
-    start = min(z[6] for z in zs)
-    cut = [z for z in zs if z[10] & CUT]
+    start = min(z.begin_ts for z in zs)
+    cut = [z for z in zs if z.flags & CUT]
     # every cut zone begins where the window begins; nothing begins before
-    assert cut and all(z[6] == start for z in cut)
-    assert all(z[6] > start for z in zs if not z[10] & CUT)
+    assert cut and all(z.begin_ts == start for z in cut)
+    assert all(z.begin_ts > start for z in zs if not z.flags & CUT)
 
     # the main thread: <module> -> main -> loop, open from start to stop
     t_main = one(zs, "<module>")[0:2]
-    mine = [z for z in zs if z[0:2] == t_main]
+    mine = [z for z in zs if (z.process, z.thread) == t_main]
     outer = [one(mine, n) for n in ("<module>", "main", "loop")]
-    assert [(z[8], z[10]) for z in outer] == [(0, CUT | UNCLOSED), (1, CUT | UNCLOSED),
+    assert [(z.depth, z.flags) for z in outer] == [(0, CUT | UNCLOSED), (1, CUT | UNCLOSED),
                                               (2, CUT | UNCLOSED)]
-    work = [z for z in mine if z[2] == "work"]
-    assert len(work) == 2 and all(inside(z, outer[2], step) and z[10] == 0 for z in work)
+    work = [z for z in mine if z.name == "work"]
+    assert len(work) == 2 and all(inside(z, outer[2], step) and z.flags == 0 for z in work)
 
     # the other thread: its loop returns inside the window and ends its zone
     # there; main's next call is a sibling of that loop, after it
     t_other = one(zs, "run")[0:2]
-    other = [z for z in zs if z[0:2] == t_other]
+    other = [z for z in zs if (z.process, z.thread) == t_other]
     run_z, main_z, loop_z = (one(other, n) for n in ("run", "main", "loop"))
-    assert run_z[10] == main_z[10] == CUT | UNCLOSED
-    assert loop_z[10] == CUT and inside(main_z, run_z) and inside(loop_z, main_z)
-    assert loop_z[7] < main_z[7]
-    w3, w4 = sorted((z for z in other if z[2] == "work"), key=lambda z: z[6])
-    assert inside(w3, loop_z, step) and inside(w4, main_z, step) and w4[6] >= loop_z[7]
+    assert run_z.flags == main_z.flags == CUT | UNCLOSED
+    assert loop_z.flags == CUT and inside(main_z, run_z) and inside(loop_z, main_z)
+    assert loop_z.end_ts < main_z.end_ts
+    w3, w4 = sorted((z for z in other if z.name == "work"), key=lambda z: z.begin_ts)
+    assert inside(w3, loop_z, step) and inside(w4, main_z, step) and w4.begin_ts >= loop_z.end_ts
     # the wait it was in when the window opened ended there too
-    wait = [z for z in other if z[2] == "Event.wait" and z[10] & CUT]
-    assert len(wait) == 1 and wait[0][10] == CUT and wait[0][8] > loop_z[8]
-    assert wait[0][7] <= w3[6]
+    wait = [z for z in other if z.name == "Event.wait" and z.flags & CUT]
+    assert len(wait) == 1 and wait[0].flags == CUT and wait[0].depth > loop_z.depth
+    assert wait[0].end_ts <= w3.begin_ts
     # none of the calls made before the window is in it
-    assert len([z for z in zs if z[2] == "work"]) == 4
+    assert len([z for z in zs if z.name == "work"]) == 4
 
 
 def sql(path, query):
@@ -213,8 +213,8 @@ def test_a_program_profile_function_stays_its_own(tmp_path):
         main()
     """, out)
     assert proc.stdout.split() == ["1", "None"]
-    zs = sorted(python_zones(out), key=lambda z: (z[6], z[8]))
-    got = [(z[2], z[8], z[10]) for z in zs if z[2] in ("<module>", "main", "work")]
+    zs = sorted(python_zones(out), key=lambda z: (z.begin_ts, z.depth))
+    got = [(z.name, z.depth, z.flags) for z in zs if z.name in ("<module>", "main", "work")]
     assert got == [("<module>", 0, CUT | UNCLOSED), ("main", 1, CUT | UNCLOSED),
                    ("work", 2, 0)]
 
@@ -238,7 +238,7 @@ def test_the_program_sees_no_profile_function(tmp_path):
     """, out)
     assert proc.stdout == "None None\n"
     zs = python_zones(out)
-    names = [(z[2], z[8], z[10]) for z in sorted(zs, key=lambda z: (z[6], z[8]))]
+    names = [(z.name, z.depth, z.flags) for z in sorted(zs, key=lambda z: (z.begin_ts, z.depth))]
     assert names == [("<module>", 0, CUT | UNCLOSED), ("main", 1, CUT | UNCLOSED),
                      ("opener", 2, CUT), ("work", 3, 0), ("work", 2, 0)]
 
@@ -265,20 +265,20 @@ def test_a_running_call_ends_between_its_last_child_and_the_next_event(tmp_path,
             print(sys.version_info >= (3, 12))
         main()
     """ % mode, out)
-    zs = sorted(python_zones(out), key=lambda z: (z[6], z[8]))
-    got = [(z[2], z[8], z[10]) for z in zs if z[2] in ("<module>", "main", "outer", "inner",
+    zs = sorted(python_zones(out), key=lambda z: (z.begin_ts, z.depth))
+    got = [(z.name, z.depth, z.flags) for z in zs if z.name in ("<module>", "main", "outer", "inner",
                                                       "work")]
     assert got == [("<module>", 0, CUT | UNCLOSED), ("main", 1, CUT | UNCLOSED),
                    ("outer", 2, CUT), ("inner", 3, CUT), ("work", 4, 0), ("work", 4, 0),
                    ("work", 3, 0), ("work", 2, 0), ("work", 2, 0)]
     main_z, outer_z, inner_z = (one(zs, n) for n in ("main", "outer", "inner"))
-    w = [z for z in zs if z[2] == "work"]
+    w = [z for z in zs if z.name == "work"]
     # each ends after its last child, before the next call of its caller
-    assert w[1][7] <= inner_z[7] <= w[2][6]
-    assert max(w[2][7], inner_z[7]) <= outer_z[7] <= w[3][6]
-    assert outer_z[7] <= main_z[7]
+    assert w[1].end_ts <= inner_z.end_ts <= w[2].begin_ts
+    assert max(w[2].end_ts, inner_z.end_ts) <= outer_z.end_ts <= w[3].begin_ts
+    assert outer_z.end_ts <= main_z.end_ts
     if proc.stdout == "False\n" and mode == "":
-        assert (inner_z[7], outer_z[7]) == (w[1][7], w[2][7])
+        assert (inner_z.end_ts, outer_z.end_ts) == (w[1].end_ts, w[2].end_ts)
 
 
 def test_a_running_call_that_returns_right_before_the_stop_is_ended(tmp_path):
@@ -294,8 +294,8 @@ def test_a_running_call_that_returns_right_before_the_stop_is_ended(tmp_path):
             tracy.stop_trace()
         main()
     """, out)
-    zs = sorted(python_zones(out), key=lambda z: (z[6], z[8]))
-    got = [(z[2], z[8], z[10]) for z in zs if z[2] in ("<module>", "main", "inner", "work")]
+    zs = sorted(python_zones(out), key=lambda z: (z.begin_ts, z.depth))
+    got = [(z.name, z.depth, z.flags) for z in zs if z.name in ("<module>", "main", "inner", "work")]
     assert got == [("<module>", 0, CUT | UNCLOSED), ("main", 1, CUT | UNCLOSED),
                    ("inner", 2, CUT), ("work", 3, 0)]
     assert one(zs, "work")[7] <= one(zs, "inner")[7] <= one(zs, "main")[7]
@@ -328,13 +328,13 @@ def test_a_call_begun_in_the_previous_window_ends_once(tmp_path, mode):
     proc = subprocess.run([PYTHON, str(script), str(a), str(b)], capture_output=True,
                           text=True, timeout=120, env=env, cwd=str(tmp_path))
     assert proc.returncode == 0, proc.stderr
-    first = [(z[2], z[8], z[10]) for z in sorted(python_zones(a), key=lambda z: (z[6], z[8]))
-             if z[2] in ("<module>", "outer", "inner", "work")]
+    first = [(z.name, z.depth, z.flags) for z in sorted(python_zones(a), key=lambda z: (z.begin_ts, z.depth))
+             if z.name in ("<module>", "outer", "inner", "work")]
     assert first == [("<module>", 0, CUT | UNCLOSED), ("outer", 1, CUT | UNCLOSED),
                      ("inner", 2, UNCLOSED), ("work", 3, 0)]
     zs = python_zones(b)
-    got = [(z[2], z[8], z[10]) for z in sorted(zs, key=lambda z: (z[6], z[8]))
-           if z[2] in ("<module>", "outer", "inner", "work")]
+    got = [(z.name, z.depth, z.flags) for z in sorted(zs, key=lambda z: (z.begin_ts, z.depth))
+           if z.name in ("<module>", "outer", "inner", "work")]
     assert got == [("<module>", 0, CUT | UNCLOSED), ("outer", 1, CUT | UNCLOSED),
                    ("inner", 2, CUT), ("work", 3, 0), ("work", 2, 0)]
 
@@ -366,8 +366,8 @@ def test_running_calls_that_raise_or_yield_end_there(tmp_path):
         f()
     """, out)
     assert proc.stdout == "ok\n"
-    zs = sorted(python_zones(out), key=lambda z: (z[6], z[8]))
-    got = [(z[2], z[8], z[10]) for z in zs if z[2] in ("<module>", "f", "gen", "g", "work")]
+    zs = sorted(python_zones(out), key=lambda z: (z.begin_ts, z.depth))
+    got = [(z.name, z.depth, z.flags) for z in zs if z.name in ("<module>", "f", "gen", "g", "work")]
     assert got == [("<module>", 0, CUT | UNCLOSED), ("f", 1, CUT | UNCLOSED), ("gen", 2, CUT),
                    ("g", 3, CUT), ("work", 4, 0), ("work", 3, 0), ("work", 2, 0),
                    ("gen", 2, 0), ("work", 3, 0)]
@@ -389,10 +389,10 @@ def test_a_child_forked_under_running_calls_ends_its_zones(tmp_path):
     """, out)
     zs = python_zones(out)
     # (at-fork handlers of the stdlib may run in the child first)
-    kid = [(z[2], z[8], z[10]) for z in sorted(zs, key=lambda z: (z[6], z[8]))
-           if z[0] == 2 and z[2] in ("child", "work", "main", "<module>")]
+    kid = [(z.name, z.depth, z.flags) for z in sorted(zs, key=lambda z: (z.begin_ts, z.depth))
+           if z.process == 2 and z.name in ("child", "work", "main", "<module>")]
     assert kid == [("child", 0, 0), ("work", 1, 0)]
-    assert [(z[2], z[8], z[10]) for z in zs if z[0] == 1 and z[2] in ("<module>", "main")] in (
+    assert [(z.name, z.depth, z.flags) for z in zs if z.process == 1 and z.name in ("<module>", "main")] in (
         [("<module>", 0, CUT | UNCLOSED), ("main", 1, CUT | UNCLOSED)],
         [("main", 1, CUT | UNCLOSED), ("<module>", 0, CUT | UNCLOSED)])
 
@@ -409,7 +409,7 @@ def test_max_depth_counts_the_running_calls(tmp_path):
             loop()
         main()
     """, out)
-    got = [(z[2], z[8], z[10]) for z in sorted(python_zones(out), key=lambda z: (z[6], z[8]))]
+    got = [(z.name, z.depth, z.flags) for z in sorted(python_zones(out), key=lambda z: (z.begin_ts, z.depth))]
     assert got == [("<module>", 0, CUT | UNCLOSED), ("main", 1, CUT | UNCLOSED),
                    ("loop", 2, CUT | UNCLOSED), ("mid", 3, 0)]
 
@@ -440,6 +440,6 @@ def test_a_thread_whose_first_call_is_an_inlined_init(tmp_path):
     """, out)
     zs = python_zones(out)
     spin = one(zs, "spin")
-    assert spin[10] == CUT | UNCLOSED
-    inits = [z for z in zs if z[2] == "P.__init__" and z[0:2] == spin[0:2]]
-    assert inits and all(z[8] == spin[8] + 1 and z[10] & ~UNCLOSED == 0 for z in inits)
+    assert spin.flags == CUT | UNCLOSED
+    inits = [z for z in zs if z.name == "P.__init__" and (z.process, z.thread) == (spin.process, spin.thread)]
+    assert inits and all(z.depth == spin.depth + 1 and z.flags & ~UNCLOSED == 0 for z in inits)
