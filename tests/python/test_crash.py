@@ -305,8 +305,12 @@ def test_fork_children_killed_early_are_recorded_clean_or_counted(tmp_path):
     assert stats["events_rejected"] == 0 and stats["clients_rejected"] == 0, seed
     for p in t["processes"][1:]:
         if p["status"] == 1:  # SIGKILL: what it had not sent is said unknown
-            assert p["end_reason"].endswith(
-                "ended by SIGKILL (signal 9); events recorded but not sent: unknown"), (seed, p)
+            # the signal is named when the daemon could ask the kernel: a
+            # child killed and reaped before the daemon took its pidfd at
+            # HELLO leaves no trace of how it ended
+            assert p["end_reason"].endswith("events recorded but not sent: unknown"), (seed, p)
+            assert "(signal" not in p["end_reason"] or \
+                "ended by SIGKILL (signal 9)" in p["end_reason"], (seed, p)
         else:
             assert p["status"] == 0, (seed, p)
             assert p["events_received"] == p["events_sent"], (seed, p)
