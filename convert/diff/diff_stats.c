@@ -298,25 +298,29 @@ double ds_student(const double *a, size_t na, const double *b, size_t nb) {
 
 /* ---- Many rows at once ---------------------------------------------------- */
 
-static const double *holm_base; /* qsort has no context argument */
+/* A p-value and its place: sorted by value, without state outside the call
+ * (tracy-serve compares sessions on several threads at once). */
+typedef struct ranked {
+    double p;
+    size_t at;
+} ranked;
 
 static int by_p(const void *x, const void *y) {
-    double a = holm_base[*(const size_t *)x], b = holm_base[*(const size_t *)y];
+    double a = ((const ranked *)x)->p, b = ((const ranked *)y)->p;
     return a < b ? -1 : a > b;
 }
 
 int ds_holm(double *p, size_t n) {
-    size_t *order = malloc((n ? n : 1) * sizeof *order);
+    ranked *order = malloc((n ? n : 1) * sizeof *order);
     if (!order) return -1;
-    for (size_t i = 0; i < n; i++) order[i] = i;
-    holm_base = p;
+    for (size_t i = 0; i < n; i++) order[i] = (ranked){p[i], i};
     qsort(order, n, sizeof *order, by_p);
     double run = 0;
     for (size_t k = 0; k < n; k++) {
-        double adj = (double)(n - k) * p[order[k]];
+        double adj = (double)(n - k) * order[k].p;
         if (adj > 1) adj = 1;
         if (adj > run) run = adj;
-        p[order[k]] = run;
+        p[order[k].at] = run;
     }
     free(order);
     return 0;
