@@ -54,41 +54,102 @@ typedef PyFrameObject py_frame;
 #define EVAL_PARAMS py_frame *f, int exc
 #define EVAL_ARGS f, exc
 #endif
-#if PY_VERSION_HEX >= 0x030C0000 && PY_VERSION_HEX < 0x030D0000
-/* CPython 3.12 charges two units of its C recursion budget (C_RECURSION_LIMIT,
- * 1500) for every entry into _PyEval_EvalFrameDefault. Unprofiled, a Python
- * call is evaluated inline and charges none; through the hook every call is
- * such an entry, so that recursion would stop at about 740 levels where the
- * program reaches sys.getrecursionlimit(). The hook gives those two units
- * back while the thread's stack has room (PY_STACK_MARGIN left); nearer its
- * end CPython's own limit applies again, and raises RecursionError before
- * the stack overflows. 3.13 budgets by stack size and needs none of this. */
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030E0000
+/* Deep recursion through the hook. From 3.11 CPython evaluates a Python
+ * call inline, on no C stack; through the hook every call is an entry into
+ * _PyEval_EvalFrameDefault from C, which takes about 470 bytes of the
+ * thread's stack (measured on 3.13) and units of a budget:
+ * - 3.12 and 3.13 charge two units of c_recursion_remaining (1500 on 3.12,
+ *   10000 on 3.13) per entry, where an inline call charges none: recursion
+ *   would stop at a quarter to a half of the depth the program reaches
+ *   plain (3.13's test_functools.TestLRUPy.test_lru_recursion). The hook
+ *   gives units back while the stack has room.
+ * - 3.11 charges one unit of recursion_remaining, as an inline call does,
+ *   so the depth is plain's; but with sys.setrecursionlimit raised the
+ *   stack can end first, and the program would die by SIGSEGV where plain
+ *   Python runs.
+ * Within PY_STACK_MARGIN of the stack's end (half a stack smaller than two
+ * margins) the hook gives none back, and holds back for the length of the
+ * call every unit beyond what the rest of the stack can take at
+ * PY_ENTRY_BYTES an entry, so CPython raises RecursionError before the
+ * stack overflows. On a stack it
+ * cannot place (bounds unknown, or code run on a stack of its own) it
+ * changes nothing. 3.14 budgets by stack size. */
 #include <pthread.h>
-#define PY_STACK_MARGIN (512u << 10)
-static __thread uintptr_t py_stack_floor /* lowest usable address + margin */
-    __attribute__((tls_model("initial-exec")));
+#if PY_VERSION_HEX >= 0x030C0000
+#define PY_BUDGET(ts) ((ts)->c_recursion_remaining)
+#define PY_ENTRY_UNITS 2
+/* Units are given back lazily: PY_BUDGET_GIVE for the length of a call
+ * that finds the budget at PY_BUDGET_LOW or less. */
+#define PY_BUDGET_LOW(ts) (PY_BUDGET(ts) <= 100)
+#define PY_BUDGET_GIVE 512
+#else
+#define PY_BUDGET(ts) ((ts)->recursion_remaining)
+#define PY_ENTRY_UNITS 1
+#define PY_BUDGET_LOW(ts) 0 /* the budget is the recursion limit: none given */
+#define PY_BUDGET_GIVE 0
+#endif
+#define PY_STACK_MARGIN ((uintptr_t)512 << 10)
+#define PY_ENTRY_BYTES 1024u
+/* This thread's stack: [lo, hi), with PY_STACK_MARGIN (at most half of it)
+ * above lo. floor = lo + margin: UINTPTR_MAX until read, 0 for a stack whose
+ * bounds are unknown. */
+static __thread uintptr_t py_stack_floor __attribute__((tls_model("initial-exec"))) =
+    UINTPTR_MAX;
+static __thread uintptr_t py_stack_lo __attribute__((tls_model("initial-exec")));
+static __thread uintptr_t py_stack_hi __attribute__((tls_model("initial-exec")));
 
-static __attribute__((noinline)) uintptr_t py_stack_floor_init(void) {
+static inline uintptr_t py_stack_pointer(void) {
+#if defined(__x86_64__)
+    uintptr_t sp;
+    __asm__("mov %%rsp, %0" : "=r"(sp)); /* no frame pointer forced */
+    return sp;
+#else
+    return (uintptr_t)__builtin_frame_address(0);
+#endif
+}
+
+static __attribute__((noinline)) void py_stack_init(void) {
     pthread_attr_t a;
     void *lo = NULL;
     size_t size = 0;
-    uintptr_t floor = UINTPTR_MAX; /* unknown: never give units back */
-    if (pthread_getattr_np(pthread_self(), &a) == 0) {
-        if (pthread_attr_getstack(&a, &lo, &size) == 0 && size > 2 * PY_STACK_MARGIN)
-            floor = (uintptr_t)lo + PY_STACK_MARGIN;
-        pthread_attr_destroy(&a);
+    py_stack_floor = 0;
+    if (pthread_getattr_np(pthread_self(), &a) != 0) return;
+    if (pthread_attr_getstack(&a, &lo, &size) == 0 && lo && size) {
+        uintptr_t margin = size / 2 < PY_STACK_MARGIN ? size / 2 : PY_STACK_MARGIN;
+        py_stack_lo = (uintptr_t)lo;
+        py_stack_floor = (uintptr_t)lo + margin;
+        py_stack_hi = (uintptr_t)lo + size;
     }
-    return py_stack_floor = floor;
+    pthread_attr_destroy(&a);
+}
+
+/* The units to add to the budget for the length of a call at sp: given
+ * back above the margin, held back (negative) within it. */
+static inline int py_budget_adjust(PyThreadState *ts, uintptr_t sp) {
+    if (sp >= py_stack_floor && sp < py_stack_hi)
+        return PY_BUDGET_LOW(ts) ? PY_BUDGET_GIVE : 0;
+    if (sp < py_stack_lo || sp >= py_stack_floor) return 0; /* not this stack */
+    int room = (int)((sp - py_stack_lo) / PY_ENTRY_BYTES) * PY_ENTRY_UNITS;
+    return PY_BUDGET(ts) > room ? room - PY_BUDGET(ts) : 0;
+}
+
+/* The first call of a thread, a low budget, or the stack's last margin. */
+static __attribute__((noinline)) PyObject *py_eval_slow(PyThreadState *ts, py_frame *f, int exc,
+                                                        uintptr_t sp) {
+    if (py_stack_floor == UINTPTR_MAX) py_stack_init();
+    int adjust = py_budget_adjust(ts, sp);
+    PY_BUDGET(ts) += adjust;
+    PyObject *r = _PyEval_EvalFrameDefault(ts, f, exc);
+    PY_BUDGET(ts) -= adjust;
+    return r;
 }
 
 static inline PyObject *py_eval_default(PyThreadState *ts, py_frame *f, int exc) {
-    uintptr_t floor = py_stack_floor;
-    if (__builtin_expect(floor == 0, 0)) floor = py_stack_floor_init();
-    if ((uintptr_t)__builtin_frame_address(0) < floor) return _PyEval_EvalFrameDefault(ts, f, exc);
-    ts->c_recursion_remaining += 2;
-    PyObject *r = _PyEval_EvalFrameDefault(ts, f, exc);
-    ts->c_recursion_remaining -= 2;
-    return r;
+    uintptr_t sp = py_stack_pointer();
+    if (__builtin_expect(sp < py_stack_floor || PY_BUDGET_LOW(ts), 0))
+        return py_eval_slow(ts, f, exc, sp);
+    return _PyEval_EvalFrameDefault(ts, f, exc);
 }
 #define EVAL_DEFAULT() py_eval_default(EVAL_ARGS)
 #else

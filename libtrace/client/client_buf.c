@@ -117,6 +117,13 @@ static void set_limit(lt__thr *t, uint8_t *limit) {
         __atomic_store_n(&t->pub.limit, NULL, __ATOMIC_SEQ_CST);
 }
 
+/* The limit for the fast path: none while the thread is inside a dropped
+ * zone or nested LT__DEPTH_DEEP deep, so that every record comes to the
+ * slow path. */
+static uint8_t *fast_limit(const lt__thr *t) {
+    return t->skip || t->pub.depth >= LT__DEPTH_DEEP ? NULL : t->real_limit;
+}
+
 /* Makes c the thread's write chunk (producer side). */
 static void tb_install(lt__thr *t, lt__chunk *c) {
     t->cur = c;
@@ -125,7 +132,7 @@ static void tb_install(lt__thr *t, lt__chunk *c) {
     t->pub.committed = &c->committed;
     t->pub.cbias = -(uint64_t)(uintptr_t)c->data;
     t->real_limit = c->data + LT__CHUNK_CAP - LT__SLACK;
-    set_limit(t, t->skip ? NULL : t->real_limit);
+    set_limit(t, fast_limit(t));
 }
 
 static void tb_use_scratch(lt__thr *t) {
@@ -377,6 +384,14 @@ static int renew(lt__thr *t, int end) {
     return end && t->pub.depth == 0 ? -1 : 0;
 }
 
+/* Drops a begin and, through t->skip, its children and its end. */
+static int drop_begin(lt__thr *t) {
+    t->skip = 1;
+    t->pub.limit = NULL; /* so that the matching end comes here */
+    count_lost(t, 1);
+    return -1;
+}
+
 int lt__tbuf_refill(lt__tbuf *pt, uint64_t ts) {
     lt__thr *t = (lt__thr *)pt;
     if (__builtin_expect(tb_in_scratch(t) || lt__buf_stale(t), 0)) return renew(t, 0);
@@ -385,16 +400,12 @@ int lt__tbuf_refill(lt__tbuf *pt, uint64_t ts) {
         count_lost(t, 1);
         return -1;
     }
+    if (pt->depth >= LT__DEPTH_CAP) return drop_begin(t);
     if (pt->wp <= t->real_limit) {
-        pt->limit = t->real_limit;
+        pt->limit = fast_limit(t);
         return 0;
     }
-    if (make_room(t, ts, 1) < 0) {
-        t->skip = 1;
-        pt->limit = NULL; /* so that the matching end comes here */
-        count_lost(t, 1);
-        return -1;
-    }
+    if (make_room(t, ts, 1) < 0) return drop_begin(t);
     return 0;
 }
 
@@ -404,14 +415,14 @@ int lt__tbuf_refill_end(lt__tbuf *pt, uint64_t ts) {
     if (t->skip) {
         count_lost(t, 1);
         if (--t->skip == 0) {
-            pt->limit = t->real_limit;
+            pt->limit = fast_limit(t);
             if (pt->wp <= t->real_limit && t->lost_pending) write_lost(t, ts);
         }
         return -1;
     }
     if (pt->depth == 0) return -1;
     if (pt->wp <= t->real_limit) {
-        pt->limit = t->real_limit;
+        pt->limit = fast_limit(t);
         return 0;
     }
     (void)make_room(t, ts, 0);

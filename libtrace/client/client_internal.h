@@ -18,6 +18,14 @@
 #define LT__CHUNK_BYTES (64u << 10)
 /* Longest string field of a record written outside the hot path. */
 #define LT__MAX_TEXT (LT__CHUNK_CAP - LT__SLACK - 64u)
+/* Zones nested deeper than LT__DEPTH_CAP are dropped with their children and
+ * counted as lost: the format allows LT_MAX_DEPTH, less room for the zones
+ * the client adds around the program's (waits, cut zones). From
+ * LT__DEPTH_DEEP on every record of the thread takes the slow path, which
+ * checks the cap; below it, between two slow paths a thread writes at most a
+ * chunk, so at most LT__CHUNK_CAP / 2 begins of 2 bytes or more. */
+#define LT__DEPTH_CAP (LT_MAX_DEPTH - 64u)
+#define LT__DEPTH_DEEP (LT__DEPTH_CAP - LT__CHUNK_CAP / 2u)
 /* Longest name in a metadata record. */
 #define LT__MAX_NAME 4096u
 

@@ -71,12 +71,6 @@ KNOWN = {
                       "TestSetLocalTrace", "TraceOpcodesTestCase", "TraceTestCase")},
         # pdb stops one line late in an __init__ watched through sys.monitoring
         "test_pdb": {"test.test_pdb.test_pdb_issue_gh_65052"},
-        # 3.13 charges every call that enters the evaluator from C two units
-        # of the C recursion limit; plain Python inlines a Python-to-Python
-        # call, under a frame-evaluation hook none is: the pure-Python
-        # lru_cache wrapper's recursion to c_recursion_limit * 2 // 7 runs out
-        # (RecursionError). --mechanism exact passes it.
-        "test_functools": {"test.test_functools.TestLRUPy.test_lru_recursion"},
     },
 }
 
