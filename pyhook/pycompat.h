@@ -63,7 +63,9 @@ typedef PyFrameObject py_frame;
  *   10000 on 3.13) per entry, where an inline call charges none: recursion
  *   would stop at a quarter to a half of the depth the program reaches
  *   plain (3.13's test_functools.TestLRUPy.test_lru_recursion). The hook
- *   gives units back while the stack has room.
+ *   gives each entry its two units back while the stack has room; an entry
+ *   plain Python also makes from C (a C function calling Python) is then
+ *   charged only the C function's own unit.
  * - 3.11 charges one unit of recursion_remaining, as an inline call does,
  *   so the depth is plain's; but with sys.setrecursionlimit raised the
  *   stack can end first, and the program would die by SIGSEGV where plain
@@ -72,32 +74,26 @@ typedef PyFrameObject py_frame;
  * margins) the hook gives none back, and holds back for the length of the
  * call every unit beyond what the rest of the stack can take at
  * PY_ENTRY_BYTES an entry, so CPython raises RecursionError before the
- * stack overflows. On a stack it
- * cannot place (bounds unknown, or code run on a stack of its own) it
- * changes nothing. 3.14 budgets by stack size. */
+ * stack overflows. On a stack it cannot place (bounds unknown, or code run
+ * on a stack of its own) it changes nothing. 3.14 budgets by stack size. */
 #include <pthread.h>
 #if PY_VERSION_HEX >= 0x030C0000
 #define PY_BUDGET(ts) ((ts)->c_recursion_remaining)
 #define PY_ENTRY_UNITS 2
-/* Units are given back lazily: PY_BUDGET_GIVE for the length of a call
- * that finds the budget at PY_BUDGET_LOW or less. */
-#define PY_BUDGET_LOW(ts) (PY_BUDGET(ts) <= 100)
-#define PY_BUDGET_GIVE 512
 #else
 #define PY_BUDGET(ts) ((ts)->recursion_remaining)
 #define PY_ENTRY_UNITS 1
-#define PY_BUDGET_LOW(ts) 0 /* the budget is the recursion limit: none given */
-#define PY_BUDGET_GIVE 0
 #endif
 #define PY_STACK_MARGIN ((uintptr_t)512 << 10)
 #define PY_ENTRY_BYTES 1024u
-/* This thread's stack: [lo, hi), with PY_STACK_MARGIN (at most half of it)
- * above lo. floor = lo + margin: UINTPTR_MAX until read, 0 for a stack whose
- * bounds are unknown. */
-static __thread uintptr_t py_stack_floor __attribute__((tls_model("initial-exec"))) =
-    UINTPTR_MAX;
-static __thread uintptr_t py_stack_lo __attribute__((tls_model("initial-exec")));
-static __thread uintptr_t py_stack_hi __attribute__((tls_model("initial-exec")));
+/* This thread's stack: [lo, lo + size). Units are given back in [floor,
+ * floor + span), above a margin of PY_STACK_MARGIN (at most half the stack).
+ * lo is 0 until read, 1 when the bounds are unknown (span 0). One struct, so
+ * that the hot path finds its thread-local offset once. */
+typedef struct py_stack_bounds {
+    uintptr_t floor, span, lo;
+} py_stack_bounds;
+static __thread py_stack_bounds py_stack __attribute__((tls_model("initial-exec")));
 
 static inline uintptr_t py_stack_pointer(void) {
 #if defined(__x86_64__)
@@ -113,32 +109,29 @@ static __attribute__((noinline)) void py_stack_init(void) {
     pthread_attr_t a;
     void *lo = NULL;
     size_t size = 0;
-    py_stack_floor = 0;
+    py_stack.lo = 1;
     if (pthread_getattr_np(pthread_self(), &a) != 0) return;
     if (pthread_attr_getstack(&a, &lo, &size) == 0 && lo && size) {
         uintptr_t margin = size / 2 < PY_STACK_MARGIN ? size / 2 : PY_STACK_MARGIN;
-        py_stack_lo = (uintptr_t)lo;
-        py_stack_floor = (uintptr_t)lo + margin;
-        py_stack_hi = (uintptr_t)lo + size;
+        py_stack.lo = (uintptr_t)lo;
+        py_stack.floor = (uintptr_t)lo + margin;
+        py_stack.span = size - margin;
     }
     pthread_attr_destroy(&a);
 }
 
-/* The units to add to the budget for the length of a call at sp: given
- * back above the margin, held back (negative) within it. */
-static inline int py_budget_adjust(PyThreadState *ts, uintptr_t sp) {
-    if (sp >= py_stack_floor && sp < py_stack_hi)
-        return PY_BUDGET_LOW(ts) ? PY_BUDGET_GIVE : 0;
-    if (sp < py_stack_lo || sp >= py_stack_floor) return 0; /* not this stack */
-    int room = (int)((sp - py_stack_lo) / PY_ENTRY_BYTES) * PY_ENTRY_UNITS;
-    return PY_BUDGET(ts) > room ? room - PY_BUDGET(ts) : 0;
-}
-
-/* The first call of a thread, a low budget, or the stack's last margin. */
+/* Outside [floor, floor + span): the thread's first call, its stack's last
+ * margin (units held back), or a stack of the program's own (unchanged). */
 static __attribute__((noinline)) PyObject *py_eval_slow(PyThreadState *ts, py_frame *f, int exc,
                                                         uintptr_t sp) {
-    if (py_stack_floor == UINTPTR_MAX) py_stack_init();
-    int adjust = py_budget_adjust(ts, sp);
+    if (py_stack.lo == 0) py_stack_init();
+    int adjust = 0;
+    if (sp - py_stack.floor < py_stack.span) {
+        adjust = PY_ENTRY_UNITS == 2 ? 2 : 0;
+    } else if (sp >= py_stack.lo && sp < py_stack.floor) {
+        int room = (int)((sp - py_stack.lo) / PY_ENTRY_BYTES) * PY_ENTRY_UNITS;
+        if (PY_BUDGET(ts) > room) adjust = room - PY_BUDGET(ts);
+    }
     PY_BUDGET(ts) += adjust;
     PyObject *r = _PyEval_EvalFrameDefault(ts, f, exc);
     PY_BUDGET(ts) -= adjust;
@@ -147,9 +140,16 @@ static __attribute__((noinline)) PyObject *py_eval_slow(PyThreadState *ts, py_fr
 
 static inline PyObject *py_eval_default(PyThreadState *ts, py_frame *f, int exc) {
     uintptr_t sp = py_stack_pointer();
-    if (__builtin_expect(sp < py_stack_floor || PY_BUDGET_LOW(ts), 0))
+    if (__builtin_expect(sp - py_stack.floor >= py_stack.span, 0))
         return py_eval_slow(ts, f, exc, sp);
+#if PY_VERSION_HEX >= 0x030C0000
+    PY_BUDGET(ts) += 2;
+    PyObject *r = _PyEval_EvalFrameDefault(ts, f, exc);
+    PY_BUDGET(ts) -= 2;
+    return r;
+#else
     return _PyEval_EvalFrameDefault(ts, f, exc);
+#endif
 }
 #define EVAL_DEFAULT() py_eval_default(EVAL_ARGS)
 #else
