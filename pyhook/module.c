@@ -583,6 +583,18 @@ static PyObject *m_rundir(PyObject *self, PyObject *unused) {
     return PyUnicode_DecodeFSDefault(dir);
 }
 
+PyDoc_STRVAR(sweep_captures_doc,
+"_sweep_captures() -> None\n--\n\n"
+"Removes from the run folder the private capture files of programs that\n"
+"ended during an on-demand capture (a process gone, a minute ago or more).");
+
+static PyObject *m_sweep_captures(PyObject *self, PyObject *unused) {
+    Py_BEGIN_ALLOW_THREADS
+    lt__sweep_captures();
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef tracy_methods[] = {
     {"configure", (PyCFunction)(void (*)(void))m_configure, METH_VARARGS | METH_KEYWORDS,
      configure_doc},
@@ -609,6 +621,7 @@ static PyMethodDef tracy_methods[] = {
     {"frame_mark", m_frame_mark, METH_VARARGS, frame_mark_doc},
     {"thread_name", m_thread_name, METH_VARARGS, thread_name_doc},
     {"_rundir", m_rundir, METH_NOARGS, rundir_doc},
+    {"_sweep_captures", m_sweep_captures, METH_NOARGS, sweep_captures_doc},
     {"_mark_profiled", m_mark_profiled, METH_VARARGS, mark_profiled_doc},
     {"_compile_exec", m_compile_exec, METH_VARARGS, compile_exec_doc},
     {"_thread_hook", py__thread_hook, METH_VARARGS, thread_hook_doc},

@@ -348,5 +348,10 @@ uint8_t *lt__put_text(uint8_t *p, const char *s, size_t len, size_t max);
  * candidate was passed over and why (it may have been planted). */
 #define LT__RUNDIR_MAX 84
 int lt__rundir_said(char *out, size_t out_len);
+/* Removes from the run folder the private capture files (capture-PID-N.tracy)
+ * of programs that ended during an on-demand capture: those of a process no
+ * longer alive, of this user, a minute old or more. Called when a listener
+ * starts (client_listen.c; the Python package's through _tracy). */
+void lt__sweep_captures(void);
 
 #endif /* LIBTRACE_CLIENT_INTERNAL_H */

@@ -11,11 +11,13 @@
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +32,7 @@
 #define REQUEST_MS 5000
 #define MAX_CAPTURE_MS (24ull * 3600 * 1000)
 #define EXIT_WAIT_MS 60000
+#define STALE_CAPTURE_S 60
 
 static struct {
     pthread_mutex_t mu;
@@ -231,6 +234,40 @@ static void ship(int fd, const char *path, const char *why, uint64_t events) {
     unlink(path);
 }
 
+/* The pid of a private capture file's name (capture-PID-N.tracy, as this
+ * file and the Python package name them), or 0. */
+static long capture_pid(const char *name) {
+    char *end;
+    if (strncmp(name, "capture-", 8) != 0) return 0;
+    long pid = strtol(name + 8, &end, 10);
+    if (pid <= 0 || *end != '-' || end[1] < '0' || end[1] > '9') return 0;
+    end = (char *)end + 1 + strspn(end + 1, "0123456789");
+    return strcmp(end, ".tracy") == 0 ? pid : 0;
+}
+
+/* Whether the file `name` in dfd is a capture left by a process gone: a
+ * regular file of this user, a minute old or more, whose pid is not alive. */
+static int capture_left(int dfd, const char *name, time_t now) {
+    struct stat st;
+    long pid = capture_pid(name);
+    if (pid == 0 || pid == (long)getpid()) return 0;
+    if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) return 0;
+    if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) return 0;
+    return S_ISREG(st.st_mode) && st.st_uid == geteuid() && now - st.st_mtime >= STALE_CAPTURE_S;
+}
+
+void lt__sweep_captures(void) {
+    char dir[LT__RUNDIR_MAX];
+    if (lt__rundir_said(dir, sizeof dir) < 0) return;
+    DIR *d = opendir(dir);
+    if (!d) return;
+    time_t now = time(NULL);
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        if (capture_left(dirfd(d), e->d_name, now)) (void)unlinkat(dirfd(d), e->d_name, 0);
+    closedir(d);
+}
+
 static void capture(int fd, uint64_t ms) {
     char dir[LT__RUNDIR_MAX], path[LT__RUNDIR_MAX + 80];
     static unsigned seq;
@@ -381,6 +418,7 @@ int lt_listen_start(const char *spec, const char *token) {
         return LT_ECONNECT;
     }
     pthread_detach(th);
+    lt__sweep_captures();
     L.fd = s;
     L.port = bound_port(s);
     snprintf(L.token, sizeof L.token, "%s", token ? token : "");

@@ -100,6 +100,8 @@ def start_server(port, addr="127.0.0.1", token=None):
         atexit.register(_at_exit)
         _srv["at_exit"] = True
     _thread.start_new_thread(_serve, (s,))
+    # the private files of captures that a program's end cut short
+    _tracy._sweep_captures()
     return s.getsockname()[1]
 
 

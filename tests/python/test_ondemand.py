@@ -254,6 +254,36 @@ def test_sigterm_during_a_capture(tmp_path):
                                    "during the capture without sending the trace\n"
                                    % srv.listen)
     assert not os.path.exists(str(tmp_path / "term.tracy"))
+    sweep_left_capture(srv.proc.pid)
+
+
+def sweep_left_capture(dead):
+    """The private file of the capture that the end of process `dead` cut
+    short is left in the run folder; the next listener to start removes it
+    once a minute old, and nothing else: not a younger one, not one of a live
+    process, not a name of another form."""
+    env = env_for_tests()
+    rundir = subprocess.run([PYTHON, "-c", "from tracy import _tracy; print(_tracy._rundir())"],
+                            capture_output=True, text=True, timeout=60, env=env).stdout.strip()
+    left = [n for n in os.listdir(rundir) if n.startswith("capture-%d-" % dead)]
+    assert len(left) == 1 and left[0].endswith(".tracy"), left
+    old = time.time() - 120
+    kept = ["capture-%d-1.tracy" % os.getpid(), "capture-%d-1.tracy.part" % dead,
+            "capture-%d-x.tracy" % dead, "capture-%d-2.tracy" % dead]
+    for name in kept:
+        with open(os.path.join(rundir, name), "w"):
+            pass
+    for name in [left[0]] + kept[:3]:
+        os.utime(os.path.join(rundir, name), (old, old))
+    try:
+        subprocess.run([PYTHON, "-c", "import tracy; tracy.start_server(0)"], env=env,
+                       timeout=60, check=True)
+        assert not os.path.exists(os.path.join(rundir, left[0]))
+        assert all(os.path.exists(os.path.join(rundir, n)) for n in kept)
+    finally:
+        for name in kept + left:
+            if os.path.exists(os.path.join(rundir, name)):
+                os.unlink(os.path.join(rundir, name))
 
 
 def free_pair():
