@@ -15,6 +15,7 @@ Events go to this user's capture daemon (capture-release), on a Unix socket
 in the user's private run folder or at TRACY_ADDR; `python -m tracy
 script.py` starts one for the run. See tracy(1).
 """
+import os as _os
 import sys as _sys
 
 try:
@@ -23,16 +24,31 @@ except ImportError:
     from ._compat import extension_missing
     extension_missing()
     raise
-from . import _runtime as _rt
 
 __all__ = ["Profiler", "profile", "zone", "signpost", "message", "plot",
            "frame_mark", "thread_name", "flush", "enabled", "dump",
            "start_trace", "stop_trace", "trace", "Options", "start_server",
            "stop_server"]
 __version__ = _tracy.VERSION
-# How calls are recorded (tracy(1), --mechanism): "auto", "hook", "exact".
-MECHANISMS = _rt.MECHANISMS
-_PKG_DIR = _rt.PKG_DIR  # (the package's folder: frames there are the profiler's)
+# How calls are recorded (tracy(1), --mechanism): "hook", a PEP 523
+# frame-evaluation function (fast); "exact", none that changes how CPython
+# runs the program (sys.monitoring on 3.12+, a profile function before);
+# "auto", exact on 3.12+ when another tool is active at start, else hook.
+MECHANISMS = ("auto", "hook", "exact")
+_PKG_DIR = _os.path.dirname(_os.path.abspath(__file__))  # frames here are the profiler's
+
+# The process's runtime (tracy/_runtime.py: options, signals, fork and exec
+# wrappers), imported when recording is first asked for: a program that
+# imports tracy and runs without the profiler does not load it.
+_rt = None
+
+
+def _load_runtime():
+    global _rt
+    if _rt is None:
+        from . import _runtime as rt
+        _rt = rt
+    return _rt
 
 
 def dump():
@@ -61,13 +77,13 @@ class Profiler:
     def enable(self):
         if not self._on:
             self._on = True
-            _rt.enable()
+            (_rt or _load_runtime()).enable()
         return self
 
     def disable(self):
         if self._on:
             self._on = False
-            _rt.disable()
+            (_rt or _load_runtime()).disable()
 
     def __enter__(self):
         return self.enable()
@@ -85,25 +101,25 @@ class _Profile:
             return self
         import functools
         code = getattr(func, "__code__", None)
-        if code is not None and _rt.lines_on():
+        if code is not None and (_rt or _load_runtime()).lines_on():
             # under -l, a line report shows the decorated functions only
             _tracy._mark_profiled(code.co_filename, code.co_firstlineno)
 
         @functools.wraps(func)
         def wrapper(*args, **kwargs):
-            _rt.enable()
+            (_rt or _load_runtime()).enable()
             try:
                 return func(*args, **kwargs)
             finally:
-                _rt.disable()
+                (_rt or _load_runtime()).disable()
         return wrapper
 
     def __enter__(self):
-        _rt.enable()
+        (_rt or _load_runtime()).enable()
         return self
 
     def __exit__(self, *exc):
-        _rt.disable()
+        (_rt or _load_runtime()).disable()
         return False
 
 
@@ -220,4 +236,6 @@ def __dir__():
                   | {n for n in globals() if n.startswith("__") and n.endswith("__")})
 
 
-_rt.listen_from_environment()
+if _os.environ.get("TRACY_LISTEN") and "TRACY_PY_OPTS" not in _os.environ:
+    from . import _ondemand  # listen for captures from the start
+    _ondemand.from_environment()

@@ -203,7 +203,7 @@ def parse_args(argv):
         i += 1
     if cli["module"] is None and cli["script"] is None:
         raise UsageError("no script or -m module given")
-    if opts["mechanism"] not in _rt.MECHANISMS:
+    if opts["mechanism"] not in tracy.MECHANISMS:
         raise UsageError("--mechanism (or TRACY_MECHANISM) takes auto, hook or exact, not %r"
                          % opts["mechanism"])
     if opts["R"] or opts["E"] or opts["I"] or opts["MI"] or opts["ME"] or opts["MR"]:
@@ -254,7 +254,7 @@ def check_output(out, cli):
         raise OutputError("refusing to write the trace over the script %s" % target)
     if os.path.isdir(out):
         raise OutputError("%s is a folder" % out)
-    if os.path.exists(out) and not _rt.is_trace(out):
+    if os.path.exists(out) and not _capture.is_trace(out):
         raise OutputError("refusing to overwrite %s: not a trace" % out)
     d = os.path.dirname(out)
     try:
@@ -367,14 +367,14 @@ def _report():
 
 
 def write_report(trace, cli):
-    csv = _rt.find_tool("tracy-csv")
+    csv = _capture.find_tool("tracy-csv")
     report = trace[:-6] + ".csv" if trace.endswith(".tracy") else trace + ".csv"
     if csv is None:
         sys.stderr.write("tracy: tracy-csv not found, no op report written\n")
         return None
     # (-o: tracy-csv creates it as every tool does, never through a link
     # another user made)
-    if _rt.run_tool([csv, "-o", report, trace]) != 0:
+    if _capture.run_tool([csv, "-o", report, trace]) != 0:
         sys.stderr.write("tracy: tracy-csv failed on %s\n" % trace)
         return None
     return report
@@ -382,19 +382,19 @@ def write_report(trace, cli):
 
 def write_html_report(trace):
     """<trace>.html through tracy-export; its path, or None."""
-    exporter = _rt.find_tool("tracy-export")
+    exporter = _capture.find_tool("tracy-export")
     html = trace[:-6] + ".html" if trace.endswith(".tracy") else trace + ".html"
     if exporter is None:
         sys.stderr.write("tracy: tracy-export not found, no HTML report written\n")
         return None
-    return html if _rt.run_tool([exporter, "-f", "html", "-o", html, trace]) == 0 else None
+    return html if _capture.run_tool([exporter, "-f", "html", "-o", html, trace]) == 0 else None
 
 
 def where(addr, port):
     """A daemon's name for messages: its socket (this user's daemon-PORT.sock
     when addr is None), or host:port."""
     if addr is None:
-        return _rt.daemon_socket(port)
+        return _capture.daemon_socket(port)
     return addr[5:] if addr.startswith("unix:") else "%s:%d" % (addr, port)
 
 
@@ -418,7 +418,7 @@ def summarize(run, sent, lost):
     if run.mode == Run.FLIGHT:  # the dumps say where they went
         return
     if run.mode == Run.OWN:
-        s = _rt.file_summary(run.out)
+        s = _capture.file_summary(run.out)
         if s is not None:
             events, procs, flost = s
             extra = "" if procs == 1 else " from %d processes" % procs
@@ -491,9 +491,10 @@ def connect(cli, out):
     spread = _capture.spread()
     if spread is not None:  # ranks on several hosts: a daemon and a part per host
         run.spread, run.final = spread, out
-        out = run.out = _capture.part_path(out, spread[0])
+        from tracy import _hosts
+        out = run.out = _hosts.part_path(out, spread[0])
     run.mode, run.pid, addr, run.rv, run.size = _capture.own_or_join(
-        out, lambda: _rt.start_daemon(out, lambda msg: _say(cli, msg)))
+        out, lambda: _capture.start_daemon(out, lambda msg: _say(cli, msg)))
     os.environ["TRACY_ADDR"] = addr
     os.environ.pop("TRACY_PORT", None)  # (TRACY_PORT=0 would be refused)
     run.addr = addr
@@ -543,14 +544,14 @@ def finish(run, cli, urgent=False):
             # A thread still running may have started multiprocessing's
             # helpers again: connected, they would hold the capture open.
             _rt.stop_mp_helpers()
-        code = _rt.wait_daemon(run.pid, interrupted)
+        code = _capture.wait_daemon(run.pid, interrupted)
         run.rv.remove(run.pid)
         if code != 0:
             sys.stderr.write("tracy: capture-release exited with status %d\n" % code)
     summarize(run, sent, lost)
     final = run.out if run.mode == Run.OWN else None
     if run.spread is not None:
-        final = gather(run, say) if not urgent else None
+        final = _gather(run, say) if not urgent else None
     if final and cli["report"]:
         report = write_report(final, cli)
         if report:
@@ -560,32 +561,14 @@ def finish(run, cli, urgent=False):
             sys.stderr.write("tracy: HTML report written to %s\n" % html)
 
 
-def gather(run, say):
+def _gather(run, say):
     """A job on several hosts: rank 0 merges the hosts' parts into the trace
-    asked for. Returns its path, or None (another rank, or no merge)."""
+    asked for (tracy/_hosts.py). Returns its path, or None."""
+    from tracy import _hosts
     job, world, rank = run.spread
     if rank != 0:
         return None
-    tools = (_rt.find_tool("tracy-info"), _rt.find_tool("tracy-merge"))
-    if None in tools:
-        sys.stderr.write("tracy: tracy-info or tracy-merge not found: the hosts' parts "
-                         "stay as they are\n")
-        return None
-    try:
-        got = _capture.gather_parts(run.final, job, world, tools, say)
-    except KeyboardInterrupt:
-        sys.stderr.write("tracy: interrupted; the hosts' parts of %s are not merged\n"
-                         % run.final)
-        return None
-    if got is None:
-        return None
-    ranks, hosts, missing = got
-    sys.stderr.write("tracy: trace written to %s (%d of %d ranks from %d hosts)\n"
-                     % (run.final, ranks, world, hosts))
-    if missing:
-        sys.stderr.write("tracy: ranks missing from the trace (their host's part never "
-                         "finished): %s\n" % " ".join(map(str, missing[:50])))
-    return run.final
+    return _hosts.gather(run.final, job, world, say)
 
 
 def _die_like(status):

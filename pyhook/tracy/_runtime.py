@@ -3,10 +3,12 @@ extension (tracy._tracy) for its whole life. The options and their encoding
 for child processes, the recording state of this process (State), enabling
 and disabling, thread names, the fatal signals (SIGTERM, SIGHUP), the
 fork, exec and os._exit wrappers, multiprocessing's helpers, the flight
-recorder's hooks, a child's start-up, and the capture daemon a run starts
-and waits for. The public API (tracy/__init__.py), python -m tracy
-(__main__.py), trace windows (_trace.py) and the child start-up
-(_child/sitecustomize.py) use it by name.
+recorder's hooks and a child's start-up. The public API
+(tracy/__init__.py), python -m tracy (__main__.py), trace windows
+(_trace.py) and the child start-up (_child/sitecustomize.py) use it by
+name. What only the process that runs the capture needs (the daemon's
+start and wait, the rendezvous, the toolkit's programs) is in _capture.py:
+every child process imports this module, none imports that one.
 
 Imported by every `import tracy`: it imports nothing the interpreter does
 not already hold; what a function needs it imports when called.
@@ -16,7 +18,7 @@ import sys
 
 from . import _tracy
 
-PKG_DIR = os.path.dirname(os.path.abspath(__file__))
+from . import _PKG_DIR as PKG_DIR
 _real_exit = os._exit
 _real_fork = getattr(os, "fork", None)
 
@@ -46,11 +48,6 @@ state = State()
 
 # ---- options ---------------------------------------------------------------
 
-# How calls are recorded (tracy(1), --mechanism): "hook", a PEP 523
-# frame-evaluation function (fast); "exact", none that changes how CPython
-# runs the program (sys.monitoring on 3.12+, a profile function before);
-# "auto", exact on 3.12+ when another tool is active at start, else hook.
-MECHANISMS = ("auto", "hook", "exact")
 FILTER_KEYS = ("I", "E", "R", "MI", "ME", "MR")
 
 
@@ -525,174 +522,6 @@ def setup_children_env(opts, program):
     if old:
         paths.append(old)
     env["PYTHONPATH"] = os.pathsep.join(paths)
-
-
-def listen_from_environment():
-    """TRACY_LISTEN (not in a profiled child): listen for captures from the
-    start (tracy/_ondemand.py)."""
-    if os.environ.get("TRACY_LISTEN") and "TRACY_PY_OPTS" not in os.environ:
-        from . import _ondemand
-        _ondemand.from_environment()
-
-
-_MAGIC = b"TRCYFILE"
-
-
-def is_trace(path):
-    """True for a .tracy file (or an empty file): those may be replaced."""
-    try:
-        with open(path, "rb") as f:
-            head = f.read(16)
-    except OSError:
-        return False
-    return head == b"" or head[8:16] == _MAGIC or head[:8] == _MAGIC
-
-
-# ---- the toolkit's programs and the capture daemon ----------------------------------
-
-def exit_code(status):
-    """os.waitstatus_to_exitcode (Python 3.9+) for a status of waitpid."""
-    if os.WIFSIGNALED(status):
-        return -os.WTERMSIG(status)
-    return os.WEXITSTATUS(status)
-
-
-def _which(prog):
-    for d in os.environ.get("PATH", "").split(os.pathsep):
-        p = os.path.join(d or ".", prog)
-        if os.access(p, os.X_OK) and not os.path.isdir(p):
-            return p
-    return None
-
-
-def find_tool(prog, env_var=None):
-    """A toolkit program: $env_var, a bin/ next to the package (build tree,
-    virtual environment, install prefix: up to <prefix>/lib/pythonX.Y/
-    site-packages/tracy), PATH."""
-    if env_var and os.environ.get(env_var):
-        return os.environ[env_var]
-    d = PKG_DIR
-    for _ in range(4):
-        d = os.path.dirname(d)
-        p = os.path.join(d, "bin", prog)
-        if os.access(p, os.X_OK) and not os.path.isdir(p):
-            return p
-    return _which(prog)
-
-
-def run_tool(argv):
-    """Runs a toolkit program; returns its exit status (as exit_code)."""
-    pid = os.posix_spawn(argv[0], argv, os.environ)
-    _, status = os.waitpid(pid, 0)
-    return exit_code(status)
-
-
-def file_summary(out):
-    """(events, processes, lost) as the finished file holds them, or None."""
-    info = find_tool("tracy-info")
-    if info is None:
-        return None
-    r, w = os.pipe()
-    try:
-        pid = os.posix_spawn(info, [info, out], os.environ,
-                             file_actions=[(os.POSIX_SPAWN_DUP2, w, 1),
-                                           (os.POSIX_SPAWN_OPEN, 2, os.devnull,
-                                            os.O_WRONLY, 0)])
-    except OSError:
-        os.close(r)
-        os.close(w)
-        return None
-    os.close(w)
-    data = b""
-    while True:
-        chunk = os.read(r, 65536)
-        if not chunk:
-            break
-        data += chunk
-    os.close(r)
-    os.waitpid(pid, 0)
-    # tracy-info's summary lines "events:", "lost events:", "processes:"
-    # (its text, not --json: python -m tracy imports nothing it can avoid)
-    got = {}
-    for line in data.decode("utf-8", "replace").splitlines():
-        key, sep, val = line.partition(":")
-        val = val.split()
-        if sep and key in ("events", "lost events", "processes") and val and val[0].isdigit():
-            got.setdefault(key, int(val[0]))
-    if len(got) != 3:
-        return None
-    return got["events"], got["processes"], got["lost events"]
-
-
-def daemon_socket(port):
-    """This user's local daemon's socket for a port (daemon-PORT.sock)."""
-    from . import _capture
-    return os.path.join(_capture.rundir(), "daemon-%d.sock" % port)
-
-
-def start_daemon(out, say):
-    """Spawns capture-release on a socket of its own in the user's run
-    folder. Returns (pid, "unix:PATH"); OSError when it cannot."""
-    exe = find_tool("capture-release", "TRACY_CAPTURE")
-    if exe is None:
-        raise OSError("capture-release not found next to the tracy package or on PATH "
-                      "(install the toolkit, or set TRACY_CAPTURE)")
-    rfd, wfd = os.pipe()
-    argv = [exe, "-o", out, "-f", "-p", "0", "-q"]
-    try:
-        pid = os.posix_spawn(exe, argv, os.environ,
-                             file_actions=[(os.POSIX_SPAWN_DUP2, wfd, 1),
-                                           (os.POSIX_SPAWN_CLOSE, rfd)],
-                             setpgroup=0)
-    finally:
-        os.close(wfd)
-    buf = b""
-    try:
-        while b"\n" not in buf:
-            chunk = os.read(rfd, 256)
-            if not chunk:
-                break
-            buf += chunk
-    finally:
-        os.close(rfd)
-    line = buf.split(b"\n", 1)[0].strip()
-    if not line.isdigit():
-        _, status = os.waitpid(pid, 0)
-        raise OSError("capture-release did not start (exit status %d)"
-                      % exit_code(status))
-    # The children get the socket's path: one that changes TMPDIR still
-    # finds it.
-    sock = daemon_socket(int(line))
-    say("started %s (pid %d) at %s" % (exe, pid, sock))
-    return pid, "unix:" + sock
-
-
-def _signal_daemon(pid):
-    try:
-        os.kill(pid, 2)  # SIGINT: the daemon ends its clients and the file
-    except OSError:
-        pass
-
-
-def wait_daemon(pid, interrupted=False):
-    """Waits for the daemon to finish the file. An interrupt (Ctrl-C, SIGTERM)
-    while waiting asks it to finish now; the wait then goes on."""
-    asked = False
-    if interrupted:
-        sys.stderr.write("tracy: interrupted; finishing the trace\n")
-        _signal_daemon(pid)
-        asked = True
-    while True:
-        try:
-            _, st = os.waitpid(pid, 0)
-            return exit_code(st)
-        except KeyboardInterrupt:
-            if not asked:
-                sys.stderr.write("tracy: interrupted; finishing the trace\n")
-            asked = True
-            _signal_daemon(pid)
-        except ChildProcessError:
-            return 0
 
 
 def stored():

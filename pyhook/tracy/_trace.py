@@ -16,6 +16,7 @@ in the window (fork, multiprocessing, subprocess) join it as they do under
 import os
 import sys
 
+from tracy import MECHANISMS, _capture
 from tracy import _runtime as _rt
 from tracy import _tracy
 
@@ -74,7 +75,7 @@ class Options:
                     raise ValueError("tracy: label takes args,file,line, not %r" % bad[0])
                 o[key] = str(v)
             elif key == "mechanism":
-                if v not in _rt.MECHANISMS:
+                if v not in MECHANISMS:
                     raise ValueError("tracy: mechanism takes auto, hook or exact, not %r" % (v,))
                 o[key] = v
             else:
@@ -116,7 +117,7 @@ def _resolve(path):
     (created), never one that exists."""
     path = os.path.abspath(os.fspath(path))
     if path.endswith(".tracy") and not os.path.isdir(path):
-        if os.path.exists(path) and not _rt.is_trace(path):
+        if os.path.exists(path) and not _capture.is_trace(path):
             raise ValueError("tracy: refusing to overwrite %s: not a trace" % path)
         d = os.path.dirname(path)
         if not os.path.isdir(d):
@@ -171,7 +172,7 @@ def _start(path, options, kw):
                            "program run without it")
     opts = _options(options, kw)
     settings = opts._settings()
-    exe = _rt.find_tool("capture-release", "TRACY_CAPTURE")
+    exe = _capture.find_tool("capture-release", "TRACY_CAPTURE")
     if exe is None:
         raise RuntimeError("tracy: capture-release not found next to the tracy package or "
                            "on PATH (install the toolkit, or set TRACY_CAPTURE)")
@@ -216,7 +217,7 @@ def stop_trace():
                     os.environ[k] = v
     res = TraceFile(out)
     res.stored = stored
-    s = _rt.file_summary(out)
+    s = _capture.file_summary(out)
     if s is not None:
         res.events, res.processes, res.lost = s
     if not _win["quiet"]:
