@@ -88,25 +88,29 @@ _SHORT_FLAGS = "plrv"
 _SHORT_WITH_ARG = "otIER"
 
 
-class UsageError(Exception):
-    pass
+class Refused(Exception):
+    """The run cannot start: one line on stderr, then the usage's first
+    lines when `usage` (a command-line error), and exit status `status` (2:
+    a usage error, an output path refused, a script that cannot be opened;
+    1: -m NAME finds no module, as python -m). One class for all three:
+    each class costs every run's start some 0.1M instructions."""
+
+    def __init__(self, msg, status=2, usage=False):
+        Exception.__init__(self, msg)
+        self.status, self.usage = status, usage
 
 
-class OutputError(UsageError):
-    """A refused output path: one line, no usage."""
-
-
-class ModuleMissing(Exception):
-    """-m NAME finds no module: one line and exit status 1, as python -m."""
+def _usage_error(msg):
+    return Refused(msg, usage=True)
 
 
 def _int_opt(name, v):
     try:
         n = int(v)
     except ValueError:
-        raise UsageError("%s expects a number, not %r" % (name, v))
+        raise _usage_error("%s expects a number, not %r" % (name, v))
     if n < 0:
-        raise UsageError("%s must not be negative" % name)
+        raise _usage_error("%s must not be negative" % name)
     return n
 
 
@@ -131,14 +135,14 @@ def _set_value(a, val, opts, cli):
     elif key == "label":
         bad = [x for x in val.split(",") if x not in ("args", "file", "line")]
         if bad:
-            raise UsageError("--label takes args,file,line, not %r" % bad[0])
+            raise _usage_error("--label takes args,file,line, not %r" % bad[0])
         opts["label"] = val
     elif key == "mechanism":
         opts["mechanism"] = val
     elif key == "port":
         cli["port"] = _int_opt(a, val)
         if cli["port"] > 65535:
-            raise UsageError("port out of range: %s" % val)
+            raise _usage_error("port out of range: %s" % val)
     else:
         cli[key] = val
         cli["given"].add(key)
@@ -161,7 +165,7 @@ def parse_args(argv):
             sys.exit(0)
         if a == "--":
             if i + 1 >= len(argv):
-                raise UsageError("no script or -m module given")
+                raise _usage_error("no script or -m module given")
             if argv[i + 1] == "-m":
                 i += 1
                 continue
@@ -170,7 +174,7 @@ def parse_args(argv):
             break
         if a == "-m":
             if i + 1 >= len(argv):
-                raise UsageError("-m needs a module name")
+                raise _usage_error("-m needs a module name")
             cli["module"] = argv[i + 1]
             cli["args"] = argv[i + 2:]
             break
@@ -190,21 +194,21 @@ def parse_args(argv):
         elif a in _WITH_ARG:
             if val is None:
                 if i + 1 >= len(argv):
-                    raise UsageError("%s needs a value" % a)
+                    raise _usage_error("%s needs a value" % a)
                 i += 1
                 val = argv[i]
             _set_value(a, val, opts, cli)
         elif a.startswith("-") and a != "-":
-            raise UsageError("unknown option %s" % a)
+            raise _usage_error("unknown option %s" % a)
         else:
             cli["script"] = a
             cli["args"] = argv[i + 1:]
             break
         i += 1
     if cli["module"] is None and cli["script"] is None:
-        raise UsageError("no script or -m module given")
+        raise _usage_error("no script or -m module given")
     if opts["mechanism"] not in tracy.MECHANISMS:
-        raise UsageError("--mechanism (or TRACY_MECHANISM) takes auto, hook or exact, not %r"
+        raise _usage_error("--mechanism (or TRACY_MECHANISM) takes auto, hook or exact, not %r"
                          % opts["mechanism"])
     if opts["R"] or opts["E"] or opts["I"] or opts["MI"] or opts["ME"] or opts["MR"]:
         import re
@@ -213,7 +217,7 @@ def parse_args(argv):
                 try:
                     re.compile(p)
                 except re.error as e:
-                    raise UsageError("bad regular expression %r: %s" % (p, e))
+                    raise _usage_error("bad regular expression %r: %s" % (p, e))
     return opts, cli
 
 
@@ -240,22 +244,22 @@ def output_path(cli):
         return os.path.abspath(out)
     if os.path.exists(out) and not os.path.isdir(out):
         if cli["script"] and os.path.samefile(out, cli["script"]):
-            raise OutputError("refusing to write the trace over the script %s" % out)
-        raise OutputError("refusing to overwrite %s: not a trace (name the trace "
+            raise Refused("refusing to write the trace over the script %s" % out)
+        raise Refused("refusing to overwrite %s: not a trace (name the trace "
                           "*.tracy or give a folder)" % out)
     return os.path.abspath(os.path.join(out, stem + ".tracy"))
 
 
 def check_output(out, cli):
     """Refuses to write over the program itself or over a file that is not a
-    trace; creates the folder. Raises UsageError."""
+    trace; creates the folder. Raises Refused."""
     target = cli["script"]
     if target and os.path.exists(out) and os.path.samefile(out, target):
-        raise OutputError("refusing to write the trace over the script %s" % target)
+        raise Refused("refusing to write the trace over the script %s" % target)
     if os.path.isdir(out):
-        raise OutputError("%s is a folder" % out)
+        raise Refused("%s is a folder" % out)
     if os.path.exists(out) and not _capture.is_trace(out):
-        raise OutputError("refusing to overwrite %s: not a trace" % out)
+        raise Refused("refusing to overwrite %s: not a trace" % out)
     d = os.path.dirname(out)
     try:
         os.makedirs(d, exist_ok=True)
@@ -264,8 +268,8 @@ def check_output(out, cli):
         while f and not os.path.exists(f):
             f = os.path.dirname(f)
         if f and not os.path.isdir(f):  # makedirs says "File exists"
-            raise OutputError("cannot create %s: %s is not a folder" % (d, f))
-        raise OutputError("cannot create %s: %s" % (d, e.strerror))
+            raise Refused("cannot create %s: %s is not a folder" % (d, f))
+        raise Refused("cannot create %s: %s" % (d, e.strerror))
 
 
 # ---- children, the program -----------------------------------------------------
@@ -300,7 +304,7 @@ def prepare_script(path, args):
 def prepare_module(name, args):
     """As `python -m name`: finds the module (importing its package) before
     recording starts, so that runpy's frames are not the program's. Raises
-    ModuleMissing when there is no such module."""
+    Refused (status 1) when there is no such module."""
     import runpy
     if name == "pytest" and "tracy.pytest_plugin" not in args:
         args = ["-p", "tracy.pytest_plugin"] + list(args)
@@ -308,10 +312,10 @@ def prepare_module(name, args):
     try:
         mod_name, spec, code = runpy._get_module_details(name)
     except ImportError as e:
-        raise ModuleMissing(str(e).strip().splitlines()[-1] if str(e).strip()
-                            else "no module named %s" % name)
+        raise Refused(str(e).strip().splitlines()[-1] if str(e).strip()
+                      else "no module named %s" % name, 1)
     except Exception as e:  # an error while importing the parent package
-        raise ModuleMissing("cannot run module %s: %s: %s" % (name, type(e).__name__, e))
+        raise Refused("cannot run module %s: %s: %s" % (name, type(e).__name__, e), 1)
     sys.argv[:] = [spec.origin or name] + list(args)
     main = type(sys)("__main__")
     main.__dict__.update(__name__="__main__", __file__=spec.origin,
@@ -322,17 +326,14 @@ def prepare_module(name, args):
     return code, main.__dict__
 
 
-class Signalled:
-    """The program ended by a signal (an uncaught KeyboardInterrupt: SIGINT),
-    not by an exit status: any int, negative ones too, is a status."""
-
-    def __init__(self, sig):
-        self.sig = sig
+# The program ended by a signal, an uncaught KeyboardInterrupt (SIGINT), not
+# by an exit status: any int, negative ones too, is a status.
+INTERRUPTED = ("signal", 2)
 
 
 def run_program(code, glb, start):
     """Runs the target, calling start() just before; returns its exit status
-    (what sys.exit was given, as the interpreter takes it), or Signalled(2)
+    (what sys.exit was given, as the interpreter takes it), or INTERRUPTED
     when it ended by KeyboardInterrupt (exceptions are reported as the
     interpreter would)."""
     try:
@@ -349,7 +350,7 @@ def run_program(code, glb, start):
         return 1
     except KeyboardInterrupt:
         _report()
-        return Signalled(2)
+        return INTERRUPTED
     except BaseException:
         _report()
         return 1
@@ -475,7 +476,7 @@ def connect(cli, out):
         os.environ["TRACY_FLIGHT_OUT"] = out
         run.mode = Run.FLIGHT
         if not _tracy.start():
-            raise OutputError("not recording (invalid --flight %s)" % flight)
+            raise Refused("not recording (invalid --flight %s)" % flight)
         return run
     if port != 0 and connect_existing(port):
         run.mode = Run.EXTERNAL
@@ -575,19 +576,20 @@ def _die_like(status):
     """Exit status of the program (for sys.exit, which takes it as the
     program's own sys.exit would), or the signal that ended it, raised again
     so that the parent sees the same end."""
-    if not isinstance(status, Signalled):
+    if status is not INTERRUPTED:
         return status
+    sig = INTERRUPTED[1]
     sys.stdout.flush()
     sys.stderr.flush()
-    _rt.die_by(status.sig)
-    return 128 + status.sig
+    _rt.die_by(sig)
+    return 128 + sig
 
 
 def main(argv):
     try:
         opts, cli = parse_args(argv)
         if cli["script"] and not os.path.isfile(cli["script"]):
-            raise OutputError("cannot open %s" % cli["script"])
+            raise Refused("cannot open %s" % cli["script"])
         out = output_path(cli)
         program = cli["module"] or os.path.basename(cli["script"])
         if cli["module"]:
@@ -599,13 +601,10 @@ def main(argv):
         if listen:
             return run_listening(listen, code, glb)
         run = connect(cli, out)
-    except OutputError as e:
-        sys.stderr.write("tracy: %s\n" % e)
-        return 2
-    except UsageError as e:
-        sys.stderr.write("tracy: %s\n%s" % (e, USAGE.split("\n\n")[0] + "\n"))
-        return 2
-    except (OSError, ModuleMissing) as e:
+    except Refused as e:
+        sys.stderr.write("tracy: %s\n%s" % (e, USAGE.split("\n\n")[0] + "\n" if e.usage else ""))
+        return e.status
+    except OSError as e:
         sys.stderr.write("tracy: %s\n" % e)
         return 1
     except SyntaxError:  # as the interpreter: the error alone, no frames
@@ -640,7 +639,7 @@ def main(argv):
             # have run (each was printed); the interpreter ignores it at exit
             pass
     except KeyboardInterrupt:
-        status = Signalled(2)
+        status = INTERRUPTED
     if os.getpid() != me:
         # a child forked by the program (os.fork, not multiprocessing, which
         # ends its children itself) ended by sys.exit or by returning: it

@@ -65,11 +65,13 @@ class Rendezvous:
     there, the others join it. It lives in the user's private run folder,
     keyed by the trace path, and is removed by the owner when the trace is
     finished. It is trusted only as a regular file of this user that no
-    one else may write, opened without following a link."""
+    one else may write, opened without following a link; one that is not
+    (shared False) leaves this run a daemon of its own: no one to count."""
 
     def __init__(self, out):
         self.path = os.path.join(rundir(), "run-%s.run" % _fnv(out))
         self.fd = None
+        self.shared = True
 
     def lock(self, create=False):
         """Takes the file's lock; only the owner's first call creates it
@@ -131,6 +133,8 @@ class Rendezvous:
         """A joining process is connected: the owner may stop waiting for
         it (counted only once connected, so that the daemon cannot end
         between the count and the connection)."""
+        if not self.shared:
+            return
         try:
             self.lock()
         except OSError:
@@ -144,6 +148,8 @@ class Rendezvous:
             self.unlock()
 
     def joined(self):
+        if not self.shared:
+            return 1
         try:
             self.lock()
         except OSError:
@@ -154,6 +160,8 @@ class Rendezvous:
             self.unlock()
 
     def remove(self, daemon_pid):
+        if not self.shared:
+            return
         try:
             self.lock()
         except OSError:
@@ -223,19 +231,6 @@ def sweep_stale(keep):
             os.close(fd)
 
 
-class _NoRendezvous:
-    """Stands for a rendezvous file that could not be trusted: this run has
-    its daemon to itself."""
-    def count_in(self, daemon_pid):
-        pass
-
-    def joined(self):
-        return 1
-
-    def remove(self, daemon_pid):
-        pass
-
-
 def own_or_join(out, start_daemon):
     """Returns ("own", pid, addr, rendezvous, size) when this process started
     the daemon (start_daemon() -> (pid, addr), addr as TRACY_ADDR takes it),
@@ -252,7 +247,8 @@ def own_or_join(out, start_daemon):
         sys.stderr.write("tracy: not using the rendezvous file %s; this process "
                          "starts a daemon of its own\n" % e)
         pid, addr = start_daemon()
-        return "own", pid, addr, _NoRendezvous(), 0
+        rv.shared = False
+        return "own", pid, addr, rv, 0
     try:
         rec = rv.read()
         pid = int(rec.get("pid", "0") or 0)
