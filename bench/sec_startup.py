@@ -5,7 +5,8 @@ Instructions (callgrind, the Python process only; the daemon it starts runs
 natively) of an empty script run four ways: `python3 empty.py`, `python3 -m
 emptymod` (an empty module: what any `python -m` costs, runpy and the import
 machinery it loads), `python3 -c "import tracy"` and `python3 -m tracy -t 0
-empty.py` (a daemon of its own, the trace written and summarized). Bytecode
+empty.py` (a daemon of its own, the trace written and summarized), and the
+same through the `tracy` command (build/bin/tracy: no runpy). Bytecode
 caches are warm (compileall first, then one run of each command before it is
 measured). Called from bench/run.py."""
 import os
@@ -17,17 +18,21 @@ TARGET = 8e6  # instructions python -m tracy may add to an empty script's run
 COMMANDS = [("plain", "`python3 empty.py`"),
             ("m", "`python3 -m emptymod`"),
             ("import", "`python3 -c \"import tracy\"`"),
-            ("tracy", "`python3 -m tracy -t 0 empty.py`")]
+            ("tracy", "`python3 -m tracy -t 0 empty.py`"),
+            ("cmd", "`python3 build/bin/tracy -t 0 empty.py`")]
 
 
-def command(py, key, work):
+def command(py, key, work, build):
     if key == "plain":
         return [py, "empty.py"]
     if key == "m":
         return [py, "-m", "emptymod"]
     if key == "import":
         return [py, "-c", "import tracy"]
-    return [py, "-m", "tracy", "-t", "0", "-o", os.path.join(work, "empty.tracy"), "empty.py"]
+    out = ["-t", "0", "-o", os.path.join(work, "empty.tracy"), "empty.py"]
+    if key == "cmd":
+        return [py, os.path.join(build, "bin", "tracy")] + out
+    return [py, "-m", "tracy"] + out
 
 
 def one(ctx, py):
@@ -45,7 +50,7 @@ def one(ctx, py):
            os.path.join(work, "emptymod.py")], env=env, what="compileall")
     res = {}
     for key, _ in COMMANDS:
-        cmd = command(py, key, work)
+        cmd = command(py, key, work, ctx.build)
         R.run(cmd, env=env, cwd=work, timeout=120)  # the caches of what it reads
         res[key] = R.callgrind(cmd, env, work)
         R.log("startup %s %s: %.1fM instr" % (ver, key, res[key] / 1e6))
@@ -63,7 +68,9 @@ def section(ctx, rep):
             "parts of importlib it loads), which `python -m tracy` pays too. Target: "
             "`python -m tracy` adds at most %.0fM instructions to `python3 empty.py`. "
             "*Own*: what it adds to `python3 -m emptymod` (the tracy package, the "
-            "daemon's start, the trace's summary).\n" % (TARGET / 1e6))
+            "daemon's start, the trace's summary). The `tracy` command runs the same main "
+            "without runpy: what it adds to `python3 empty.py` is the run's whole cost "
+            "on every interpreter.\n" % (TARGET / 1e6))
     pys, skipped = sec_py.interpreters()
     for s in skipped:
         rep.add("- " + s)
@@ -72,7 +79,7 @@ def section(ctx, rep):
         try:
             ver, res = one(ctx, py)
         except R.NA as e:
-            rows.append([py, rep.not_available(16, py, str(e))] + [""] * 6)
+            rows.append([py, rep.not_available(16, py, str(e))] + [""] * (len(COMMANDS) + 3))
             continue
         added = res["tracy"] - res["plain"]
         floor = res["m"] - res["plain"]
@@ -82,7 +89,8 @@ def section(ctx, rep):
                         % (ver, added / 1e6, TARGET / 1e6), added <= TARGET, why)
         rows.append(["%s (`%s`)" % (ver, py)]
                     + ["%.1fM" % (res[k] / 1e6) for k, _ in COMMANDS]
-                    + ["%+.1fM" % (added / 1e6), st, "%+.1fM" % ((res["tracy"] - res["m"]) / 1e6)])
+                    + ["%+.1fM" % (added / 1e6), st, "%+.1fM" % ((res["tracy"] - res["m"]) / 1e6),
+                       "%+.1fM" % ((res["cmd"] - res["plain"]) / 1e6)])
     rep.table(["Python"] + [label for _, label in COMMANDS]
               + ["python -m tracy over plain (target <= %.0fM)" % (TARGET / 1e6), "status",
-                 "own (over `python -m emptymod`)"], rows)
+                 "own (over `python -m emptymod`)", "`tracy` command over plain"], rows)

@@ -24,7 +24,7 @@ PYHOOK_CFLAGS := -Werror=implicit-function-declaration -fno-plt -I$(PY_INCLUDE)
 ifeq ($(PY_TAG),)
 PYHOOK_TARGETS := pyhook-no-python
 else
-PYHOOK_TARGETS := $(PYHOOK_EXT) $(PYHOOK_PY_OUT) $(PY_B)/pyc.stamp
+PYHOOK_TARGETS := $(PYHOOK_EXT) $(PYHOOK_PY_OUT) $(PY_B)/pyc.stamp $(B)/bin/tracy
 endif
 .PHONY: pyhook pyhook-no-python python-all
 
@@ -47,6 +47,10 @@ $(PYHOOK_EXT): $(PYHOOK_OBJS) $(PYHOOK_CONVERT_OBJS) $(LIBTRACE_OBJS) pyhook/_tr
 
 $(B)/python/tracy/%.py: pyhook/tracy/%.py
 	$(Q)mkdir -p $(@D) && cp $< $@
+
+# The tracy command: python -m tracy without runpy (pyhook/cmd/tracy).
+$(B)/bin/tracy: pyhook/cmd/tracy
+	$(Q)mkdir -p $(@D) && cp $< $@ && chmod 755 $@
 
 # The package is byte-compiled by each interpreter (its own __pycache__ tag):
 # a run under PYTHONDONTWRITEBYTECODE, or from a tree it cannot write, would

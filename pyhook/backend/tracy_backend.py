@@ -6,7 +6,9 @@ its own, and packs a wheel by hand:
 
     tracy/                    the package, with _tracy<EXT_SUFFIX>
     tracy-V.data/scripts/     capture-release, tracy-csv (python -m tracy
-                              finds them in the environment's bin/)
+                              finds them in the environment's bin/), and the
+                              tracy command (pyhook/cmd/tracy, for this
+                              environment's interpreter)
     tracy-V.dist-info/        METADATA, WHEEL, entry_points.txt (the pytest
                               plugin), RECORD
 """
@@ -80,6 +82,7 @@ def _pack(path, pkg, bindir, version):
                 files.append((os.path.join(NAME, os.path.relpath(full, pkg)), full, 0o644))
     for p in PROGRAMS:
         files.append(("%s/scripts/%s" % (data, p), os.path.join(bindir, p), 0o755))
+    files.append(("%s/scripts/tracy" % data, os.path.join(ROOT, "pyhook", "cmd", "tracy"), 0o755))
     meta = {
         dist + "/METADATA": _metadata(version),
         dist + "/WHEEL": "Wheel-Version: 1.0\nGenerator: tracy_backend\n"
@@ -91,6 +94,8 @@ def _pack(path, pkg, bindir, version):
         for arc, full, mode in files:
             with open(full, "rb") as f:
                 blob = f.read()
+            if arc.endswith("/scripts/tracy"):  # pip gives it the environment's python
+                blob = b"#!python" + blob[blob.index(b"\n"):]
             info = zipfile.ZipInfo(arc, date_time=(2020, 1, 1, 0, 0, 0))
             info.external_attr = (0o100000 | mode) << 16
             info.compress_type = zipfile.ZIP_DEFLATED

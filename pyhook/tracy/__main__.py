@@ -9,8 +9,8 @@ import sys
 
 import tracy
 from tracy import _tracy
-from tracy._compat import exit_code as _exit_code
 from tracy import _capture
+from tracy import _runtime as _rt
 
 USAGE = """\
 usage: python -m tracy [options] [--] (script.py | -m module) [args...]
@@ -88,25 +88,29 @@ _SHORT_FLAGS = "plrv"
 _SHORT_WITH_ARG = "otIER"
 
 
-class UsageError(Exception):
-    pass
+class Refused(Exception):
+    """The run cannot start: one line on stderr, then the usage's first
+    lines when `usage` (a command-line error), and exit status `status` (2:
+    a usage error, an output path refused, a script that cannot be opened;
+    1: -m NAME finds no module, as python -m). One class for all three:
+    each class costs every run's start some 0.1M instructions."""
+
+    def __init__(self, msg, status=2, usage=False):
+        Exception.__init__(self, msg)
+        self.status, self.usage = status, usage
 
 
-class OutputError(UsageError):
-    """A refused output path: one line, no usage."""
-
-
-class ModuleMissing(Exception):
-    """-m NAME finds no module: one line and exit status 1, as python -m."""
+def _usage_error(msg):
+    return Refused(msg, usage=True)
 
 
 def _int_opt(name, v):
     try:
         n = int(v)
     except ValueError:
-        raise UsageError("%s expects a number, not %r" % (name, v))
+        raise _usage_error("%s expects a number, not %r" % (name, v))
     if n < 0:
-        raise UsageError("%s must not be negative" % name)
+        raise _usage_error("%s must not be negative" % name)
     return n
 
 
@@ -124,21 +128,21 @@ def _expand_short(a):
 
 def _set_value(a, val, opts, cli):
     key = _WITH_ARG[a]
-    if key in tracy._FILTER_KEYS:
+    if key in _rt.FILTER_KEYS:
         opts[key].append(val)
     elif key in ("max_depth", "min_duration"):
         opts[key] = _int_opt(a, val)
     elif key == "label":
         bad = [x for x in val.split(",") if x not in ("args", "file", "line")]
         if bad:
-            raise UsageError("--label takes args,file,line, not %r" % bad[0])
+            raise _usage_error("--label takes args,file,line, not %r" % bad[0])
         opts["label"] = val
     elif key == "mechanism":
         opts["mechanism"] = val
     elif key == "port":
         cli["port"] = _int_opt(a, val)
         if cli["port"] > 65535:
-            raise UsageError("port out of range: %s" % val)
+            raise _usage_error("port out of range: %s" % val)
     else:
         cli[key] = val
         cli["given"].add(key)
@@ -146,7 +150,7 @@ def _set_value(a, val, opts, cli):
 
 def parse_args(argv):
     """Returns (opts, cli) where cli holds output/port/report/verbose/target."""
-    opts = tracy._defaults()
+    opts = _rt.defaults()
     cli = {"output": None, "port": None, "report": False, "verbose": False,
            "module": None, "script": None, "args": [], "given": set()}
     argv = list(argv)
@@ -161,7 +165,7 @@ def parse_args(argv):
             sys.exit(0)
         if a == "--":
             if i + 1 >= len(argv):
-                raise UsageError("no script or -m module given")
+                raise _usage_error("no script or -m module given")
             if argv[i + 1] == "-m":
                 i += 1
                 continue
@@ -170,7 +174,7 @@ def parse_args(argv):
             break
         if a == "-m":
             if i + 1 >= len(argv):
-                raise UsageError("-m needs a module name")
+                raise _usage_error("-m needs a module name")
             cli["module"] = argv[i + 1]
             cli["args"] = argv[i + 2:]
             break
@@ -190,30 +194,30 @@ def parse_args(argv):
         elif a in _WITH_ARG:
             if val is None:
                 if i + 1 >= len(argv):
-                    raise UsageError("%s needs a value" % a)
+                    raise _usage_error("%s needs a value" % a)
                 i += 1
                 val = argv[i]
             _set_value(a, val, opts, cli)
         elif a.startswith("-") and a != "-":
-            raise UsageError("unknown option %s" % a)
+            raise _usage_error("unknown option %s" % a)
         else:
             cli["script"] = a
             cli["args"] = argv[i + 1:]
             break
         i += 1
     if cli["module"] is None and cli["script"] is None:
-        raise UsageError("no script or -m module given")
+        raise _usage_error("no script or -m module given")
     if opts["mechanism"] not in tracy.MECHANISMS:
-        raise UsageError("--mechanism (or TRACY_MECHANISM) takes auto, hook or exact, not %r"
+        raise _usage_error("--mechanism (or TRACY_MECHANISM) takes auto, hook or exact, not %r"
                          % opts["mechanism"])
     if opts["R"] or opts["E"] or opts["I"] or opts["MI"] or opts["ME"] or opts["MR"]:
         import re
-        for k in tracy._FILTER_KEYS:
+        for k in _rt.FILTER_KEYS:
             for p in opts[k]:
                 try:
                     re.compile(p)
                 except re.error as e:
-                    raise UsageError("bad regular expression %r: %s" % (p, e))
+                    raise _usage_error("bad regular expression %r: %s" % (p, e))
     return opts, cli
 
 
@@ -223,19 +227,6 @@ def _say(cli, msg):
 
 
 # ---- the output path -----------------------------------------------------------
-
-_MAGIC = b"TRCYFILE"
-
-
-def _is_trace(path):
-    """True for a .tracy file (or an empty file): those may be replaced."""
-    try:
-        with open(path, "rb") as f:
-            head = f.read(16)
-    except OSError:
-        return False
-    return head == b"" or head[8:16] == _MAGIC or head[:8] == _MAGIC
-
 
 def output_path(cli):
     """The trace path for -o and the program name. -o PATH is a file when
@@ -253,22 +244,22 @@ def output_path(cli):
         return os.path.abspath(out)
     if os.path.exists(out) and not os.path.isdir(out):
         if cli["script"] and os.path.samefile(out, cli["script"]):
-            raise OutputError("refusing to write the trace over the script %s" % out)
-        raise OutputError("refusing to overwrite %s: not a trace (name the trace "
+            raise Refused("refusing to write the trace over the script %s" % out)
+        raise Refused("refusing to overwrite %s: not a trace (name the trace "
                           "*.tracy or give a folder)" % out)
     return os.path.abspath(os.path.join(out, stem + ".tracy"))
 
 
 def check_output(out, cli):
     """Refuses to write over the program itself or over a file that is not a
-    trace; creates the folder. Raises UsageError."""
+    trace; creates the folder. Raises Refused."""
     target = cli["script"]
     if target and os.path.exists(out) and os.path.samefile(out, target):
-        raise OutputError("refusing to write the trace over the script %s" % target)
+        raise Refused("refusing to write the trace over the script %s" % target)
     if os.path.isdir(out):
-        raise OutputError("%s is a folder" % out)
-    if os.path.exists(out) and not _is_trace(out):
-        raise OutputError("refusing to overwrite %s: not a trace" % out)
+        raise Refused("%s is a folder" % out)
+    if os.path.exists(out) and not _capture.is_trace(out):
+        raise Refused("refusing to overwrite %s: not a trace" % out)
     d = os.path.dirname(out)
     try:
         os.makedirs(d, exist_ok=True)
@@ -277,114 +268,11 @@ def check_output(out, cli):
         while f and not os.path.exists(f):
             f = os.path.dirname(f)
         if f and not os.path.isdir(f):  # makedirs says "File exists"
-            raise OutputError("cannot create %s: %s is not a folder" % (d, f))
-        raise OutputError("cannot create %s: %s" % (d, e.strerror))
-
-
-# ---- tools and the daemon ------------------------------------------------------
-
-def _which(prog):
-    for d in os.environ.get("PATH", "").split(os.pathsep):
-        p = os.path.join(d or ".", prog)
-        if os.access(p, os.X_OK) and not os.path.isdir(p):
-            return p
-    return None
-
-
-def find_tool(prog, env_var=None):
-    """A toolkit program: $env_var, a bin/ next to the package (build tree,
-    virtual environment, install prefix: up to <prefix>/lib/pythonX.Y/
-    site-packages/tracy), PATH."""
-    if env_var and os.environ.get(env_var):
-        return os.environ[env_var]
-    d = tracy._PKG_DIR
-    for _ in range(4):
-        d = os.path.dirname(d)
-        p = os.path.join(d, "bin", prog)
-        if os.access(p, os.X_OK) and not os.path.isdir(p):
-            return p
-    return _which(prog)
-
-
-def start_daemon(out, cli):
-    """Spawns capture-release on a socket of its own in the user's run
-    folder. Returns (pid, "unix:PATH")."""
-    exe = find_tool("capture-release", "TRACY_CAPTURE")
-    if exe is None:
-        raise OSError("capture-release not found next to the tracy package or on PATH "
-                      "(install the toolkit, or set TRACY_CAPTURE)")
-    rfd, wfd = os.pipe()
-    argv = [exe, "-o", out, "-f", "-p", "0", "-q"]
-    try:
-        pid = os.posix_spawn(exe, argv, os.environ,
-                             file_actions=[(os.POSIX_SPAWN_DUP2, wfd, 1),
-                                           (os.POSIX_SPAWN_CLOSE, rfd)],
-                             setpgroup=0)
-    finally:
-        os.close(wfd)
-    buf = b""
-    try:
-        while b"\n" not in buf:
-            chunk = os.read(rfd, 256)
-            if not chunk:
-                break
-            buf += chunk
-    finally:
-        os.close(rfd)
-    line = buf.split(b"\n", 1)[0].strip()
-    if not line.isdigit():
-        _, status = os.waitpid(pid, 0)
-        raise OSError("capture-release did not start (exit status %d)"
-                      % _exit_code(status))
-    # The children get the socket's path: one that changes TMPDIR still
-    # finds it.
-    sock = where(None, int(line))
-    _say(cli, "started %s (pid %d) at %s" % (exe, pid, sock))
-    return pid, "unix:" + sock
-
-
-def _signal_daemon(pid):
-    try:
-        os.kill(pid, 2)  # SIGINT: the daemon ends its clients and the file
-    except OSError:
-        pass
-
-
-def wait_daemon(pid, interrupted=False):
-    """Waits for the daemon to finish the file. An interrupt (Ctrl-C, SIGTERM)
-    while waiting asks it to finish now; the wait then goes on."""
-    asked = False
-    if interrupted:
-        sys.stderr.write("tracy: interrupted; finishing the trace\n")
-        _signal_daemon(pid)
-        asked = True
-    while True:
-        try:
-            _, st = os.waitpid(pid, 0)
-            return _exit_code(st)
-        except KeyboardInterrupt:
-            if not asked:
-                sys.stderr.write("tracy: interrupted; finishing the trace\n")
-            asked = True
-            _signal_daemon(pid)
-        except ChildProcessError:
-            return 0
+            raise Refused("cannot create %s: %s is not a folder" % (d, f))
+        raise Refused("cannot create %s: %s" % (d, e.strerror))
 
 
 # ---- children, the program -----------------------------------------------------
-
-def setup_children_env(opts, program):
-    """Child Python processes are profiled into the same capture (connect()
-    has set TRACY_ADDR, or TRACY_PORT for a daemon found running)."""
-    env = os.environ
-    env["TRACY_PY_OPTS"] = tracy._encode_opts(opts)
-    env["TRACY_PY_PROGRAM"] = program
-    paths = [os.path.join(tracy._PKG_DIR, "_child"), os.path.dirname(tracy._PKG_DIR)]
-    old = env.get("PYTHONPATH")
-    if old:
-        paths.append(old)
-    env["PYTHONPATH"] = os.pathsep.join(paths)
-
 
 def compile_script(src, path):
     """The script's code object. Through the extension, as the interpreter
@@ -416,7 +304,7 @@ def prepare_script(path, args):
 def prepare_module(name, args):
     """As `python -m name`: finds the module (importing its package) before
     recording starts, so that runpy's frames are not the program's. Raises
-    ModuleMissing when there is no such module."""
+    Refused (status 1) when there is no such module."""
     import runpy
     if name == "pytest" and "tracy.pytest_plugin" not in args:
         args = ["-p", "tracy.pytest_plugin"] + list(args)
@@ -424,10 +312,10 @@ def prepare_module(name, args):
     try:
         mod_name, spec, code = runpy._get_module_details(name)
     except ImportError as e:
-        raise ModuleMissing(str(e).strip().splitlines()[-1] if str(e).strip()
-                            else "no module named %s" % name)
+        raise Refused(str(e).strip().splitlines()[-1] if str(e).strip()
+                      else "no module named %s" % name, 1)
     except Exception as e:  # an error while importing the parent package
-        raise ModuleMissing("cannot run module %s: %s: %s" % (name, type(e).__name__, e))
+        raise Refused("cannot run module %s: %s: %s" % (name, type(e).__name__, e), 1)
     sys.argv[:] = [spec.origin or name] + list(args)
     main = type(sys)("__main__")
     main.__dict__.update(__name__="__main__", __file__=spec.origin,
@@ -438,17 +326,14 @@ def prepare_module(name, args):
     return code, main.__dict__
 
 
-class Signalled:
-    """The program ended by a signal (an uncaught KeyboardInterrupt: SIGINT),
-    not by an exit status: any int, negative ones too, is a status."""
-
-    def __init__(self, sig):
-        self.sig = sig
+# The program ended by a signal, an uncaught KeyboardInterrupt (SIGINT), not
+# by an exit status: any int, negative ones too, is a status.
+INTERRUPTED = ("signal", 2)
 
 
 def run_program(code, glb, start):
     """Runs the target, calling start() just before; returns its exit status
-    (what sys.exit was given, as the interpreter takes it), or Signalled(2)
+    (what sys.exit was given, as the interpreter takes it), or INTERRUPTED
     when it ended by KeyboardInterrupt (exceptions are reported as the
     interpreter would)."""
     try:
@@ -465,7 +350,7 @@ def run_program(code, glb, start):
         return 1
     except KeyboardInterrupt:
         _report()
-        return Signalled(2)
+        return INTERRUPTED
     except BaseException:
         _report()
         return 1
@@ -482,54 +367,15 @@ def _report():
     sys.excepthook(t, v, tb)
 
 
-def file_summary(out):
-    """(events, processes, lost) as the finished file holds them, or None."""
-    info = find_tool("tracy-info")
-    if info is None:
-        return None
-    r, w = os.pipe()
-    try:
-        pid = os.posix_spawn(info, [info, out], os.environ,
-                             file_actions=[(os.POSIX_SPAWN_DUP2, w, 1),
-                                           (os.POSIX_SPAWN_OPEN, 2, os.devnull,
-                                            os.O_WRONLY, 0)])
-    except OSError:
-        os.close(r)
-        os.close(w)
-        return None
-    os.close(w)
-    data = b""
-    while True:
-        chunk = os.read(r, 65536)
-        if not chunk:
-            break
-        data += chunk
-    os.close(r)
-    os.waitpid(pid, 0)
-    # tracy-info's summary lines "events:", "lost events:", "processes:"
-    # (its text, not --json: python -m tracy imports nothing it can avoid)
-    got = {}
-    for line in data.decode("utf-8", "replace").splitlines():
-        key, sep, val = line.partition(":")
-        val = val.split()
-        if sep and key in ("events", "lost events", "processes") and val and val[0].isdigit():
-            got.setdefault(key, int(val[0]))
-    if len(got) != 3:
-        return None
-    return got["events"], got["processes"], got["lost events"]
-
-
 def write_report(trace, cli):
-    csv = find_tool("tracy-csv")
+    csv = _capture.find_tool("tracy-csv")
     report = trace[:-6] + ".csv" if trace.endswith(".tracy") else trace + ".csv"
     if csv is None:
         sys.stderr.write("tracy: tracy-csv not found, no op report written\n")
         return None
     # (-o: tracy-csv creates it as every tool does, never through a link
     # another user made)
-    pid = os.posix_spawn(csv, [csv, "-o", report, trace], os.environ)
-    _, status = os.waitpid(pid, 0)
-    if _exit_code(status) != 0:
+    if _capture.run_tool([csv, "-o", report, trace]) != 0:
         sys.stderr.write("tracy: tracy-csv failed on %s\n" % trace)
         return None
     return report
@@ -537,21 +383,19 @@ def write_report(trace, cli):
 
 def write_html_report(trace):
     """<trace>.html through tracy-export; its path, or None."""
-    exporter = find_tool("tracy-export")
+    exporter = _capture.find_tool("tracy-export")
     html = trace[:-6] + ".html" if trace.endswith(".tracy") else trace + ".html"
     if exporter is None:
         sys.stderr.write("tracy: tracy-export not found, no HTML report written\n")
         return None
-    pid = os.posix_spawn(exporter, [exporter, "-f", "html", "-o", html, trace], os.environ)
-    _, status = os.waitpid(pid, 0)
-    return html if _exit_code(status) == 0 else None
+    return html if _capture.run_tool([exporter, "-f", "html", "-o", html, trace]) == 0 else None
 
 
 def where(addr, port):
     """A daemon's name for messages: its socket (this user's daemon-PORT.sock
     when addr is None), or host:port."""
     if addr is None:
-        return os.path.join(_capture.rundir(), "daemon-%d.sock" % port)
+        return _capture.daemon_socket(port)
     return addr[5:] if addr.startswith("unix:") else "%s:%d" % (addr, port)
 
 
@@ -572,25 +416,25 @@ def connect_existing(port):
 
 def summarize(run, sent, lost):
     """The last line: what the file (or the daemon) holds."""
-    if run["mode"] == "flight":  # the dumps say where they went
+    if run.mode == Run.FLIGHT:  # the dumps say where they went
         return
-    if run["mode"] == "own":
-        s = file_summary(run["out"])
+    if run.mode == Run.OWN:
+        s = _capture.file_summary(run.out)
         if s is not None:
             events, procs, flost = s
             extra = "" if procs == 1 else " from %d processes" % procs
             if flost:
                 extra += ", %d lost" % flost
             sys.stderr.write("tracy: trace written to %s (%d events%s)\n"
-                             % (run["out"], events, extra))
+                             % (run.out, events, extra))
         else:
             sys.stderr.write("tracy: trace written to %s (%d events sent%s)\n"
-                             % (run["out"], sent, ", %d lost" % lost if lost else ""))
+                             % (run.out, sent, ", %d lost" % lost if lost else ""))
         return
-    stored = tracy._stored()
-    daemon = "the daemon at %s" % where(run["addr"], run["port"])
-    if run["mode"] == "join":
-        daemon = "the capture of %s (capture-release pid %d)" % (run["out"], run["pid"])
+    stored = _rt.stored()
+    daemon = "the daemon at %s" % where(run.addr, run.port)
+    if run.mode == Run.JOIN:
+        daemon = "the capture of %s (capture-release pid %d)" % (run.out, run.pid)
     if stored is None:
         sys.stderr.write("tracy: %s did not confirm storing any of the %d events sent "
                          "(it may have rejected them: see its log)\n" % (daemon, sent))
@@ -602,24 +446,40 @@ def summarize(run, sent, lost):
                          % (stored, daemon, ", %d lost" % lost if lost else ""))
 
 
+class Run:
+    """Where this run records, and what finishing it waits for. mode: NONE
+    (not recording), FLIGHT (in memory, no daemon), EXTERNAL (a daemon
+    found running), OWN (the daemon this process started, pid) or JOIN (the
+    daemon another process of the run started, pid); rv and size: the
+    rendezvous of the run's processes and how many it expects; spread and
+    final: a job on several hosts (_capture.spread()) and the merged
+    trace's path."""
+    NONE, FLIGHT, EXTERNAL, OWN, JOIN = "none", "flight", "external", "own", "join"
+    __slots__ = ("mode", "addr", "port", "out", "pid", "rv", "size", "spread", "final")
+
+    def __init__(self, addr, port, out):
+        self.mode, self.addr, self.port, self.out = Run.NONE, addr, port, out
+        self.pid, self.rv, self.size = 0, None, 0
+        self.spread = self.final = None
+
+
 def connect(cli, out):
     """Finds or starts the daemon and connects. Returns the run record."""
     addr = os.environ.get("TRACY_ADDR") or None  # None: this user's local daemon
     port = cli["port"]
     if port is None:
         port = _int_opt("TRACY_PORT", os.environ.get("TRACY_PORT", "8086") or "8086")
-    run = {"mode": "none", "addr": addr, "port": port, "out": out, "pid": 0,
-           "rv": None, "size": 0}
+    run = Run(addr, port, out)
     flight = cli.get("flight")
     if flight:  # the client keeps the events in memory: no daemon
         os.environ["TRACY_FLIGHT"] = flight
         os.environ["TRACY_FLIGHT_OUT"] = out
-        run["mode"] = "flight"
+        run.mode = Run.FLIGHT
         if not _tracy.start():
-            raise OutputError("not recording (invalid --flight %s)" % flight)
+            raise Refused("not recording (invalid --flight %s)" % flight)
         return run
     if port != 0 and connect_existing(port):
-        run["mode"] = "external"
+        run.mode = Run.EXTERNAL
         _say(cli, "recording to the daemon at %s" % where(addr, port))
         asked = [o for o in ("output", "report") if o in cli["given"]]
         if asked:
@@ -631,19 +491,21 @@ def connect(cli, out):
     check_output(out, cli)
     spread = _capture.spread()
     if spread is not None:  # ranks on several hosts: a daemon and a part per host
-        run.update(spread=spread, final=out)
-        out = run["out"] = _capture.part_path(out, spread[0])
-    mode, pid, addr, rv, size = _capture.own_or_join(out, lambda: start_daemon(out, cli))
+        run.spread, run.final = spread, out
+        from tracy import _hosts
+        out = run.out = _hosts.part_path(out, spread[0])
+    run.mode, run.pid, addr, run.rv, run.size = _capture.own_or_join(
+        out, lambda: _capture.start_daemon(out, lambda msg: _say(cli, msg)))
     os.environ["TRACY_ADDR"] = addr
     os.environ.pop("TRACY_PORT", None)  # (TRACY_PORT=0 would be refused)
-    run.update(mode=mode, pid=pid, rv=rv, size=size, addr=addr)
-    if mode == "join":
-        _say(cli, "joining the capture of %s (capture-release pid %d)" % (out, pid))
+    run.addr = addr
+    if run.mode == Run.JOIN:
+        _say(cli, "joining the capture of %s (capture-release pid %d)" % (out, run.pid))
     if not _tracy.start():
         sys.stderr.write("tracy: not recording (no capture daemon at %s)\n"
                          % where(addr, port))
-    elif mode == "join":
-        rv.count_in(pid)
+    elif run.mode == Run.JOIN:
+        run.rv.count_in(run.pid)
     return run
 
 
@@ -670,27 +532,27 @@ def finish(run, cli, urgent=False):
         _say(cli, msg)
     try:
         if not urgent:
-            if run["mode"] == "own":
-                _capture.wait_for_ranks(run["rv"], run["size"], say)
+            if run.mode == Run.OWN:
+                _capture.wait_for_ranks(run.rv, run.size, say)
             _capture.wait_for_children(say)
     except KeyboardInterrupt:
         interrupted = True
     _checked(_tracy.stop)
     sent, lost = _tracy.counts()
-    if run["mode"] == "own":
+    if run.mode == Run.OWN:
         if not interrupted:
-            _capture.drain_daemon(run["pid"])
+            _capture.drain_daemon(run.pid)
             # A thread still running may have started multiprocessing's
             # helpers again: connected, they would hold the capture open.
-            tracy._stop_mp_helpers()
-        code = wait_daemon(run["pid"], interrupted)
-        run["rv"].remove(run["pid"])
+            _rt.stop_mp_helpers()
+        code = _capture.wait_daemon(run.pid, interrupted)
+        run.rv.remove(run.pid)
         if code != 0:
             sys.stderr.write("tracy: capture-release exited with status %d\n" % code)
     summarize(run, sent, lost)
-    final = run["out"] if run["mode"] == "own" else None
-    if "spread" in run:
-        final = gather(run, say) if not urgent else None
+    final = run.out if run.mode == Run.OWN else None
+    if run.spread is not None:
+        final = _gather(run, say) if not urgent else None
     if final and cli["report"]:
         report = write_report(final, cli)
         if report:
@@ -700,45 +562,26 @@ def finish(run, cli, urgent=False):
             sys.stderr.write("tracy: HTML report written to %s\n" % html)
 
 
-def gather(run, say):
+def _gather(run, say):
     """A job on several hosts: rank 0 merges the hosts' parts into the trace
-    asked for. Returns its path, or None (another rank, or no merge)."""
-    job, world, rank = run["spread"]
+    asked for (tracy/_hosts.py). Returns its path, or None."""
+    from tracy import _hosts
+    job, world, rank = run.spread
     if rank != 0:
         return None
-    tools = (find_tool("tracy-info"), find_tool("tracy-merge"))
-    if None in tools:
-        sys.stderr.write("tracy: tracy-info or tracy-merge not found: the hosts' parts "
-                         "stay as they are\n")
-        return None
-    try:
-        got = _capture.gather_parts(run["final"], job, world, tools, say)
-    except KeyboardInterrupt:
-        sys.stderr.write("tracy: interrupted; the hosts' parts of %s are not merged\n"
-                         % run["final"])
-        return None
-    if got is None:
-        return None
-    ranks, hosts, missing = got
-    sys.stderr.write("tracy: trace written to %s (%d of %d ranks from %d hosts)\n"
-                     % (run["final"], ranks, world, hosts))
-    if missing:
-        sys.stderr.write("tracy: ranks missing from the trace (their host's part never "
-                         "finished): %s\n" % " ".join(map(str, missing[:50])))
-    return run["final"]
+    return _hosts.gather(run.final, job, world, say)
 
 
 def _die_like(status):
     """Exit status of the program (for sys.exit, which takes it as the
     program's own sys.exit would), or the signal that ended it, raised again
     so that the parent sees the same end."""
-    if not isinstance(status, Signalled):
+    if status is not INTERRUPTED:
         return status
-    sig = status.sig
+    sig = INTERRUPTED[1]
     sys.stdout.flush()
     sys.stderr.flush()
-    tracy._sig()[0](sig, tracy._sig()[2])
-    os.kill(os.getpid(), sig)
+    _rt.die_by(sig)
     return 128 + sig
 
 
@@ -746,7 +589,7 @@ def main(argv):
     try:
         opts, cli = parse_args(argv)
         if cli["script"] and not os.path.isfile(cli["script"]):
-            raise OutputError("cannot open %s" % cli["script"])
+            raise Refused("cannot open %s" % cli["script"])
         out = output_path(cli)
         program = cli["module"] or os.path.basename(cli["script"])
         if cli["module"]:
@@ -758,13 +601,10 @@ def main(argv):
         if listen:
             return run_listening(listen, code, glb)
         run = connect(cli, out)
-    except OutputError as e:
-        sys.stderr.write("tracy: %s\n" % e)
-        return 2
-    except UsageError as e:
-        sys.stderr.write("tracy: %s\n%s" % (e, USAGE.split("\n\n")[0] + "\n"))
-        return 2
-    except (OSError, ModuleMissing) as e:
+    except Refused as e:
+        sys.stderr.write("tracy: %s\n%s" % (e, USAGE.split("\n\n")[0] + "\n" if e.usage else ""))
+        return e.status
+    except OSError as e:
         sys.stderr.write("tracy: %s\n" % e)
         return 1
     except SyntaxError:  # as the interpreter: the error alone, no frames
@@ -772,14 +612,13 @@ def main(argv):
         v.__traceback__ = None
         sys.excepthook(t, v, None)
         return 1
-    setup_children_env(opts, program)
-    tracy._configure(opts)
-    tracy._install_process_hooks(on_signal=lambda: finish_quietly(run, cli),
-                                 at_exit=False)
+    _rt.setup_children_env(opts, program)
+    _rt.configure(opts)
+    _rt.install_process_hooks(on_signal=lambda: finish_quietly(run, cli), at_exit=False)
 
     def start():
         if not opts["partial"]:
-            tracy._enable()
+            _rt.enable()
     me = os.getpid()
     status = run_program(code, glb, start)
     # What the interpreter does at exit, while still recording: wait for
@@ -800,7 +639,7 @@ def main(argv):
             # have run (each was printed); the interpreter ignores it at exit
             pass
     except KeyboardInterrupt:
-        status = Signalled(2)
+        status = INTERRUPTED
     if os.getpid() != me:
         # a child forked by the program (os.fork, not multiprocessing, which
         # ends its children itself) ended by sys.exit or by returning: it
@@ -812,8 +651,8 @@ def main(argv):
     # multiprocessing's helper processes (resource tracker, fork server),
     # which live until this process exits: they are clients of the capture.
     _checked(_tracy.disable)
-    tracy._stop_mp_helpers()
-    tracy._signals_done()
+    _rt.stop_mp_helpers()
+    _rt.signals_done()
     finish(run, cli)
     return _die_like(status)
 

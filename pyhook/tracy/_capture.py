@@ -1,4 +1,6 @@
-"""How the processes of one run share one capture (used by python -m tracy).
+"""The capture of a run (python -m tracy, trace windows): the daemon started
+and waited for, the toolkit's programs run, and how the processes of one
+run share one capture.
 
 Processes started together without a daemon (MPI ranks, several launches by
 one parent) meet in a small locked file in the user's private run folder
@@ -63,11 +65,13 @@ class Rendezvous:
     there, the others join it. It lives in the user's private run folder,
     keyed by the trace path, and is removed by the owner when the trace is
     finished. It is trusted only as a regular file of this user that no
-    one else may write, opened without following a link."""
+    one else may write, opened without following a link; one that is not
+    (shared False) leaves this run a daemon of its own: no one to count."""
 
     def __init__(self, out):
         self.path = os.path.join(rundir(), "run-%s.run" % _fnv(out))
         self.fd = None
+        self.shared = True
 
     def lock(self, create=False):
         """Takes the file's lock; only the owner's first call creates it
@@ -129,6 +133,8 @@ class Rendezvous:
         """A joining process is connected: the owner may stop waiting for
         it (counted only once connected, so that the daemon cannot end
         between the count and the connection)."""
+        if not self.shared:
+            return
         try:
             self.lock()
         except OSError:
@@ -142,6 +148,8 @@ class Rendezvous:
             self.unlock()
 
     def joined(self):
+        if not self.shared:
+            return 1
         try:
             self.lock()
         except OSError:
@@ -152,6 +160,8 @@ class Rendezvous:
             self.unlock()
 
     def remove(self, daemon_pid):
+        if not self.shared:
+            return
         try:
             self.lock()
         except OSError:
@@ -221,19 +231,6 @@ def sweep_stale(keep):
             os.close(fd)
 
 
-class _NoRendezvous:
-    """Stands for a rendezvous file that could not be trusted: this run has
-    its daemon to itself."""
-    def count_in(self, daemon_pid):
-        pass
-
-    def joined(self):
-        return 1
-
-    def remove(self, daemon_pid):
-        pass
-
-
 def own_or_join(out, start_daemon):
     """Returns ("own", pid, addr, rendezvous, size) when this process started
     the daemon (start_daemon() -> (pid, addr), addr as TRACY_ADDR takes it),
@@ -250,7 +247,8 @@ def own_or_join(out, start_daemon):
         sys.stderr.write("tracy: not using the rendezvous file %s; this process "
                          "starts a daemon of its own\n" % e)
         pid, addr = start_daemon()
-        return "own", pid, addr, _NoRendezvous(), 0
+        rv.shared = False
+        return "own", pid, addr, rv, 0
     try:
         rec = rv.read()
         pid = int(rec.get("pid", "0") or 0)
@@ -294,7 +292,7 @@ def spread():
     """For an MPI or Slurm job whose ranks run on several hosts: (job key,
     world size, world rank), else None. Each host then has a daemon of its
     own (its ranks reach it on the loopback), writing a part of the trace
-    that rank 0 merges (gather_parts). A job key that only one host knows (a
+    that rank 0 merges (_hosts.gather_parts). A job key that only one host knows (a
     parent's pid) cannot name the parts: None, as for one host."""
     job, local, rank = _job()
     world = _env_int(("OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "PMI_SIZE", "SLURM_NTASKS")) or 0
@@ -303,96 +301,6 @@ def spread():
     if not several or not world or rank is None or job.startswith("ppid="):
         return None
     return job, world, rank
-
-
-def host_name():
-    import socket
-    return os.environ.get("TRACY_HOST") or socket.gethostname() or "host"
-
-
-def part_pattern(out, job):
-    """The parts of `out` written by the hosts of `job`: (prefix, suffix);
-    a part is prefix + host + suffix."""
-    stem = out[:-6] if out.endswith(".tracy") else out
-    return "%s.%s." % (stem, _fnv(job)[:8]), ".tracy"
-
-
-def part_path(out, job):
-    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in host_name())
-    pre, suf = part_pattern(out, job)
-    return pre + safe + suf
-
-
-def _part_facts(info_exe, path):
-    """(complete, ranks) of a part, from tracy-info --json."""
-    import json
-    import subprocess
-    try:
-        p = subprocess.run([info_exe, "--json", path], capture_output=True, text=True,
-                           timeout=60)
-        d = json.loads(p.stdout)
-    except (OSError, ValueError, subprocess.SubprocessError):
-        return False, set()
-    return bool(d.get("complete")), {q.get("rank") for q in d.get("processes", [])}
-
-
-def _parts(out, job):
-    pre, suf = part_pattern(out, job)
-    d = os.path.dirname(pre) or "."
-    base = os.path.basename(pre)
-    try:
-        names = os.listdir(d)
-    except OSError:
-        return []
-    return sorted(os.path.join(d, n) for n in names if n.startswith(base) and n.endswith(suf))
-
-
-def gather_parts(out, job, world, tools, say, limit=120.0):
-    """Rank 0 of a job on several hosts: waits until finished parts hold
-    every rank (at most `limit` seconds without one more finished), merges
-    them into `out` and removes them. Returns (ranks merged, hosts, missing
-    ranks), or None when there was nothing to merge or the merge failed (the
-    parts are then kept, and the reason said on stderr)."""
-    import subprocess
-    import time
-    info_exe, merge_exe = tools
-    done, ranks, seen = {}, set(), {}
-    last = time.monotonic()
-    while True:
-        for path in _parts(out, job):
-            try:
-                st = os.stat(path)
-            except OSError:
-                continue
-            if path not in done and seen.get(path) != (st.st_size, st.st_mtime_ns):
-                seen[path] = (st.st_size, st.st_mtime_ns)
-                complete, r = _part_facts(info_exe, path)
-                if complete:
-                    done[path] = r
-                    ranks |= r
-                    last = time.monotonic()
-        if ranks >= set(range(world)) or time.monotonic() - last > limit:
-            break
-        time.sleep(0.2)
-    if not done:
-        sys.stderr.write("tracy: no finished part of %s to merge\n" % out)
-        return None
-    parts = sorted(done)
-    p = subprocess.run([merge_exe, "-q", "-f", "-o", out] + parts, capture_output=True,
-                       text=True)
-    if p.returncode not in (0, 3):
-        sys.stderr.write("tracy: merging the hosts' parts failed (tracy-merge status %d: %s);"
-                         " they are kept: %s\n" % (p.returncode, p.stderr.strip(),
-                                                   " ".join(parts)))
-        return None
-    for path in parts:
-        try:
-            os.unlink(path)
-        except OSError:
-            pass
-    missing = sorted(set(range(world)) - ranks)
-    say("merged %d parts into %s" % (len(parts), out))
-    return len(ranks & set(range(world))), len(parts), missing
 
 
 # ---- children of this process ---------------------------------------------------
@@ -504,3 +412,170 @@ def drain_daemon(pid):
         os.kill(pid, _signal.SIGUSR1)
     except OSError:
         pass
+
+
+# ---- the toolkit's programs and the capture daemon ---------------------------------
+
+_MAGIC = b"TRCYFILE"
+
+
+def is_trace(path):
+    """True for a .tracy file (or an empty file): those may be replaced."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(16)
+    except OSError:
+        return False
+    return head == b"" or head[8:16] == _MAGIC or head[:8] == _MAGIC
+
+
+def exit_code(status):
+    """os.waitstatus_to_exitcode (Python 3.9+) for a status of waitpid."""
+    if os.WIFSIGNALED(status):
+        return -os.WTERMSIG(status)
+    return os.WEXITSTATUS(status)
+
+
+def _which(prog):
+    for d in os.environ.get("PATH", "").split(os.pathsep):
+        p = os.path.join(d or ".", prog)
+        if os.access(p, os.X_OK) and not os.path.isdir(p):
+            return p
+    return None
+
+
+def find_tool(prog, env_var=None):
+    """A toolkit program: $env_var, a bin/ next to the package (build tree,
+    virtual environment, install prefix: up to <prefix>/lib/pythonX.Y/
+    site-packages/tracy), PATH."""
+    if env_var and os.environ.get(env_var):
+        return os.environ[env_var]
+    d = os.path.dirname(os.path.abspath(__file__))
+    for _ in range(4):
+        d = os.path.dirname(d)
+        p = os.path.join(d, "bin", prog)
+        if os.access(p, os.X_OK) and not os.path.isdir(p):
+            return p
+    return _which(prog)
+
+
+def _environ():
+    """The environment as posix_spawn reads it fastest: os.environ's bytes,
+    kept in step with it (its str mapping makes posix_spawn call Python
+    code twice per variable: some 20K instructions each)."""
+    data = getattr(os.environ, "_data", None)
+    return data if isinstance(data, dict) else os.environ
+
+
+def run_tool(argv):
+    """Runs a toolkit program; returns its exit status (as exit_code)."""
+    pid = os.posix_spawn(argv[0], argv, _environ())
+    _, status = os.waitpid(pid, 0)
+    return exit_code(status)
+
+
+def file_summary(out):
+    """(events, processes, lost) as the finished file holds them, or None."""
+    info = find_tool("tracy-info")
+    if info is None:
+        return None
+    r, w = os.pipe()
+    try:
+        pid = os.posix_spawn(info, [info, out], _environ(),
+                             file_actions=[(os.POSIX_SPAWN_DUP2, w, 1),
+                                           (os.POSIX_SPAWN_OPEN, 2, os.devnull,
+                                            os.O_WRONLY, 0)])
+    except OSError:
+        os.close(r)
+        os.close(w)
+        return None
+    os.close(w)
+    data = b""
+    while True:
+        chunk = os.read(r, 65536)
+        if not chunk:
+            break
+        data += chunk
+    os.close(r)
+    os.waitpid(pid, 0)
+    # tracy-info's summary lines "events:", "lost events:", "processes:"
+    # (its text, not --json: python -m tracy imports nothing it can avoid)
+    got = {}
+    for line in data.decode("utf-8", "replace").splitlines():
+        key, sep, val = line.partition(":")
+        val = val.split()
+        if sep and key in ("events", "lost events", "processes") and val and val[0].isdigit():
+            got.setdefault(key, int(val[0]))
+    if len(got) != 3:
+        return None
+    return got["events"], got["processes"], got["lost events"]
+
+
+def daemon_socket(port):
+    """This user's local daemon's socket for a port (daemon-PORT.sock)."""
+    return os.path.join(rundir(), "daemon-%d.sock" % port)
+
+
+def start_daemon(out, say):
+    """Spawns capture-release on a socket of its own in the user's run
+    folder. Returns (pid, "unix:PATH"); OSError when it cannot."""
+    exe = find_tool("capture-release", "TRACY_CAPTURE")
+    if exe is None:
+        raise OSError("capture-release not found next to the tracy package or on PATH "
+                      "(install the toolkit, or set TRACY_CAPTURE)")
+    rfd, wfd = os.pipe()
+    argv = [exe, "-o", out, "-f", "-p", "0", "-q"]
+    try:
+        pid = os.posix_spawn(exe, argv, _environ(),
+                             file_actions=[(os.POSIX_SPAWN_DUP2, wfd, 1),
+                                           (os.POSIX_SPAWN_CLOSE, rfd)],
+                             setpgroup=0)
+    finally:
+        os.close(wfd)
+    buf = b""
+    try:
+        while b"\n" not in buf:
+            chunk = os.read(rfd, 256)
+            if not chunk:
+                break
+            buf += chunk
+    finally:
+        os.close(rfd)
+    line = buf.split(b"\n", 1)[0].strip()
+    if not line.isdigit():
+        _, status = os.waitpid(pid, 0)
+        raise OSError("capture-release did not start (exit status %d)"
+                      % exit_code(status))
+    # The children get the socket's path: one that changes TMPDIR still
+    # finds it.
+    sock = daemon_socket(int(line))
+    say("started %s (pid %d) at %s" % (exe, pid, sock))
+    return pid, "unix:" + sock
+
+
+def _signal_daemon(pid):
+    try:
+        os.kill(pid, 2)  # SIGINT: the daemon ends its clients and the file
+    except OSError:
+        pass
+
+
+def wait_daemon(pid, interrupted=False):
+    """Waits for the daemon to finish the file. An interrupt (Ctrl-C, SIGTERM)
+    while waiting asks it to finish now; the wait then goes on."""
+    asked = False
+    if interrupted:
+        sys.stderr.write("tracy: interrupted; finishing the trace\n")
+        _signal_daemon(pid)
+        asked = True
+    while True:
+        try:
+            _, st = os.waitpid(pid, 0)
+            return exit_code(st)
+        except KeyboardInterrupt:
+            if not asked:
+                sys.stderr.write("tracy: interrupted; finishing the trace\n")
+            asked = True
+            _signal_daemon(pid)
+        except ChildProcessError:
+            return 0

@@ -1,7 +1,6 @@
 """Why `tracy._tracy` does not import: the package holds one extension per
 interpreter ABI (_tracy<EXT_SUFFIX>), and one built for another Python would
-otherwise surface as a puzzling "circular import". Also what Python 3.8
-lacks. Imports nothing at start-up beyond os (python -m tracy loads it)."""
+otherwise surface as a puzzling "circular import". Imported only then."""
 import os
 
 
@@ -25,9 +24,3 @@ def extension_missing():
            "builds for " + ", ".join(built) if built else "no extension",
            sys.executable, sys.executable)) from None
 
-
-def exit_code(status):
-    """os.waitstatus_to_exitcode (Python 3.9+) for a status of waitpid."""
-    if os.WIFSIGNALED(status):
-        return -os.WTERMSIG(status)
-    return os.WEXITSTATUS(status)

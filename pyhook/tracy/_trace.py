@@ -16,7 +16,8 @@ in the window (fork, multiprocessing, subprocess) join it as they do under
 import os
 import sys
 
-import tracy
+from tracy import MECHANISMS, _capture
+from tracy import _runtime as _rt
 from tracy import _tracy
 
 _OPTION_KEYS = {
@@ -48,13 +49,13 @@ class Options:
         self.mechanism = mechanism  # "auto", "hook" or "exact" (tracy(1), --mechanism)
 
     def _settings(self):
-        """The options as tracy._defaults() holds them; ValueError (one
+        """The options as _rt.defaults() holds them; ValueError (one
         line) for a bad one."""
         import re
-        o = tracy._defaults()
+        o = _rt.defaults()
         for attr, key in _OPTION_KEYS.items():
             v = getattr(self, attr)
-            if key in tracy._FILTER_KEYS:
+            if key in _rt.FILTER_KEYS:
                 pats = [v] if isinstance(v, str) else list(v)
                 for p in pats:
                     try:
@@ -74,7 +75,7 @@ class Options:
                     raise ValueError("tracy: label takes args,file,line, not %r" % bad[0])
                 o[key] = str(v)
             elif key == "mechanism":
-                if v not in tracy.MECHANISMS:
+                if v not in MECHANISMS:
                     raise ValueError("tracy: mechanism takes auto, hook or exact, not %r" % (v,))
                 o[key] = v
             else:
@@ -106,7 +107,7 @@ def _options(options, kw):
 
 
 def _program():
-    name = tracy._child_name() or "python"
+    name = _rt.child_name() or "python"
     return name[:-3] if name.endswith(".py") else name
 
 
@@ -114,10 +115,9 @@ def _resolve(path):
     """The file to write: `path` itself when it ends in .tracy (and is not
     a folder), else a new <program>.<time>.tracy in the folder `path`
     (created), never one that exists."""
-    from tracy.__main__ import _is_trace
     path = os.path.abspath(os.fspath(path))
     if path.endswith(".tracy") and not os.path.isdir(path):
-        if os.path.exists(path) and not _is_trace(path):
+        if os.path.exists(path) and not _capture.is_trace(path):
             raise ValueError("tracy: refusing to overwrite %s: not a trace" % path)
         d = os.path.dirname(path)
         if not os.path.isdir(d):
@@ -163,7 +163,6 @@ def start_trace(path, options=None, **kw):
 
 
 def _start(path, options, kw):
-    from tracy.__main__ import find_tool, setup_children_env
     if _open_here():
         raise RuntimeError("tracy: a trace is already being recorded to %s; call "
                            "tracy.stop_trace() first" % _win["path"])
@@ -173,7 +172,7 @@ def _start(path, options, kw):
                            "program run without it")
     opts = _options(options, kw)
     settings = opts._settings()
-    exe = find_tool("capture-release", "TRACY_CAPTURE")
+    exe = _capture.find_tool("capture-release", "TRACY_CAPTURE")
     if exe is None:
         raise RuntimeError("tracy: capture-release not found next to the tracy package or "
                            "on PATH (install the toolkit, or set TRACY_CAPTURE)")
@@ -186,13 +185,13 @@ def _start(path, options, kw):
     os.environ["TRACY_ADDR"] = addr  # as libtrace set it: for every kind of child
     os.environ.pop("TRACY_PORT", None)
     os.environ.pop("TRACY_OUTPUT", None)
-    setup_children_env(settings, _program())
+    _rt.setup_children_env(settings, _program())
     _win.update(path=out, pid=os.getpid(), env=env, quiet=opts.quiet)
-    tracy._configure(settings)
+    _rt.configure(settings)
     if not _win["hooks"]:
-        tracy._install_process_hooks()
+        _rt.install_process_hooks()
         _win["hooks"] = True
-    tracy._enable()
+    _rt.enable()
 
 
 def stop_trace():
@@ -200,15 +199,13 @@ def stop_trace():
     path (a TraceFile: with .events, .processes, .lost). Zones still open end
     with the window (marked as cut). RuntimeError when no trace is being
     recorded."""
-    from tracy.__main__ import file_summary
     if not _open_here():
         raise RuntimeError("tracy: no trace is being recorded (tracy.start_trace was not "
                            "called)")
     out, env = _win["path"], _win["env"]
     _win.update(path=None, pid=0, env=None)
-    tracy._state["count"] = 1  # Profiler regions inside end with the window
     try:
-        tracy._disable()
+        _rt.end_regions()  # Profiler regions inside end with the window
     finally:
         try:
             stored = _tracy._trace_stop()
@@ -220,7 +217,7 @@ def stop_trace():
                     os.environ[k] = v
     res = TraceFile(out)
     res.stored = stored
-    s = file_summary(out)
+    s = _capture.file_summary(out)
     if s is not None:
         res.events, res.processes, res.lost = s
     if not _win["quiet"]:

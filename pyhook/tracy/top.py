@@ -30,7 +30,7 @@ QUERY = ("SELECT name, category, calls, round(self / 1e6, 3) AS self_ms, "
 def run_sql(path, n):
     """Prints the table through tracy-sql and returns its exit status (its
     error already printed), or None when tracy-sql is not installed."""
-    from tracy.__main__ import find_tool
+    from tracy._capture import find_tool
     sql = find_tool("tracy-sql")
     if sql is None:
         return None

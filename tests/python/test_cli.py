@@ -4,7 +4,7 @@ import socket
 import subprocess
 import time
 
-from conftest import BIN, PYTHON, env_for_tests
+from conftest import BIN, PYTHON, Run, env_for_tests
 
 FIB = """
 def fib(n):
@@ -36,6 +36,36 @@ def test_program_sees_argv_main_and_path_as_without_profiler(run_tracy, tmp_path
     assert first == "['a', '--b'] __main__ prog.py %s" % tmp_path
     assert second == "True"
     r.assert_balanced()
+
+
+def test_the_tracy_command_runs_as_python_m_tracy(tmp_path):
+    """build/bin/tracy (pip installs it too): the same main without runpy.
+    The program sees what it sees under python -m tracy, and the trace holds
+    its calls; a module runs with -m as well."""
+    (tmp_path / "prog.py").write_text(
+        "import sys, os\n"
+        "def fib(n):\n"
+        "    return n if n < 2 else fib(n - 1) + fib(n - 2)\n"
+        "fib(10)\n"
+        "print(sys.argv, __name__, os.path.basename(__file__), sys.path[0])\n"
+        "sys.exit(3)\n")
+    cmd = [PYTHON, os.path.join(BIN, "tracy")]
+    out = str(tmp_path / "cmd.tracy")
+    p = subprocess.run(cmd + ["-o", out, "prog.py", "a"], capture_output=True, text=True,
+                       timeout=120, env=env_for_tests(), cwd=str(tmp_path))
+    assert p.returncode == 3, p.stderr
+    assert p.stdout == "['prog.py', 'a'] __main__ prog.py %s\n" % tmp_path
+    r = Run(p, out)
+    assert r.count("fib") == 177 and r.trace["complete"]
+    r.assert_balanced()
+    p = subprocess.run(cmd + ["-o", str(tmp_path / "m.tracy"), "-m", "prog"],
+                       capture_output=True, text=True, timeout=120, env=env_for_tests(),
+                       cwd=str(tmp_path))
+    assert p.returncode == 3, p.stderr
+    assert Run(p, str(tmp_path / "m.tracy")).count("fib") == 177
+    p = subprocess.run(cmd + ["--version"], capture_output=True, text=True, timeout=60,
+                       env=env_for_tests())
+    assert p.returncode == 0 and p.stdout.startswith("tracy "), p.stderr
 
 
 def test_unhandled_exception_exits_1_and_trace_is_flushed(run_tracy):

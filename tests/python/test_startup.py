@@ -13,8 +13,8 @@ SHOW = "import json, sys\nprint(json.dumps(sorted(sys.modules)))\n"
 # (gc and atexit: built-in modules, nothing to load; the hook looks gc up
 # on 3.8, hook.c. _posixsubprocess: a small C module (built in, or a
 # 0.2-0.4 ms load), whose fork_exec is wrapped before subprocess binds it,
-# tracy/__init__.py _wrap_fork_exec)
-OURS = {"tracy", "tracy._tracy", "tracy._capture", "tracy._compat", "atexit", "gc",
+# tracy/_runtime.py _wrap_fork_exec)
+OURS = {"tracy", "tracy._tracy", "tracy._runtime", "tracy._capture", "atexit", "gc",
         "_posixsubprocess"}
 HEAVY = ("signal", "enum", "functools", "threading", "tracy._trace")
 
@@ -57,3 +57,17 @@ def test_start_trace_is_there_when_asked_for(tmp_path):
                             "assert trace is tracy.trace and callable(start_trace)\n")
     got = modules(tmp_path, "show.py")
     assert "tracy._trace" in got
+
+
+def test_import_tracy_alone_loads_no_runtime(tmp_path):
+    """A program that imports tracy and runs without the profiler loads the
+    API and the extension only; the runtime comes with the first region."""
+    write_scripts(tmp_path, "import sys, tracy\n"
+                            "assert 'tracy._runtime' not in sys.modules\n"
+                            "assert 'tracy._capture' not in sys.modules\n"
+                            "assert sorted(n for n in dir(tracy) if not n.startswith('_'))"
+                            " == sorted(tracy.__all__ + ['MECHANISMS'])\n"
+                            "with tracy.Profiler():\n"
+                            "    pass\n")
+    got = modules(tmp_path, "show.py")
+    assert "tracy._runtime" in got and "tracy._capture" not in got

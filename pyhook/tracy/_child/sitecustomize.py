@@ -10,8 +10,8 @@ def _tracy_child():
     if opts is None:
         return
     try:
-        import tracy
-        tracy._start_child(opts)
+        from tracy import _runtime
+        _runtime.start_child(opts)
     except Exception as e:  # the child must run even if profiling cannot
         sys.stderr.write("tracy: child process not profiled: %s\n" % e)
 
