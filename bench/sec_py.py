@@ -108,6 +108,7 @@ def profile_costs(path):
     names = {"ob": {}, "fl": {}, "fn": {}}
     costs = {}
     ob = fl = cur = "?"
+    npos = 1  # position columns before the cost ("positions: line")
     skip = False  # the line after calls= is the call's inclusive cost
     with open(path, errors="replace") as f:
         for line in f:
@@ -117,8 +118,11 @@ def profile_costs(path):
                     skip = False
                     continue
                 p = line.split()
-                if len(p) > 1:
-                    costs[ob, cur] = costs.get((ob, cur), 0) + int(p[1])
+                if len(p) > npos:
+                    costs[ob, cur] = costs.get((ob, cur), 0) + int(p[npos])
+                continue
+            if line.startswith("positions:"):
+                npos = len(line.split()) - 1
                 continue
             key, _, val = line.rstrip("\n").partition("=")
             table = CG_NAMES.get(key)
