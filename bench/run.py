@@ -83,10 +83,10 @@ def mib(kib):
 
 # ---- measuring tools ------------------------------------------------------
 
-def callgrind(cmd, env, cwd, timeout=900, out="/dev/null"):
+def callgrind(cmd, env, cwd, timeout=900, out="/dev/null", opts=()):
     """Instructions executed by cmd's process (children not followed); the
-    profile goes to `out`."""
-    vg = ["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out]
+    profile goes to `out`; `opts`: more callgrind options."""
+    vg = ["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out] + list(opts)
     p = run(vg + cmd, env=env, cwd=cwd, timeout=timeout, stdout=subprocess.DEVNULL,
             what="callgrind " + " ".join(os.path.basename(c) for c in cmd[:3]))
     m = re.search(r"Collected\s*:\s*(\d+)", p.stderr)

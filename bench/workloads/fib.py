@@ -1,7 +1,10 @@
-"""fib.py -- recursive fib(25): the worst case for a call tracer (tiny calls).
+"""fib.py -- recursive fib(25): the worst case for a call tracer (tiny calls);
+BENCH_FIB_N chooses another n.
 
 A small fib(12) runs inside a profiled region when the tracy package is
 loaded (`python -m tracy -p -l`); otherwise the region costs nothing."""
+import os
+
 from region import region
 
 
@@ -10,6 +13,6 @@ def fib(n):
 
 
 if __name__ == "__main__":
-    print(fib(25))
+    print(fib(int(os.environ.get("BENCH_FIB_N", "25"))))
     with region():
         fib(12)
