@@ -1097,6 +1097,7 @@ static void zone_str(uint8_t tag, const char *s, size_t len) {
     *p++ = tag;
     p = lt__put_text(p, s, len, LT__MAX_TEXT);
     lt__commit(t, p, 0);
+    t->decorated = 1; /* the open zones' snapshots lack it (client_buf.c) */
 }
 
 void lt_zone_text(const char *text, size_t len) { zone_str(LT_TAG_ZONE_TEXT, text, len); }

@@ -30,16 +30,27 @@ static pthread_once_t tb_key_once = PTHREAD_ONCE_INIT;
  * what they would. Under AddressSanitizer they come from malloc, so that
  * their bounds are checked. */
 #if defined(__SANITIZE_ADDRESS__)
-static lt__chunk *chunk_alloc(void) { return malloc(sizeof(lt__chunk)); }
-static void chunk_free(lt__chunk *c) { free(c); }
+static lt__chunk *chunk_map(void) { return malloc(sizeof(lt__chunk)); }
+static void chunk_unmap(lt__chunk *c) { free(c); }
 #else
-static lt__chunk *chunk_alloc(void) {
+static lt__chunk *chunk_map(void) {
     void *p = mmap(NULL, sizeof(lt__chunk), PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     return p == MAP_FAILED ? NULL : p;
 }
-static void chunk_free(lt__chunk *c) { munmap(c, sizeof *c); }
+static void chunk_unmap(lt__chunk *c) { munmap(c, sizeof *c); }
 #endif
+
+static lt__chunk *chunk_alloc(void) {
+    lt__chunk *c = chunk_map();
+    if (c) memset(&c->snap, 0, sizeof c->snap);
+    return c;
+}
+
+static void chunk_free(lt__chunk *c) {
+    free(c->snap.loc);
+    chunk_unmap(c);
+}
 
 /* Chunks the pool may hold: max_chunks for data on its way to the daemon,
  * plus one per live thread (the chunk it writes): threads that hold their
@@ -65,6 +76,7 @@ static lt__chunk *pool_take(int force) {
     c->sent = 0;
     c->sent_events = 0;
     c->sealed = 0;
+    c->snap.ok = 0;
     return c;
 }
 
@@ -117,8 +129,48 @@ static void set_limit(lt__thr *t, uint8_t *limit) {
         __atomic_store_n(&t->pub.limit, NULL, __ATOMIC_SEQ_CST);
 }
 
-/* Makes c the thread's write chunk (producer side). */
+/* Makes room in the thread's stack of open zones for `more` beyond its
+ * depth. Returns 0, or -1 when memory is exhausted. */
+static int stk_room(lt__thr *t, uint32_t more) {
+    uint64_t need = (uint64_t)t->pub.depth + more;
+    if (need <= t->stk_cap) return 0;
+    uint64_t cap = 2 * (uint64_t)t->stk_cap;
+    if (cap < need) cap = need;
+    if (cap > UINT32_MAX) cap = need;
+    if (cap > UINT32_MAX) return -1;
+    uint32_t *v = realloc(t->pub.stk, (size_t)cap * sizeof *v);
+    if (!v) return -1;
+    t->pub.stk = v;
+    t->stk_cap = (uint32_t)cap;
+    return 0;
+}
+
+/* Flight mode: the thread's state where chunk c starts (lt__chunk_snap).
+ * Names and texts are not kept by the hot path: once one was written, the
+ * snapshots are marked unusable until a chunk starts with no zone open. */
+static void tb_snap(lt__thr *t, lt__chunk *c) {
+    lt__chunk_snap *s = &c->snap;
+    uint32_t d = t->pub.depth;
+    s->ok = 0;
+    if (!lt__ring_on()) return;
+    if (d == 0) t->decorated = 0;
+    if (t->decorated || d >= LT_MAX_DEPTH) return;
+    if (d > s->cap) {
+        uint32_t *v = realloc(s->loc, (size_t)d * sizeof *v);
+        if (!v) return;
+        s->loc = v;
+        s->cap = d;
+    }
+    if (d) memcpy(s->loc, t->pub.stk, (size_t)d * sizeof *s->loc);
+    s->depth = d;
+    s->ts = t->pub.last_ts;
+    s->ok = 1;
+}
+
+/* Makes c the thread's write chunk (producer side). The caller made room
+ * for LT__STK_ROOM zones (stk_room). */
 static void tb_install(lt__thr *t, lt__chunk *c) {
+    tb_snap(t, c);
     t->cur = c;
     t->pub.base = c->data;
     t->pub.wp = c->data;
@@ -234,8 +286,8 @@ static int make_room(lt__thr *t, uint64_t ts, int droppable) {
     lt__chunk *c = NULL;
     int waited = 0, stop = 0;
 
-    if (!recording() || tb_in_scratch(t)) {
-        tb_use_scratch(t);
+    if (!recording() || tb_in_scratch(t) || stk_room(t, LT__STK_ROOM) < 0) {
+        tb_use_scratch(t); /* out of memory: nothing more is recorded */
         return 0;
     }
     pthread_mutex_lock(&g->mu);
@@ -344,7 +396,7 @@ static int adopt(lt__thr *t) {
     char name[64] = "";
     (void)pthread_getname_np(pthread_self(), name, sizeof name);
     pthread_mutex_lock(&g->mu);
-    lt__chunk *c = first_chunk();
+    lt__chunk *c = stk_room(t, LT__STK_ROOM) == 0 ? first_chunk() : NULL;
     if (!c) {
         pthread_mutex_unlock(&g->mu);
         return -1;
@@ -374,7 +426,8 @@ static int adopt(lt__thr *t) {
 static int renew(lt__thr *t, int end) {
     if (lt__buf_stale(t) && recording() && adopt(t) == 0) return end ? -1 : 0;
     tb_use_scratch(t);
-    return end && t->pub.depth == 0 ? -1 : 0;
+    if (!end) return stk_room(t, 1); /* a begin: room for its zone */
+    return t->pub.depth == 0 ? -1 : 0;
 }
 
 int lt__tbuf_refill(lt__tbuf *pt, uint64_t ts) {
@@ -395,7 +448,7 @@ int lt__tbuf_refill(lt__tbuf *pt, uint64_t ts) {
         count_lost(t, 1);
         return -1;
     }
-    return 0;
+    return tb_in_scratch(t) ? stk_room(t, 1) : 0;
 }
 
 int lt__tbuf_refill_end(lt__tbuf *pt, uint64_t ts) {
@@ -456,6 +509,7 @@ static void tb_free(lt__thr *t) {
         t->head = c->next;
         pool_put(c);
     }
+    free(t->pub.stk);
     free(t);
 }
 
@@ -512,9 +566,10 @@ lt__tbuf *lt__tbuf_create(void) {
     (void)pthread_getname_np(pthread_self(), name, sizeof name);
 
     pthread_mutex_lock(&g->mu);
-    lt__chunk *c = first_chunk();
+    lt__chunk *c = stk_room(t, LT__STK_ROOM) == 0 ? first_chunk() : NULL;
     if (!c) {
         pthread_mutex_unlock(&g->mu);
+        free(t->pub.stk);
         free(t);
         return NULL;
     }

@@ -35,6 +35,10 @@ typedef struct lt__tbuf {
                              published word is (uintptr_t)wp + cbias */
     uint32_t depth;       /* zones open in the recorded stream */
     uint32_t thread;      /* thread index within the process */
+    uint32_t *stk;        /* location of each open zone, by depth; the slow
+                             path keeps room for every begin the current
+                             chunk can hold (the flight recorder's snapshot
+                             at each chunk start, client_flight.c) */
     /* the rest is private to client.c */
 } lt__tbuf;
 
@@ -162,7 +166,7 @@ static inline __attribute__((always_inline)) void lt__write_begin(lt__tbuf *t, u
         p = lt__put_varint(p, dt);
         p = lt__put_varint(p, loc);
     }
-    t->depth++;
+    t->stk[t->depth++] = loc;
     lt__publish(t, p);
 }
 

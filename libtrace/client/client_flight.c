@@ -6,9 +6,16 @@
  * The recording path is the streaming one: threads write their chunks as
  * always and the sender copies each round's new records into the ring
  * instead of a socket. Only the sender touches the ring. When it holds too
- * much, the oldest copies are dropped; their records are walked once on the
- * way out, keeping the zones they leave open (written as cut zones, format
- * 1.1) and the timestamp their successors' deltas start from.
+ * much, the oldest copies are dropped. A dump needs each thread's zones
+ * open where its kept records start (written as cut zones, format 1.1) and
+ * the timestamp their deltas start from. The thread notes both where each
+ * of its chunks starts (lt__chunk_snap); a copy that starts a chunk carries
+ * that snapshot, so dropping copies reads none of their records: a thread's
+ * dropped copies of the chunk its oldest kept record is in are set aside
+ * (one chunk, 64 KiB at most per thread, not counted in the limit) and
+ * walked from the snapshot only when a dump needs the state. A chunk
+ * without a usable snapshot (a name or text on an open zone) is walked on
+ * the way out as before.
  */
 #include <errno.h>
 #include <signal.h>
@@ -27,12 +34,22 @@ typedef struct rg_seg {
     struct rg_seg *gnext;     /* next in arrival order */
     uint32_t thread, len;
     uint64_t arrived;         /* lt__now() of the round that copied it */
+    uint32_t events;          /* timed records */
+    uint32_t start;           /* 0: inside a chunk; 1: starts one, no usable
+                                 snapshot; 2: starts one, snapshot below */
+    uint64_t snap_ts;         /* start 2: lt__chunk_snap's ts, depth, loc */
+    uint32_t snap_depth;
+    uint32_t *snap_loc;       /* in this allocation, after data */
     uint8_t data[];
 } rg_seg;
 
 typedef struct rg_stream {
+    /* `set` NULL: the state where the oldest kept record starts; else the
+     * state where `set` (a snapshot) starts, to be walked over `set`'s
+     * records and those of the copies after it up to `head` */
     uint64_t ts;              /* the time the oldest kept record's delta is from */
     lt__zstack open;          /* zones open before the oldest kept record */
+    rg_seg *set, *set_tail;   /* dropped copies of the chunk `head` is in */
     rg_seg *head, *tail;
 } rg_stream;
 
@@ -97,12 +114,22 @@ bad:
     return -1;
 }
 
+static void rg_free_list(rg_seg *s) {
+    for (rg_seg *n; s; s = n) {
+        n = s->next;
+        free(s);
+    }
+}
+
 static void rg_reset(void) {
     for (rg_seg *s = rg.ghead, *n; s; s = n) {
         n = s->gnext;
         free(s);
     }
-    for (uint32_t i = 0; i < rg.nstreams; i++) lt__zstack_free(&rg.streams[i].open);
+    for (uint32_t i = 0; i < rg.nstreams; i++) {
+        lt__zstack_free(&rg.streams[i].open);
+        rg_free_list(rg.streams[i].set);
+    }
     free(rg.streams);
     rg.streams = NULL;
     rg.nstreams = 0;
@@ -173,14 +200,23 @@ static rg_stream *rg_stream_of(uint32_t thread) {
     return &rg.streams[thread - 1];
 }
 
-int lt__ring_slice(uint32_t thread, const uint8_t *p, uint32_t len, uint64_t now) {
+int lt__ring_slice(uint32_t thread, const uint8_t *p, uint32_t len, uint32_t events,
+                   const lt__chunk_snap *snap, uint64_t now) {
     rg_stream *st = len ? rg_stream_of(thread) : NULL;
-    rg_seg *s = st ? malloc(sizeof *s + len) : NULL;
+    int have = snap && snap->ok;
+    size_t at = (sizeof(rg_seg) + len + 3) & ~(size_t)3 /* snap_loc */;
+    rg_seg *s = st ? malloc(at + (have ? (size_t)snap->depth * sizeof *snap->loc : 0)) : NULL;
     if (!s) return len ? LT_ENOMEM : 0;
     s->next = s->gnext = NULL;
     s->thread = thread;
     s->len = len;
     s->arrived = now;
+    s->events = events;
+    s->start = !snap ? 0 : have ? 2 : 1;
+    s->snap_ts = have ? snap->ts : 0;
+    s->snap_depth = have ? snap->depth : 0;
+    s->snap_loc = (uint32_t *)((uint8_t *)s + at);
+    if (have && snap->depth) memcpy(s->snap_loc, snap->loc, snap->depth * sizeof *snap->loc);
     memcpy(s->data, p, len);
     if (st->tail) st->tail->next = s;
     else st->head = s;
@@ -193,10 +229,6 @@ int lt__ring_slice(uint32_t thread, const uint8_t *p, uint32_t len, uint64_t now
     return 0;
 }
 
-/* Drops the oldest segment: its records move the thread's start time and
- * open zones forward. */
-/* Drops the oldest segment: its records move the thread's start time and
- * open zones forward. */
 /* A varint at *p, one- and two-byte forms inline. Returns 0 or -1. */
 static inline int rg_varint(const uint8_t **p, const uint8_t *end, uint64_t *v) {
     const uint8_t *q = *p;
@@ -213,15 +245,12 @@ static inline int rg_varint(const uint8_t **p, const uint8_t *end, uint64_t *v) 
     return lt__get_varint(p, end, v);
 }
 
-/* Drops the oldest segment: its records move the thread's start time and
- * open zones forward. Zone begins and ends, nearly every record, are
- * handled inline: this runs for every event once the ring is full. */
-static void rg_evict(void) {
-    rg_seg *s = rg.ghead;
-    rg_stream *st = &rg.streams[s->thread - 1];
+/* Moves the thread's start time and open zones over a segment's records.
+ * Zone begins and ends, nearly every record, are handled inline. */
+static void rg_walk(rg_stream *st, const rg_seg *s) {
     const uint8_t *p = s->data, *end = s->data + s->len;
     lt__zstack *z = &st->open;
-    uint64_t ts = st->ts, n = 0;
+    uint64_t ts = st->ts;
     /* locals whose address is never taken, so that they stay in registers;
      * the general path works on copies */
     lt__zent *v = z->v;
@@ -244,7 +273,6 @@ static void rg_evict(void) {
             }
             if (tag == LT_TAG_ZONE_END) {
                 ts += dt;
-                n++;
                 depth -= depth > 0;
                 p = q;
                 continue;
@@ -257,7 +285,6 @@ static void rg_evict(void) {
             }
             if (__builtin_expect(depth < cap && clean, 1)) {
                 ts += dt;
-                n++;
                 v[depth++].loc = (uint32_t)loc;
                 p = q;
                 continue;
@@ -275,7 +302,6 @@ static void rg_evict(void) {
         if (timed < 0) break; /* the client wrote it: cannot happen */
         p = pp;
         ts = t;
-        n += (uint64_t)timed;
         if (t8 != LT_TAG_LOST) (void)lt__zstack_apply(z, t8, loc, str, len, &why);
         v = z->v;
         depth = z->depth;
@@ -286,12 +312,61 @@ static void rg_evict(void) {
     }
     z->depth = depth;
     st->ts = ts;
-    rg.evicted_events += n;
+}
+
+/* The state where the thread's oldest kept record starts: the set-aside
+ * copies walked from their snapshot. */
+static int rg_settle(rg_stream *st) {
+    rg_seg *s = st->set;
+    if (!s) return 0;
+    lt__zstack *z = &st->open;
+    if (s->snap_depth > z->cap) {
+        lt__zent *v = realloc(z->v, s->snap_depth * sizeof *v);
+        if (!v) return LT_ENOMEM;
+        memset(v + z->cap, 0, (s->snap_depth - z->cap) * sizeof *v);
+        z->v = v;
+        z->cap = s->snap_depth;
+    }
+    for (uint32_t i = 0; i < s->snap_depth; i++) {
+        lt__zent *e = &z->v[i];
+        e->loc = s->snap_loc[i];
+        free(e->name);
+        free(e->text);
+        e->name = e->text = NULL;
+        e->name_len = e->text_len = 0;
+    }
+    z->depth = s->snap_depth;
+    st->ts = s->snap_ts;
+    for (; s; s = s->next) rg_walk(st, s);
+    rg_free_list(st->set);
+    st->set = st->set_tail = NULL;
+    return 0;
+}
+
+/* Drops the oldest segment. One that starts a chunk with a snapshot
+ * replaces what was set aside; the others join it, or, with none set aside
+ * (no usable snapshot), are walked now. */
+static void rg_evict(void) {
+    rg_seg *s = rg.ghead;
+    rg_stream *st = &rg.streams[s->thread - 1];
     st->head = s->next;
     if (!st->head) st->tail = NULL;
     rg.ghead = s->gnext;
     if (!rg.ghead) rg.gtail = NULL;
     rg.bytes -= sizeof *s + s->len;
+    rg.evicted_events += s->events;
+    s->next = NULL;
+    if (s->start == 2) {
+        rg_free_list(st->set);
+        st->set = st->set_tail = s;
+        return;
+    }
+    if (st->set && (s->start == 0 || rg_settle(st) < 0)) {
+        st->set_tail->next = s;
+        st->set_tail = s;
+        return;
+    }
+    rg_walk(st, s);
     free(s);
 }
 
@@ -363,8 +438,9 @@ static int rg_flush(rg_out *o, uint32_t thread, const lt__stream_state *st,
  * LT_BLOCK_TARGET bytes. */
 static int rg_dump_thread(rg_out *o, uint32_t thread) {
     rg_stream *rs = &rg.streams[thread - 1];
+    int rc = rg_settle(rs);
+    if (rc < 0) return rc;
     lt__stream_state state = {.last_ts = rs->ts}, *st = &state;
-    int rc;
     if (rs->open.depth) {
         rc = lt__writer_cut(o->w, 1, thread, rs->ts, rs->open.depth, &rs->open);
         if (rc < 0) return rc;

@@ -21,6 +21,24 @@
 /* Longest name in a metadata record. */
 #define LT__MAX_NAME 4096u
 
+/* A thread's state where a chunk starts, written by the thread when it
+ * installs the chunk (flight mode only; published with the chunk's first
+ * record): the timestamp the first record's delta is from and the zones
+ * open, outermost first. `ok` 0: not taken (streaming, or out of memory),
+ * or some open zone carries a name or text, which the snapshot lacks. */
+typedef struct lt__chunk_snap {
+    uint64_t ts;
+    uint32_t depth, ok;
+    uint32_t *loc;           /* `depth` locations; malloc'd, kept with the
+                                chunk for its next use */
+    uint32_t cap;
+} lt__chunk_snap;
+
+/* Open zones a chunk's records can add: each begin takes 2 bytes or more.
+ * A thread's `stk` has room for this many beyond its depth whenever it
+ * installs a chunk, so that the hot path need not check. */
+#define LT__STK_ROOM (LT__CHUNK_CAP / 2u + 1u)
+
 struct lt__chunk {
     struct lt__chunk *next;  /* next chunk of the thread, or free list */
     uint64_t committed;      /* published word: events << 32 | bytes
@@ -28,6 +46,7 @@ struct lt__chunk {
     uint32_t sent;           /* bytes already sent (sender only) */
     uint32_t sent_events;    /* events already sent (sender only) */
     uint32_t sealed;         /* no more writes (set under lt__g.mu) */
+    lt__chunk_snap snap;     /* the thread's state where data[] starts */
     uint8_t data[LT__CHUNK_CAP];
 };
 
@@ -48,6 +67,9 @@ typedef struct lt__thr {
                                 waiting until a chunk is free again */
     uint32_t session;        /* lt__g.session it records for (client_file.c:
                                 a buffer of an earlier one is renewed) */
+    uint32_t stk_cap;        /* entries of pub.stk */
+    int decorated;           /* a name or text was written since no zone
+                                was open at a chunk start */
 } lt__thr;
 
 enum lt__state {
@@ -224,7 +246,10 @@ int lt__ring_on(void);
  * new records go to the ring instead of the socket; then the round's end
  * trims it and dumps when asked or, `last`, at the client's stop. */
 void lt__ring_meta(const uint8_t *p, size_t n);
-int lt__ring_slice(uint32_t thread, const uint8_t *p, uint32_t len, uint64_t now);
+/* `events`: the timed records among the `len` bytes; `snap`: the chunk's
+ * snapshot when the slice starts a chunk, else NULL. */
+int lt__ring_slice(uint32_t thread, const uint8_t *p, uint32_t len, uint32_t events,
+                   const lt__chunk_snap *snap, uint64_t now);
 void lt__ring_round(int last, uint64_t now, uint64_t round);
 /* Whether the client's stop dumps (TRACY_FLIGHT_NO_EXIT_DUMP is not set);
  * an exec dumps then too. */

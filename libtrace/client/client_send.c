@@ -419,7 +419,9 @@ static int keep(sender *s) {
     for (size_t i = 0; i < s->n; i++) {
         work *x = &s->w[i];
         if (x->to > x->from &&
-            lt__ring_slice(x->t->pub.thread, x->c->data + x->from, x->to - x->from, now) < 0)
+            lt__ring_slice(x->t->pub.thread, x->c->data + x->from, x->to - x->from,
+                           x->to_events - x->c->sent_events,
+                           x->from == 0 ? &x->c->snap : NULL, now) < 0)
             return -ENOMEM;
     }
     return 0;
