@@ -610,6 +610,71 @@ START_TEST(flight_recorder_cuts_deep_stacks_in_a_small_window) {
 }
 END_TEST
 
+/* A thread records at most LT_MAX_DEPTH open zones, what a trace holds:
+ * the begins beyond (and their ends) are dropped and counted as lost, the
+ * zones around them are whole and the ones after at the right depth. */
+START_TEST(zones_nested_beyond_the_format_limit_are_dropped) {
+    enum { OVER = 3000, AFTER_N = 10 };
+    char dir[] = "/tmp/check_limit.XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char out[160];
+    snprintf(out, sizeof out, "%s/nest.tracy", dir);
+    pid_t c = fork();
+    ck_assert_int_ge(c, 0);
+    if (c == 0) {
+        setenv("TRACY_FLIGHT", "64M", 1);
+        setenv("TRACY_FLIGHT_OUT", out, 1);
+        setenv("TRACY_FLIGHT_NO_EXIT_DUMP", "1", 1);
+        setenv("TRACY_QUIET", "1", 1);
+        if (lt_client_start() != 0) _exit(3);
+        uint32_t deep = lt_loc_register(LT_LOC_USER, "deep", __FILE__, __LINE__);
+        uint32_t after = lt_loc_register(LT_LOC_USER, "after", __FILE__, __LINE__);
+        for (uint32_t i = 0; i < LT_MAX_DEPTH + OVER; i++) lt_zone_begin(deep);
+        for (uint32_t i = 0; i < LT_MAX_DEPTH + OVER; i++) lt_zone_end();
+        for (int i = 0; i < AFTER_N; i++) {
+            lt_zone_begin(after);
+            lt_zone_end();
+        }
+        uint64_t lost = 0;
+        lt_client_counts(NULL, &lost);
+        if (lost != 2 * OVER) _exit(4);
+        _exit(lt_flight_dump() == 0 ? 0 : 5);
+    }
+    int st;
+    ck_assert_int_eq(waitpid(c, &st, 0), c);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %d", st);
+    lt_reader *r;
+    char detail[256];
+    ck_assert_msg(lt_reader_open(&r, out, detail, sizeof detail) == 0, "%s", detail);
+    lt_event ev;
+    int rc;
+    uint64_t deep_n = 0, after_n = 0, lost = 0, max_depth = 0;
+    while ((rc = lt_reader_next(r, &ev)) > 0) {
+        if (ev.type == LT_EV_LOST) lost += ev.count;
+        if (ev.type != LT_EV_ZONE_END) continue;
+        ck_assert_uint_eq(ev.flags, 0); /* whole */
+        const lt_loc *l = lt_reader_loc(r, ev.process, ev.loc);
+        if (!strcmp(l->name, "deep")) {
+            deep_n++;
+            if (ev.depth > max_depth) max_depth = ev.depth;
+        } else {
+            ck_assert_str_eq(l->name, "after");
+            ck_assert_uint_eq(ev.depth, 0);
+            after_n++;
+        }
+    }
+    ck_assert_msg(rc == 0, "%s", lt_reader_error(r));
+    lt_reader_free(r);
+    ck_assert_uint_eq(deep_n, LT_MAX_DEPTH);
+    ck_assert_uint_eq(max_depth, LT_MAX_DEPTH - 1);
+    ck_assert_uint_eq(after_n, AFTER_N);
+    ck_assert_uint_eq(lost, 2 * OVER);
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 Suite *limit_suite(void) {
     Suite *s = suite_create("limit");
     TCase *c = tcase_create("max_size");
@@ -626,6 +691,7 @@ Suite *limit_suite(void) {
     tcase_add_test(c, flight_recorder_dumps_the_window_on_signal_and_at_exit);
     tcase_add_test(c, flight_recorder_keeps_the_last_seconds);
     tcase_add_test(c, flight_recorder_cuts_deep_stacks_in_a_small_window);
+    tcase_add_test(c, zones_nested_beyond_the_format_limit_are_dropped);
     suite_add_tcase(s, c);
     return s;
 }

@@ -129,20 +129,18 @@ static void set_limit(lt__thr *t, uint8_t *limit) {
         __atomic_store_n(&t->pub.limit, NULL, __ATOMIC_SEQ_CST);
 }
 
-/* Makes room in the thread's stack of open zones for `more` beyond its
- * depth. Returns 0, or -1 when memory is exhausted. */
+/* Whether the thread's zone stack has room for `more` beyond its depth
+ * (the scratch area, where every record comes to the slow path): 0, or -1
+ * when its zones are nested too deeply. */
 static int stk_room(lt__thr *t, uint32_t more) {
-    uint64_t need = (uint64_t)t->pub.depth + more;
-    if (need <= t->stk_cap) return 0;
-    uint64_t cap = 2 * (uint64_t)t->stk_cap;
-    if (cap < need) cap = need;
-    if (cap > UINT32_MAX) cap = need;
-    if (cap > UINT32_MAX) return -1;
-    uint32_t *v = realloc(t->pub.stk, (size_t)cap * sizeof *v);
-    if (!v) return -1;
-    t->pub.stk = v;
-    t->stk_cap = (uint32_t)cap;
-    return 0;
+    return (uint64_t)t->pub.depth + more <= LT__STK_MAX ? 0 : -1;
+}
+
+/* The hot path's limit in the current chunk: none (every record to the
+ * slow path) while a chunk's begins could open more than LT_MAX_DEPTH
+ * zones, the most a trace holds; begins beyond are dropped (refill). */
+static uint8_t *open_limit(const lt__thr *t) {
+    return t->pub.depth + LT__STK_ROOM < LT_MAX_DEPTH ? t->real_limit : NULL;
 }
 
 /* Flight mode: the thread's state where chunk c starts (lt__chunk_snap).
@@ -161,14 +159,13 @@ static void tb_snap(lt__thr *t, lt__chunk *c) {
         s->loc = v;
         s->cap = d;
     }
-    if (d) memcpy(s->loc, t->pub.stk, (size_t)d * sizeof *s->loc);
+    if (d) memcpy(s->loc, lt__stk(&t->pub), (size_t)d * sizeof *s->loc);
     s->depth = d;
     s->ts = t->pub.last_ts;
     s->ok = 1;
 }
 
-/* Makes c the thread's write chunk (producer side). The caller made room
- * for LT__STK_ROOM zones (stk_room). */
+/* Makes c the thread's write chunk (producer side). */
 static void tb_install(lt__thr *t, lt__chunk *c) {
     tb_snap(t, c);
     t->cur = c;
@@ -177,7 +174,7 @@ static void tb_install(lt__thr *t, lt__chunk *c) {
     t->pub.committed = &c->committed;
     t->pub.cbias = -(uint64_t)(uintptr_t)c->data;
     t->real_limit = c->data + LT__CHUNK_CAP - LT__SLACK;
-    set_limit(t, t->skip ? NULL : t->real_limit);
+    set_limit(t, t->skip ? NULL : open_limit(t));
 }
 
 static void tb_use_scratch(lt__thr *t) {
@@ -286,8 +283,8 @@ static int make_room(lt__thr *t, uint64_t ts, int droppable) {
     lt__chunk *c = NULL;
     int waited = 0, stop = 0;
 
-    if (!recording() || tb_in_scratch(t) || stk_room(t, LT__STK_ROOM) < 0) {
-        tb_use_scratch(t); /* out of memory: nothing more is recorded */
+    if (!recording() || tb_in_scratch(t)) {
+        tb_use_scratch(t);
         return 0;
     }
     pthread_mutex_lock(&g->mu);
@@ -396,7 +393,7 @@ static int adopt(lt__thr *t) {
     char name[64] = "";
     (void)pthread_getname_np(pthread_self(), name, sizeof name);
     pthread_mutex_lock(&g->mu);
-    lt__chunk *c = stk_room(t, LT__STK_ROOM) == 0 ? first_chunk() : NULL;
+    lt__chunk *c = first_chunk();
     if (!c) {
         pthread_mutex_unlock(&g->mu);
         return -1;
@@ -438,8 +435,14 @@ int lt__tbuf_refill(lt__tbuf *pt, uint64_t ts) {
         count_lost(t, 1);
         return -1;
     }
+    if (pt->depth >= LT_MAX_DEPTH) { /* nested deeper than a trace holds */
+        t->skip = 1;
+        pt->limit = NULL;
+        count_lost(t, 1);
+        return -1;
+    }
     if (pt->wp <= t->real_limit) {
-        pt->limit = t->real_limit;
+        pt->limit = open_limit(t);
         return 0;
     }
     if (make_room(t, ts, 1) < 0) {
@@ -457,14 +460,14 @@ int lt__tbuf_refill_end(lt__tbuf *pt, uint64_t ts) {
     if (t->skip) {
         count_lost(t, 1);
         if (--t->skip == 0) {
-            pt->limit = t->real_limit;
+            pt->limit = open_limit(t);
             if (pt->wp <= t->real_limit && t->lost_pending) write_lost(t, ts);
         }
         return -1;
     }
     if (pt->depth == 0) return -1;
     if (pt->wp <= t->real_limit) {
-        pt->limit = t->real_limit;
+        pt->limit = open_limit(t);
         return 0;
     }
     (void)make_room(t, ts, 0);
@@ -503,14 +506,31 @@ void lt__buf_thread_done(void) {
 
 /* ---- thread buffers ------------------------------------------------- */
 
+/* A thread's buffer and its zone stack (lt__stk), zeroed: mapped, so that
+ * only the pages of the stack in use take memory. Under AddressSanitizer
+ * from calloc, so that the leak checker sees the chunks it points to. */
+#define THR_BYTES (LT__STK_OFF + (size_t)LT__STK_MAX * sizeof(uint32_t))
+
+#if defined(__SANITIZE_ADDRESS__)
+static lt__thr *thr_alloc(void) { return calloc(1, THR_BYTES); }
+static void thr_free(lt__thr *t) { free(t); }
+#else
+static lt__thr *thr_alloc(void) {
+    void *p = mmap(NULL, THR_BYTES, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+static void thr_free(lt__thr *t) { munmap(t, THR_BYTES); }
+#endif
+
 static void tb_free(lt__thr *t) {
     while (t->head) {
         lt__chunk *c = t->head;
         t->head = c->next;
         pool_put(c);
     }
-    free(t->pub.stk);
-    free(t);
+    thr_free(t);
 }
 
 /* Unlinks t from lt__g.threads (mu held). */
@@ -560,17 +580,16 @@ lt__tbuf *lt__tbuf_create(void) {
     if (st != LT__ACTIVE) return NULL;
     pthread_once(&tb_key_once, make_key);
     if (!key_made) return NULL;
-    lt__thr *t = calloc(1, sizeof *t);
+    lt__thr *t = thr_alloc();
     if (!t) return NULL;
     t->tid = (uint64_t)gettid();
     (void)pthread_getname_np(pthread_self(), name, sizeof name);
 
     pthread_mutex_lock(&g->mu);
-    lt__chunk *c = stk_room(t, LT__STK_ROOM) == 0 ? first_chunk() : NULL;
+    lt__chunk *c = first_chunk();
     if (!c) {
         pthread_mutex_unlock(&g->mu);
-        free(t->pub.stk);
-        free(t);
+        thr_free(t);
         return NULL;
     }
     tb_join(t, c, name);

@@ -35,10 +35,6 @@ typedef struct lt__tbuf {
                              published word is (uintptr_t)wp + cbias */
     uint32_t depth;       /* zones open in the recorded stream */
     uint32_t thread;      /* thread index within the process */
-    uint32_t *stk;        /* location of each open zone, by depth; the slow
-                             path keeps room for every begin the current
-                             chunk can hold (the flight recorder's snapshot
-                             at each chunk start, client_flight.c) */
     /* the rest is private to client.c */
 } lt__tbuf;
 
@@ -65,6 +61,17 @@ LT_API int lt__tbuf_refill(lt__tbuf *t, uint64_t ts);
  * open, or the end of a dropped zone. Never drops the end of a recorded
  * zone. */
 LT_API int lt__tbuf_refill_end(lt__tbuf *t, uint64_t ts);
+
+/* Bytes from a thread's lt__tbuf to the location of each of its open
+ * zones, by depth, in the same allocation: the flight recorder notes them
+ * where each chunk starts (client_flight.c). The slow path keeps room for
+ * every begin the current chunk can hold, so the hot path stores at a fixed
+ * offset without a check. */
+#define LT__STK_OFF 512u
+
+static inline __attribute__((always_inline)) uint32_t *lt__stk(lt__tbuf *t) {
+    return (uint32_t *)(void *)((uint8_t *)t + LT__STK_OFF);
+}
 
 static inline lt__tbuf *lt__tb(void) {
     lt__tbuf *t = lt__tls;
@@ -166,7 +173,7 @@ static inline __attribute__((always_inline)) void lt__write_begin(lt__tbuf *t, u
         p = lt__put_varint(p, dt);
         p = lt__put_varint(p, loc);
     }
-    t->stk[t->depth++] = loc;
+    lt__stk(t)[t->depth++] = loc;
     lt__publish(t, p);
 }
 

@@ -35,9 +35,13 @@ typedef struct lt__chunk_snap {
 } lt__chunk_snap;
 
 /* Open zones a chunk's records can add: each begin takes 2 bytes or more.
- * A thread's `stk` has room for this many beyond its depth whenever it
- * installs a chunk, so that the hot path need not check. */
+ * The hot path writes a thread's zone stack (lt__stk, LT__STK_MAX
+ * entries) without a check: it runs only while the stack has room for this
+ * many more (client_buf.c, open_limit); nearer LT_MAX_DEPTH every begin
+ * comes to the slow path, and no thread records more than LT_MAX_DEPTH
+ * open zones (further begins are dropped and counted as lost). */
 #define LT__STK_ROOM (LT__CHUNK_CAP / 2u + 1u)
+#define LT__STK_MAX (LT_MAX_DEPTH + 1u)
 
 struct lt__chunk {
     struct lt__chunk *next;  /* next chunk of the thread, or free list */
@@ -67,10 +71,10 @@ typedef struct lt__thr {
                                 waiting until a chunk is free again */
     uint32_t session;        /* lt__g.session it records for (client_file.c:
                                 a buffer of an earlier one is renewed) */
-    uint32_t stk_cap;        /* entries of pub.stk */
     int decorated;           /* a name or text was written since no zone
                                 was open at a chunk start */
 } lt__thr;
+_Static_assert(sizeof(lt__thr) <= LT__STK_OFF, "the zone stack follows lt__thr");
 
 enum lt__state {
     LT__UNINIT = 0,   /* not connected yet: connect on first use */
