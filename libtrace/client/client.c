@@ -934,7 +934,7 @@ static int start_locked(void) {
     __atomic_store_n(&g->state, LT__ACTIVE, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&g->mu);
     lt__signals_install();
-    if (fd >= 0) lt__crash_install(); /* not for the flight recorder */
+    lt__crash_install(); /* the flight recorder dumps on a crash */
     return 0;
 }
 

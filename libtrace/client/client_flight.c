@@ -71,6 +71,8 @@ static struct {
     int dump_rc;
     uint64_t dumped_round;    /* round of the last dump (under lt__g.mu) */
     int dirty;                /* records kept since the last dump */
+    unsigned crash_sig;       /* the client stops for this crash, or 0 */
+    uint64_t dump_events, dump_last_ts; /* of the dump being written */
     char last_path[4200];     /* of the last dump (under lt__g.mu) */
 } rg;
 
@@ -477,7 +479,30 @@ static int rg_dump_thread(rg_out *o, uint32_t thread) {
         }
         if ((rc = rg_flush(o, thread, st, &st0, first)) < 0) return rc;
     }
+    rg.dump_events += st->events;
+    if (st->last_ts > rg.dump_last_ts) rg.dump_last_ts = st->last_ts;
     return 0;
+}
+
+/* A crash's end of the process, as the daemon writes it: PROC_END
+ * "crashed" with the signal, at the last event; events received: those in
+ * the dump, sent: every event the recorder got, lost: the client's. */
+static int rg_dump_crash(rg_out *o) {
+    char why[64];
+    lt__wire_signal_text(rg.crash_sig, why, sizeof why);
+    uint64_t lost = __atomic_load_n(&lt__g.events_lost, __ATOMIC_RELAXED);
+    o->buf.len = 0;
+    if (lt__bytes_reserve(&o->buf, 128) < 0) return LT_ENOMEM;
+    uint8_t *p = o->buf.p + lt_block_header(o->buf.p, LT_BLOCK_META, 1, 0, 0);
+    *p++ = LT_TAG_PROC_END;
+    p = lt__put_varint_(p, rg.dump_last_ts);
+    *p++ = LT_PROC_CRASHED;
+    p = lt__put_str(p, why, strlen(why));
+    p = lt__put_varint_(p, rg.dump_events);
+    p = lt__put_varint_(p, rg.dump_events + rg.evicted_events);
+    p = lt__put_varint_(p, lost);
+    lt_block_desc d = {.kind = LT_BLOCK_META, .process = 1};
+    return rg_block(o, &d, o->buf.p, (size_t)(p - o->buf.p));
 }
 
 static int rg_dump_stats(rg_out *o) {
@@ -525,7 +550,9 @@ static int rg_dump(void) {
     for (uint32_t t = 1; rc == 0 && t <= rg.nstreams; t++) /* every thread, in order */
         rc = lt__writer_stream(o.w, 1, t);
     if (rc == 0) rc = rg_dump_meta(&o);
+    rg.dump_events = rg.dump_last_ts = 0;
     for (uint32_t t = 1; rc == 0 && t <= rg.nstreams; t++) rc = rg_dump_thread(&o, t);
+    if (rc == 0 && rg.crash_sig) rc = rg_dump_crash(&o);
     if (rc == 0) rc = rg_dump_stats(&o);
     if (rc == 0) rc = rg_trailer(&o);
     if (o.w) lt_writer_close(o.w, NULL, 0, NULL, 0);
@@ -562,8 +589,8 @@ void lt__ring_round(int last, uint64_t now, uint64_t round) {
     int want = rg.want_round && round >= rg.want_round;
     if (want) rg.want_round = 0;
     pthread_mutex_unlock(&g->mu);
-    /* at exit, unless nothing was recorded since a dump */
-    int at_exit = last && lt__ring_exit_dump() && (rg.dirty || !rg.dumps);
+    /* at exit, unless nothing was recorded since a dump; after a crash */
+    int at_exit = last && (rg.crash_sig || (lt__ring_exit_dump() && (rg.dirty || !rg.dumps)));
     if (!want && !at_exit) return;
     int rc = rg_dump();
     pthread_mutex_lock(&g->mu);
@@ -572,10 +599,12 @@ void lt__ring_round(int last, uint64_t now, uint64_t round) {
     pthread_cond_broadcast(&g->done_cv);
     pthread_mutex_unlock(&g->mu);
     if (last) {
-        rg_reset();
+        if (!rg.crash_sig) rg_reset(); /* the crashed thread may hold malloc's lock */
         rg.on = 0;
     }
 }
+
+void lt__ring_crashed(unsigned sig) { rg.crash_sig = sig; }
 
 int lt_flight_dump(void) {
     lt__client *g = &lt__g;

@@ -255,6 +255,10 @@ void lt__ring_meta(const uint8_t *p, size_t n);
 int lt__ring_slice(uint32_t thread, const uint8_t *p, uint32_t len, uint32_t events,
                    const lt__chunk_snap *snap, uint64_t now);
 void lt__ring_round(int last, uint64_t now, uint64_t round);
+/* The client stops for a crash by `sig` (client_crash.c): the last round
+ * dumps whatever TRACY_FLIGHT_NO_EXIT_DUMP says, the process ended
+ * "crashed" with the signal, and frees nothing. */
+void lt__ring_crashed(unsigned sig);
 /* Whether the client's stop dumps (TRACY_FLIGHT_NO_EXIT_DUMP is not set);
  * an exec dumps then too. */
 int lt__ring_exit_dump(void);
