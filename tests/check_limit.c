@@ -303,6 +303,32 @@ END_TEST
 
 /* ---- Flight recorder ------------------------------------------------------ */
 
+/* In a child: flight mode keeping `size`, dumps to `out` when asked only. */
+static void flight_start(const char *size, const char *out) {
+    setenv("TRACY_FLIGHT", size, 1);
+    setenv("TRACY_FLIGHT_OUT", out, 1);
+    setenv("TRACY_FLIGHT_NO_EXIT_DUMP", "1", 1);
+    setenv("TRACY_QUIET", "1", 1);
+    if (lt_client_start() != 0) _exit(3);
+}
+
+/* A fresh folder in `dir` (a mkdtemp template), `out` its file `name`,
+ * then fork(): 0 in the child, its pid in the parent. */
+static pid_t flight_fork(char *dir, char *out, size_t n, const char *name) {
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(out, n, "%s/%s", dir, name);
+    pid_t c = fork();
+    ck_assert_int_ge(c, 0);
+    return c;
+}
+
+/* Waits for child c, which must have exited with 0. */
+static void reap_ok(pid_t c) {
+    int st;
+    ck_assert_int_eq(waitpid(c, &st, 0), c);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %d", st);
+}
+
 enum { EARLY = 400000, LATE = 2000, AFTER = 500 };
 
 static int wait_file(const char *path, int ms) {
@@ -397,9 +423,7 @@ START_TEST(flight_recorder_dumps_the_window_on_signal_and_at_exit) {
     char b;
     ck_assert_int_eq(read(pfd[0], &b, 1), 1);
     ck_assert_int_eq(kill(c, SIGUSR1), 0);
-    int st;
-    ck_assert_int_eq(waitpid(c, &st, 0), c);
-    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %d", st);
+    reap_ok(c);
     char p1[160], p2[160];
     snprintf(p1, sizeof p1, "%s/fl.tracy", dir);
     snprintf(p2, sizeof p2, "%s/fl.1.tracy", dir);
@@ -431,18 +455,10 @@ END_TEST
 /* TRACY_FLIGHT=0.3s: what was recorded more than 0.3 s before a dump is
  * gone from it, what came after is whole. */
 START_TEST(flight_recorder_keeps_the_last_seconds) {
-    char dir[] = "/tmp/check_limit.XXXXXX";
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    char out[160];
-    snprintf(out, sizeof out, "%s/sec.tracy", dir);
-    pid_t c = fork();
-    ck_assert_int_ge(c, 0);
+    char dir[] = "/tmp/check_limit.XXXXXX", out[160];
+    pid_t c = flight_fork(dir, out, sizeof out, "sec.tracy");
     if (c == 0) {
-        setenv("TRACY_FLIGHT", "0.3s", 1);
-        setenv("TRACY_FLIGHT_OUT", out, 1);
-        setenv("TRACY_FLIGHT_NO_EXIT_DUMP", "1", 1);
-        setenv("TRACY_QUIET", "1", 1);
-        if (lt_client_start() != 0) _exit(3);
+        flight_start("0.3s", out);
         uint32_t early = lt_loc_register(LT_LOC_USER, "early", __FILE__, __LINE__);
         uint32_t late = lt_loc_register(LT_LOC_USER, "late", __FILE__, __LINE__);
         for (int i = 0; i < 1000; i++) {
@@ -456,9 +472,7 @@ START_TEST(flight_recorder_keeps_the_last_seconds) {
         }
         _exit(lt_flight_dump() == 0 ? 0 : 4);
     }
-    int st;
-    ck_assert_int_eq(waitpid(c, &st, 0), c);
-    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %d", st);
+    reap_ok(c);
     zcount z = count_zones(out);
     ck_assert_uint_eq(z.whole[2], LATE);
     ck_assert_uint_eq(z.whole[1] + z.cut[1] + z.unclosed[1], 0);
@@ -511,11 +525,7 @@ static void *deep_thread(void *arg) {
 /* Records with a window smaller than one chunk (0.03M, some 31 KiB), dumps
  * while every thread is deep inside its zones. */
 static void deep_child(const char *out) {
-    setenv("TRACY_FLIGHT", "0.03M", 1);
-    setenv("TRACY_FLIGHT_OUT", out, 1);
-    setenv("TRACY_FLIGHT_NO_EXIT_DUMP", "1", 1);
-    setenv("TRACY_QUIET", "1", 1);
-    if (lt_client_start() != 0) _exit(3);
+    flight_start("0.03M", out);
     deep_loc = lt_loc_register(LT_LOC_USER, "deep", __FILE__, __LINE__);
     leaf_loc = lt_loc_register(LT_LOC_USER, "leaf", __FILE__, __LINE__);
     named_loc = lt_loc_register(LT_LOC_USER, "named", __FILE__, __LINE__);
@@ -538,16 +548,10 @@ typedef struct deep_seen {
 } deep_seen;
 
 START_TEST(flight_recorder_cuts_deep_stacks_in_a_small_window) {
-    char dir[] = "/tmp/check_limit.XXXXXX";
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    char out[160];
-    snprintf(out, sizeof out, "%s/deep.tracy", dir);
-    pid_t c = fork();
-    ck_assert_int_ge(c, 0);
+    char dir[] = "/tmp/check_limit.XXXXXX", out[160];
+    pid_t c = flight_fork(dir, out, sizeof out, "deep.tracy");
     if (c == 0) deep_child(out);
-    int st;
-    ck_assert_int_eq(waitpid(c, &st, 0), c);
-    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %d", st);
+    reap_ok(c);
     lt_reader *r;
     char detail[256];
     ck_assert_msg(lt_reader_open(&r, out, detail, sizeof detail) == 0, "%s", detail);
@@ -615,18 +619,10 @@ END_TEST
  * zones around them are whole and the ones after at the right depth. */
 START_TEST(zones_nested_beyond_the_format_limit_are_dropped) {
     enum { OVER = 3000, AFTER_N = 10 };
-    char dir[] = "/tmp/check_limit.XXXXXX";
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    char out[160];
-    snprintf(out, sizeof out, "%s/nest.tracy", dir);
-    pid_t c = fork();
-    ck_assert_int_ge(c, 0);
+    char dir[] = "/tmp/check_limit.XXXXXX", out[160];
+    pid_t c = flight_fork(dir, out, sizeof out, "nest.tracy");
     if (c == 0) {
-        setenv("TRACY_FLIGHT", "64M", 1);
-        setenv("TRACY_FLIGHT_OUT", out, 1);
-        setenv("TRACY_FLIGHT_NO_EXIT_DUMP", "1", 1);
-        setenv("TRACY_QUIET", "1", 1);
-        if (lt_client_start() != 0) _exit(3);
+        flight_start("64M", out);
         uint32_t deep = lt_loc_register(LT_LOC_USER, "deep", __FILE__, __LINE__);
         uint32_t after = lt_loc_register(LT_LOC_USER, "after", __FILE__, __LINE__);
         for (uint32_t i = 0; i < LT_MAX_DEPTH + OVER; i++) lt_zone_begin(deep);
@@ -640,9 +636,7 @@ START_TEST(zones_nested_beyond_the_format_limit_are_dropped) {
         if (lost != 2 * OVER) _exit(4);
         _exit(lt_flight_dump() == 0 ? 0 : 5);
     }
-    int st;
-    ck_assert_int_eq(waitpid(c, &st, 0), c);
-    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %d", st);
+    reap_ok(c);
     lt_reader *r;
     char detail[256];
     ck_assert_msg(lt_reader_open(&r, out, detail, sizeof detail) == 0, "%s", detail);
