@@ -489,9 +489,10 @@ END_TEST
  * bottom (k 3), `depth` zones "deep", then LEAVES zones "leaf" inside them,
  * far more than the window; k 1 first writes a text on a zone it closes
  * and then 20000 zones at depth 0 (its later chunks start with no zone
- * open that has a text). */
-enum { DEEP_THREADS = 4, LEAVES = 60000 };
-static const uint32_t deep_depth[DEEP_THREADS] = {1, 40, 1500, 1200};
+ * open that has a text). So many threads that what they set aside passes
+ * its budget (client_flight.c). */
+enum { DEEP_THREADS = 12, LEAVES = 60000 };
+static const uint32_t deep_depth[DEEP_THREADS] = {1, 40, 1500, 1200, 2, 3, 4, 5, 6, 7, 8, 9};
 static pthread_barrier_t deep_bar;
 static uint32_t deep_loc, leaf_loc, named_loc;
 

@@ -12,10 +12,11 @@
  * of its chunks starts (lt__chunk_snap); a copy that starts a chunk carries
  * that snapshot, so dropping copies reads none of their records: a thread's
  * dropped copies of the chunk its oldest kept record is in are set aside
- * (one chunk, 64 KiB at most per thread, not counted in the limit) and
- * walked from the snapshot only when a dump needs the state. A chunk
- * without a usable snapshot (a name or text on an open zone) is walked on
- * the way out as before.
+ * (60 KiB at most per thread, beyond the limit) and walked from the
+ * snapshot only when a dump needs the state, or when all that is set aside
+ * passes half the limit plus 256 KiB (then the thread that set aside last
+ * is walked at once). A chunk without a usable snapshot (a name or text on
+ * an open zone) is walked on the way out as before.
  */
 #include <errno.h>
 #include <signal.h>
@@ -64,6 +65,7 @@ static struct {
     uint32_t nstreams;
     rg_seg *ghead, *gtail;
     uint64_t bytes;           /* held in segments */
+    uint64_t set_bytes;       /* held in segments set aside (rg_stream) */
     uint64_t evicted_events;
     uint64_t want_round;      /* dump at the end of this sender round (its
                                  snapshot follows the request), 0: none;
@@ -123,6 +125,18 @@ static void rg_free_list(rg_seg *s) {
     }
 }
 
+/* Memory of a segment set aside, its snapshot included. */
+static uint64_t rg_set_size(const rg_seg *s) {
+    return sizeof *s + s->len + (uint64_t)s->snap_depth * sizeof *s->snap_loc;
+}
+
+/* Frees what a stream set aside. */
+static void rg_set_free(rg_stream *st) {
+    for (rg_seg *s = st->set; s; s = s->next) rg.set_bytes -= rg_set_size(s);
+    rg_free_list(st->set);
+    st->set = st->set_tail = NULL;
+}
+
 static void rg_reset(void) {
     for (rg_seg *s = rg.ghead, *n; s; s = n) {
         n = s->gnext;
@@ -136,7 +150,7 @@ static void rg_reset(void) {
     rg.streams = NULL;
     rg.nstreams = 0;
     rg.ghead = rg.gtail = NULL;
-    rg.bytes = rg.evicted_events = 0;
+    rg.bytes = rg.set_bytes = rg.evicted_events = 0;
     rg.meta.len = rg.proc_info.len = 0;
     rg.dumps = 0;
 }
@@ -340,10 +354,13 @@ static int rg_settle(rg_stream *st) {
     z->depth = s->snap_depth;
     st->ts = s->snap_ts;
     for (; s; s = s->next) rg_walk(st, s);
-    rg_free_list(st->set);
-    st->set = st->set_tail = NULL;
+    rg_set_free(st);
     return 0;
 }
+
+/* Memory the segments set aside may take beyond the limit: past it, the
+ * stream that set one aside last is walked now. */
+static uint64_t rg_set_budget(void) { return rg.max_bytes / 2 + (256u << 10); }
 
 /* Drops the oldest segment. One that starts a chunk with a snapshot
  * replaces what was set aside; the others join it, or, with none set aside
@@ -359,17 +376,18 @@ static void rg_evict(void) {
     rg.evicted_events += s->events;
     s->next = NULL;
     if (s->start == 2) {
-        rg_free_list(st->set);
+        rg_set_free(st);
         st->set = st->set_tail = s;
-        return;
-    }
-    if (st->set && (s->start == 0 || rg_settle(st) < 0)) {
+    } else if (st->set && (s->start == 0 || rg_settle(st) < 0)) {
         st->set_tail->next = s;
         st->set_tail = s;
+    } else {
+        rg_walk(st, s);
+        free(s);
         return;
     }
-    rg_walk(st, s);
-    free(s);
+    rg.set_bytes += rg_set_size(s);
+    if (rg.set_bytes > rg_set_budget()) (void)rg_settle(st);
 }
 
 static void rg_trim(uint64_t now) {
