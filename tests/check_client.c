@@ -579,58 +579,6 @@ START_TEST(drop_mode_counts_lost_events) {
 }
 END_TEST
 
-/* Zones nested past the format's limit (LT_MAX_DEPTH): the client drops
- * those past LT__DEPTH_CAP with their children, counts them, and the trace
- * stays valid; twice, so that the fast path comes back in between. */
-#define DEEP_ZONES 70000u
-
-static void nesting_past_the_limit(void *arg) {
-    (void)arg;
-    if (lt_client_start() != 0) exit(8);
-    uint32_t deep = lt_loc_register(LT_LOC_USER, "deep", __FILE__, __LINE__);
-    uint32_t leaf = lt_loc_register(LT_LOC_USER, "leaf", __FILE__, __LINE__);
-    for (int round = 0; round < 2; round++) {
-        for (uint32_t i = 0; i < DEEP_ZONES; i++) {
-            lt_zone_begin(deep);
-            if (i % 1000 == 999) {
-                lt_zone_begin(leaf);
-                lt_zone_end();
-            }
-        }
-        for (uint32_t i = 0; i < DEEP_ZONES; i++) lt_zone_end();
-    }
-    LT_ZONE_SCOPED("after");
-}
-
-START_TEST(zones_nested_past_the_limit_are_dropped_and_counted) {
-    capd d;
-    daemon_start(&d, 1);
-    int st = run_child(nesting_past_the_limit, NULL, d.port, NULL, -1);
-    assert_clean_exit(st);
-    daemon_finish(&d);
-
-    facts f;
-    const char *names[] = {"deep", "leaf", "after", NULL};
-    facts_read(&f, d.path, names);
-    assert_process_clean(&f, 1);
-    /* a leaf inside deep zone i sits at depth i + 1 */
-    uint64_t leaves = 0, leaves_dropped = 0;
-    for (uint32_t i = 999; i < DEEP_ZONES; i += 1000) {
-        if (i + 1 < LT__DEPTH_CAP) leaves++;
-        else leaves_dropped++;
-    }
-    ck_assert_uint_eq(f.zones_named[0], 2 * LT__DEPTH_CAP);
-    ck_assert_uint_eq(f.zones_named[1], 2 * leaves);
-    ck_assert_uint_eq(f.zones_named[2], 1);
-    ck_assert_uint_eq(f.lost, 2 * 2 * (DEEP_ZONES - LT__DEPTH_CAP + leaves_dropped));
-    ck_assert_uint_eq(lt_reader_process(f.r, 1)->events_lost, f.lost);
-    ck_assert_uint_eq(f.unclosed, 0);
-    ck_assert_uint_eq(f.aborted, 0);
-    facts_free(&f);
-    daemon_cleanup(&d);
-}
-END_TEST
-
 /* Lets the daemon go once every chunk of the pool is in use. */
 static void *release_when_full(void *arg) {
     (void)arg;
@@ -1580,7 +1528,6 @@ Suite *client_suite(void) {
     t = tcase_create("back_pressure");
     tcase_set_timeout(t, 300);
     tcase_add_test(t, drop_mode_counts_lost_events);
-    tcase_add_test(t, zones_nested_past_the_limit_are_dropped_and_counted);
     tcase_add_test(t, slow_daemon_records_wait_zone);
     tcase_add_test(t, drops_of_a_thread_alive_at_exit_are_recorded);
     tcase_add_test(t, threads_holding_chunks_do_not_block_the_others);

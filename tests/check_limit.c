@@ -3,6 +3,7 @@
  * (one daemon each, TRACY_HOST and a clock offset) merged by tracy-merge. */
 #include <check.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -302,6 +303,32 @@ END_TEST
 
 /* ---- Flight recorder ------------------------------------------------------ */
 
+/* In a child: flight mode keeping `size`, dumps to `out` when asked only. */
+static void flight_start(const char *size, const char *out) {
+    setenv("TRACY_FLIGHT", size, 1);
+    setenv("TRACY_FLIGHT_OUT", out, 1);
+    setenv("TRACY_FLIGHT_NO_EXIT_DUMP", "1", 1);
+    setenv("TRACY_QUIET", "1", 1);
+    if (lt_client_start() != 0) _exit(3);
+}
+
+/* A fresh folder in `dir` (a mkdtemp template), `out` its file `name`,
+ * then fork(): 0 in the child, its pid in the parent. */
+static pid_t flight_fork(char *dir, char *out, size_t n, const char *name) {
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(out, n, "%s/%s", dir, name);
+    pid_t c = fork();
+    ck_assert_int_ge(c, 0);
+    return c;
+}
+
+/* Waits for child c, which must have exited with 0. */
+static void reap_ok(pid_t c) {
+    int st;
+    ck_assert_int_eq(waitpid(c, &st, 0), c);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %d", st);
+}
+
 enum { EARLY = 400000, LATE = 2000, AFTER = 500 };
 
 static int wait_file(const char *path, int ms) {
@@ -396,9 +423,7 @@ START_TEST(flight_recorder_dumps_the_window_on_signal_and_at_exit) {
     char b;
     ck_assert_int_eq(read(pfd[0], &b, 1), 1);
     ck_assert_int_eq(kill(c, SIGUSR1), 0);
-    int st;
-    ck_assert_int_eq(waitpid(c, &st, 0), c);
-    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %d", st);
+    reap_ok(c);
     char p1[160], p2[160];
     snprintf(p1, sizeof p1, "%s/fl.tracy", dir);
     snprintf(p2, sizeof p2, "%s/fl.1.tracy", dir);
@@ -430,18 +455,10 @@ END_TEST
 /* TRACY_FLIGHT=0.3s: what was recorded more than 0.3 s before a dump is
  * gone from it, what came after is whole. */
 START_TEST(flight_recorder_keeps_the_last_seconds) {
-    char dir[] = "/tmp/check_limit.XXXXXX";
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    char out[160];
-    snprintf(out, sizeof out, "%s/sec.tracy", dir);
-    pid_t c = fork();
-    ck_assert_int_ge(c, 0);
+    char dir[] = "/tmp/check_limit.XXXXXX", out[160];
+    pid_t c = flight_fork(dir, out, sizeof out, "sec.tracy");
     if (c == 0) {
-        setenv("TRACY_FLIGHT", "0.3s", 1);
-        setenv("TRACY_FLIGHT_OUT", out, 1);
-        setenv("TRACY_FLIGHT_NO_EXIT_DUMP", "1", 1);
-        setenv("TRACY_QUIET", "1", 1);
-        if (lt_client_start() != 0) _exit(3);
+        flight_start("0.3s", out);
         uint32_t early = lt_loc_register(LT_LOC_USER, "early", __FILE__, __LINE__);
         uint32_t late = lt_loc_register(LT_LOC_USER, "late", __FILE__, __LINE__);
         for (int i = 0; i < 1000; i++) {
@@ -455,13 +472,198 @@ START_TEST(flight_recorder_keeps_the_last_seconds) {
         }
         _exit(lt_flight_dump() == 0 ? 0 : 4);
     }
-    int st;
-    ck_assert_int_eq(waitpid(c, &st, 0), c);
-    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %d", st);
+    reap_ok(c);
     zcount z = count_zones(out);
     ck_assert_uint_eq(z.whole[2], LATE);
     ck_assert_uint_eq(z.whole[1] + z.cut[1] + z.unclosed[1], 0);
     ck_assert_uint_eq(z.dropped, 2000);
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+/* ---- Flight recorder: zones open where the window starts ----------------- */
+
+/* Each thread of deep_child: `named` zones named and with text at the
+ * bottom (k 3), `depth` zones "deep", then LEAVES zones "leaf" inside them,
+ * far more than the window; k 1 first writes a text on a zone it closes
+ * and then 20000 zones at depth 0 (its later chunks start with no zone
+ * open that has a text). So many threads that what they set aside passes
+ * its budget (client_flight.c). */
+enum { DEEP_THREADS = 12, LEAVES = 60000 };
+static const uint32_t deep_depth[DEEP_THREADS] = {1, 40, 1500, 1200, 2, 3, 4, 5, 6, 7, 8, 9};
+static pthread_barrier_t deep_bar;
+static uint32_t deep_loc, leaf_loc, named_loc;
+
+static void *deep_thread(void *arg) {
+    int k = (int)(intptr_t)arg;
+    if (k == 1) {
+        lt_zone_begin(leaf_loc);
+        lt_zone_text("gone", 4);
+        lt_zone_end();
+        for (int i = 0; i < 20000; i++) {
+            lt_zone_begin(leaf_loc);
+            lt_zone_end();
+        }
+    }
+    if (k == 3) {
+        lt_zone_begin(named_loc);
+        lt_zone_name("renamed", 7);
+        lt_zone_text("kept", 4);
+    }
+    for (uint32_t i = 0; i < deep_depth[k]; i++) lt_zone_begin(deep_loc);
+    for (int i = 0; i < LEAVES; i++) {
+        lt_zone_begin(leaf_loc);
+        lt_zone_end();
+    }
+    pthread_barrier_wait(&deep_bar); /* the dump */
+    pthread_barrier_wait(&deep_bar);
+    for (uint32_t i = 0; i < deep_depth[k] + (k == 3); i++) lt_zone_end();
+    return NULL;
+}
+
+/* Records with a window smaller than one chunk (0.03M, some 31 KiB), dumps
+ * while every thread is deep inside its zones. */
+static void deep_child(const char *out) {
+    flight_start("0.03M", out);
+    deep_loc = lt_loc_register(LT_LOC_USER, "deep", __FILE__, __LINE__);
+    leaf_loc = lt_loc_register(LT_LOC_USER, "leaf", __FILE__, __LINE__);
+    named_loc = lt_loc_register(LT_LOC_USER, "named", __FILE__, __LINE__);
+    pthread_barrier_init(&deep_bar, NULL, DEEP_THREADS + 1);
+    pthread_t th[DEEP_THREADS];
+    for (int k = 0; k < DEEP_THREADS; k++)
+        if (pthread_create(&th[k], NULL, deep_thread, (void *)(intptr_t)k) != 0) _exit(4);
+    pthread_barrier_wait(&deep_bar);
+    int rc = lt_flight_dump();
+    pthread_barrier_wait(&deep_bar);
+    for (int k = 0; k < DEEP_THREADS; k++) pthread_join(th[k], NULL);
+    _exit(rc == 0 ? 0 : 5);
+}
+
+/* Per thread (1.. the deep threads, numbered as each records its first
+ * zone: in any order), the zones found. */
+typedef struct deep_seen {
+    uint32_t cut_deep, cut_other, cut_leaf, min_depth, max_depth, leaf_depth;
+    int named_ok;
+} deep_seen;
+
+START_TEST(flight_recorder_cuts_deep_stacks_in_a_small_window) {
+    char dir[] = "/tmp/check_limit.XXXXXX", out[160];
+    pid_t c = flight_fork(dir, out, sizeof out, "deep.tracy");
+    if (c == 0) deep_child(out);
+    reap_ok(c);
+    lt_reader *r;
+    char detail[256];
+    ck_assert_msg(lt_reader_open(&r, out, detail, sizeof detail) == 0, "%s", detail);
+    uint64_t dropped = 0;
+    ck_assert(lt_reader_total(r, "flight_events_dropped", &dropped));
+    ck_assert_uint_gt(dropped, 2ull * LEAVES); /* most of the run */
+    deep_seen seen[DEEP_THREADS + 2];
+    memset(seen, 0, sizeof seen);
+    for (int i = 0; i < DEEP_THREADS + 2; i++) seen[i].min_depth = seen[i].leaf_depth = UINT32_MAX;
+    uint64_t leaves = 0;
+    lt_event ev;
+    int rc;
+    while ((rc = lt_reader_next(r, &ev)) > 0) {
+        if (ev.type != LT_EV_ZONE_END) continue;
+        ck_assert_uint_lt(ev.thread, DEEP_THREADS + 2);
+        deep_seen *d = &seen[ev.thread];
+        const lt_loc *l = lt_reader_loc(r, ev.process, ev.loc);
+        ck_assert_ptr_nonnull(l);
+        if (!strcmp(l->name, "leaf")) {
+            d->cut_leaf += (ev.flags & LT_EVF_CUT) != 0; /* one may straddle the start */
+            d->leaf_depth = ev.depth;
+            leaves++;
+        } else if (!(ev.flags & LT_EVF_CUT)) {
+            ck_abort_msg("zone %s whole at depth %u", l->name, ev.depth);
+        } else if (!strcmp(l->name, "deep")) {
+            d->cut_deep++;
+            if (ev.depth < d->min_depth) d->min_depth = ev.depth;
+            if (ev.depth > d->max_depth) d->max_depth = ev.depth;
+        } else {
+            d->cut_other++;
+            d->named_ok = !strcmp(l->name, "named") && ev.depth == 0 && ev.name &&
+                          ev.name_len == 7 && !memcmp(ev.name, "renamed", 7) && ev.text &&
+                          ev.text_len == 4 && !memcmp(ev.text, "kept", 4);
+        }
+    }
+    ck_assert_msg(rc == 0, "%s", lt_reader_error(r));
+    lt_reader_free(r);
+    (void)leaves; /* none when each thread's last copy was larger than the window */
+    /* each thread's open zones, whatever the order the threads started in */
+    int found[DEEP_THREADS] = {0};
+    ck_assert_uint_eq(seen[DEEP_THREADS + 1].cut_deep + seen[DEEP_THREADS + 1].cut_other, 0);
+    for (int t = 1; t <= DEEP_THREADS; t++) {
+        deep_seen *d = &seen[t];
+        int k = -1;
+        for (int j = 0; j < DEEP_THREADS; j++)
+            if (d->cut_deep == deep_depth[j] && !found[j]) k = j;
+        ck_assert_msg(k >= 0, "thread %d: %u cut deep zones", t, d->cut_deep);
+        found[k] = 1;
+        uint32_t base = k == 3; /* under the named zone */
+        ck_assert_uint_eq(d->cut_other, base);
+        ck_assert_uint_le(d->cut_leaf, 1);
+        if (base) ck_assert_msg(d->named_ok, "thread %d: the named zone", t);
+        ck_assert_uint_eq(d->min_depth, base);
+        ck_assert_uint_eq(d->max_depth, base + deep_depth[k] - 1);
+        if (d->leaf_depth != UINT32_MAX) ck_assert_uint_eq(d->leaf_depth, base + deep_depth[k]);
+    }
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+/* A thread records at most LT_MAX_DEPTH open zones, what a trace holds:
+ * the begins beyond (and their ends) are dropped and counted as lost, the
+ * zones around them are whole and the ones after at the right depth. */
+START_TEST(zones_nested_beyond_the_format_limit_are_dropped) {
+    enum { OVER = 3000, AFTER_N = 10 };
+    char dir[] = "/tmp/check_limit.XXXXXX", out[160];
+    pid_t c = flight_fork(dir, out, sizeof out, "nest.tracy");
+    if (c == 0) {
+        flight_start("64M", out);
+        uint32_t deep = lt_loc_register(LT_LOC_USER, "deep", __FILE__, __LINE__);
+        uint32_t after = lt_loc_register(LT_LOC_USER, "after", __FILE__, __LINE__);
+        for (uint32_t i = 0; i < LT_MAX_DEPTH + OVER; i++) lt_zone_begin(deep);
+        for (uint32_t i = 0; i < LT_MAX_DEPTH + OVER; i++) lt_zone_end();
+        for (int i = 0; i < AFTER_N; i++) {
+            lt_zone_begin(after);
+            lt_zone_end();
+        }
+        uint64_t lost = 0;
+        lt_client_counts(NULL, &lost);
+        if (lost != 2 * OVER) _exit(4);
+        _exit(lt_flight_dump() == 0 ? 0 : 5);
+    }
+    reap_ok(c);
+    lt_reader *r;
+    char detail[256];
+    ck_assert_msg(lt_reader_open(&r, out, detail, sizeof detail) == 0, "%s", detail);
+    lt_event ev;
+    int rc;
+    uint64_t deep_n = 0, after_n = 0, lost = 0, max_depth = 0;
+    while ((rc = lt_reader_next(r, &ev)) > 0) {
+        if (ev.type == LT_EV_LOST) lost += ev.count;
+        if (ev.type != LT_EV_ZONE_END) continue;
+        ck_assert_uint_eq(ev.flags, 0); /* whole */
+        const lt_loc *l = lt_reader_loc(r, ev.process, ev.loc);
+        if (!strcmp(l->name, "deep")) {
+            deep_n++;
+            if (ev.depth > max_depth) max_depth = ev.depth;
+        } else {
+            ck_assert_str_eq(l->name, "after");
+            ck_assert_uint_eq(ev.depth, 0);
+            after_n++;
+        }
+    }
+    ck_assert_msg(rc == 0, "%s", lt_reader_error(r));
+    lt_reader_free(r);
+    ck_assert_uint_eq(deep_n, LT_MAX_DEPTH);
+    ck_assert_uint_eq(max_depth, LT_MAX_DEPTH - 1);
+    ck_assert_uint_eq(after_n, AFTER_N);
+    ck_assert_uint_eq(lost, 2 * OVER);
     char cmd[160];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     ck_assert_int_eq(system(cmd), 0);
@@ -483,6 +685,8 @@ Suite *limit_suite(void) {
     tcase_set_timeout(c, 60);
     tcase_add_test(c, flight_recorder_dumps_the_window_on_signal_and_at_exit);
     tcase_add_test(c, flight_recorder_keeps_the_last_seconds);
+    tcase_add_test(c, flight_recorder_cuts_deep_stacks_in_a_small_window);
+    tcase_add_test(c, zones_nested_beyond_the_format_limit_are_dropped);
     suite_add_tcase(s, c);
     return s;
 }

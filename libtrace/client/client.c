@@ -934,7 +934,7 @@ static int start_locked(void) {
     __atomic_store_n(&g->state, LT__ACTIVE, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&g->mu);
     lt__signals_install();
-    if (fd >= 0) lt__crash_install(); /* not for the flight recorder */
+    lt__crash_install(); /* the flight recorder dumps on a crash */
     return 0;
 }
 
@@ -1097,6 +1097,7 @@ static void zone_str(uint8_t tag, const char *s, size_t len) {
     *p++ = tag;
     p = lt__put_text(p, s, len, LT__MAX_TEXT);
     lt__commit(t, p, 0);
+    t->decorated = 1; /* the open zones' snapshots lack it (client_buf.c) */
 }
 
 void lt_zone_text(const char *text, size_t len) { zone_str(LT_TAG_ZONE_TEXT, text, len); }

@@ -30,16 +30,27 @@ static pthread_once_t tb_key_once = PTHREAD_ONCE_INIT;
  * what they would. Under AddressSanitizer they come from malloc, so that
  * their bounds are checked. */
 #if defined(__SANITIZE_ADDRESS__)
-static lt__chunk *chunk_alloc(void) { return malloc(sizeof(lt__chunk)); }
-static void chunk_free(lt__chunk *c) { free(c); }
+static lt__chunk *chunk_map(void) { return malloc(sizeof(lt__chunk)); }
+static void chunk_unmap(lt__chunk *c) { free(c); }
 #else
-static lt__chunk *chunk_alloc(void) {
+static lt__chunk *chunk_map(void) {
     void *p = mmap(NULL, sizeof(lt__chunk), PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     return p == MAP_FAILED ? NULL : p;
 }
-static void chunk_free(lt__chunk *c) { munmap(c, sizeof *c); }
+static void chunk_unmap(lt__chunk *c) { munmap(c, sizeof *c); }
 #endif
+
+static lt__chunk *chunk_alloc(void) {
+    lt__chunk *c = chunk_map();
+    if (c) memset(&c->snap, 0, sizeof c->snap);
+    return c;
+}
+
+static void chunk_free(lt__chunk *c) {
+    free(c->snap.loc);
+    chunk_unmap(c);
+}
 
 /* Chunks the pool may hold: max_chunks for data on its way to the daemon,
  * plus one per live thread (the chunk it writes): threads that hold their
@@ -65,6 +76,7 @@ static lt__chunk *pool_take(int force) {
     c->sent = 0;
     c->sent_events = 0;
     c->sealed = 0;
+    c->snap.ok = 0;
     return c;
 }
 
@@ -117,22 +129,52 @@ static void set_limit(lt__thr *t, uint8_t *limit) {
         __atomic_store_n(&t->pub.limit, NULL, __ATOMIC_SEQ_CST);
 }
 
-/* The limit for the fast path: none while the thread is inside a dropped
- * zone or nested LT__DEPTH_DEEP deep, so that every record comes to the
- * slow path. */
-static uint8_t *fast_limit(const lt__thr *t) {
-    return t->skip || t->pub.depth >= LT__DEPTH_DEEP ? NULL : t->real_limit;
+/* Whether the thread's zone stack has room for `more` beyond its depth
+ * (the scratch area, where every record comes to the slow path): 0, or -1
+ * when its zones are nested too deeply. */
+static int stk_room(lt__thr *t, uint32_t more) {
+    return (uint64_t)t->pub.depth + more <= LT__STK_MAX ? 0 : -1;
+}
+
+/* The hot path's limit in the current chunk: none (every record to the
+ * slow path) while a chunk's begins could open more than LT_MAX_DEPTH
+ * zones, the most a trace holds; begins beyond are dropped (refill). */
+static uint8_t *open_limit(const lt__thr *t) {
+    return t->pub.depth + LT__STK_ROOM < LT_MAX_DEPTH ? t->real_limit : NULL;
+}
+
+/* Flight mode: the thread's state where chunk c starts (lt__chunk_snap).
+ * Names and texts are not kept by the hot path: once one was written, the
+ * snapshots are marked unusable until a chunk starts with no zone open. */
+static void tb_snap(lt__thr *t, lt__chunk *c) {
+    lt__chunk_snap *s = &c->snap;
+    uint32_t d = t->pub.depth;
+    s->ok = 0;
+    if (!lt__ring_on()) return;
+    if (d == 0) t->decorated = 0;
+    if (t->decorated || d >= LT_MAX_DEPTH) return;
+    if (d > s->cap) {
+        uint32_t *v = realloc(s->loc, (size_t)d * sizeof *v);
+        if (!v) return;
+        s->loc = v;
+        s->cap = d;
+    }
+    if (d) memcpy(s->loc, lt__stk(&t->pub), (size_t)d * sizeof *s->loc);
+    s->depth = d;
+    s->ts = t->pub.last_ts;
+    s->ok = 1;
 }
 
 /* Makes c the thread's write chunk (producer side). */
 static void tb_install(lt__thr *t, lt__chunk *c) {
+    tb_snap(t, c);
     t->cur = c;
     t->pub.base = c->data;
     t->pub.wp = c->data;
     t->pub.committed = &c->committed;
     t->pub.cbias = -(uint64_t)(uintptr_t)c->data;
     t->real_limit = c->data + LT__CHUNK_CAP - LT__SLACK;
-    set_limit(t, fast_limit(t));
+    set_limit(t, t->skip ? NULL : open_limit(t));
 }
 
 static void tb_use_scratch(lt__thr *t) {
@@ -275,7 +317,7 @@ static int make_room(lt__thr *t, uint64_t ts, int droppable) {
     tb_link(t, c);
     pthread_mutex_unlock(&g->mu);
     tb_install(t, c);
-    if (waited && g->wait_loc) write_wait_zone(t, ts);
+    if (waited && g->wait_loc && t->pub.depth < LT_MAX_DEPTH) write_wait_zone(t, ts);
     if (t->lost_pending) write_lost(t, ts);
     return 0;
 
@@ -381,15 +423,8 @@ static int adopt(lt__thr *t) {
 static int renew(lt__thr *t, int end) {
     if (lt__buf_stale(t) && recording() && adopt(t) == 0) return end ? -1 : 0;
     tb_use_scratch(t);
-    return end && t->pub.depth == 0 ? -1 : 0;
-}
-
-/* Drops a begin and, through t->skip, its children and its end. */
-static int drop_begin(lt__thr *t) {
-    t->skip = 1;
-    t->pub.limit = NULL; /* so that the matching end comes here */
-    count_lost(t, 1);
-    return -1;
+    if (!end) return stk_room(t, 1); /* a begin: room for its zone */
+    return t->pub.depth == 0 ? -1 : 0;
 }
 
 int lt__tbuf_refill(lt__tbuf *pt, uint64_t ts) {
@@ -400,13 +435,23 @@ int lt__tbuf_refill(lt__tbuf *pt, uint64_t ts) {
         count_lost(t, 1);
         return -1;
     }
-    if (pt->depth >= LT__DEPTH_CAP) return drop_begin(t);
+    if (pt->depth >= LT_MAX_DEPTH) { /* nested deeper than a trace holds */
+        t->skip = 1;
+        pt->limit = NULL;
+        count_lost(t, 1);
+        return -1;
+    }
     if (pt->wp <= t->real_limit) {
-        pt->limit = fast_limit(t);
+        pt->limit = open_limit(t);
         return 0;
     }
-    if (make_room(t, ts, 1) < 0) return drop_begin(t);
-    return 0;
+    if (make_room(t, ts, 1) < 0) {
+        t->skip = 1;
+        pt->limit = NULL; /* so that the matching end comes here */
+        count_lost(t, 1);
+        return -1;
+    }
+    return tb_in_scratch(t) ? stk_room(t, 1) : 0;
 }
 
 int lt__tbuf_refill_end(lt__tbuf *pt, uint64_t ts) {
@@ -415,14 +460,14 @@ int lt__tbuf_refill_end(lt__tbuf *pt, uint64_t ts) {
     if (t->skip) {
         count_lost(t, 1);
         if (--t->skip == 0) {
-            pt->limit = fast_limit(t);
+            pt->limit = open_limit(t);
             if (pt->wp <= t->real_limit && t->lost_pending) write_lost(t, ts);
         }
         return -1;
     }
     if (pt->depth == 0) return -1;
     if (pt->wp <= t->real_limit) {
-        pt->limit = fast_limit(t);
+        pt->limit = open_limit(t);
         return 0;
     }
     (void)make_room(t, ts, 0);
@@ -461,13 +506,31 @@ void lt__buf_thread_done(void) {
 
 /* ---- thread buffers ------------------------------------------------- */
 
+/* A thread's buffer and its zone stack (lt__stk), zeroed: mapped, so that
+ * only the pages of the stack in use take memory. Under AddressSanitizer
+ * from calloc, so that the leak checker sees the chunks it points to. */
+#define THR_BYTES (LT__STK_OFF + (size_t)LT__STK_MAX * sizeof(uint32_t))
+
+#if defined(__SANITIZE_ADDRESS__)
+static lt__thr *thr_alloc(void) { return calloc(1, THR_BYTES); }
+static void thr_free(lt__thr *t) { free(t); }
+#else
+static lt__thr *thr_alloc(void) {
+    void *p = mmap(NULL, THR_BYTES, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+static void thr_free(lt__thr *t) { munmap(t, THR_BYTES); }
+#endif
+
 static void tb_free(lt__thr *t) {
     while (t->head) {
         lt__chunk *c = t->head;
         t->head = c->next;
         pool_put(c);
     }
-    free(t);
+    thr_free(t);
 }
 
 /* Unlinks t from lt__g.threads (mu held). */
@@ -517,7 +580,7 @@ lt__tbuf *lt__tbuf_create(void) {
     if (st != LT__ACTIVE) return NULL;
     pthread_once(&tb_key_once, make_key);
     if (!key_made) return NULL;
-    lt__thr *t = calloc(1, sizeof *t);
+    lt__thr *t = thr_alloc();
     if (!t) return NULL;
     t->tid = (uint64_t)gettid();
     (void)pthread_getname_np(pthread_self(), name, sizeof name);
@@ -526,7 +589,7 @@ lt__tbuf *lt__tbuf_create(void) {
     lt__chunk *c = first_chunk();
     if (!c) {
         pthread_mutex_unlock(&g->mu);
-        free(t);
+        thr_free(t);
         return NULL;
     }
     tb_join(t, c, name);

@@ -28,7 +28,9 @@
  *      returns. So the process ends by the same signal with the same core
  *      dump setting, and faulthandler or an extension's handler runs as
  *      it would have.
- * Only the socket's owner, the sender thread, writes to it.
+ * Only the socket's owner, the sender thread, writes to it. In flight
+ * mode (no socket) the last round adds the note to the kept events and
+ * writes them as a dump of a crashed process (client_flight.c).
  *
  * TRACY_SIGNALS=0 leaves the five signals alone. A handler the program
  * installs later replaces on_crash. The child of fork() inherits on_crash

@@ -62,6 +62,17 @@ LT_API int lt__tbuf_refill(lt__tbuf *t, uint64_t ts);
  * zone. */
 LT_API int lt__tbuf_refill_end(lt__tbuf *t, uint64_t ts);
 
+/* Bytes from a thread's lt__tbuf to the location of each of its open
+ * zones, by depth, in the same allocation: the flight recorder notes them
+ * where each chunk starts (client_flight.c). The slow path keeps room for
+ * every begin the current chunk can hold, so the hot path stores at a fixed
+ * offset without a check. */
+#define LT__STK_OFF 512u
+
+static inline __attribute__((always_inline)) uint32_t *lt__stk(lt__tbuf *t) {
+    return (uint32_t *)(void *)((uint8_t *)t + LT__STK_OFF);
+}
+
 static inline lt__tbuf *lt__tb(void) {
     lt__tbuf *t = lt__tls;
     if (__builtin_expect(t == NULL, 0)) t = lt__tbuf_create();
@@ -162,7 +173,7 @@ static inline __attribute__((always_inline)) void lt__write_begin(lt__tbuf *t, u
         p = lt__put_varint(p, dt);
         p = lt__put_varint(p, loc);
     }
-    t->depth++;
+    lt__stk(t)[t->depth++] = loc;
     lt__publish(t, p);
 }
 

@@ -6,9 +6,17 @@
  * The recording path is the streaming one: threads write their chunks as
  * always and the sender copies each round's new records into the ring
  * instead of a socket. Only the sender touches the ring. When it holds too
- * much, the oldest copies are dropped; their records are walked once on the
- * way out, keeping the zones they leave open (written as cut zones, format
- * 1.1) and the timestamp their successors' deltas start from.
+ * much, the oldest copies are dropped. A dump needs each thread's zones
+ * open where its kept records start (written as cut zones, format 1.1) and
+ * the timestamp their deltas start from. The thread notes both where each
+ * of its chunks starts (lt__chunk_snap); a copy that starts a chunk carries
+ * that snapshot, so dropping copies reads none of their records: a thread's
+ * dropped copies of the chunk its oldest kept record is in are set aside
+ * (60 KiB at most per thread, beyond the limit) and walked from the
+ * snapshot only when a dump needs the state, or when all that is set aside
+ * passes half the limit plus 256 KiB (then the thread that set aside last
+ * is walked at once). A chunk without a usable snapshot (a name or text on
+ * an open zone) is walked on the way out as before.
  */
 #include <errno.h>
 #include <signal.h>
@@ -27,12 +35,22 @@ typedef struct rg_seg {
     struct rg_seg *gnext;     /* next in arrival order */
     uint32_t thread, len;
     uint64_t arrived;         /* lt__now() of the round that copied it */
+    uint32_t events;          /* timed records */
+    uint32_t start;           /* 0: inside a chunk; 1: starts one, no usable
+                                 snapshot; 2: starts one, snapshot below */
+    uint64_t snap_ts;         /* start 2: lt__chunk_snap's ts, depth, loc */
+    uint32_t snap_depth;
+    uint32_t *snap_loc;       /* in this allocation, after data */
     uint8_t data[];
 } rg_seg;
 
 typedef struct rg_stream {
+    /* `set` NULL: the state where the oldest kept record starts; else the
+     * state where `set` (a snapshot) starts, to be walked over `set`'s
+     * records and those of the copies after it up to `head` */
     uint64_t ts;              /* the time the oldest kept record's delta is from */
     lt__zstack open;          /* zones open before the oldest kept record */
+    rg_seg *set, *set_tail;   /* dropped copies of the chunk `head` is in */
     rg_seg *head, *tail;
 } rg_stream;
 
@@ -47,6 +65,7 @@ static struct {
     uint32_t nstreams;
     rg_seg *ghead, *gtail;
     uint64_t bytes;           /* held in segments */
+    uint64_t set_bytes;       /* held in segments set aside (rg_stream) */
     uint64_t evicted_events;
     uint64_t want_round;      /* dump at the end of this sender round (its
                                  snapshot follows the request), 0: none;
@@ -54,6 +73,8 @@ static struct {
     int dump_rc;
     uint64_t dumped_round;    /* round of the last dump (under lt__g.mu) */
     int dirty;                /* records kept since the last dump */
+    unsigned crash_sig;       /* the client stops for this crash, or 0 */
+    uint64_t dump_events, dump_last_ts; /* of the dump being written */
     char last_path[4200];     /* of the last dump (under lt__g.mu) */
 } rg;
 
@@ -97,17 +118,39 @@ bad:
     return -1;
 }
 
+static void rg_free_list(rg_seg *s) {
+    for (rg_seg *n; s; s = n) {
+        n = s->next;
+        free(s);
+    }
+}
+
+/* Memory of a segment set aside, its snapshot included. */
+static uint64_t rg_set_size(const rg_seg *s) {
+    return sizeof *s + s->len + (uint64_t)s->snap_depth * sizeof *s->snap_loc;
+}
+
+/* Frees what a stream set aside. */
+static void rg_set_free(rg_stream *st) {
+    for (rg_seg *s = st->set; s; s = s->next) rg.set_bytes -= rg_set_size(s);
+    rg_free_list(st->set);
+    st->set = st->set_tail = NULL;
+}
+
 static void rg_reset(void) {
     for (rg_seg *s = rg.ghead, *n; s; s = n) {
         n = s->gnext;
         free(s);
     }
-    for (uint32_t i = 0; i < rg.nstreams; i++) lt__zstack_free(&rg.streams[i].open);
+    for (uint32_t i = 0; i < rg.nstreams; i++) {
+        lt__zstack_free(&rg.streams[i].open);
+        rg_free_list(rg.streams[i].set);
+    }
     free(rg.streams);
     rg.streams = NULL;
     rg.nstreams = 0;
     rg.ghead = rg.gtail = NULL;
-    rg.bytes = rg.evicted_events = 0;
+    rg.bytes = rg.set_bytes = rg.evicted_events = 0;
     rg.meta.len = rg.proc_info.len = 0;
     rg.dumps = 0;
 }
@@ -173,14 +216,23 @@ static rg_stream *rg_stream_of(uint32_t thread) {
     return &rg.streams[thread - 1];
 }
 
-int lt__ring_slice(uint32_t thread, const uint8_t *p, uint32_t len, uint64_t now) {
+int lt__ring_slice(uint32_t thread, const uint8_t *p, uint32_t len, uint32_t events,
+                   const lt__chunk_snap *snap, uint64_t now) {
     rg_stream *st = len ? rg_stream_of(thread) : NULL;
-    rg_seg *s = st ? malloc(sizeof *s + len) : NULL;
+    int have = snap && snap->ok;
+    size_t at = (sizeof(rg_seg) + len + 3) & ~(size_t)3 /* snap_loc */;
+    rg_seg *s = st ? malloc(at + (have ? (size_t)snap->depth * sizeof *snap->loc : 0)) : NULL;
     if (!s) return len ? LT_ENOMEM : 0;
     s->next = s->gnext = NULL;
     s->thread = thread;
     s->len = len;
     s->arrived = now;
+    s->events = events;
+    s->start = !snap ? 0 : have ? 2 : 1;
+    s->snap_ts = have ? snap->ts : 0;
+    s->snap_depth = have ? snap->depth : 0;
+    s->snap_loc = (uint32_t *)((uint8_t *)s + at);
+    if (have && snap->depth) memcpy(s->snap_loc, snap->loc, snap->depth * sizeof *snap->loc);
     memcpy(s->data, p, len);
     if (st->tail) st->tail->next = s;
     else st->head = s;
@@ -193,10 +245,6 @@ int lt__ring_slice(uint32_t thread, const uint8_t *p, uint32_t len, uint64_t now
     return 0;
 }
 
-/* Drops the oldest segment: its records move the thread's start time and
- * open zones forward. */
-/* Drops the oldest segment: its records move the thread's start time and
- * open zones forward. */
 /* A varint at *p, one- and two-byte forms inline. Returns 0 or -1. */
 static inline int rg_varint(const uint8_t **p, const uint8_t *end, uint64_t *v) {
     const uint8_t *q = *p;
@@ -213,15 +261,12 @@ static inline int rg_varint(const uint8_t **p, const uint8_t *end, uint64_t *v) 
     return lt__get_varint(p, end, v);
 }
 
-/* Drops the oldest segment: its records move the thread's start time and
- * open zones forward. Zone begins and ends, nearly every record, are
- * handled inline: this runs for every event once the ring is full. */
-static void rg_evict(void) {
-    rg_seg *s = rg.ghead;
-    rg_stream *st = &rg.streams[s->thread - 1];
+/* Moves the thread's start time and open zones over a segment's records.
+ * Zone begins and ends, nearly every record, are handled inline. */
+static void rg_walk(rg_stream *st, const rg_seg *s) {
     const uint8_t *p = s->data, *end = s->data + s->len;
     lt__zstack *z = &st->open;
-    uint64_t ts = st->ts, n = 0;
+    uint64_t ts = st->ts;
     /* locals whose address is never taken, so that they stay in registers;
      * the general path works on copies */
     lt__zent *v = z->v;
@@ -244,7 +289,6 @@ static void rg_evict(void) {
             }
             if (tag == LT_TAG_ZONE_END) {
                 ts += dt;
-                n++;
                 depth -= depth > 0;
                 p = q;
                 continue;
@@ -257,7 +301,6 @@ static void rg_evict(void) {
             }
             if (__builtin_expect(depth < cap && clean, 1)) {
                 ts += dt;
-                n++;
                 v[depth++].loc = (uint32_t)loc;
                 p = q;
                 continue;
@@ -275,7 +318,6 @@ static void rg_evict(void) {
         if (timed < 0) break; /* the client wrote it: cannot happen */
         p = pp;
         ts = t;
-        n += (uint64_t)timed;
         if (t8 != LT_TAG_LOST) (void)lt__zstack_apply(z, t8, loc, str, len, &why);
         v = z->v;
         depth = z->depth;
@@ -286,13 +328,66 @@ static void rg_evict(void) {
     }
     z->depth = depth;
     st->ts = ts;
-    rg.evicted_events += n;
+}
+
+/* The state where the thread's oldest kept record starts: the set-aside
+ * copies walked from their snapshot. */
+static int rg_settle(rg_stream *st) {
+    rg_seg *s = st->set;
+    if (!s) return 0;
+    lt__zstack *z = &st->open;
+    if (s->snap_depth > z->cap) {
+        lt__zent *v = realloc(z->v, s->snap_depth * sizeof *v);
+        if (!v) return LT_ENOMEM;
+        memset(v + z->cap, 0, (s->snap_depth - z->cap) * sizeof *v);
+        z->v = v;
+        z->cap = s->snap_depth;
+    }
+    for (uint32_t i = 0; i < s->snap_depth; i++) {
+        lt__zent *e = &z->v[i];
+        e->loc = s->snap_loc[i];
+        free(e->name);
+        free(e->text);
+        e->name = e->text = NULL;
+        e->name_len = e->text_len = 0;
+    }
+    z->depth = s->snap_depth;
+    st->ts = s->snap_ts;
+    for (; s; s = s->next) rg_walk(st, s);
+    rg_set_free(st);
+    return 0;
+}
+
+/* Memory the segments set aside may take beyond the limit: past it, the
+ * stream that set one aside last is walked now. */
+static uint64_t rg_set_budget(void) { return rg.max_bytes / 2 + (256u << 10); }
+
+/* Drops the oldest segment. One that starts a chunk with a snapshot
+ * replaces what was set aside; the others join it, or, with none set aside
+ * (no usable snapshot), are walked now. */
+static void rg_evict(void) {
+    rg_seg *s = rg.ghead;
+    rg_stream *st = &rg.streams[s->thread - 1];
     st->head = s->next;
     if (!st->head) st->tail = NULL;
     rg.ghead = s->gnext;
     if (!rg.ghead) rg.gtail = NULL;
     rg.bytes -= sizeof *s + s->len;
-    free(s);
+    rg.evicted_events += s->events;
+    s->next = NULL;
+    if (s->start == 2) {
+        rg_set_free(st);
+        st->set = st->set_tail = s;
+    } else if (st->set && (s->start == 0 || rg_settle(st) < 0)) {
+        st->set_tail->next = s;
+        st->set_tail = s;
+    } else {
+        rg_walk(st, s);
+        free(s);
+        return;
+    }
+    rg.set_bytes += rg_set_size(s);
+    if (rg.set_bytes > rg_set_budget()) (void)rg_settle(st);
 }
 
 static void rg_trim(uint64_t now) {
@@ -363,8 +458,9 @@ static int rg_flush(rg_out *o, uint32_t thread, const lt__stream_state *st,
  * LT_BLOCK_TARGET bytes. */
 static int rg_dump_thread(rg_out *o, uint32_t thread) {
     rg_stream *rs = &rg.streams[thread - 1];
+    int rc = rg_settle(rs);
+    if (rc < 0) return rc;
     lt__stream_state state = {.last_ts = rs->ts}, *st = &state;
-    int rc;
     if (rs->open.depth) {
         rc = lt__writer_cut(o->w, 1, thread, rs->ts, rs->open.depth, &rs->open);
         if (rc < 0) return rc;
@@ -401,7 +497,30 @@ static int rg_dump_thread(rg_out *o, uint32_t thread) {
         }
         if ((rc = rg_flush(o, thread, st, &st0, first)) < 0) return rc;
     }
+    rg.dump_events += st->events;
+    if (st->last_ts > rg.dump_last_ts) rg.dump_last_ts = st->last_ts;
     return 0;
+}
+
+/* A crash's end of the process, as the daemon writes it: PROC_END
+ * "crashed" with the signal, at the last event; events received: those in
+ * the dump, sent: every event the recorder got, lost: the client's. */
+static int rg_dump_crash(rg_out *o) {
+    char why[64];
+    lt__wire_signal_text(rg.crash_sig, why, sizeof why);
+    uint64_t lost = __atomic_load_n(&lt__g.events_lost, __ATOMIC_RELAXED);
+    o->buf.len = 0;
+    if (lt__bytes_reserve(&o->buf, 128) < 0) return LT_ENOMEM;
+    uint8_t *p = o->buf.p + lt_block_header(o->buf.p, LT_BLOCK_META, 1, 0, 0);
+    *p++ = LT_TAG_PROC_END;
+    p = lt__put_varint_(p, rg.dump_last_ts);
+    *p++ = LT_PROC_CRASHED;
+    p = lt__put_str(p, why, strlen(why));
+    p = lt__put_varint_(p, rg.dump_events);
+    p = lt__put_varint_(p, rg.dump_events + rg.evicted_events);
+    p = lt__put_varint_(p, lost);
+    lt_block_desc d = {.kind = LT_BLOCK_META, .process = 1};
+    return rg_block(o, &d, o->buf.p, (size_t)(p - o->buf.p));
 }
 
 static int rg_dump_stats(rg_out *o) {
@@ -449,7 +568,9 @@ static int rg_dump(void) {
     for (uint32_t t = 1; rc == 0 && t <= rg.nstreams; t++) /* every thread, in order */
         rc = lt__writer_stream(o.w, 1, t);
     if (rc == 0) rc = rg_dump_meta(&o);
+    rg.dump_events = rg.dump_last_ts = 0;
     for (uint32_t t = 1; rc == 0 && t <= rg.nstreams; t++) rc = rg_dump_thread(&o, t);
+    if (rc == 0 && rg.crash_sig) rc = rg_dump_crash(&o);
     if (rc == 0) rc = rg_dump_stats(&o);
     if (rc == 0) rc = rg_trailer(&o);
     if (o.w) lt_writer_close(o.w, NULL, 0, NULL, 0);
@@ -486,8 +607,8 @@ void lt__ring_round(int last, uint64_t now, uint64_t round) {
     int want = rg.want_round && round >= rg.want_round;
     if (want) rg.want_round = 0;
     pthread_mutex_unlock(&g->mu);
-    /* at exit, unless nothing was recorded since a dump */
-    int at_exit = last && lt__ring_exit_dump() && (rg.dirty || !rg.dumps);
+    /* at exit, unless nothing was recorded since a dump; after a crash */
+    int at_exit = last && (rg.crash_sig || (lt__ring_exit_dump() && (rg.dirty || !rg.dumps)));
     if (!want && !at_exit) return;
     int rc = rg_dump();
     pthread_mutex_lock(&g->mu);
@@ -496,10 +617,12 @@ void lt__ring_round(int last, uint64_t now, uint64_t round) {
     pthread_cond_broadcast(&g->done_cv);
     pthread_mutex_unlock(&g->mu);
     if (last) {
-        rg_reset();
+        if (!rg.crash_sig) rg_reset(); /* the crashed thread may hold malloc's lock */
         rg.on = 0;
     }
 }
+
+void lt__ring_crashed(unsigned sig) { rg.crash_sig = sig; }
 
 int lt_flight_dump(void) {
     lt__client *g = &lt__g;

@@ -18,16 +18,30 @@
 #define LT__CHUNK_BYTES (64u << 10)
 /* Longest string field of a record written outside the hot path. */
 #define LT__MAX_TEXT (LT__CHUNK_CAP - LT__SLACK - 64u)
-/* Zones nested deeper than LT__DEPTH_CAP are dropped with their children and
- * counted as lost: the format allows LT_MAX_DEPTH, less room for the zones
- * the client adds around the program's (waits, cut zones). From
- * LT__DEPTH_DEEP on every record of the thread takes the slow path, which
- * checks the cap; below it, between two slow paths a thread writes at most a
- * chunk, so at most LT__CHUNK_CAP / 2 begins of 2 bytes or more. */
-#define LT__DEPTH_CAP (LT_MAX_DEPTH - 64u)
-#define LT__DEPTH_DEEP (LT__DEPTH_CAP - LT__CHUNK_CAP / 2u)
 /* Longest name in a metadata record. */
 #define LT__MAX_NAME 4096u
+
+/* A thread's state where a chunk starts, written by the thread when it
+ * installs the chunk (flight mode only; published with the chunk's first
+ * record): the timestamp the first record's delta is from and the zones
+ * open, outermost first. `ok` 0: not taken (streaming, or out of memory),
+ * or some open zone carries a name or text, which the snapshot lacks. */
+typedef struct lt__chunk_snap {
+    uint64_t ts;
+    uint32_t depth, ok;
+    uint32_t *loc;           /* `depth` locations; malloc'd, kept with the
+                                chunk for its next use */
+    uint32_t cap;
+} lt__chunk_snap;
+
+/* Open zones a chunk's records can add: each begin takes 2 bytes or more.
+ * The hot path writes a thread's zone stack (lt__stk, LT__STK_MAX
+ * entries) without a check: it runs only while the stack has room for this
+ * many more (client_buf.c, open_limit); nearer LT_MAX_DEPTH every begin
+ * comes to the slow path, and no thread records more than LT_MAX_DEPTH
+ * open zones (further begins are dropped and counted as lost). */
+#define LT__STK_ROOM (LT__CHUNK_CAP / 2u + 1u)
+#define LT__STK_MAX (LT_MAX_DEPTH + 1u)
 
 struct lt__chunk {
     struct lt__chunk *next;  /* next chunk of the thread, or free list */
@@ -36,6 +50,7 @@ struct lt__chunk {
     uint32_t sent;           /* bytes already sent (sender only) */
     uint32_t sent_events;    /* events already sent (sender only) */
     uint32_t sealed;         /* no more writes (set under lt__g.mu) */
+    lt__chunk_snap snap;     /* the thread's state where data[] starts */
     uint8_t data[LT__CHUNK_CAP];
 };
 
@@ -56,7 +71,10 @@ typedef struct lt__thr {
                                 waiting until a chunk is free again */
     uint32_t session;        /* lt__g.session it records for (client_file.c:
                                 a buffer of an earlier one is renewed) */
+    int decorated;           /* a name or text was written since no zone
+                                was open at a chunk start */
 } lt__thr;
+_Static_assert(sizeof(lt__thr) <= LT__STK_OFF, "the zone stack follows lt__thr");
 
 enum lt__state {
     LT__UNINIT = 0,   /* not connected yet: connect on first use */
@@ -232,8 +250,15 @@ int lt__ring_on(void);
  * new records go to the ring instead of the socket; then the round's end
  * trims it and dumps when asked or, `last`, at the client's stop. */
 void lt__ring_meta(const uint8_t *p, size_t n);
-int lt__ring_slice(uint32_t thread, const uint8_t *p, uint32_t len, uint64_t now);
+/* `events`: the timed records among the `len` bytes; `snap`: the chunk's
+ * snapshot when the slice starts a chunk, else NULL. */
+int lt__ring_slice(uint32_t thread, const uint8_t *p, uint32_t len, uint32_t events,
+                   const lt__chunk_snap *snap, uint64_t now);
 void lt__ring_round(int last, uint64_t now, uint64_t round);
+/* The client stops for a crash by `sig` (client_crash.c): the last round
+ * dumps whatever TRACY_FLIGHT_NO_EXIT_DUMP says, the process ended
+ * "crashed" with the signal, and frees nothing. */
+void lt__ring_crashed(unsigned sig);
 /* Whether the client's stop dumps (TRACY_FLIGHT_NO_EXIT_DUMP is not set);
  * an exec dumps then too. */
 int lt__ring_exit_dump(void);

@@ -191,23 +191,33 @@ static int send_late_lost(out *o, const sender *s) {
 }
 
 /* The note of a crash (client_crash.c) as a MESSAGE record of the crashing
- * thread, after its last records. Returns 0 or -errno; *events 1 when sent. */
+ * thread, after its last records: its length, 0 when that thread recorded
+ * nothing; *thread set. */
+static uint8_t crash_rec[32 + LT__MAX_TEXT];
+static size_t crash_record(uint32_t *thread) {
+    uint64_t dt;
+    const char *text;
+    size_t len = lt__crash_note(thread, &dt, &text);
+    if (*thread == 0) return 0;
+    uint8_t *p = crash_rec;
+    *p++ = LT_TAG_MESSAGE;
+    p = lt__put_varint(p, dt);
+    p = lt__put_text(p, text, len, LT__MAX_TEXT);
+    return (size_t)(p - crash_rec);
+}
+
+/* The crash's note to the daemon. Returns 0 or -errno; *events 1 when
+ * sent. */
 static int send_crash_note(out *o, uint64_t *events) {
     static uint8_t b[LT_WIRE_EVENTS_HDR_MAX + 32 + LT__MAX_TEXT];
     static size_t bn;
-    uint32_t thread;
-    uint64_t dt;
-    const char *text;
-    size_t len = lt__crash_note(&thread, &dt, &text);
-    if (thread == 0) return 0; /* the thread recorded nothing */
     if (bn == 0) { /* the same bytes on every pass */
-        uint8_t rec[32 + LT__MAX_TEXT], *p = rec;
-        *p++ = LT_TAG_MESSAGE;
-        p = lt__put_varint(p, dt);
-        p = lt__put_text(p, text, len, LT__MAX_TEXT);
-        size_t hn = lt__wire_events_header(b, thread, (size_t)(p - rec));
-        memcpy(b + hn, rec, (size_t)(p - rec));
-        bn = hn + (size_t)(p - rec);
+        uint32_t thread;
+        size_t rn = crash_record(&thread);
+        if (rn == 0) return 0; /* the thread recorded nothing */
+        size_t hn = lt__wire_events_header(b, thread, rn);
+        memcpy(b + hn, crash_rec, rn);
+        bn = hn + rn;
     }
     struct iovec iov;
     size_t k = 0;
@@ -419,8 +429,17 @@ static int keep(sender *s) {
     for (size_t i = 0; i < s->n; i++) {
         work *x = &s->w[i];
         if (x->to > x->from &&
-            lt__ring_slice(x->t->pub.thread, x->c->data + x->from, x->to - x->from, now) < 0)
+            lt__ring_slice(x->t->pub.thread, x->c->data + x->from, x->to - x->from,
+                           x->to_events - x->c->sent_events,
+                           x->from == 0 ? &x->c->snap : NULL, now) < 0)
             return -ENOMEM;
+    }
+    if (s->crash_note) { /* the note, then the dump marks the process crashed */
+        uint32_t thread;
+        size_t rn = crash_record(&thread);
+        if (rn && lt__ring_slice(thread, crash_rec, (uint32_t)rn, 1, NULL, now) < 0)
+            return -ENOMEM;
+        lt__ring_crashed(lt__crash_signal());
     }
     return 0;
 }

@@ -206,6 +206,27 @@ def test_a_crash_in_another_thread(tmp_path):
     assert_crashed(traced, signal.SIGABRT, thread=names["crasher"])
 
 
+@pytest.mark.parametrize("how,where", [("SIGSEGV", "main"), ("SIGABRT", "thread")])
+def test_the_flight_recorder_dumps_on_a_crash(tmp_path, how, where):
+    """--flight keeps the run in memory only: a crash writes it (even with
+    the exit dump off), the process ended "crashed" with the note, and the
+    program dies by its signal as plain."""
+    script = tmp_path / "prog.py"
+    script.write_text(PROGRAM)
+    out = str(tmp_path / "flight.tracy")
+    hard = resource.getrlimit(resource.RLIMIT_CORE)[1]
+    sig = getattr(signal, how)
+    p = subprocess.run([PYTHON, "-m", "tracy", "--flight", "1M", "-o", out, str(script), how,
+                        where], capture_output=True, text=True, timeout=120,
+                       env=env_for_tests(TRACY_FLIGHT_NO_EXIT_DUMP="1"), cwd=str(tmp_path),
+                       preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_CORE, (0, hard)))
+    assert p.returncode == -sig, p.stderr
+    assert "not reached" not in p.stdout and "610" in p.stdout
+    traced = Run(p, out)
+    names = {th.name: th.thread for th in traced.trace["threads"]}
+    assert_crashed(traced, sig, thread=names["crasher"] if where == "thread" else 1)
+
+
 def test_a_handler_set_later_replaces_the_profilers_and_the_loss_is_said(tmp_path):
     plain, traced = run_pair(tmp_path, REPLACED)
     assert (traced.rc, traced.out) == (plain.rc, plain.out) == (11, "610\n")
