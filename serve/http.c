@@ -14,6 +14,7 @@
  * every request must carry it (cookie, bearer, or ?token= once). */
 #include <arpa/inet.h>
 #include <ctype.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -607,6 +608,9 @@ int sv_run(const sv_opts *o, sv_sessions *ss) {
         cv_err("bad address '%s'", o->addr);
         return 1;
     }
+    /* A write to a client that reset its connection fails with EPIPE
+     * (the connection closes); the default SIGPIPE would end the server. */
+    signal(SIGPIPE, SIG_IGN);
     uv_tcp_init(s.loop, &s.tcp);
     s.tcp.data = &s;
     rc = uv_tcp_bind(&s.tcp, (struct sockaddr *)&sa, 0);
