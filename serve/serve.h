@@ -20,6 +20,7 @@
 #define SV_MAX_HEAD 8192u           /* request line + headers */
 #define SV_MAX_BODY 65536u          /* POST bodies */
 #define SV_MAX_CONNS 512u           /* past it: 503 and close */
+#define SV_FD_SPARE 48u             /* descriptors kept for index builds, jobs, captures */
 #define SV_MAX_ANSWER (64u << 20)   /* one answer */
 #define SV_MAX_PENDING (64u << 20)  /* answers being written, all together */
 #define SV_STALL_MS 2000u           /* over that: a writer stalled this long goes */
@@ -113,6 +114,7 @@ typedef struct sv_sessions {
      * session leaves them to the job, which closes them when it returns. */
     struct sv_loan { vw_index *ix; lt_reader *r; int users, retired; } *loans;
     size_t nloans;
+    size_t nfiles;          /* descriptors its open readers hold (one each) */
 } sv_sessions;
 
 int sv_sessions_init(sv_sessions *ss, char **paths, int n, const char *cache);

@@ -72,6 +72,7 @@ void sv_session_return(sv_sessions *ss, const vw_index *ix) {
     if (!l || --l->users > 0) return;
     if (l->retired) {
         vw_close(l->ix);
+        if (l->r) ss->nfiles--;
         lt_reader_free(l->r);
     }
     *l = ss->loans[--ss->nloans];
@@ -83,6 +84,7 @@ static void session_close_in(sv_sessions *ss, sv_session *s) {
         l->retired = 1; /* the last borrower closes them */
     } else {
         vw_close(s->ix);
+        if (s->r && ss) ss->nfiles--;
         lt_reader_free(s->r);
     }
     s->ix = NULL;
@@ -290,6 +292,7 @@ static int open_built(sv_sessions *ss, sv_session *s) {
         session_close_in(ss, s);
         return -1;
     }
+    ss->nfiles++;
     s->error[0] = 0;
     s->failed = 0;
     s->generation++;
