@@ -219,6 +219,35 @@ sv_session *sv_session_find(sv_sessions *ss, const char *id) {
 
 static void start_build(sv_sessions *ss);
 
+static uint64_t now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
+}
+
+int sv_no_fds(const char *why) { return strstr(why, strerror(EMFILE)) || strstr(why, strerror(ENFILE)); }
+
+void sv_unreadable(sv_answer *a, const char *name, const char *why) {
+    if (sv_no_fds(why)) sv_error(a, 503, "no_descriptors", "%s: %s (try again)", name, why);
+    else sv_error(a, 422, "unreadable", "%s: %s", name, why);
+}
+
+/* Marks s's build failed for its current identity (s->error says why). */
+static void set_failed(sv_session *s, uint64_t size, uint64_t mtime) {
+    s->failed = 1;
+    s->fail_size = size;
+    s->fail_mtime = mtime;
+    s->fail_fds = sv_no_fds(s->error);
+    s->fail_ms = now_ms();
+}
+
+/* Whether s's failed build stands: the same identity and, when descriptors
+ * ran out, less than a second ago. */
+static int failed_now(const sv_session *s) {
+    if (!s->failed || s->fail_size != s->size || s->fail_mtime != s->mtime_ns) return 0;
+    return !s->fail_fds || now_ms() - s->fail_ms < 1000;
+}
+
 static void on_build(uv_work_t *w) {
     sv_sessions *ss = w->data;
     ss->build_rc = vw_update(ss->build_trace, ss->build_out, NULL, ss->build_err, sizeof ss->build_err);
@@ -233,11 +262,9 @@ static void after_build(uv_work_t *w, int status) {
         s->building = 0;
         if (status >= 0 && ss->build_rc >= 0) session_close_in(ss, s); /* the new index maps at next use */
         if (status < 0 || ss->build_rc < 0) {
-            s->failed = 1;
-            s->fail_size = ss->build_size;
-            s->fail_mtime = ss->build_mtime;
             snprintf(s->error, sizeof s->error, "%s",
                      ss->build_err[0] ? ss->build_err : lt_strerror(ss->build_rc));
+            set_failed(s, ss->build_size, ss->build_mtime);
         }
     }
     free(ss->build_trace);
@@ -316,7 +343,7 @@ int sv_session_open(sv_sessions *ss, sv_session *s) {
         /* changed (a trace being written): rebuilt in the background while
          * the index in hand answers; after_build lets it go */
         if (!vw_stale(s->ix) || s->building || s->want_build || identity(s) < 0) return 0;
-        if (!(s->failed && s->fail_size == s->size && s->fail_mtime == s->mtime_ns)) {
+        if (!failed_now(s)) {
             s->want_build = 1;
             start_build(ss);
         }
@@ -328,7 +355,7 @@ int sv_session_open(sv_sessions *ss, sv_session *s) {
     }
     if (s->building || s->want_build) return 1;
     if (identity(s) < 0) return -1;
-    if (s->failed && s->fail_size == s->size && s->fail_mtime == s->mtime_ns) return -1;
+    if (failed_now(s)) return -1;
     int rc = open_built(ss, s);
     if (rc <= 0) return rc;
     if (!ss->loop) { /* no loop: build here */
@@ -338,7 +365,7 @@ int sv_session_open(sv_sessions *ss, sv_session *s) {
         free(out);
         if (b < 0) {
             snprintf(s->error, sizeof s->error, "%s", err[0] ? err : lt_strerror(b));
-            s->failed = 1, s->fail_size = s->size, s->fail_mtime = s->mtime_ns;
+            set_failed(s, s->size, s->mtime_ns);
             return -1;
         }
         return open_built(ss, s) == 0 ? 0 : -1;
@@ -385,7 +412,7 @@ static int summarize(sv_summary *m, lt_reader *r) {
 int sv_session_summary(sv_sessions *ss, sv_session *s) {
     if (identity(s) < 0) return -1;
     sv_summary *m = &s->sum;
-    if (s->failed && s->fail_size == s->size && s->fail_mtime == s->mtime_ns) return -1;
+    if (failed_now(s)) return -1;
     if (m->valid && m->size == s->size && m->mtime == s->mtime_ns) return 0;
     summary_free(m);
     lt_reader *r = NULL;

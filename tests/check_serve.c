@@ -972,6 +972,29 @@ START_TEST(busy_answers_503) {
 }
 END_TEST
 
+/* A folder of more traces than the server has descriptors for (128 open
+ * files): a trend over them all is a clear 503 (no session left out
+ * silently), nothing crashes, and the server still answers. */
+START_TEST(descriptors_run_out) {
+    enum { N = 120 };
+    sh("mkdir -p '%s/many' && for i in $(seq 1 %d); do '%s/tools/tracegen' -f -o '%s/many/t'$i'.tracy' "
+       "-z 200 -t 1 -d 3 >/dev/null || exit 1; done", scratch_dir, N, build_dir(), scratch_dir);
+    srv s;
+    ck_assert_int_eq(start_nofile(&s, scratch_path("many"), 128), 0);
+    cJSON *j = get_json(s.port, "/api/sessions", 200); /* the trend reads their programs */
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(j, "sessions")), N);
+    cJSON_Delete(j);
+    j = get_json(s.port, "/api/trend?program=app1", 503);
+    ck_assert_str_eq(str(j, "code"), "no_descriptors");
+    ck_assert_ptr_nonnull(strstr(str(j, "error"), strerror(EMFILE)));
+    cJSON_Delete(j);
+    j = get_json(s.port, "/api/sessions", 200);
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(j, "sessions")), N);
+    cJSON_Delete(j);
+    stop(&s);
+}
+END_TEST
+
 Suite *serve_suite(void) {
     Suite *s = suite_create("serve");
     TCase *tc = tcase_create("server");
@@ -989,6 +1012,7 @@ Suite *serve_suite(void) {
     tcase_add_test(tc, mutated_traces);
     tcase_add_test(tc, many_and_slow_clients);
     tcase_add_test(tc, busy_answers_503);
+    tcase_add_test(tc, descriptors_run_out);
     suite_add_tcase(s, tc);
     tc = tcase_create("capture");
     tcase_add_checked_fixture(tc, setup, scratch_remove);
