@@ -46,7 +46,6 @@ typedef struct server {
     int nhosts;
     int any_host; /* bound to every address (with a token): any Host */
     uint64_t serials;   /* requests seen (sv_req.serial) */
-    uint64_t fd_room;   /* descriptors free at start (UINT64_MAX: no limit) */
     int held;           /* a connection left to libuv, not accepted yet */
 } server;
 
@@ -146,8 +145,8 @@ static void on_conn(uv_stream_t *l, int status);
  * room counted at start less the connections and the sessions' open
  * readers. One connection is always let in. */
 static int fd_left(const server *s) {
-    return s->fd_room == UINT64_MAX || s->nconns == 0 ||
-           s->nconns + s->ctx.ss->nfiles + SV_FD_SPARE < s->fd_room;
+    return s->ctx.ss->fd_room == UINT64_MAX || s->nconns == 0 ||
+           s->nconns + s->ctx.ss->nfiles + SV_FD_SPARE < s->ctx.ss->fd_room;
 }
 
 /* Accepts the connection held while descriptors were short, when they
@@ -167,6 +166,7 @@ static void on_closed(uv_handle_t *h) {
     else c->srv->all = c->next;
     if (c->next) c->next->prev = c->prev;
     c->srv->nconns--;
+    c->srv->ctx.ss->nconns = c->srv->nconns;
     free(c->in);
     free(c->head);
     free(c->req);
@@ -607,6 +607,7 @@ static void on_conn(uv_stream_t *l, int status) {
     c->tcp.data = c->timer.data = c;
     c->handles = 2;
     s->nconns++;
+    s->ctx.ss->nconns = s->nconns;
     c->next = s->all;
     if (s->all) s->all->prev = c;
     s->all = c;
@@ -686,7 +687,7 @@ int sv_run(const sv_opts *o, sv_sessions *ss) {
     uv_signal_start(&s.sigterm, on_signal, SIGTERM);
     uv_unref((uv_handle_t *)&s.sigint);
     uv_unref((uv_handle_t *)&s.sigterm);
-    s.fd_room = lt__nofile_room();
+    ss->fd_room = lt__nofile_room();
     uv_run(s.loop, UV_RUN_DEFAULT);
     return 0;
 }

@@ -20,7 +20,8 @@
 #define SV_MAX_HEAD 8192u           /* request line + headers */
 #define SV_MAX_BODY 65536u          /* POST bodies */
 #define SV_MAX_CONNS 512u           /* past it: 503 and close */
-#define SV_FD_SPARE 48u             /* descriptors kept for index builds, jobs, captures */
+#define SV_FD_SPARE 48u             /* descriptors a new connection leaves free */
+#define SV_FD_SPARE_FILES 24u       /* those a trace's reader leaves (builds, jobs, accept) */
 #define SV_MAX_ANSWER (64u << 20)   /* one answer */
 #define SV_MAX_PENDING (64u << 20)  /* answers being written, all together */
 #define SV_STALL_MS 2000u           /* over that: a writer stalled this long goes */
@@ -117,6 +118,8 @@ typedef struct sv_sessions {
     struct sv_loan { vw_index *ix; lt_reader *r; int users, retired; } *loans;
     size_t nloans;
     size_t nfiles;          /* descriptors its open readers hold (one each) */
+    size_t nconns;          /* connections open (http.c keeps it) */
+    uint64_t fd_room;       /* descriptors free at start (UINT64_MAX: no limit) */
 } sv_sessions;
 
 int sv_sessions_init(sv_sessions *ss, char **paths, int n, const char *cache);

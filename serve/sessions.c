@@ -21,6 +21,7 @@
 
 int sv_sessions_init(sv_sessions *ss, char **paths, int n, const char *cache) {
     memset(ss, 0, sizeof *ss);
+    ss->fd_room = UINT64_MAX;
     ss->cache = cache;
     ss->roots = calloc((size_t)n, sizeof *ss->roots);
     ss->root_is_dir = calloc((size_t)n, sizeof *ss->root_is_dir);
@@ -170,10 +171,13 @@ static int is_trace_name(const char *n) {
     return l > 6 && !strcmp(n + l - 6, ".tracy");
 }
 
-static void walk(sv_sessions *ss, int root, const char *dir, int depth) {
-    if (depth > MAX_WALK_DEPTH) return;
+/* Adds the traces under dir. Returns 0, or -1 when a folder could not be
+ * read for want of descriptors or memory (the walk is partial). */
+static int walk(sv_sessions *ss, int root, const char *dir, int depth) {
+    if (depth > MAX_WALK_DEPTH) return 0;
     DIR *d = opendir(dir);
-    if (!d) return;
+    if (!d) return errno == EMFILE || errno == ENFILE || errno == ENOMEM ? -1 : 0;
+    int rc = 0;
     struct dirent *e;
     char path[PATH_MAX];
     while ((e = readdir(d)) != NULL) {
@@ -181,19 +185,22 @@ static void walk(sv_sessions *ss, int root, const char *dir, int depth) {
         if (snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= (int)sizeof path) continue;
         struct stat st;
         if (lstat(path, &st) < 0) continue;
-        if (S_ISDIR(st.st_mode)) walk(ss, root, path, depth + 1);
+        if (S_ISDIR(st.st_mode)) rc |= walk(ss, root, path, depth + 1);
         else if ((S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) && is_trace_name(e->d_name))
             add_trace(ss, root, path);
     }
     closedir(d);
+    return rc;
 }
 
 void sv_sessions_scan(sv_sessions *ss) {
     for (size_t i = 0; i < ss->n; i++) ss->s[i].seen = 0;
+    int partial = 0;
     for (int r = 0; r < ss->nroots; r++) {
-        if (ss->root_is_dir[r]) walk(ss, r, ss->roots[r], 0);
+        if (ss->root_is_dir[r]) partial |= walk(ss, r, ss->roots[r], 0);
         else add_trace(ss, r, ss->roots[r]);
     }
+    if (partial) return; /* a folder unread is not its traces gone */
     size_t o = 0;
     for (size_t i = 0; i < ss->n; i++) {
         if (ss->s[i].seen) {
@@ -304,9 +311,19 @@ static void start_build(sv_sessions *ss) {
     }
 }
 
+/* Whether one more reader held open leaves SV_FD_SPARE_FILES descriptors
+ * free besides the connections and the other readers. */
+static int fd_for_reader(const sv_sessions *ss) {
+    return ss->fd_room == UINT64_MAX || ss->nfiles + ss->nconns + SV_FD_SPARE_FILES < ss->fd_room;
+}
+
 /* Maps a current index and opens the trace's metadata: 0, 1 when the index
  * must be built, -1 on failure (s->error). */
 static int open_built(sv_sessions *ss, sv_session *s) {
+    if (!fd_for_reader(ss)) { /* said as the open would, for sv_no_fds */
+        snprintf(s->error, sizeof s->error, "%s (%zu traces open)", strerror(EMFILE), ss->nfiles);
+        return -1;
+    }
     int rc = vw_open_built(&s->ix, s->path, ss->cache);
     if (rc) {
         if (rc < 0) snprintf(s->error, sizeof s->error, "%s", lt_strerror(rc));
