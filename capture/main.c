@@ -6,24 +6,12 @@
 #include <stdio.h>
 #include <string.h>
 #include <fcntl.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "capture.h"
+#include "common/local.h"
 
 #define FIFO_POLL_MS 50
-
-/* Many clients need many descriptors: use all the hard limit allows. */
-static void raise_nofile(void) {
-    struct rlimit rl;
-    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == rl.rlim_max) return;
-    rlim_t want = rl.rlim_max;
-    rl.rlim_cur = want;
-    if (setrlimit(RLIMIT_NOFILE, &rl) != 0 && want > 65536) {
-        rl.rlim_cur = 65536;
-        (void)setrlimit(RLIMIT_NOFILE, &rl);
-    }
-}
 
 static int write_exit(int err) {
     return err == LT_EIO || err == LT_ENOSPC || err == LT_EFBIG ? CAP_EXIT_WRITE
@@ -171,7 +159,7 @@ int main(int argc, char **argv) {
     cap_log_init(o.verbosity);
     signal(SIGPIPE, SIG_IGN);
     signal(SIGXFSZ, SIG_IGN); /* a file size limit must give EFBIG, not a kill */
-    raise_nofile();
+    lt__nofile_raise();
     if (uv_loop_init(&loop) != 0) {
         cap_log("cannot start the event loop");
         cap_opts_free(&o);

@@ -8,7 +8,6 @@
  * client whose buffer does not fit waits, not reading, until memory frees.
  */
 #include <arpa/inet.h>
-#include <dirent.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -1349,29 +1348,15 @@ void cap_server_print_port(cap_server *srv) {
     cap_listen_print(&srv->listen);
 }
 
-/* Descriptors open now (32 when /proc cannot tell). */
-static uint64_t open_fds(void) {
-    DIR *d = opendir("/proc/self/fd");
-    if (!d) return 32;
-    uint64_t n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)))
-        if (e->d_name[0] != '.') n++;
-    closedir(d);
-    return n > 0 ? n - 1 : 0; /* the directory's own */
-}
-
 /* How many connections the open-file limit leaves room for, keeping
  * FD_SPARE free: past it a connection is still accepted, told why and
  * closed, instead of being dropped unseen when accept(2) fails. */
 static void compute_fd_cap(cap_server *srv) {
     struct rlimit rl;
-    uint64_t used = open_fds() + FD_SPARE;
-    srv->fd_cap = UINT32_MAX;
-    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return;
-    uint64_t cap = rl.rlim_cur > used ? rl.rlim_cur - used : 0;
+    uint64_t room = lt__nofile_room();
+    uint64_t cap = room > FD_SPARE ? room - FD_SPARE : 0;
     srv->fd_cap = cap < UINT32_MAX ? (uint32_t)cap : UINT32_MAX;
-    if (srv->fd_cap < srv->o->max_clients)
+    if (srv->fd_cap < srv->o->max_clients && getrlimit(RLIMIT_NOFILE, &rl) == 0)
         cap_logv("the open-file limit (%llu) allows %u simultaneous clients",
                  (unsigned long long)rl.rlim_cur, srv->fd_cap);
 }

@@ -652,7 +652,7 @@ static void route_session(sv_ctx *c, const sv_req *q, sv_answer *a) {
         return;
     }
     if (k) {
-        sv_error(a, 422, "unreadable", "%s: %s", k->rel, k->error);
+        sv_unreadable(a, k->rel, k->error);
         return;
     }
     if (!s) {
@@ -671,7 +671,7 @@ static void route_session(sv_ctx *c, const sv_req *q, sv_answer *a) {
         return;
     }
     if (rc < 0) {
-        sv_error(a, 422, "unreadable", "%s: %s", s->rel, s->error);
+        sv_unreadable(a, s->rel, s->error);
         return;
     }
     if (IS("meta")) api_meta(c, s, a);

@@ -477,7 +477,7 @@ void sv_job_lines(sv_ctx *c, sv_session *s, const sv_req *q, sv_answer *a, uint3
 static int open_side(const char *path, dp_input *in, sv_answer *a) {
     char detail[256] = "";
     int rc = lt_reader_open(&in->r, path, detail, sizeof detail);
-    if (rc < 0) return sv_error(a, 422, "unreadable", "%s: %s", dr_basename(path), detail), -1;
+    if (rc < 0) return sv_unreadable(a, dr_basename(path), detail), -1;
     in->path = path;
     return 0;
 }
@@ -605,11 +605,11 @@ void sv_api_diff(sv_ctx *c, const sv_req *q, sv_answer *a) {
         return;
     }
     if (sv_session_summary(c->ss, sa) < 0 && sa->error[0]) {
-        sv_error(a, 422, "unreadable", "%s: %s", sa->rel, sa->error);
+        sv_unreadable(a, sa->rel, sa->error);
         return;
     }
     if (sv_session_summary(c->ss, sb) < 0 && sb->error[0]) {
-        sv_error(a, 422, "unreadable", "%s: %s", sb->rel, sb->error);
+        sv_unreadable(a, sb->rel, sb->error);
         return;
     }
     char key[128];
@@ -716,10 +716,17 @@ void sv_api_trend(sv_ctx *c, const sv_req *q, sv_answer *a) {
     sv_session **list = calloc(ss->n + 1, sizeof *list);
     size_t n = 0;
     int pending = 0;
+    sv_session *no_fds = NULL; /* one not opened for want of descriptors */
     for (size_t i = 0; list && i < ss->n; i++) {
         int rc = sv_session_open(ss, &ss->s[i]);
         pending |= rc > 0;
+        if (rc < 0 && sv_no_fds(ss->s[i].error)) no_fds = &ss->s[i];
         if (rc == 0 && has_program(&ss->s[i], prog)) list[n++] = &ss->s[i];
+    }
+    if (no_fds) { /* not a trend with sessions missing */
+        free(list);
+        sv_unreadable(a, no_fds->rel, no_fds->error);
+        return;
     }
     if (!list) {
         sv_error(a, 500, "internal", "out of memory");

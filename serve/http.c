@@ -7,13 +7,17 @@
  * the answers being written pass SV_MAX_PENDING in all, new requests wait
  * for them to drain, and clients that have read nothing of their answer for
  * SV_STALL_MS are disconnected to make room; past
- * SV_MAX_CONNS connections a new one gets 503 and is closed; a connection
+ * SV_MAX_CONNS connections a new one gets 503 (once its request is read)
+ * and is closed; when the open-file limit (raised to its hard limit at
+ * start) leaves fewer than SV_FD_SPARE descriptors, new connections wait
+ * in the kernel's queue until one closes; a connection
  * that sends no complete request, or reads nothing of its answer, for
  * SV_IDLE_MS is closed. Only GET and POST, no chunked bodies, the Host
  * header must name the bound address (DNS rebinding), and with a token
  * every request must carry it (cookie, bearer, or ?token= once). */
 #include <arpa/inet.h>
 #include <ctype.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +46,7 @@ typedef struct server {
     int nhosts;
     int any_host; /* bound to every address (with a token): any Host */
     uint64_t serials;   /* requests seen (sv_req.serial) */
+    int held;           /* a connection left to libuv, not accepted yet */
 } server;
 
 typedef struct conn {
@@ -56,6 +61,7 @@ typedef struct conn {
     struct conn *next, *prev; /* in server.all */
     uint64_t write_ms;        /* when its answer started */
     int parked;               /* its request waits for an index build */
+    int busy;                 /* over SV_MAX_CONNS: its request gets 503 */
     char *req;                /* that request (q points into it) */
     sv_req q;
     uv_write_t wr;
@@ -133,6 +139,25 @@ static void unqueue(conn *c) {
     c->queued = 0;
 }
 
+static void on_conn(uv_stream_t *l, int status);
+
+/* Whether one more connection leaves SV_FD_SPARE descriptors free: the
+ * room counted at start less the connections and the sessions' open
+ * readers. One connection is always let in. */
+static int fd_left(const server *s) {
+    return s->ctx.ss->fd_room == UINT64_MAX || s->nconns == 0 ||
+           s->nconns + s->ctx.ss->nfiles + SV_FD_SPARE < s->ctx.ss->fd_room;
+}
+
+/* Accepts the connection held while descriptors were short, when they
+ * are not any more (libuv watches the listener again). */
+static void resume_accept(server *s) {
+    if (s->held && fd_left(s)) {
+        s->held = 0;
+        on_conn((uv_stream_t *)&s->tcp, 0);
+    }
+}
+
 static void on_closed(uv_handle_t *h) {
     conn *c = h->data;
     if (--c->handles) return;
@@ -141,11 +166,14 @@ static void on_closed(uv_handle_t *h) {
     else c->srv->all = c->next;
     if (c->next) c->next->prev = c->prev;
     c->srv->nconns--;
+    c->srv->ctx.ss->nconns = c->srv->nconns;
     free(c->in);
     free(c->head);
     free(c->req);
     jb_free(&c->ans.body);
+    server *s = c->srv;
     free(c);
+    resume_accept(s);
 }
 
 static void conn_close(conn *c) {
@@ -450,6 +478,14 @@ static int handle_parsed(conn *c, char *req, size_t hlen, size_t blen) {    req[
 /* Handles one complete request of `hlen` header bytes and `blen` body; owns
  * req (kept while the request is parked). */
 static void handle(conn *c, char *req, size_t hlen, size_t blen) {
+    if (c->busy) { /* its request read (closing leaves nothing unread): 503 */
+        free(req);
+        sv_error(&c->ans, 503, "busy", "too many connections: try again");
+        snprintf(c->ans.extra, sizeof c->ans.extra, "Retry-After: 1\r\n");
+        c->close_after = 1;
+        send_answer(c);
+        return;
+    }
     if (handle_parsed(c, req, hlen, blen)) free(req);
 }
 
@@ -550,9 +586,18 @@ static void on_read(uv_stream_t *st, ssize_t n, const uv_buf_t *buf) {
     process(c);
 }
 
+/* A new connection. Past SV_MAX_CONNS it is answered 503 (once its
+ * request is read) and closed. When descriptors run short it is not
+ * accepted: libuv holds it and stops watching the listener, the others
+ * wait in the kernel's queue, and resume_accept takes it when one closes
+ * (rather than running out, where libuv would accept and reset them). */
 static void on_conn(uv_stream_t *l, int status) {
     server *s = l->data;
     if (status < 0) return;
+    if (!fd_left(s)) {
+        s->held = 1;
+        return;
+    }
     conn *c = calloc(1, sizeof *c);
     if (!c) return;
     c->srv = s;
@@ -562,6 +607,7 @@ static void on_conn(uv_stream_t *l, int status) {
     c->tcp.data = c->timer.data = c;
     c->handles = 2;
     s->nconns++;
+    s->ctx.ss->nconns = s->nconns;
     c->next = s->all;
     if (s->all) s->all->prev = c;
     s->all = c;
@@ -569,10 +615,7 @@ static void on_conn(uv_stream_t *l, int status) {
         conn_close(c);
         return;
     }
-    if (s->nconns > SV_MAX_CONNS) {
-        fail_conn(c, 503, "busy", "too many connections");
-        return;
-    }
+    c->busy = s->nconns > SV_MAX_CONNS;
     touch(c);
     uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
 }
@@ -607,6 +650,10 @@ int sv_run(const sv_opts *o, sv_sessions *ss) {
         cv_err("bad address '%s'", o->addr);
         return 1;
     }
+    /* A write to a client that reset its connection fails with EPIPE
+     * (the connection closes); the default SIGPIPE would end the server. */
+    signal(SIGPIPE, SIG_IGN);
+    lt__nofile_raise();
     uv_tcp_init(s.loop, &s.tcp);
     s.tcp.data = &s;
     rc = uv_tcp_bind(&s.tcp, (struct sockaddr *)&sa, 0);
@@ -640,6 +687,7 @@ int sv_run(const sv_opts *o, sv_sessions *ss) {
     uv_signal_start(&s.sigterm, on_signal, SIGTERM);
     uv_unref((uv_handle_t *)&s.sigint);
     uv_unref((uv_handle_t *)&s.sigterm);
+    ss->fd_room = lt__nofile_room();
     uv_run(s.loop, UV_RUN_DEFAULT);
     return 0;
 }

@@ -20,6 +20,8 @@
 #define SV_MAX_HEAD 8192u           /* request line + headers */
 #define SV_MAX_BODY 65536u          /* POST bodies */
 #define SV_MAX_CONNS 512u           /* past it: 503 and close */
+#define SV_FD_SPARE 48u             /* descriptors a new connection leaves free */
+#define SV_FD_SPARE_FILES 24u       /* those a trace's reader leaves (builds, jobs, accept) */
 #define SV_MAX_ANSWER (64u << 20)   /* one answer */
 #define SV_MAX_PENDING (64u << 20)  /* answers being written, all together */
 #define SV_STALL_MS 2000u           /* over that: a writer stalled this long goes */
@@ -62,7 +64,9 @@ typedef struct sv_session {
     uint64_t generation;
     int want_build, building; /* its index is queued / being built */
     int failed;             /* the last build failed for this identity: */
-    uint64_t fail_size, fail_mtime; /* not tried again until it changes */
+    uint64_t fail_size, fail_mtime; /* not tried again until it changes, */
+    int fail_fds;           /* or, when descriptors ran out, */
+    uint64_t fail_ms;       /* a second after this (CLOCK_MONOTONIC) */
     sv_summary sum;
 } sv_session;
 
@@ -113,6 +117,9 @@ typedef struct sv_sessions {
      * session leaves them to the job, which closes them when it returns. */
     struct sv_loan { vw_index *ix; lt_reader *r; int users, retired; } *loans;
     size_t nloans;
+    size_t nfiles;          /* descriptors its open readers hold (one each) */
+    size_t nconns;          /* connections open (http.c keeps it) */
+    uint64_t fd_room;       /* descriptors free at start (UINT64_MAX: no limit) */
 } sv_sessions;
 
 int sv_sessions_init(sv_sessions *ss, char **paths, int n, const char *cache);
@@ -137,6 +144,8 @@ void sv_session_return(sv_sessions *ss, const vw_index *ix);
  * else with the index's counts. Returns 0, -1 (s->error), or 1 when an
  * index is being built first. */
 int sv_session_summary(sv_sessions *ss, sv_session *s);
+/* Whether a failure's reason says descriptors ran out (EMFILE, ENFILE). */
+int sv_no_fds(const char *why);
 /* "complete", "writing", "truncated" or "error". */
 const char *sv_session_state(const sv_session *s);
 
@@ -173,6 +182,11 @@ int sv_time_param(const sv_req *q, sv_answer *a, const char *name, uint64_t *out
 uint8_t *sv_tracks_param(const sv_req *q, sv_answer *a, uint32_t n);
 /* Sets an error answer {"error":..., "code":...}. Returns status. */
 int sv_error(sv_answer *a, int status, const char *code, const char *fmt, ...);
+/* Sets the answer for trace `name` that could not be read: 503
+ * `no_descriptors` when descriptors ran out (try again), else 422
+ * `unreadable`. */
+void sv_unreadable(sv_answer *a, const char *name, const char *why);
+
 
 /* ---- Routing (api.c) ---- */
 typedef struct sv_ctx {

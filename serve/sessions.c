@@ -21,6 +21,7 @@
 
 int sv_sessions_init(sv_sessions *ss, char **paths, int n, const char *cache) {
     memset(ss, 0, sizeof *ss);
+    ss->fd_room = UINT64_MAX;
     ss->cache = cache;
     ss->roots = calloc((size_t)n, sizeof *ss->roots);
     ss->root_is_dir = calloc((size_t)n, sizeof *ss->root_is_dir);
@@ -72,6 +73,7 @@ void sv_session_return(sv_sessions *ss, const vw_index *ix) {
     if (!l || --l->users > 0) return;
     if (l->retired) {
         vw_close(l->ix);
+        if (l->r) ss->nfiles--;
         lt_reader_free(l->r);
     }
     *l = ss->loans[--ss->nloans];
@@ -83,6 +85,7 @@ static void session_close_in(sv_sessions *ss, sv_session *s) {
         l->retired = 1; /* the last borrower closes them */
     } else {
         vw_close(s->ix);
+        if (s->r && ss) ss->nfiles--;
         lt_reader_free(s->r);
     }
     s->ix = NULL;
@@ -168,10 +171,13 @@ static int is_trace_name(const char *n) {
     return l > 6 && !strcmp(n + l - 6, ".tracy");
 }
 
-static void walk(sv_sessions *ss, int root, const char *dir, int depth) {
-    if (depth > MAX_WALK_DEPTH) return;
+/* Adds the traces under dir. Returns 0, or -1 when a folder could not be
+ * read for want of descriptors or memory (the walk is partial). */
+static int walk(sv_sessions *ss, int root, const char *dir, int depth) {
+    if (depth > MAX_WALK_DEPTH) return 0;
     DIR *d = opendir(dir);
-    if (!d) return;
+    if (!d) return errno == EMFILE || errno == ENFILE || errno == ENOMEM ? -1 : 0;
+    int rc = 0;
     struct dirent *e;
     char path[PATH_MAX];
     while ((e = readdir(d)) != NULL) {
@@ -179,19 +185,22 @@ static void walk(sv_sessions *ss, int root, const char *dir, int depth) {
         if (snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= (int)sizeof path) continue;
         struct stat st;
         if (lstat(path, &st) < 0) continue;
-        if (S_ISDIR(st.st_mode)) walk(ss, root, path, depth + 1);
+        if (S_ISDIR(st.st_mode)) rc |= walk(ss, root, path, depth + 1);
         else if ((S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) && is_trace_name(e->d_name))
             add_trace(ss, root, path);
     }
     closedir(d);
+    return rc;
 }
 
 void sv_sessions_scan(sv_sessions *ss) {
     for (size_t i = 0; i < ss->n; i++) ss->s[i].seen = 0;
+    int partial = 0;
     for (int r = 0; r < ss->nroots; r++) {
-        if (ss->root_is_dir[r]) walk(ss, r, ss->roots[r], 0);
+        if (ss->root_is_dir[r]) partial |= walk(ss, r, ss->roots[r], 0);
         else add_trace(ss, r, ss->roots[r]);
     }
+    if (partial) return; /* a folder unread is not its traces gone */
     size_t o = 0;
     for (size_t i = 0; i < ss->n; i++) {
         if (ss->s[i].seen) {
@@ -217,6 +226,35 @@ sv_session *sv_session_find(sv_sessions *ss, const char *id) {
 
 static void start_build(sv_sessions *ss);
 
+static uint64_t now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
+}
+
+int sv_no_fds(const char *why) { return strstr(why, strerror(EMFILE)) || strstr(why, strerror(ENFILE)); }
+
+void sv_unreadable(sv_answer *a, const char *name, const char *why) {
+    if (sv_no_fds(why)) sv_error(a, 503, "no_descriptors", "%s: %s (try again)", name, why);
+    else sv_error(a, 422, "unreadable", "%s: %s", name, why);
+}
+
+/* Marks s's build failed for its current identity (s->error says why). */
+static void set_failed(sv_session *s, uint64_t size, uint64_t mtime) {
+    s->failed = 1;
+    s->fail_size = size;
+    s->fail_mtime = mtime;
+    s->fail_fds = sv_no_fds(s->error);
+    s->fail_ms = now_ms();
+}
+
+/* Whether s's failed build stands: the same identity and, when descriptors
+ * ran out, less than a second ago. */
+static int failed_now(const sv_session *s) {
+    if (!s->failed || s->fail_size != s->size || s->fail_mtime != s->mtime_ns) return 0;
+    return !s->fail_fds || now_ms() - s->fail_ms < 1000;
+}
+
 static void on_build(uv_work_t *w) {
     sv_sessions *ss = w->data;
     ss->build_rc = vw_update(ss->build_trace, ss->build_out, NULL, ss->build_err, sizeof ss->build_err);
@@ -231,11 +269,9 @@ static void after_build(uv_work_t *w, int status) {
         s->building = 0;
         if (status >= 0 && ss->build_rc >= 0) session_close_in(ss, s); /* the new index maps at next use */
         if (status < 0 || ss->build_rc < 0) {
-            s->failed = 1;
-            s->fail_size = ss->build_size;
-            s->fail_mtime = ss->build_mtime;
             snprintf(s->error, sizeof s->error, "%s",
                      ss->build_err[0] ? ss->build_err : lt_strerror(ss->build_rc));
+            set_failed(s, ss->build_size, ss->build_mtime);
         }
     }
     free(ss->build_trace);
@@ -275,9 +311,19 @@ static void start_build(sv_sessions *ss) {
     }
 }
 
+/* Whether one more reader held open leaves SV_FD_SPARE_FILES descriptors
+ * free besides the connections and the other readers. */
+static int fd_for_reader(const sv_sessions *ss) {
+    return ss->fd_room == UINT64_MAX || ss->nfiles + ss->nconns + SV_FD_SPARE_FILES < ss->fd_room;
+}
+
 /* Maps a current index and opens the trace's metadata: 0, 1 when the index
  * must be built, -1 on failure (s->error). */
 static int open_built(sv_sessions *ss, sv_session *s) {
+    if (!fd_for_reader(ss)) { /* said as the open would, for sv_no_fds */
+        snprintf(s->error, sizeof s->error, "%s (%zu traces open)", strerror(EMFILE), ss->nfiles);
+        return -1;
+    }
     int rc = vw_open_built(&s->ix, s->path, ss->cache);
     if (rc) {
         if (rc < 0) snprintf(s->error, sizeof s->error, "%s", lt_strerror(rc));
@@ -290,6 +336,7 @@ static int open_built(sv_sessions *ss, sv_session *s) {
         session_close_in(ss, s);
         return -1;
     }
+    ss->nfiles++;
     s->error[0] = 0;
     s->failed = 0;
     s->generation++;
@@ -313,7 +360,7 @@ int sv_session_open(sv_sessions *ss, sv_session *s) {
         /* changed (a trace being written): rebuilt in the background while
          * the index in hand answers; after_build lets it go */
         if (!vw_stale(s->ix) || s->building || s->want_build || identity(s) < 0) return 0;
-        if (!(s->failed && s->fail_size == s->size && s->fail_mtime == s->mtime_ns)) {
+        if (!failed_now(s)) {
             s->want_build = 1;
             start_build(ss);
         }
@@ -325,7 +372,7 @@ int sv_session_open(sv_sessions *ss, sv_session *s) {
     }
     if (s->building || s->want_build) return 1;
     if (identity(s) < 0) return -1;
-    if (s->failed && s->fail_size == s->size && s->fail_mtime == s->mtime_ns) return -1;
+    if (failed_now(s)) return -1;
     int rc = open_built(ss, s);
     if (rc <= 0) return rc;
     if (!ss->loop) { /* no loop: build here */
@@ -335,7 +382,7 @@ int sv_session_open(sv_sessions *ss, sv_session *s) {
         free(out);
         if (b < 0) {
             snprintf(s->error, sizeof s->error, "%s", err[0] ? err : lt_strerror(b));
-            s->failed = 1, s->fail_size = s->size, s->fail_mtime = s->mtime_ns;
+            set_failed(s, s->size, s->mtime_ns);
             return -1;
         }
         return open_built(ss, s) == 0 ? 0 : -1;
@@ -382,7 +429,7 @@ static int summarize(sv_summary *m, lt_reader *r) {
 int sv_session_summary(sv_sessions *ss, sv_session *s) {
     if (identity(s) < 0) return -1;
     sv_summary *m = &s->sum;
-    if (s->failed && s->fail_size == s->size && s->fail_mtime == s->mtime_ns) return -1;
+    if (failed_now(s)) return -1;
     if (m->valid && m->size == s->size && m->mtime == s->mtime_ns) return 0;
     summary_free(m);
     lt_reader *r = NULL;

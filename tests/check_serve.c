@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -46,9 +47,10 @@ static void gen(const char *out, const char *args) {
     sh("'%s/tools/tracegen' -f -o '%s' %s >/dev/null", build_dir(), out, args);
 }
 
-/* Starts tracy-serve -p 0 with `args` (PATHs and options); reads the URL
+/* Starts tracy-serve -p 0 with `args` (PATHs and options), its limit of
+ * open files set to `nofile` (soft and hard; 0: inherited); reads the URL
  * line for the port. Returns 0, or the exit status when it stopped. */
-static int start(srv *s, const char *args) {
+static int start_nofile(srv *s, const char *args, rlim_t nofile) {
     int fds[2];
     ck_assert_int_eq(pipe(fds), 0);
     char cmd[2048];
@@ -57,6 +59,8 @@ static int start(srv *s, const char *args) {
     s->pid = fork();
     ck_assert_int_ge(s->pid, 0);
     if (s->pid == 0) {
+        struct rlimit rl = {nofile, nofile};
+        if (nofile && setrlimit(RLIMIT_NOFILE, &rl) != 0) _exit(126);
         dup2(fds[1], 1);
         close(fds[0]);
         execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
@@ -83,6 +87,8 @@ static int start(srv *s, const char *args) {
     return 0;
 }
 
+static int start(srv *s, const char *args) { return start_nofile(s, args, 0); }
+
 static void stop(srv *s) {
     int st;
     ck_assert_int_eq(waitpid(s->pid, &st, WNOHANG), 0); /* still alive */
@@ -108,13 +114,18 @@ static void send_all(int fd, const char *b, size_t n) {
     }
 }
 
+/* The errno of read_all's last failed read (0: it ended at the peer's close). */
+static int read_errno;
+
 /* Reads until the peer closes; returns the bytes (NUL-terminated). */
 static char *read_all(int fd, size_t *len) {
     size_t cap = 1 << 16, n = 0;
     char *b = malloc(cap);
+    read_errno = 0;
     for (;;) {
         if (n + 1 == cap) b = realloc(b, cap *= 2);
         ssize_t r = read(fd, b + n, cap - n - 1);
+        if (r < 0) read_errno = errno;
         if (r <= 0) break;
         n += (size_t)r;
     }
@@ -862,27 +873,57 @@ static long rss_kib(pid_t pid) {
     return v;
 }
 
-/* 200 clients at once all get their answer; 100 that send requests and
- * read nothing leave the server's memory bounded and others served. */
-START_TEST(many_and_slow_clients) {
-    gen(scratch_path("c.tracy"), "-z 200000 -t 4 -d 8");
-    srv s;
-    ck_assert_int_eq(start(&s, scratch_path("c.tracy")), 0);
-    char *id = session_id(s.port, "c.tracy");
-    enum { N = 200, SLOW = 100 };
-    int fds[N];
-    char req[512];
-    snprintf(req, sizeof req, "GET /api/t/%s/view?t0=0&t1=5000000&px=2000 HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n\r\n", id, s.port);
-    for (int i = 0; i < N; i++) fds[i] = dial(s.port);
-    for (int i = 0; i < N; i++) send_all(fds[i], req, strlen(req));
-    for (int i = 0; i < N; i++) {
-        char *all = read_all(fds[i], NULL);
+/* Lifts this process's soft limit on open files to `want` at least. */
+static void own_nofile(rlim_t want) {
+    struct rlimit rl;
+    ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
+    if (rl.rlim_cur < want && rl.rlim_max >= want) {
+        rl.rlim_cur = want;
+        ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+    }
+    ck_assert_uint_ge(rl.rlim_cur, want);
+}
+
+/* n clients connect, then each sends `req` and reads to the end: every one
+ * gets a whole answer, none a reset. Returns how many were 503 (busy); the
+ * others were 200. */
+static int clients_at_once(int port, int n, const char *req) {
+    int *fds = malloc((size_t)n * sizeof *fds), busy = 0;
+    for (int i = 0; i < n; i++) fds[i] = dial(port);
+    for (int i = 0; i < n; i++) send_all(fds[i], req, strlen(req));
+    for (int i = 0; i < n; i++) {
+        size_t len;
+        char *all = read_all(fds[i], &len);
+        ck_assert_msg(read_errno == 0, "client %d: %s after %zu bytes", i, strerror(read_errno), len);
         int st = 0;
         sscanf(all, "HTTP/1.1 %d", &st);
-        ck_assert_int_eq(st, 200);
+        char *body = strstr(all, "\r\n\r\n");
+        ck_assert_msg(st == 200 || (st == 503 && body && strstr(body, "\"busy\"")), "client %d: status %d", i,
+                      st);
+        const char *cl = strstr(all, "Content-Length: ");
+        ck_assert_msg(cl && body && strtoul(cl + 16, NULL, 10) == len - (size_t)(body + 4 - all),
+                      "client %d: a partial answer", i);
+        busy += st == 503;
         free(all);
         close(fds[i]);
     }
+    free(fds);
+    return busy;
+}
+
+/* 200 clients at once all get their answer, from a server allowed 128 open
+ * files: past what they leave it waits to accept (none is reset); 100 that
+ * send requests and read nothing leave the server's memory bounded and
+ * others served. */
+START_TEST(many_and_slow_clients) {
+    gen(scratch_path("c.tracy"), "-z 200000 -t 4 -d 8");
+    srv s;
+    ck_assert_int_eq(start_nofile(&s, scratch_path("c.tracy"), 128), 0);
+    char *id = session_id(s.port, "c.tracy");
+    enum { N = 200, SLOW = 100 };
+    char req[512];
+    snprintf(req, sizeof req, "GET /api/t/%s/view?t0=0&t1=5000000&px=2000 HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n\r\n", id, s.port);
+    ck_assert_int_eq(clients_at_once(s.port, N, req), 0);
     /* slow readers: pipelined requests, nothing read */
     snprintf(req, sizeof req, "GET /api/t/%s/view?t0=0&t1=5000000&px=8000 HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n", id, s.port);
     int slow[SLOW];
@@ -904,7 +945,52 @@ START_TEST(many_and_slow_clients) {
     for (int i = 0; i < SLOW; i++) close(slow[i]);
     j = get_json(s.port, "/api/sessions", 200);
     cJSON_Delete(j);
+    /* Writing to a client that reset its connection raises SIGPIPE (when
+     * it happens depends on timing): the server must live through it. */
+    ck_assert_int_eq(kill(s.pid, SIGPIPE), 0);
+    j = get_json(s.port, "/api/sessions", 200);
+    cJSON_Delete(j);
     free(id);
+    stop(&s);
+}
+END_TEST
+
+/* Past SV_MAX_CONNS (512) connections, the others are answered 503 once
+ * their request is read: whole answers, nothing reset. */
+START_TEST(busy_answers_503) {
+    enum { N = 600 };
+    own_nofile(N + 64);
+    gen(scratch_path("b.tracy"), "-z 1000 -t 1 -d 4");
+    srv s;
+    ck_assert_int_eq(start(&s, scratch_path("b.tracy")), 0);
+    char req[256];
+    snprintf(req, sizeof req, "GET /api/sessions HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n\r\n",
+             s.port);
+    ck_assert_int_eq(clients_at_once(s.port, N, req), N - 512);
+    cJSON_Delete(get_json(s.port, "/api/sessions", 200)); /* all closed: served again */
+    stop(&s);
+}
+END_TEST
+
+/* A folder of more traces than the server has descriptors for (128 open
+ * files): a trend over them all is a clear 503 (no session left out
+ * silently), nothing crashes, and the server still answers. */
+START_TEST(descriptors_run_out) {
+    enum { N = 120 };
+    sh("mkdir -p '%s/many' && for i in $(seq 1 %d); do '%s/tools/tracegen' -f -o '%s/many/t'$i'.tracy' "
+       "-z 200 -t 1 -d 3 >/dev/null || exit 1; done", scratch_dir, N, build_dir(), scratch_dir);
+    srv s;
+    ck_assert_int_eq(start_nofile(&s, scratch_path("many"), 128), 0);
+    cJSON *j = get_json(s.port, "/api/sessions", 200); /* the trend reads their programs */
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(j, "sessions")), N);
+    cJSON_Delete(j);
+    j = get_json(s.port, "/api/trend?program=app1", 503);
+    ck_assert_str_eq(str(j, "code"), "no_descriptors");
+    ck_assert_ptr_nonnull(strstr(str(j, "error"), strerror(EMFILE)));
+    cJSON_Delete(j);
+    j = get_json(s.port, "/api/sessions", 200);
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(j, "sessions")), N);
+    cJSON_Delete(j);
     stop(&s);
 }
 END_TEST
@@ -925,6 +1011,8 @@ Suite *serve_suite(void) {
     tcase_add_test(tc, growing_trace);
     tcase_add_test(tc, mutated_traces);
     tcase_add_test(tc, many_and_slow_clients);
+    tcase_add_test(tc, busy_answers_503);
+    tcase_add_test(tc, descriptors_run_out);
     suite_add_tcase(s, tc);
     tc = tcase_create("capture");
     tcase_add_checked_fixture(tc, setup, scratch_remove);

@@ -1,5 +1,6 @@
 /* local.c -- the run folder and the identity of local peers (local.h). */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <linux/inet_diag.h>
 #include <linux/netlink.h>
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/un.h>
@@ -225,4 +227,36 @@ int lt__is_loopback(const void *sockaddr) {
     const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
     if (IN6_IS_ADDR_LOOPBACK(a)) return 1;
     return IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127;
+}
+
+/* ---- The open-file limit ------------------------------------------------ */
+
+void lt__nofile_raise(void) {
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == rl.rlim_max) return;
+    rlim_t want = rl.rlim_max;
+    rl.rlim_cur = want;
+    if (setrlimit(RLIMIT_NOFILE, &rl) != 0 && want > 65536) {
+        rl.rlim_cur = 65536;
+        (void)setrlimit(RLIMIT_NOFILE, &rl);
+    }
+}
+
+/* Descriptors open now (32 when /proc cannot tell). */
+static uint64_t open_fds(void) {
+    DIR *d = opendir("/proc/self/fd");
+    if (!d) return 32;
+    uint64_t n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (e->d_name[0] != '.') n++;
+    closedir(d);
+    return n > 0 ? n - 1 : 0; /* the directory's own */
+}
+
+uint64_t lt__nofile_room(void) {
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return UINT64_MAX;
+    uint64_t used = open_fds();
+    return rl.rlim_cur > used ? rl.rlim_cur - used : 0;
 }

@@ -12,6 +12,7 @@
 #define LIBTRACE_LOCAL_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /* The name of a local daemon's socket in the run folder: daemon-<N>.sock,
@@ -52,5 +53,15 @@ int lt__tcp_peer_uid(int fd, uid_t *uid);
 /* Whether the address (struct sockaddr) is in 127.0.0.0/8, ::1 or
  * ::ffff:127.0.0.0/104. */
 int lt__is_loopback(const void *sockaddr);
+
+/* Servers with many clients need many descriptors: raises this process's
+ * soft limit on open files to its hard limit (to 65536 when the hard limit
+ * is higher and cannot be set). */
+void lt__nofile_raise(void);
+
+/* Descriptors this process could still open now: its soft limit less those
+ * open (counted in /proc/self/fd; 32 assumed open when it cannot be read).
+ * UINT64_MAX when there is no limit. */
+uint64_t lt__nofile_room(void);
 
 #endif
