@@ -369,6 +369,52 @@ START_TEST(tracy_listen_records_a_c_program_for_the_capture_only) {
 }
 END_TEST
 
+/* SIGTERM (default action) during a capture: the trace up to it is sent
+ * first, then the program ends by the signal. */
+START_TEST(sigterm_during_a_capture_sends_it_first) {
+    prog p;
+    launch(&p);
+    const char *out = scratch_path("term.tracy");
+    char where[32];
+    snprintf(where, sizeof where, "127.0.0.1:%d", p.port);
+    const char *argv[] = {"capture-release", "--connect", where, "--duration", "60s",
+                          "-o", out, NULL};
+    int err[2];
+    ck_assert_int_eq(pipe(err), 0);
+    pid_t asker = fork();
+    ck_assert_int_ge(asker, 0);
+    if (asker == 0) {
+        dup2(err[1], 2);
+        execv(capture_exe(), (char *const *)argv);
+        _exit(127);
+    }
+    close(err[1]);
+    char said[512];
+    size_t got = 0;
+    ssize_t k;
+    while (got < sizeof said - 1 && (k = read(err[0], said + got, sizeof said - 1 - got)) > 0) {
+        got += (size_t)k;
+        said[got] = 0;
+        if (strstr(said, "recording")) break; /* the capture is under way */
+    }
+    said[got] = 0;
+    ck_assert_msg(strstr(said, "recording") != NULL, "capture-release said: %s", said);
+    struct timespec d = {0, 200000000}; /* ticks recorded meanwhile */
+    nanosleep(&d, NULL);
+    ck_assert_int_eq(kill(p.pid, SIGTERM), 0);
+    int ws = 0;
+    ck_assert_int_eq(waitpid(p.pid, &ws, 0), p.pid);
+    ck_assert_msg(WIFSIGNALED(ws) && WTERMSIG(ws) == SIGTERM, "wait status %d", ws);
+    ck_assert_int_eq(status_of(asker), 0);
+    close(err[0]);
+    close(p.from);
+    close(p.to);
+    uint32_t lo, hi, n = ticks_in(out, 1, &lo, &hi);
+    ck_assert_uint_gt(n, 0);
+    ck_assert_uint_eq(n, hi - lo + 1);
+}
+END_TEST
+
 START_TEST(two_listening_programs_are_captured_into_one_trace) {
     prog p[2];
     launch(&p[0]);
@@ -503,6 +549,7 @@ Suite *window_suite(void) {
     tcase_add_test(t, a_file_that_is_not_a_trace_is_never_overwritten);
     tcase_add_test(t, tracy_listen_records_a_c_program_for_the_capture_only);
     tcase_add_test(t, two_listening_programs_are_captured_into_one_trace);
+    tcase_add_test(t, sigterm_during_a_capture_sends_it_first);
     tcase_add_test(t, tracy_listen_port_plus_rank);
     tcase_add_test(t, calls_running_at_the_start_become_cut_zones);
     suite_add_tcase(s, t);

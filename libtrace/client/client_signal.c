@@ -6,8 +6,9 @@
  * default action is back as soon as it runs, so a second signal ends the
  * process at once. The handler only does async-signal-safe things: it wakes
  * the reaper thread (sem_post), waits (bounded, in 1 ms sleeps) until the reaper
- * has stopped the client (lt_client_stop: last send, goodbye, the daemon's
- * STORED), and raises the signal again, which now ends the process as it
+ * has stopped the client (an on-demand capture under way ends and is sent;
+ * then lt_client_stop: last send, goodbye, the daemon's STORED), and raises
+ * the signal again, which now ends the process as it
  * would have unprofiled. The handler and the reaper meet through a semaphore
  * and a flag, not descriptors: a program that closes or replaces descriptors
  * it does not know neither wakes the reaper nor receives the handler's bytes
@@ -75,6 +76,7 @@ static void on_fatal(int sig) {
 static void *reaper(void *arg) {
     (void)arg;
     while (sem_wait(&req) < 0 && errno == EINTR) {}
+    lt__listen_at_exit(); /* an on-demand capture under way is sent first */
     lt_client_stop();
     done = 1;
     return NULL;

@@ -670,6 +670,9 @@ def run_listening(spec, code, glb):
         sys.stderr.write("%s\n" % e)
         return 2
     os.environ.pop("TRACY_LISTEN", None)  # its children do not listen on the port
+    # SIGTERM/SIGHUP with the default action: a capture under way is sent
+    # before the program ends by the signal (otherwise it ends at once)
+    _rt.install_signals(None)
     status = run_program(code, glb, lambda: None)
     return _die_like(status)
 

@@ -97,7 +97,7 @@ def start_server(port, addr="127.0.0.1", token=None):
         _tracy.stop()
     if not _srv.get("at_exit"):
         import atexit
-        atexit.register(_at_exit)
+        atexit.register(end_capture)
         _srv["at_exit"] = True
     _thread.start_new_thread(_serve, (s,))
     # the private files of captures that a program's end cut short
@@ -275,9 +275,10 @@ def _finish(conn, path, why):
             pass
 
 
-def _at_exit():
-    """The program ends during a capture: the capture ends now and the
-    trace up to here is sent (by the capture's thread; waited for)."""
+def end_capture():
+    """The program ends (its exit, or SIGTERM/SIGHUP under python -m tracy)
+    during a capture: the capture ends now and the trace up to here is sent
+    (by the capture's thread; waited for, at most a minute)."""
     _srv["exiting"] = True
     if _srv["idle"].acquire(timeout=60):
         _srv["idle"].release()

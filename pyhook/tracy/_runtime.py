@@ -232,6 +232,9 @@ def _on_fatal(signum, frame):
         return
     sig()[0](signum, sig()[2])
     try:
+        ondemand = sys.modules.get("tracy._ondemand")
+        if ondemand is not None:
+            ondemand.end_capture()  # a capture under way is sent first
         _ending()()
     except BaseException:
         pass
@@ -279,7 +282,7 @@ def _take_default(signum):
         _install_ours(signum)
 
 
-def _install_signals(on_signal):
+def install_signals(on_signal):
     """Handlers only where the action is the default one: a signal the
     program ignores stays ignored, and a handler the program installs later
     replaces this one (its handler then decides; exit paths flush)."""
@@ -413,7 +416,7 @@ def install_process_hooks(on_signal=None, at_exit=True):
     if at_exit:
         import atexit
         atexit.register(_tracy.stop)
-    _install_signals(on_signal)
+    install_signals(on_signal)
     if os.environ.get("TRACY_FLIGHT", "0") != "0":
         _flight_hooks()
 

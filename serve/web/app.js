@@ -538,7 +538,9 @@
 
   async function loadFunctions() {
     if (T.funcsFor === T.meta.functions) return;
-    const d = await api('/api/t/' + T.id + '/functions');
+    const tid = T.id;
+    const d = await api('/api/t/' + tid + '/functions');
+    if (T.id !== tid || !T.meta) return; // another trace meanwhile
     T.funcs = [];
     for (const f of d.functions || []) T.funcs[f.func] = f;
     T.funcsFor = T.meta.functions;
@@ -1047,8 +1049,11 @@
 
   async function selectZone(id, center) {
     const body = $('details-body');
+    const tid = T.id;
+    if (!tid) return; // the timeline was left meanwhile
     try {
-      const z = await api('/api/t/' + T.id + '/zone?' + q({id: id}));
+      const z = await api('/api/t/' + tid + '/zone?' + q({id: id}));
+      if (T.id !== tid) return;
       T.selected = z;
       T.dirty = true;
       if (center) centerOn(z);
@@ -1487,11 +1492,16 @@
     }
     crumbs([{text: 'sessions', href: '#/'}, {text: id}]);
     resize();
+    // the page may move on (another route) while an answer is awaited
+    const current = () => T.id === id;
     try {
       if (!same) {
         setStatus('opening…');
-        T.meta = await api('/api/t/' + id + '/meta');
+        const meta = await api('/api/t/' + id + '/meta');
+        if (!current()) return;
+        T.meta = meta;
         await loadFunctions();
+        if (!current()) return;
         layout();
         resize();
         setView(0, endOfRun());
@@ -1501,10 +1511,16 @@
         liveBadge();
       }
       if (opts.t0 !== undefined && opts.t1 !== undefined) setView(+opts.t0, +opts.t1);
-      if (opts.find) { $('find').value = opts.find; await startFind({q: opts.find}); findStep(1); }
+      if (opts.find) {
+        $('find').value = opts.find;
+        await startFind({q: opts.find});
+        if (!current()) return;
+        findStep(1);
+      }
       if (opts.zone !== undefined) selectZone(+opts.zone, true);
       showError('');
     } catch (e) {
+      if (!current()) return;
       setStatus('');
       showError('Cannot open this session: ' + e.message);
       T.meta = null;

@@ -13,7 +13,7 @@
 //   {"op": "click", "selector": SEL}      a real click in the element's middle
 //   {"op": "type", "selector": SEL, "text": T}  focus SEL, replace its value
 //   {"op": "screenshot", "path": P}       a PNG of the viewport
-//   {"op": "log"}                         {"errors": [...], "outside": [...]}
+//   {"op": "log"}                         {"errors": [...], "outside": [...], "answers": [...]}
 //                                         since the last "log", then cleared
 //   {"op": "allow", "prefix": P}          let requests to URLs starting with P
 //                                         through too (the benchmark's file:
@@ -35,6 +35,7 @@ let browser = null;
 let page = null;
 let origin = null;
 let errors = [];
+let answers = []; // error statuses the server answered, with their URLs
 let outside = [];
 const allowed = [];
 
@@ -52,6 +53,10 @@ async function start() {
     if (m.type() === 'error' || m.type() === 'assert') errors.push('console.' + m.type() + ': ' + m.text());
   });
   page.on('pageerror', (e) => errors.push('exception: ' + (e && e.message)));
+  // which request a console "Failed to load resource" line was about
+  page.on('response', (r) => {
+    if (r.status() >= 400) answers.push(r.status() + ' ' + r.url());
+  });
   page.on('requestfailed', (r) => {
     const why = (r.failure() || {}).errorText;
     // the page's own aborts (a viewport fetch overtaken by a newer one) are no error
@@ -126,8 +131,9 @@ async function run(cmd) {
     allowed.push(cmd.prefix);
     return true;
   case 'log': {
-    const r = {errors, outside};
+    const r = {errors, outside, answers};
     errors = [];
+    answers = [];
     outside = [];
     return r;
   }

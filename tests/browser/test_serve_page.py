@@ -178,7 +178,7 @@ def clean_log(page):
     page.log()
     yield
     log = page.log()
-    assert log["errors"] == []
+    assert log["errors"] == [], log["answers"]
     assert log["outside"] == []
 
 

@@ -244,16 +244,29 @@ def test_a_program_ending_during_a_capture(tmp_path):
 
 
 def test_sigterm_during_a_capture(tmp_path):
+    """SIGTERM, whose action the program left the default one: the capture
+    under way is sent first, then the program ends by the signal."""
     srv = Server(tmp_path)
     asker = long_capture(srv, tmp_path / "term.tracy")
     srv.get("1")
     srv.proc.send_signal(signal.SIGTERM)
     assert srv.proc.wait(timeout=60) == -signal.SIGTERM
+    assert asker.wait(timeout=60) == 0
+    assert "the program exited during the capture" in asker.stderr.read()
+    assert traced_ids(str(tmp_path / "term.tracy")) == ["1"]
+
+
+def test_sigkill_during_a_capture(tmp_path):
+    srv = Server(tmp_path)
+    asker = long_capture(srv, tmp_path / "kill.tracy")
+    srv.get("1")
+    srv.proc.kill()
+    assert srv.proc.wait(timeout=60) == -signal.SIGKILL
     assert asker.wait(timeout=60) == 5
     assert asker.stderr.read() == ("capture-release: the program at 127.0.0.1:%d ended "
                                    "during the capture without sending the trace\n"
                                    % srv.listen)
-    assert not os.path.exists(str(tmp_path / "term.tracy"))
+    assert not os.path.exists(str(tmp_path / "kill.tracy"))
     sweep_left_capture(srv.proc.pid)
 
 
