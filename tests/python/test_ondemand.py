@@ -280,6 +280,15 @@ def sweep_left_capture(dead):
                             capture_output=True, text=True, timeout=60, env=env).stdout.strip()
     left = [n for n in os.listdir(rundir) if n.startswith("capture-%d-" % dead)]
     assert len(left) == 1 and left[0].endswith(".tracy"), left
+    # the program's private daemon finishes the file after the program's
+    # end; the minute is counted from that
+    for _ in range(600):
+        info = subprocess.run([os.path.join(BIN, "tracy-info"), os.path.join(rundir, left[0])],
+                              capture_output=True, text=True, timeout=60)
+        if "state:            complete" in info.stdout:
+            break
+        time.sleep(0.05)
+    assert "state:            complete" in info.stdout, info.stdout + info.stderr
     old = time.time() - 120
     kept = ["capture-%d-1.tracy" % os.getpid(), "capture-%d-1.tracy.part" % dead,
             "capture-%d-x.tracy" % dead, "capture-%d-2.tracy" % dead]
