@@ -22,6 +22,7 @@
 #define BUF_BUDGET (64u << 20)
 #define OUT_BUF (64u << 10) /* the index file's stdio buffer: fits L2 (1 MiB: slower) */
 #define LOC_CACHE 4096u
+#define REC_AHEAD (64u << 20) /* records file space reserved ahead of its writes */
 
 #define fail vw__fail
 #define put_str vw__put_str
@@ -185,6 +186,21 @@ static void add_chunk(builder *b, uint32_t ri, const uint8_t *recs, uint32_t n, 
     r->chunks[r->nchunks++] = (uint32_t)b->nchunks++;
 }
 
+/* Reserves the records file's blocks ahead of the write that ends at byte
+ * `end`, REC_AHEAD at a time, past its end (its size unchanged): a write
+ * into reserved blocks skips the file system's per-page delayed allocation
+ * (ext4: a fifth of a 100M-zone build's system time). Only a hint: where
+ * it fails (no support, no room), plain writes from then on. finish gives
+ * back what is left past the end. */
+static void reserve_rec(builder *b, uint64_t end) {
+    if (end <= b->rec_reserved) return;
+    uint64_t at = b->nrecs * VW_REC; /* the file's end, stdio's buffer included */
+    if (fallocate(fileno(b->rec), FALLOC_FL_KEEP_SIZE, (off_t)at, REC_AHEAD) == 0)
+        b->rec_reserved = at + REC_AHEAD;
+    else
+        b->rec_reserved = UINT64_MAX;
+}
+
 /* Writes the first n buffered records of row `ri` to the records file as
  * one chunk; the others stay. */
 static int flush_prefix(builder *b, uint32_t ri, uint32_t n) {
@@ -192,6 +208,7 @@ static int flush_prefix(builder *b, uint32_t ri, uint32_t n) {
     if (!n) return 0;
     int rc = chunk_room(b, ri);
     if (rc < 0) return rc;
+    reserve_rec(b, (b->nrecs + n) * VW_REC);
     if (fwrite(r->buf, VW_REC, n, b->rec) != n) return LT_EIO;
     add_chunk(b, ri, r->buf, n, r->meta.n - r->nbuf, b->nrecs);
     b->nrecs += n;
@@ -994,6 +1011,8 @@ static int finish(builder *b, const char *trace, vw_header *h) {
     h->file_size = (uint64_t)end;
     struct stat st;
     if (fflush(b->rec) || fstat(fileno(b->rec), &st) < 0) return LT_EIO;
+    /* the blocks reserved past the end (reserve_rec) given back */
+    if (b->rec_reserved && ftruncate(fileno(b->rec), st.st_size) < 0) return LT_EIO;
     h->rec_ino = (uint64_t)st.st_ino;
     h->rec_dev = (uint64_t)st.st_dev;
     if (fseek(b->idx, 0, SEEK_SET) || fwrite(h, sizeof *h, 1, b->idx) != 1) return LT_EIO;

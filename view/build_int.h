@@ -66,6 +66,7 @@ typedef struct builder {
     vw_chunk *chunks;
     uint64_t nchunks, capchunks;
     uint64_t nrecs;      /* records in the records file */
+    uint64_t rec_reserved; /* its blocks reserved up to there, UINT64_MAX: not */
     uint64_t buffered;   /* bytes in row buffers */
     uint64_t strlen_;    /* bytes written to the strings file */
     btrack *tracks;
