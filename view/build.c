@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "build_int.h"
@@ -22,6 +23,8 @@
 #define BUF_BUDGET (64u << 20)
 #define OUT_BUF (64u << 10) /* the index file's stdio buffer: fits L2 (1 MiB: slower) */
 #define LOC_CACHE 4096u
+#define REC_AHEAD (64u << 20) /* records file space reserved ahead of its writes */
+#define REC_STAGE (64u << 10) /* records file bytes written at once (rec_hand) */
 
 #define fail vw__fail
 #define put_str vw__put_str
@@ -185,6 +188,84 @@ static void add_chunk(builder *b, uint32_t ri, const uint8_t *recs, uint32_t n, 
     r->chunks[r->nchunks++] = (uint32_t)b->nchunks++;
 }
 
+/* Reserves the records file's blocks ahead of the write that ends at byte
+ * `end`, REC_AHEAD at a time, past its end (its size unchanged): a write
+ * into reserved blocks skips the file system's per-page delayed allocation
+ * (ext4: a fifth of a 100M-zone build's system time). Only a hint: where
+ * it fails (no support, no room), plain writes from then on. finish gives
+ * back what is left past the end. */
+static void reserve_rec(builder *b, uint64_t end) {
+    if (end <= b->rec_reserved) return;
+    uint64_t at = b->nrecs * VW_REC; /* the file's end, the buffers handed over included */
+    if (fallocate(b->rec, FALLOC_FL_KEEP_SIZE, (off_t)at, REC_AHEAD) == 0)
+        b->rec_reserved = at + REC_AHEAD;
+    else
+        b->rec_reserved = UINT64_MAX;
+}
+
+/* Writes the buffers handed over (rec_hand) with one pwritev at their
+ * place (the last records counted in nrecs); the rows' are kept for rows,
+ * the staging ones freed. */
+static int rec_write(builder *b) {
+    struct iovec iov[VW_REC_OUT];
+    size_t left = 0;
+    for (uint32_t i = 0; i < b->nrec_out; i++) {
+        iov[i].iov_base = b->rec_out[i];
+        iov[i].iov_len = b->rec_len[i];
+        left += b->rec_len[i];
+    }
+    uint64_t off = b->nrecs * VW_REC - left;
+    struct iovec *v = iov;
+    int nv = (int)b->nrec_out, rc = 0;
+    while (left && !rc) {
+        ssize_t w = pwritev(b->rec, v, nv, (off_t)off);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            rc = LT_EIO;
+            break;
+        }
+        off += (uint64_t)w;
+        left -= (size_t)w;
+        while (nv && (size_t)w >= v->iov_len) w -= (ssize_t)v->iov_len, v++, nv--;
+        if (nv) v->iov_base = (uint8_t *)v->iov_base + w, v->iov_len -= (size_t)w;
+    }
+    for (uint32_t i = 0; i < b->nrec_out; i++) {
+        if (b->rec_cap[i] && b->nrec_spare < VW_REC_OUT) b->rec_spare[b->nrec_spare++] = b->rec_out[i];
+        else free(b->rec_out[i]);
+    }
+    b->nrec_out = 0;
+    b->rec_pending = 0;
+    return rc;
+}
+
+/* Hands the first n buffered records of row `ri` to the records file's
+ * writer: a row's full chunk as it is (the row takes a spare buffer: no
+ * copy through stdio, 6% of a build's instructions), other records copied
+ * into a staging buffer (rows flushed by the budget: many small pieces in
+ * one write). Written once VW_REC_OUT buffers or REC_STAGE bytes wait
+ * (64 KiB: writes of 1 MiB cost ext4 3 to 7 times the system time). */
+static int rec_hand(builder *b, brow *r, uint32_t n) {
+    size_t len = (size_t)n * VW_REC;
+    uint32_t k = b->nrec_out;
+    if (n == VW_CHUNK && r->cap == VW_CHUNK && n == r->nbuf) {
+        uint8_t *q = b->nrec_spare ? b->rec_spare[--b->nrec_spare] : malloc(len);
+        if (!q) return LT_ENOMEM;
+        b->rec_out[k] = r->buf, b->rec_cap[k] = VW_CHUNK;
+        r->buf = q;
+    } else if (k && !b->rec_cap[k - 1] && b->rec_len[k - 1] + len <= REC_STAGE) {
+        memcpy(b->rec_out[k - 1] + b->rec_len[k - 1], r->buf, len); /* the staging buffer's room */
+        b->rec_len[k - 1] += (uint32_t)len;
+        len = 0;
+    } else {
+        if (!(b->rec_out[k] = malloc(REC_STAGE))) return LT_ENOMEM;
+        memcpy(b->rec_out[k], r->buf, len);
+        b->rec_cap[k] = 0;
+    }
+    if (len) b->rec_len[b->nrec_out++] = (uint32_t)len;
+    b->rec_pending += (uint32_t)n * VW_REC;
+    return b->nrec_out == VW_REC_OUT || b->rec_pending >= REC_STAGE ? rec_write(b) : 0;
+}
+
 /* Writes the first n buffered records of row `ri` to the records file as
  * one chunk; the others stay. */
 static int flush_prefix(builder *b, uint32_t ri, uint32_t n) {
@@ -192,12 +273,14 @@ static int flush_prefix(builder *b, uint32_t ri, uint32_t n) {
     if (!n) return 0;
     int rc = chunk_room(b, ri);
     if (rc < 0) return rc;
-    if (fwrite(r->buf, VW_REC, n, b->rec) != n) return LT_EIO;
+    reserve_rec(b, (b->nrecs + n) * VW_REC);
     add_chunk(b, ri, r->buf, n, r->meta.n - r->nbuf, b->nrecs);
     b->nrecs += n;
     b->buffered -= (uint64_t)n * VW_REC;
-    r->nbuf -= n;
-    if (r->nbuf) memmove(r->buf, r->buf + (size_t)n * VW_REC, (size_t)r->nbuf * VW_REC);
+    uint32_t rest = r->nbuf - n;
+    if ((rc = rec_hand(b, r, n)) < 0) return rc;
+    r->nbuf = rest;
+    if (rest) memmove(r->buf, r->buf + (size_t)n * VW_REC, (size_t)rest * VW_REC);
     return 0;
 }
 
@@ -993,7 +1076,9 @@ static int finish(builder *b, const char *trace, vw_header *h) {
     if (end < 0) return LT_EIO;
     h->file_size = (uint64_t)end;
     struct stat st;
-    if (fflush(b->rec) || fstat(fileno(b->rec), &st) < 0) return LT_EIO;
+    if (rec_write(b) < 0 || fstat(b->rec, &st) < 0) return LT_EIO;
+    /* the blocks reserved past the end (reserve_rec) given back */
+    if (b->rec_reserved && ftruncate(b->rec, st.st_size) < 0) return LT_EIO;
     h->rec_ino = (uint64_t)st.st_ino;
     h->rec_dev = (uint64_t)st.st_dev;
     if (fseek(b->idx, 0, SEEK_SET) || fwrite(h, sizeof *h, 1, b->idx) != 1) return LT_EIO;
@@ -1007,6 +1092,8 @@ static void builder_free(builder *b) {
     }
     free(b->rows);
     free(b->chunks);
+    for (uint32_t i = 0; i < b->nrec_out; i++) free(b->rec_out[i]);
+    for (uint32_t i = 0; i < b->nrec_spare; i++) free(b->rec_spare[i]);
     for (uint32_t i = 0; i < b->ntracks; i++) {
         free(b->tracks[i].depth_row);
         free(b->tracks[i].open);
@@ -1073,7 +1160,7 @@ static int scan_and_finish(builder *b, const char *trace, vw_header *h) {
  * temporary name too. */
 typedef struct outfiles {
     char *tmp, *stmp, *rtmp, *rec;
-    char *obuf, *rbuf;
+    char *obuf;
 } outfiles;
 
 static int open_outputs(builder *b, outfiles *f, const char *out_path, int whole) {
@@ -1083,8 +1170,7 @@ static int open_outputs(builder *b, outfiles *f, const char *out_path, int whole
     f->rtmp = malloc(pl + 32);
     f->rec = vw__rec_path(out_path);
     f->obuf = malloc(OUT_BUF);
-    f->rbuf = malloc(OUT_BUF);
-    if (!f->tmp || !f->stmp || !f->rtmp || !f->rec || !f->obuf || !f->rbuf)
+    if (!f->tmp || !f->stmp || !f->rtmp || !f->rec || !f->obuf)
         return fail(b, LT_ENOMEM, "out of memory");
     snprintf(f->tmp, pl + 32, "%s.%ld.tmp", out_path, (long)getpid());
     snprintf(f->stmp, pl + 32, "%s.%ld.str", out_path, (long)getpid());
@@ -1103,37 +1189,31 @@ static int open_outputs(builder *b, outfiles *f, const char *out_path, int whole
     static const char zero[VW_HEADER_SIZE];
     if (fwrite(zero, 1, sizeof zero, b->idx) != sizeof zero) return fail(b, LT_EIO, "writing %s", f->tmp);
     if (!whole) return 0;
-    int rfd = open(f->rtmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    b->rec = rfd >= 0 ? fdopen(rfd, "wb") : NULL;
-    if (!b->rec) {
-        if (rfd >= 0) close(rfd);
-        return fail(b, LT_EOPEN, "cannot create %s: %s", f->rtmp, strerror(errno));
-    }
-    setvbuf(b->rec, f->rbuf, _IOFBF, OUT_BUF);
+    b->rec = open(f->rtmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (b->rec < 0) return fail(b, LT_EOPEN, "cannot create %s: %s", f->rtmp, strerror(errno));
     return 0;
 }
 
 /* Closes the outputs; on success renames the records file (whole builds)
- * then the index into place. An extension renames its index before it
- * closes the records file (its lock): the next one then starts from it. */
+ * then the index into place. An extension's records file is its caller's
+ * (its lock, closed after the index is renamed: the next extension then
+ * starts from it). */
 static int close_outputs(builder *b, outfiles *f, const char *out_path, int whole, int rc) {
     if (b->str) fclose(b->str);
     if (b->idx && fclose(b->idx) && !rc) rc = fail(b, LT_EIO, "writing %s: %s", f->tmp, strerror(errno));
-    if (b->rec && (whole ? fclose(b->rec) : fflush(b->rec)) && !rc)
+    if (whole && b->rec >= 0 && close(b->rec) && !rc)
         rc = fail(b, LT_EIO, "writing records: %s", strerror(errno));
-    if (whole) b->rec = NULL;
+    b->rec = -1;
     b->str = b->idx = NULL;
     if (!rc && whole && rename(f->rtmp, f->rec) < 0)
         rc = fail(b, LT_EIO, "cannot rename %s: %s", f->rtmp, strerror(errno));
     if (!rc && rename(f->tmp, out_path) < 0)
         rc = fail(b, LT_EIO, "cannot rename %s: %s", f->tmp, strerror(errno));
-    if (b->rec) fclose(b->rec);
-    b->rec = NULL;
     if (rc) {
         if (f->tmp) unlink(f->tmp);
         if (whole && f->rtmp) unlink(f->rtmp);
     }
-    free(f->tmp), free(f->stmp), free(f->rtmp), free(f->rec), free(f->obuf), free(f->rbuf);
+    free(f->tmp), free(f->stmp), free(f->rtmp), free(f->rec), free(f->obuf);
     return rc;
 }
 
@@ -1149,6 +1229,7 @@ static vw_header new_header(void) {
 int vw_build(const char *trace, const char *out_path, char *err, size_t errlen) {
     builder b;
     memset(&b, 0, sizeof b);
+    b.rec = -1;
     b.err = err;
     b.errlen = errlen;
     if (err && errlen) err[0] = 0;
@@ -1168,6 +1249,7 @@ int vw_build(const char *trace, const char *out_path, char *err, size_t errlen) 
 static int extend(const char *trace, const char *out_path, char *err, size_t errlen) {
     builder b;
     memset(&b, 0, sizeof b);
+    b.rec = -1;
     b.err = err;
     b.errlen = errlen;
     b.extending = 1;
@@ -1182,11 +1264,7 @@ static int extend(const char *trace, const char *out_path, char *err, size_t err
         rc = open_outputs(&b, &f, out_path, 0);
         if (!rc) rc = open_trace(&b, trace, &h);
         if (!rc) rc = vw__extend_load(&b, trace, out_path, fd);
-        if (!rc) {
-            b.rec = fdopen(fd, "r+b");
-            if (b.rec) fd = -1, setvbuf(b.rec, f.rbuf, _IOFBF, OUT_BUF);
-            if (!b.rec || fseek(b.rec, 0, SEEK_END)) rc = fail(&b, LT_EIO, "records: %s", strerror(errno));
-        }
+        if (!rc) b.rec = fd; /* appended at nrecs: the index's end, cut to it */
         if (!rc) rc = scan_and_finish(&b, trace, &h);
         if (b.refused) rc = VW_REFUSED;
         if (rc == VW_REFUSED && err && errlen) err[0] = 0;

@@ -52,9 +52,18 @@ typedef struct bopen {
     int has_text;
 } bopen;
 
+/* Buffers written to the records file with one call at most (4 full
+ * chunks: 64 KiB; view/build.c rec_hand). */
+#define VW_REC_OUT 4u
+
 typedef struct builder {
     lt_reader *r;
-    FILE *rec;           /* the records file (full chunks) */
+    int rec;             /* the records file (full chunks), -1: none */
+    uint8_t *rec_out[VW_REC_OUT]; /* row buffers handed over, not written yet */
+    uint32_t rec_len[VW_REC_OUT], nrec_out;
+    uint32_t rec_cap[VW_REC_OUT]; /* VW_CHUNK: a row's, 0: a staging buffer */
+    uint8_t *rec_spare[VW_REC_OUT]; /* written, kept for rows: VW_CHUNK records */
+    uint32_t nrec_spare, rec_pending; /* bytes handed over, not written */
     FILE *idx;           /* the index file, written at the end */
     FILE *str;           /* strings, copied into the index at the end */
     char *err;
@@ -66,6 +75,7 @@ typedef struct builder {
     vw_chunk *chunks;
     uint64_t nchunks, capchunks;
     uint64_t nrecs;      /* records in the records file */
+    uint64_t rec_reserved; /* its blocks reserved up to there, UINT64_MAX: not */
     uint64_t buffered;   /* bytes in row buffers */
     uint64_t strlen_;    /* bytes written to the strings file */
     btrack *tracks;
