@@ -80,9 +80,11 @@ typedef PyFrameObject py_frame;
 #if PY_VERSION_HEX >= 0x030C0000
 #define PY_BUDGET(ts) ((ts)->c_recursion_remaining)
 #define PY_ENTRY_UNITS 2
+#define PY_GIVEN_BACK 2 /* an entry's units, while the stack has room */
 #else
 #define PY_BUDGET(ts) ((ts)->recursion_remaining)
 #define PY_ENTRY_UNITS 1
+#define PY_GIVEN_BACK 0 /* charged as an inline call is */
 #endif
 #define PY_STACK_MARGIN ((uintptr_t)512 << 10)
 #define PY_ENTRY_BYTES 1024u
@@ -127,7 +129,7 @@ static __attribute__((noinline)) PyObject *py_eval_slow(PyThreadState *ts, py_fr
     if (py_stack.lo == 0) py_stack_init();
     int adjust = 0;
     if (sp - py_stack.floor < py_stack.span) {
-        adjust = PY_ENTRY_UNITS == 2 ? 2 : 0;
+        adjust = PY_GIVEN_BACK;
     } else if (sp >= py_stack.lo && sp < py_stack.floor) {
         int room = (int)((sp - py_stack.lo) / PY_ENTRY_BYTES) * PY_ENTRY_UNITS;
         if (PY_BUDGET(ts) > room) adjust = room - PY_BUDGET(ts);
@@ -142,10 +144,10 @@ static inline PyObject *py_eval_default(PyThreadState *ts, py_frame *f, int exc)
     uintptr_t sp = py_stack_pointer();
     if (__builtin_expect(sp - py_stack.floor >= py_stack.span, 0))
         return py_eval_slow(ts, f, exc, sp);
-#if PY_VERSION_HEX >= 0x030C0000
-    PY_BUDGET(ts) += 2;
+#if PY_GIVEN_BACK
+    PY_BUDGET(ts) += PY_GIVEN_BACK;
     PyObject *r = _PyEval_EvalFrameDefault(ts, f, exc);
-    PY_BUDGET(ts) -= 2;
+    PY_BUDGET(ts) -= PY_GIVEN_BACK;
     return r;
 #else
     return _PyEval_EvalFrameDefault(ts, f, exc);
