@@ -237,12 +237,14 @@ static void ship(int fd, const char *path, const char *why, uint64_t events) {
 /* The pid of a private capture file's name (capture-PID-N.tracy, as this
  * file and the Python package name them), or 0. */
 static long capture_pid(const char *name) {
-    char *end;
+    static const char digits[] = "0123456789";
     if (strncmp(name, "capture-", 8) != 0) return 0;
-    long pid = strtol(name + 8, &end, 10);
-    if (pid <= 0 || *end != '-' || end[1] < '0' || end[1] > '9') return 0;
-    end = (char *)end + 1 + strspn(end + 1, "0123456789");
-    return strcmp(end, ".tracy") == 0 ? pid : 0;
+    size_t n = strspn(name + 8, digits); /* strtol alone takes a sign, spaces */
+    if (n == 0 || n > 9 || name[8 + n] != '-') return 0;
+    const char *tail = name + 8 + n + 1;
+    size_t m = strspn(tail, digits);
+    if (m == 0 || strcmp(tail + m, ".tracy") != 0) return 0;
+    return strtol(name + 8, NULL, 10);
 }
 
 /* Whether the file `name` in dfd is a capture left by a process gone: a

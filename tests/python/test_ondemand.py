@@ -291,11 +291,12 @@ def sweep_left_capture(dead):
     assert "state:            complete" in info.stdout, info.stdout + info.stderr
     old = time.time() - 120
     kept = ["capture-%d-1.tracy" % os.getpid(), "capture-%d-1.tracy.part" % dead,
-            "capture-%d-x.tracy" % dead, "capture-%d-2.tracy" % dead]
+            "capture-%d-x.tracy" % dead, "capture-+%d-1.tracy" % dead,
+            "capture-%d-2.tracy" % dead]
     for name in kept:
         with open(os.path.join(rundir, name), "w"):
             pass
-    for name in [left[0]] + kept[:3]:
+    for name in [left[0]] + kept[:4]:
         os.utime(os.path.join(rundir, name), (old, old))
     try:
         subprocess.run([PYTHON, "-c", "import tracy; tracy.start_server(0)"], env=env,
