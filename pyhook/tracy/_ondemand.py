@@ -100,6 +100,12 @@ def start_server(port, addr="127.0.0.1", token=None):
         atexit.register(end_capture)
         _srv["at_exit"] = True
     _thread.start_new_thread(_serve, (s,))
+    from tracy import _runtime
+    if _runtime.state.on_signal is None:
+        # SIGTERM/SIGHUP with the default action: a capture under way is
+        # sent before the program ends by the signal (python -m tracy's own
+        # finish, when it records, stays the one that runs)
+        _runtime.install_signals(None)
     # the private files of captures that a program's end cut short
     _tracy._sweep_captures()
     return s.getsockname()[1]

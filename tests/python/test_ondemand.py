@@ -11,6 +11,8 @@ import threading
 import time
 import urllib.request
 
+import pytest
+
 from conftest import BIN, PYTHON, env_for_tests
 from tracy import _tracy
 
@@ -51,19 +53,29 @@ def free_port():
         return s.getsockname()[1]
 
 
+# A program that listens by the API under plain python: what it sees of
+# SIGTERM's action is what it would see without tracy.
+BY_THE_API = r"""
+import signal, sys, tracy
+tracy.start_server(%d)
+if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+    sys.exit("SIGTERM's action is not the default one")
+"""
+
+
 class Server:
-    def __init__(self, tmp_path, *args, env=None, listen=None):
-        (tmp_path / "server.py").write_text(SERVER)
+    def __init__(self, tmp_path, *args, env=None, listen=None, api=False):
         # listen: (the --listen spec, the port it gives)
         if listen is None:
             port = free_port()
             listen = ("127.0.0.1:%d" % port, port)
         spec, self.listen = listen
+        (tmp_path / "server.py").write_text((BY_THE_API % self.listen if api else "") + SERVER)
         e = env_for_tests(**(env or {}))
         e.pop("TRACY_PORT", None)
+        run = [PYTHON] if api else [PYTHON, "-m", "tracy", "--listen", spec]
         self.proc = subprocess.Popen(
-            [PYTHON, "-m", "tracy", "--listen", spec,
-             str(tmp_path / "server.py")] + list(args),
+            run + [str(tmp_path / "server.py")] + list(args),
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=e,
             cwd=str(tmp_path))
         self.http = int(self.proc.stdout.readline().split()[1])
@@ -243,10 +255,12 @@ def test_a_program_ending_during_a_capture(tmp_path):
     assert traced_ids(str(tmp_path / "exit.tracy")) == ["5"]
 
 
-def test_sigterm_during_a_capture(tmp_path):
+@pytest.mark.parametrize("api", [False, True], ids=["listen", "start_server"])
+def test_sigterm_during_a_capture(tmp_path, api):
     """SIGTERM, whose action the program left the default one: the capture
-    under way is sent first, then the program ends by the signal."""
-    srv = Server(tmp_path)
+    under way is sent first, then the program ends by the signal. The same
+    for a program that calls tracy.start_server under plain python."""
+    srv = Server(tmp_path, api=api)
     asker = long_capture(srv, tmp_path / "term.tracy")
     srv.get("1")
     srv.proc.send_signal(signal.SIGTERM)
