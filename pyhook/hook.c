@@ -378,7 +378,8 @@ static void qual_learn_heap(void) {
 /* 3.8-3.10: code objects have no co_qualname. A code object's qualified
  * name is set (in a code-extra slot of its own) when the code that defines
  * it -- module, class body or function, whose co_consts hold it -- is first
- * seen, or from the functions alive when recording begins; else co_name. */
+ * seen, or from the functions alive when such a code object is first seen
+ * (qual_walk_heap); else co_name. */
 static Py_ssize_t g_qual_idx = -1;
 
 static void qual_free(void *p) {
@@ -404,24 +405,20 @@ static void qual_set(PyCodeObject *co, PyObject *q) {
     }
 }
 
-static PyObject *code_qualname(PyCodeObject *co) {
-    PyObject *q = qual_get(co);
-    return q ? q : co->co_name;
-}
-
 /* Every function alive now names its code: those defined before recording
- * began, whose defining code ran unseen. Once per enable. */
-static void qual_learn_heap(void) {
-    if (g_qual_idx < 0) return;
+ * began, whose defining code ran unseen. The collector is held off meanwhile:
+ * a finalizer run from here would be a frame the hook cannot record. */
+static void qual_walk_heap(void) {
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
     PyObject *gc = PyImport_ImportModule("gc");
+    PyObject *on = gc ? PyObject_CallMethod(gc, "isenabled", NULL) : NULL;
+    int was = on && PyObject_IsTrue(on) == 1;
+    Py_XDECREF(on);
+    PyObject *off = was ? PyObject_CallMethod(gc, "disable", NULL) : NULL;
+    Py_XDECREF(off);
     PyObject *all = gc ? PyObject_CallMethod(gc, "get_objects", NULL) : NULL;
-    Py_XDECREF(gc);
-    if (!all || !PyList_Check(all)) {
-        Py_XDECREF(all);
-        PyErr_Clear();
-        return;
-    }
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(all); i++) {
+    for (Py_ssize_t i = 0; all && PyList_Check(all) && i < PyList_GET_SIZE(all); i++) {
         PyObject *f = PyList_GET_ITEM(all, i);
         if (!PyFunction_Check(f)) continue;
         PyObject *co = PyFunction_GET_CODE(f), *q = ((PyFunctionObject *)f)->func_qualname;
@@ -429,14 +426,38 @@ static void qual_learn_heap(void) {
         Py_INCREF(q);
         qual_set((PyCodeObject *)co, q);
     }
-    Py_DECREF(all);
+    Py_XDECREF(all);
+    PyObject *back = was ? PyObject_CallMethod(gc, "enable", NULL) : NULL;
+    Py_XDECREF(back);
+    Py_XDECREF(gc);
+    PyErr_Clear();
+    PyErr_Restore(type, value, tb);
+}
+
+/* The heap is walked once per enable, when first needed: when a code object
+ * other than a module's is seen whose name no seen code has set. Most runs
+ * of a short script never need it (about 0.8M instructions at start-up). */
+static int g_qual_heap_due;
+
+static void qual_learn_heap(void) {
+    g_qual_heap_due = g_qual_idx >= 0;
+}
+
+static PyObject *code_qualname(PyCodeObject *co) {
+    PyObject *q = qual_get(co);
+    if (!q && g_qual_heap_due && PyUnicode_Check(co->co_name) &&
+        PyUnicode_CompareWithASCIIString(co->co_name, "<module>") != 0) {
+        g_qual_heap_due = 0;
+        qual_walk_heap();
+        q = qual_get(co);
+    }
+    return q ? q : co->co_name;
 }
 
 /* First sight of co: its own name if still unknown, then its children's. */
 static void qual_learn(PyCodeObject *co, PyObject *globals) {
     if (g_qual_idx < 0) return;
-    PyObject *q = qual_get(co);
-    if (!q) q = co->co_name;
+    PyObject *q = NULL; /* co's own, once a child needs it */
     int top = PyUnicode_Check(co->co_name) &&
               PyUnicode_CompareWithASCIIString(co->co_name, "<module>") == 0;
     const char *sep = (co->co_flags & CO_OPTIMIZED) ? ".<locals>." : ".";
@@ -449,6 +470,7 @@ static void qual_learn(PyCodeObject *co, PyObject *globals) {
             Py_INCREF(name);
             qual_set((PyCodeObject *)c, name);
         } else {
+            if (!q) q = code_qualname(co);
             qual_set((PyCodeObject *)c, PyUnicode_FromFormat("%U%s%U", q, sep, name));
         }
     }
@@ -470,8 +492,8 @@ static __attribute__((noinline)) uint32_t code_loc_slow(PyCodeObject *co,
     uint32_t loc = 0;
     PyObject *file = co->co_filename;
     if (!globals) globals = PyEval_GetGlobals(); /* the callers' frame is co's */
-    qual_learn(co, globals);
     if (!under_skip_prefix(file)) {
+        qual_learn(co, globals); /* (the profiler's own code is not named) */
         PyObject *module = NULL;
         if (globals && PyDict_Check(globals)) {
             module = PyDict_GetItemString(globals, "__name__");

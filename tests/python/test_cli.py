@@ -164,6 +164,40 @@ def test_qualified_names_and_threads_with_names(run_tracy):
     r.assert_balanced()
 
 
+def test_qualified_names_of_code_defined_before_recording(run_tracy):
+    """Functions, methods and closures made before recording began (their
+    defining code ran unseen) are named as 3.11's co_qualname names them,
+    on 3.8-3.10 too; so are the standard library's, imported earlier."""
+    r = run_tracy("""
+    import threading, tracy
+    class Box:
+        def put(self):
+            return 1
+        class Inner:
+            def get(self):
+                return 2
+    def outer():
+        def inner():
+            return 3
+        return inner
+    inner = outer()
+    def plain():
+        return 4
+    p = tracy.Profiler()
+    p.enable()
+    Box().put(); Box.Inner().get(); inner(); plain()
+    e = threading.Event()
+    e.set()
+    p.disable()
+    """, "-p")
+    assert r.rc == 0, r.err
+    names = {z.name for z in r.zones}
+    assert {"Box.put", "Box.Inner.get", "outer.<locals>.inner", "plain",
+            "Event.set"} <= names, names
+    assert not {"put", "get", "inner", "set"} & names, names
+    r.assert_balanced()
+
+
 def test_partial_records_only_profiled_regions(run_tracy):
     r = run_tracy("""
     import tracy
