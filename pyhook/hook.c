@@ -372,7 +372,7 @@ static PyObject *code_qualname(PyCodeObject *co) {
 static void qual_learn(PyCodeObject *co, PyObject *globals) {
 }
 
-static void qual_learn_heap(void) {
+static void qual_heap_due(void) {
 }
 #else
 /* 3.8-3.10: code objects have no co_qualname. A code object's qualified
@@ -439,7 +439,8 @@ static void qual_walk_heap(void) {
  * of a short script never need it (about 0.8M instructions at start-up). */
 static int g_qual_heap_due;
 
-static void qual_learn_heap(void) {
+/* At enable: the functions made meanwhile may name code not seen yet. */
+static void qual_heap_due(void) {
     g_qual_heap_due = g_qual_idx >= 0;
 }
 
@@ -1742,7 +1743,7 @@ int py__enable(void) {
     if (g_enabled) return g_mode;
     g_mode = choose_mode();
     g_enabled = 1;
-    qual_learn_heap();
+    qual_heap_due();
     if (g_mode == PY_MODE_MONITOR) {
         if (py__mon_enable() == 0) return g_mode;
         g_mode = py__opts.lines ? PY_MODE_TRACE : PY_MODE_PROFILE; /* no tool id free */
