@@ -20,7 +20,11 @@ PYHOOK_PY := $(wildcard pyhook/tracy/*.py) $(wildcard pyhook/tracy/_child/*.py)
 PYHOOK_PY_OUT := $(PYHOOK_PY:pyhook/%=$(B)/python/%)
 PYHOOK_EXT := $(B)/python/tracy/_tracy$(PY_EXT_SUFFIX)
 # A call the compiler does not know would be an undefined symbol at import.
-PYHOOK_CFLAGS := -Werror=implicit-function-declaration -fno-plt -I$(PY_INCLUDE)
+PYHOOK_CFLAGS := -Werror=implicit-function-declaration -I$(PY_INCLUDE)
+# The per-call paths call CPython through the GOT, without a PLT jump; the
+# rest binds lazily: each -fno-plt call site's symbol is looked up when the
+# extension loads, some 1.5K instructions each, paid by every process.
+PYHOOK_HOT := hook.c mech_monitor.c
 ifeq ($(PY_TAG),)
 PYHOOK_TARGETS := pyhook-no-python
 else
@@ -34,7 +38,8 @@ pyhook-no-python:
 	@echo "pyhook: PYTHON=$(PYTHON) does not run or has no sysconfig (want CPython 3.8-3.13)" >&2; exit 1
 
 $(PY_B)/obj/pyhook/%.o: pyhook/%.c | deps
-	$(call say,CC,$@)mkdir -p $(@D) && $(CC) $(ALL_CFLAGS) $(PYHOOK_CFLAGS) -c $< -o $@
+	$(call say,CC,$@)mkdir -p $(@D) && $(CC) $(ALL_CFLAGS) $(PYHOOK_CFLAGS) \
+		$(if $(filter $(PYHOOK_HOT),$(notdir $<)),-fno-plt) -c $< -o $@
 
 # Only PyInit__tracy is exported: the statically linked client stays private
 # to the extension.

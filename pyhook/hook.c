@@ -494,6 +494,7 @@ static __attribute__((noinline)) uint32_t code_loc_slow(PyCodeObject *co,
     PyObject *file = co->co_filename;
     if (!globals) globals = PyEval_GetGlobals(); /* the callers' frame is co's */
     if (!under_skip_prefix(file)) {
+        py__fork_exec_seen(co);
         qual_learn(co, globals); /* (the profiler's own code is not named) */
         PyObject *module = NULL;
         if (globals && PyDict_Check(globals)) {

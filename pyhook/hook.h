@@ -133,14 +133,17 @@ void py__name_thread(const char *name);
 /* unseen.c: the profiler's own work inside the program's window as C
  * callables, without a Python frame a tracer, profiler or coverage tool
  * could see (Python-callable; docs there). */
-extern const char py__hidden_doc[], py__exec_wrapper_doc[], py__fork_exec_wrapper_doc[],
+extern const char py__hidden_doc[], py__exec_wrapper_doc[],
     py__patch_threading_doc[], py__on_thread_doc[], py__signal_wrappers_doc[];
 PyObject *py__hidden(PyObject *self, PyObject *args);
 PyObject *py__exec_wrapper(PyObject *self, PyObject *real);
-PyObject *py__fork_exec_wrapper(PyObject *self, PyObject *real);
 PyObject *py__patch_threading(PyObject *self, PyObject *unused);
 PyObject *py__on_thread(PyObject *self, PyObject *unused);
 PyObject *py__signal_wrappers(PyObject *self, PyObject *args);
+/* The first sight of a code object (hook.c): at subprocess's
+ * Popen._execute_child, _posixsubprocess.fork_exec is wrapped so that a
+ * preexec_fn child ships what it records before its exec (PROTOCOL.md). */
+void py__fork_exec_seen(PyCodeObject *co);
 
 /* threading.setprofile/settrace target (METH_VARARGS). */
 PyObject *py__thread_hook(PyObject *self, PyObject *args);

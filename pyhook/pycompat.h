@@ -77,6 +77,11 @@ typedef PyFrameObject py_frame;
  * stack overflows. On a stack it cannot place (bounds unknown, or code run
  * on a stack of its own) it changes nothing. 3.14 budgets by stack size. */
 #include <pthread.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #if PY_VERSION_HEX >= 0x030C0000
 #define PY_BUDGET(ts) ((ts)->c_recursion_remaining)
 #define PY_ENTRY_UNITS 2
@@ -107,18 +112,54 @@ static inline uintptr_t py_stack_pointer(void) {
 #endif
 }
 
+static void py_stack_set(uintptr_t lo, size_t size) {
+    uintptr_t margin = size / 2 < PY_STACK_MARGIN ? size / 2 : PY_STACK_MARGIN;
+    py_stack.lo = lo;
+    py_stack.floor = lo + margin;
+    py_stack.span = size - margin;
+}
+
+#if defined(__GLIBC__)
+extern void *__libc_stack_end; /* the loader's: where main's frames begin */
+
+/* The main thread's stack as glibc's pthread_getattr_np gives it, without
+ * its read of /proc/self/maps (some 180K instructions, once a process): from
+ * the page above __libc_stack_end down to RLIMIT_STACK below the stack
+ * mapping's end. That end is the page after the executable's name, which
+ * the kernel copies to the very top of the stack (AT_EXECFN). Returns 0
+ * where this does not apply (another thread, no limit, a stack the numbers
+ * do not place): then pthread_getattr_np. */
+static int py_stack_main(void) {
+    struct rlimit rl;
+    const char *fn = (const char *)getauxval(AT_EXECFN);
+    if (!fn || (pid_t)syscall(SYS_gettid) != getpid() || getrlimit(RLIMIT_STACK, &rl) != 0 ||
+        rl.rlim_cur == RLIM_INFINITY)
+        return 0;
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t end = ((uintptr_t)fn + strlen(fn) + 1 + sizeof(void *) + page - 1) & ~(page - 1);
+    uintptr_t hi = ((uintptr_t)__libc_stack_end + page - 1) & ~(page - 1);
+    uintptr_t sp = py_stack_pointer();
+    if (end < hi || end - hi > (uintptr_t)rl.rlim_cur / 2 || end < (uintptr_t)rl.rlim_cur ||
+        sp >= hi || sp < end - (uintptr_t)rl.rlim_cur)
+        return 0;
+    py_stack_set(end - (uintptr_t)rl.rlim_cur, hi - (end - (uintptr_t)rl.rlim_cur));
+    return 1;
+}
+#else
+static int py_stack_main(void) {
+    return 0;
+}
+#endif
+
 static __attribute__((noinline)) void py_stack_init(void) {
     pthread_attr_t a;
     void *lo = NULL;
     size_t size = 0;
     py_stack.lo = 1;
+    if (py_stack_main()) return;
     if (pthread_getattr_np(pthread_self(), &a) != 0) return;
-    if (pthread_attr_getstack(&a, &lo, &size) == 0 && lo && size) {
-        uintptr_t margin = size / 2 < PY_STACK_MARGIN ? size / 2 : PY_STACK_MARGIN;
-        py_stack.lo = (uintptr_t)lo;
-        py_stack.floor = (uintptr_t)lo + margin;
-        py_stack.span = size - margin;
-    }
+    if (pthread_attr_getstack(&a, &lo, &size) == 0 && lo && size)
+        py_stack_set((uintptr_t)lo, size);
     pthread_attr_destroy(&a);
 }
 

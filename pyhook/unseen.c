@@ -186,14 +186,47 @@ static PyMethodDef g_fork_exec_def = {
     "Spawn a fresh new child process (as _posixsubprocess.fork_exec; the\n"
     "child's preexec_fn is recorded and shipped before its exec)."};
 
-const char py__fork_exec_wrapper_doc[] = PyDoc_STR(
-"_fork_exec_wrapper(real) -> callable\n--\n\n"
-"_posixsubprocess.fork_exec whose child ships what its preexec_fn recorded\n"
-"before the exec (or its end, when preexec_fn raises).");
+static int g_fork_exec_wrapped;
 
-PyObject *py__fork_exec_wrapper(PyObject *self, PyObject *real) {
-    (void)self;
-    return c_callable(&g_fork_exec_def, real, "_posixsubprocess", real);
+/* Replaces real (module's attribute name, when it is `real`) by `ours`. */
+static void replace_in(const char *module, const char *name, PyObject *real, PyObject *ours) {
+    PyObject *key = PyUnicode_FromString(module);
+    PyObject *m = key ? PyImport_GetModule(key) : NULL;
+    PyObject *cur = m ? PyObject_GetAttrString(m, name) : NULL;
+    if (cur == real && PyObject_SetAttrString(m, name, ours) < 0) PyErr_Clear();
+    Py_XDECREF(cur);
+    Py_XDECREF(m);
+    Py_XDECREF(key);
+    PyErr_Clear();
+}
+
+/* The wrapper is put in place when subprocess is first used: the first
+ * sight of its Popen._execute_child, before that function reads fork_exec
+ * (3.11+ bind it at import as subprocess._fork_exec; 3.8-3.10 read the
+ * module's attribute). _posixsubprocess is then loaded already, by
+ * subprocess: a run that never starts a subprocess loads nothing for this.
+ * A program that calls _posixsubprocess.fork_exec itself, with a
+ * preexec_fn, before any subprocess is started, goes unwrapped. */
+void py__fork_exec_seen(PyCodeObject *co) {
+    if (g_fork_exec_wrapped || !PyUnicode_Check(co->co_name) ||
+        PyUnicode_CompareWithASCIIString(co->co_name, "_execute_child") != 0)
+        return;
+    g_fork_exec_wrapped = 1;
+    PyObject *key = PyUnicode_FromString("_posixsubprocess");
+    PyObject *m = key ? PyImport_GetModule(key) : NULL;
+    PyObject *real = m ? PyObject_GetAttrString(m, "fork_exec") : NULL;
+    PyObject *ours = real && PyCFunction_Check(real)
+                         ? c_callable(&g_fork_exec_def, real, "_posixsubprocess", real)
+                         : NULL;
+    if (ours) {
+        replace_in("_posixsubprocess", "fork_exec", real, ours);
+        replace_in("subprocess", "_fork_exec", real, ours);
+    }
+    Py_XDECREF(ours);
+    Py_XDECREF(real);
+    Py_XDECREF(m);
+    Py_XDECREF(key);
+    PyErr_Clear();
 }
 
 /* ---- threads ------------------------------------------------------------ */

@@ -412,33 +412,12 @@ def install_process_hooks(on_signal=None, at_exit=True):
             _OURS.add(getattr(os, name))
     if _real_fork is not None and sys.version_info >= (3, 12) and os.fork is _real_fork:
         os.fork = _tracy._fork_wrapper(_real_fork)
-    _wrap_fork_exec()
     if at_exit:
         import atexit
         atexit.register(_tracy.stop)
     install_signals(on_signal)
     if os.environ.get("TRACY_FLIGHT", "0") != "0":
         _flight_hooks()
-
-
-def _wrap_fork_exec():
-    """A child of subprocess with a preexec_fn runs Python between its fork
-    and the exec _posixsubprocess does in C: what it records is shipped
-    before that exec (unseen.c). subprocess binds fork_exec at import on
-    3.11+: both names are replaced."""
-    try:
-        import _posixsubprocess
-    except ImportError:
-        return
-    real = _posixsubprocess.fork_exec
-    if real in _OURS:
-        return
-    ours = _tracy._fork_exec_wrapper(real)
-    _OURS.add(ours)
-    _posixsubprocess.fork_exec = ours
-    sp = sys.modules.get("subprocess")
-    if sp is not None and getattr(sp, "_fork_exec", None) is real:
-        sp._fork_exec = ours
 
 
 def _flight_hooks():

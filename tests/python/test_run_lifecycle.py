@@ -466,6 +466,36 @@ def test_children_are_named_after_their_script_and_counts_cover_all(run_tracy, t
     assert csv.returncode == 0 and "inchild" in csv.stdout
 
 
+PREEXEC = """
+import subprocess, sys
+def in_preexec():
+    sum(range(10))
+def later():
+    subprocess.run([sys.executable, "-c", "def after_exec():\\n    pass\\nafter_exec()"],
+                   preexec_fn=in_preexec, check=True)
+%s
+later()
+"""
+
+
+def test_a_preexec_fn_child_is_recorded_up_to_its_exec(run_tracy):
+    """What a subprocess's preexec_fn runs in the child, between its fork and
+    the exec _posixsubprocess does in C, is shipped before that exec (the
+    wrapper of fork_exec); subprocess imported before and after recording
+    starts."""
+    for first in ("", "import subprocess; subprocess.run(['true'])"):
+        r = run_tracy(PREEXEC % first)
+        assert r.rc == 0, r.err
+        t = info(r.path)
+        child = [p for p in t["processes"] if p["end_reason"] == "exec"]
+        assert len(child) == 1 and child[0]["status"] == "clean", t["processes"]
+        assert child[0]["events_lost"] == 0 and t["lost_events"] == 0
+        pid_of = {p["index"]: p["pid"] for p in t["processes"]}
+        pids = {z.name: pid_of[z.process] for z in r.zones
+                if z.name in ("in_preexec", "after_exec")}
+        assert pids.get("in_preexec") == child[0]["pid"] == pids.get("after_exec"), pids
+
+
 def test_a_spawned_child_names_the_main_functions_as_the_parent(run_tracy):
     r = run_tracy("""
     import multiprocessing as mp

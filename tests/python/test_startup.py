@@ -11,11 +11,9 @@ from conftest import PYTHON, env_for_tests
 
 SHOW = "import json, sys\nprint(json.dumps(sorted(sys.modules)))\n"
 # (gc and atexit: built-in modules, nothing to load; the hook looks gc up
-# on 3.8, hook.c. _posixsubprocess: a small C module (built in, or a
-# 0.2-0.4 ms load), whose fork_exec is wrapped before subprocess binds it,
-# tracy/_runtime.py _wrap_fork_exec)
-OURS = {"tracy", "tracy._tracy", "tracy._runtime", "tracy._capture", "atexit", "gc",
-        "_posixsubprocess"}
+# on 3.8, hook.c. Not _posixsubprocess: its fork_exec is wrapped when
+# subprocess is first used, unseen.c py__fork_exec_seen)
+OURS = {"tracy", "tracy._tracy", "tracy._runtime", "tracy._capture", "atexit", "gc"}
 HEAVY = ("signal", "enum", "functools", "threading", "tracy._trace")
 
 
