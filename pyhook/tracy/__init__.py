@@ -63,106 +63,117 @@ def enabled():
     return _tracy.mode() != 0
 
 
-class Profiler:
-    """Records function zones (every thread) between enable() and disable().
+# Profiler, profile and zone are made when first asked for (__getattr__):
+# a class costs every process that imports tracy some 0.1M instructions to
+# make on 3.12+, and most runs (python -m tracy, its children) use none.
+_API_NAMES = ("Profiler", "_Profile", "profile", "zone")
 
-    Under `python -m tracy -p` these regions are all that is recorded.
-    Also a context manager. Nested regions are counted: recording stops
-    when the outermost one ends.
-    """
 
-    def __init__(self):
-        self._on = False
+def _make_api():
+    """Makes the API's classes and puts them in the module's namespace."""
+    class Profiler:
+        """Records function zones (every thread) between enable() and disable().
 
-    def enable(self):
-        if not self._on:
-            self._on = True
-            (_rt or _load_runtime()).enable()
-        return self
+        Under `python -m tracy -p` these regions are all that is recorded.
+        Also a context manager. Nested regions are counted: recording stops
+        when the outermost one ends.
+        """
 
-    def disable(self):
-        if self._on:
+        def __init__(self):
             self._on = False
-            (_rt or _load_runtime()).disable()
 
-    def __enter__(self):
-        return self.enable()
-
-    def __exit__(self, *exc):
-        self.disable()
-        return False
-
-
-class _Profile:
-    """`profile` as a decorator or a context manager (Omnitrace style)."""
-
-    def __call__(self, func=None):
-        if func is None:
+        def enable(self):
+            if not self._on:
+                self._on = True
+                (_rt or _load_runtime()).enable()
             return self
-        import functools
-        code = getattr(func, "__code__", None)
-        if code is not None and (_rt or _load_runtime()).lines_on():
-            # under -l, a line report shows the decorated functions only
-            _tracy._mark_profiled(code.co_filename, code.co_firstlineno)
 
-        @functools.wraps(func)
-        def wrapper(*args, **kwargs):
-            (_rt or _load_runtime()).enable()
-            try:
-                return func(*args, **kwargs)
-            finally:
+        def disable(self):
+            if self._on:
+                self._on = False
                 (_rt or _load_runtime()).disable()
-        return wrapper
 
-    def __enter__(self):
-        (_rt or _load_runtime()).enable()
-        return self
+        def __enter__(self):
+            return self.enable()
 
-    def __exit__(self, *exc):
-        (_rt or _load_runtime()).disable()
-        return False
+        def __exit__(self, *exc):
+            self.disable()
+            return False
 
 
-profile = _Profile()
+    class _Profile:
+        """`profile` as a decorator or a context manager (Omnitrace style)."""
+
+        def __call__(self, func=None):
+            if func is None:
+                return self
+            import functools
+            code = getattr(func, "__code__", None)
+            if code is not None and (_rt or _load_runtime()).lines_on():
+                # under -l, a line report shows the decorated functions only
+                _tracy._mark_profiled(code.co_filename, code.co_firstlineno)
+
+            @functools.wraps(func)
+            def wrapper(*args, **kwargs):
+                (_rt or _load_runtime()).enable()
+                try:
+                    return func(*args, **kwargs)
+                finally:
+                    (_rt or _load_runtime()).disable()
+            return wrapper
+
+        def __enter__(self):
+            (_rt or _load_runtime()).enable()
+            return self
+
+        def __exit__(self, *exc):
+            (_rt or _load_runtime()).disable()
+            return False
 
 
-class zone:
-    """A named zone: `with tracy.zone("load"):` or `@tracy.zone("load")`."""
 
-    def __init__(self, name, text=None):
-        self.name = str(name)
-        self.text = text
-        self._open = []
 
-    def __enter__(self):
-        caller = _sys._getframe(1)  # the zone's file and line: the with statement's
-        on = _tracy.zone_begin(self.name, caller.f_code.co_filename, caller.f_lineno)
-        self._open.append(on)
-        if on and self.text is not None:
-            _tracy.zone_text(str(self.text))
-        return self
+    class zone:
+        """A named zone: `with tracy.zone("load"):` or `@tracy.zone("load")`."""
 
-    def __exit__(self, *exc):
-        if self._open.pop():
-            _tracy.zone_end()
-        return False
+        def __init__(self, name, text=None):
+            self.name = str(name)
+            self.text = text
+            self._open = []
 
-    def __call__(self, func):
-        name = self.name
-        code = getattr(func, "__code__", None)
-        file = code.co_filename if code else ""
-        line = code.co_firstlineno if code else 0
-        import functools
+        def __enter__(self):
+            caller = _sys._getframe(1)  # the zone's file and line: the with statement's
+            on = _tracy.zone_begin(self.name, caller.f_code.co_filename, caller.f_lineno)
+            self._open.append(on)
+            if on and self.text is not None:
+                _tracy.zone_text(str(self.text))
+            return self
 
-        @functools.wraps(func)
-        def wrapper(*args, **kwargs):
-            on = _tracy.zone_begin(name, file, line)
-            try:
-                return func(*args, **kwargs)
-            finally:
-                if on:
-                    _tracy.zone_end()
-        return wrapper
+        def __exit__(self, *exc):
+            if self._open.pop():
+                _tracy.zone_end()
+            return False
+
+        def __call__(self, func):
+            name = self.name
+            code = getattr(func, "__code__", None)
+            file = code.co_filename if code else ""
+            line = code.co_firstlineno if code else 0
+            import functools
+
+            @functools.wraps(func)
+            def wrapper(*args, **kwargs):
+                on = _tracy.zone_begin(name, file, line)
+                try:
+                    return func(*args, **kwargs)
+                finally:
+                    if on:
+                        _tracy.zone_end()
+            return wrapper
+
+    for cls in (Profiler, _Profile, zone):
+        cls.__qualname__ = cls.__name__
+    globals().update(Profiler=Profiler, _Profile=_Profile, profile=_Profile(), zone=zone)
 
 
 def signpost(header, message=None):
@@ -203,7 +214,11 @@ _TRACE_NAMES = ("Options", "start_trace", "stop_trace", "trace")
 def __getattr__(name):
     """tracy.trace, start_trace, stop_trace and Options live in _trace.py,
     imported when first asked for: most runs never use them, and every run
-    pays for what `import tracy` imports."""
+    pays for what `import tracy` imports. Profiler, profile and zone are
+    made then too (_make_api)."""
+    if name in _API_NAMES:
+        _make_api()
+        return globals()[name]
     if name in _TRACE_NAMES:
         from . import _trace
         for n in _TRACE_NAMES:

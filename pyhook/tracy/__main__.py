@@ -88,20 +88,20 @@ _SHORT_FLAGS = "plrv"
 _SHORT_WITH_ARG = "otIER"
 
 
-class Refused(Exception):
+def refused(msg, status=2, usage=False):
     """The run cannot start: one line on stderr, then the usage's first
     lines when `usage` (a command-line error), and exit status `status` (2:
     a usage error, an output path refused, a script that cannot be opened;
-    1: -m NAME finds no module, as python -m). One class for all three:
-    each class costs every run's start some 0.1M instructions."""
-
-    def __init__(self, msg, status=2, usage=False):
-        Exception.__init__(self, msg)
-        self.status, self.usage = status, usage
+    1: -m NAME finds no module, as python -m). An Exception marked with its
+    status (`refused`), not a class of its own: each class costs every
+    run's start some 0.1M instructions on 3.12+."""
+    e = Exception(msg)
+    e.refused, e.usage = status, usage
+    return e
 
 
 def _usage_error(msg):
-    return Refused(msg, usage=True)
+    return refused(msg, usage=True)
 
 
 def _int_opt(name, v):
@@ -244,22 +244,22 @@ def output_path(cli):
         return os.path.abspath(out)
     if os.path.exists(out) and not os.path.isdir(out):
         if cli["script"] and os.path.samefile(out, cli["script"]):
-            raise Refused("refusing to write the trace over the script %s" % out)
-        raise Refused("refusing to overwrite %s: not a trace (name the trace "
+            raise refused("refusing to write the trace over the script %s" % out)
+        raise refused("refusing to overwrite %s: not a trace (name the trace "
                           "*.tracy or give a folder)" % out)
     return os.path.abspath(os.path.join(out, stem + ".tracy"))
 
 
 def check_output(out, cli):
     """Refuses to write over the program itself or over a file that is not a
-    trace; creates the folder. Raises Refused."""
+    trace; creates the folder. Raises refused()."""
     target = cli["script"]
     if target and os.path.exists(out) and os.path.samefile(out, target):
-        raise Refused("refusing to write the trace over the script %s" % target)
+        raise refused("refusing to write the trace over the script %s" % target)
     if os.path.isdir(out):
-        raise Refused("%s is a folder" % out)
+        raise refused("%s is a folder" % out)
     if os.path.exists(out) and not _capture.is_trace(out):
-        raise Refused("refusing to overwrite %s: not a trace" % out)
+        raise refused("refusing to overwrite %s: not a trace" % out)
     d = os.path.dirname(out)
     try:
         os.makedirs(d, exist_ok=True)
@@ -268,8 +268,8 @@ def check_output(out, cli):
         while f and not os.path.exists(f):
             f = os.path.dirname(f)
         if f and not os.path.isdir(f):  # makedirs says "File exists"
-            raise Refused("cannot create %s: %s is not a folder" % (d, f))
-        raise Refused("cannot create %s: %s" % (d, e.strerror))
+            raise refused("cannot create %s: %s is not a folder" % (d, f))
+        raise refused("cannot create %s: %s" % (d, e.strerror))
 
 
 # ---- children, the program -----------------------------------------------------
@@ -304,7 +304,7 @@ def prepare_script(path, args):
 def prepare_module(name, args):
     """As `python -m name`: finds the module (importing its package) before
     recording starts, so that runpy's frames are not the program's. Raises
-    Refused (status 1) when there is no such module."""
+    refused() (status 1) when there is no such module."""
     import runpy
     if name == "pytest" and "tracy.pytest_plugin" not in args:
         args = ["-p", "tracy.pytest_plugin"] + list(args)
@@ -312,10 +312,10 @@ def prepare_module(name, args):
     try:
         mod_name, spec, code = runpy._get_module_details(name)
     except ImportError as e:
-        raise Refused(str(e).strip().splitlines()[-1] if str(e).strip()
+        raise refused(str(e).strip().splitlines()[-1] if str(e).strip()
                       else "no module named %s" % name, 1)
     except Exception as e:  # an error while importing the parent package
-        raise Refused("cannot run module %s: %s: %s" % (name, type(e).__name__, e), 1)
+        raise refused("cannot run module %s: %s: %s" % (name, type(e).__name__, e), 1)
     sys.argv[:] = [spec.origin or name] + list(args)
     main = type(sys)("__main__")
     main.__dict__.update(__name__="__main__", __file__=spec.origin,
@@ -416,9 +416,9 @@ def connect_existing(port):
 
 def summarize(run, sent, lost):
     """The last line: what the file (or the daemon) holds."""
-    if run.mode == Run.FLIGHT:  # the dumps say where they went
+    if run.mode == Mode.FLIGHT:  # the dumps say where they went
         return
-    if run.mode == Run.OWN:
+    if run.mode == Mode.OWN:
         s = _capture.file_summary(run.out)
         if s is not None:
             events, procs, flost = s
@@ -433,7 +433,7 @@ def summarize(run, sent, lost):
         return
     stored = _rt.stored()
     daemon = "the daemon at %s" % where(run.addr, run.port)
-    if run.mode == Run.JOIN:
+    if run.mode == Mode.JOIN:
         daemon = "the capture of %s (capture-release pid %d)" % (run.out, run.pid)
     if stored is None:
         sys.stderr.write("tracy: %s did not confirm storing any of the %d events sent "
@@ -446,21 +446,24 @@ def summarize(run, sent, lost):
                          % (stored, daemon, ", %d lost" % lost if lost else ""))
 
 
-class Run:
-    """Where this run records, and what finishing it waits for. mode: NONE
-    (not recording), FLIGHT (in memory, no daemon), EXTERNAL (a daemon
-    found running), OWN (the daemon this process started, pid) or JOIN (the
-    daemon another process of the run started, pid); rv and size: the
-    rendezvous of the run's processes and how many it expects; spread and
-    final: a job on several hosts (_capture.spread()) and the merged
-    trace's path."""
-    NONE, FLIGHT, EXTERNAL, OWN, JOIN = "none", "flight", "external", "own", "join"
-    __slots__ = ("mode", "addr", "port", "out", "pid", "rv", "size", "spread", "final")
+# A plain record (types.SimpleNamespace, without importing types): a class
+# costs every run's start some 0.1M instructions on 3.12+.
+_Record = type(sys.implementation)
 
-    def __init__(self, addr, port, out):
-        self.mode, self.addr, self.port, self.out = Run.NONE, addr, port, out
-        self.pid, self.rv, self.size = 0, None, 0
-        self.spread = self.final = None
+# Where a run records: NONE (not recording), FLIGHT (in memory, no daemon),
+# EXTERNAL (a daemon found running), OWN (the daemon this process started)
+# or JOIN (the daemon another process of the run started).
+Mode = _Record(NONE="none", FLIGHT="flight", EXTERNAL="external", OWN="own", JOIN="join")
+
+
+def new_run(addr, port, out):
+    """Where this run records, and what finishing it waits for: mode (Mode),
+    the daemon's addr, port and pid (OWN, JOIN), the trace path out; rv and
+    size: the rendezvous of the run's processes and how many it expects;
+    spread and final: a job on several hosts (_capture.spread()) and the
+    merged trace's path."""
+    return _Record(mode=Mode.NONE, addr=addr, port=port, out=out, pid=0, rv=None, size=0,
+                   spread=None, final=None)
 
 
 def connect(cli, out):
@@ -469,17 +472,17 @@ def connect(cli, out):
     port = cli["port"]
     if port is None:
         port = _int_opt("TRACY_PORT", os.environ.get("TRACY_PORT", "8086") or "8086")
-    run = Run(addr, port, out)
+    run = new_run(addr, port, out)
     flight = cli.get("flight")
     if flight:  # the client keeps the events in memory: no daemon
         os.environ["TRACY_FLIGHT"] = flight
         os.environ["TRACY_FLIGHT_OUT"] = out
-        run.mode = Run.FLIGHT
+        run.mode = Mode.FLIGHT
         if not _tracy.start():
-            raise Refused("not recording (invalid --flight %s)" % flight)
+            raise refused("not recording (invalid --flight %s)" % flight)
         return run
     if port != 0 and connect_existing(port):
-        run.mode = Run.EXTERNAL
+        run.mode = Mode.EXTERNAL
         _say(cli, "recording to the daemon at %s" % where(addr, port))
         asked = [o for o in ("output", "report") if o in cli["given"]]
         if asked:
@@ -499,12 +502,12 @@ def connect(cli, out):
     os.environ["TRACY_ADDR"] = addr
     os.environ.pop("TRACY_PORT", None)  # (TRACY_PORT=0 would be refused)
     run.addr = addr
-    if run.mode == Run.JOIN:
+    if run.mode == Mode.JOIN:
         _say(cli, "joining the capture of %s (capture-release pid %d)" % (out, run.pid))
     if not _tracy.start():
         sys.stderr.write("tracy: not recording (no capture daemon at %s)\n"
                          % where(addr, port))
-    elif run.mode == Run.JOIN:
+    elif run.mode == Mode.JOIN:
         run.rv.count_in(run.pid)
     return run
 
@@ -532,14 +535,14 @@ def finish(run, cli, urgent=False):
         _say(cli, msg)
     try:
         if not urgent:
-            if run.mode == Run.OWN:
+            if run.mode == Mode.OWN:
                 _capture.wait_for_ranks(run.rv, run.size, say)
             _capture.wait_for_children(say)
     except KeyboardInterrupt:
         interrupted = True
     _checked(_tracy.stop)
     sent, lost = _tracy.counts()
-    if run.mode == Run.OWN:
+    if run.mode == Mode.OWN:
         if not interrupted:
             _capture.drain_daemon(run.pid)
             # A thread still running may have started multiprocessing's
@@ -550,7 +553,7 @@ def finish(run, cli, urgent=False):
         if code != 0:
             sys.stderr.write("tracy: capture-release exited with status %d\n" % code)
     summarize(run, sent, lost)
-    final = run.out if run.mode == Run.OWN else None
+    final = run.out if run.mode == Mode.OWN else None
     if run.spread is not None:
         final = _gather(run, say) if not urgent else None
     if final and cli["report"]:
@@ -589,7 +592,7 @@ def main(argv):
     try:
         opts, cli = parse_args(argv)
         if cli["script"] and not os.path.isfile(cli["script"]):
-            raise Refused("cannot open %s" % cli["script"])
+            raise refused("cannot open %s" % cli["script"])
         out = output_path(cli)
         program = cli["module"] or os.path.basename(cli["script"])
         if cli["module"]:
@@ -601,9 +604,6 @@ def main(argv):
         if listen:
             return run_listening(listen, code, glb)
         run = connect(cli, out)
-    except Refused as e:
-        sys.stderr.write("tracy: %s\n%s" % (e, USAGE.split("\n\n")[0] + "\n" if e.usage else ""))
-        return e.status
     except OSError as e:
         sys.stderr.write("tracy: %s\n" % e)
         return 1
@@ -612,6 +612,11 @@ def main(argv):
         v.__traceback__ = None
         sys.excepthook(t, v, None)
         return 1
+    except Exception as e:
+        if not hasattr(e, "refused"):
+            raise
+        sys.stderr.write("tracy: %s\n%s" % (e, USAGE.split("\n\n")[0] + "\n" if e.usage else ""))
+        return e.refused
     _rt.setup_children_env(opts, program)
     _rt.configure(opts)
     _rt.install_process_hooks(on_signal=lambda: finish_quietly(run, cli), at_exit=False)
@@ -689,5 +694,10 @@ def finish_quietly(run, cli):
         pass
 
 
-if __name__ == "__main__":
+def command():
+    """The tracy command (pyhook/cmd/tracy): python -m tracy without runpy."""
     sys.exit(main(sys.argv[1:]))
+
+
+if __name__ == "__main__":
+    command()
