@@ -15,25 +15,39 @@ import os
 import sys
 
 
+def _getenv(name):
+    """os.environ.get(name), for the many MPI and Slurm names each run looks
+    for, most of them missing: read from the bytes dict os.environ keeps
+    (os.environ.get of a missing name raises and catches a KeyError inside,
+    some 9K instructions on 3.12)."""
+    data = getattr(os.environ, "_data", None)
+    if not isinstance(data, dict):
+        return os.environ.get(name)
+    v = data.get(name.encode())
+    return None if v is None else os.fsdecode(v)
+
+
 def _env_int(names):
     """The first of these environment variables that holds a number, or None."""
-    for v in names:
-        if os.environ.get(v, "").isdigit():
-            return int(os.environ[v])
+    for n in names:
+        v = _getenv(n)
+        if v and v.isdigit():
+            return int(v)
     return None
 
 
 def _job():
     """(job key, expected processes on this host or 0, rank or None)."""
-    env = os.environ
     size = _env_int(("OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "PMI_SIZE",
                      "OMPI_COMM_WORLD_SIZE", "PMIX_SIZE")) or 0
     rank = _env_int(("OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"))
-    for v in ("PMIX_NAMESPACE", "OMPI_MCA_ess_base_jobid"):
-        if env.get(v):
-            return "%s=%s" % (v, env[v]), size, rank
-    if env.get("SLURM_JOB_ID") and size:
-        return "slurm=%s.%s" % (env["SLURM_JOB_ID"], env.get("SLURM_STEP_ID", "")), size, rank
+    for n in ("PMIX_NAMESPACE", "OMPI_MCA_ess_base_jobid"):
+        v = _getenv(n)
+        if v:
+            return "%s=%s" % (n, v), size, rank
+    slurm = _getenv("SLURM_JOB_ID")
+    if slurm and size:
+        return "slurm=%s.%s" % (slurm, _getenv("SLURM_STEP_ID") or ""), size, rank
     # Processes of one launcher (mpirun's daemon, a shell loop) share a parent.
     return "ppid=%d" % os.getppid(), size, rank
 
@@ -455,8 +469,9 @@ def find_tool(prog, env_var=None):
     """A toolkit program: $env_var, a bin/ next to the package (build tree,
     virtual environment, install prefix: up to <prefix>/lib/pythonX.Y/
     site-packages/tracy), PATH."""
-    if env_var and os.environ.get(env_var):
-        return os.environ[env_var]
+    given = _getenv(env_var) if env_var else None
+    if given:
+        return given
     d = os.path.dirname(os.path.abspath(__file__))
     for _ in range(4):
         d = os.path.dirname(d)
