@@ -163,20 +163,220 @@ static __attribute__((noinline)) void py_stack_init(void) {
     pthread_attr_destroy(&a);
 }
 
+static inline PyObject *py_eval_default(PyThreadState *ts, py_frame *f, int exc);
+
+#if defined(__x86_64__) && defined(__linux__)
+/* Deeper than the stack. A frame entered in the last margin of a stack runs
+ * on a segment of its own: PY_SEG_BYTES mapped for the thread (committed as
+ * it is touched, a guard page at its end), switched to by py_on_stack and
+ * given back (unmapped) once the thread is back on its own stack. So a
+ * recursion plain Python runs inline, on no C stack, runs here too, as deep
+ * as the recursion limit lets it (3.13's test_call.test_super_deep:
+ * 90,000 calls with the limit at 100,000). Not where greenlet is loaded (it
+ * copies slices of one contiguous stack when it switches), nor past
+ * PY_SEG_MAX segments: there the margin's rule above applies. */
+#include <stdlib.h>
+#include <sys/mman.h>
+#define PY_SEG_BYTES ((size_t)16 << 20)
+#define PY_SEG_MAX 64
+typedef struct py_segs {
+    void *map[PY_SEG_MAX]; /* this thread's segments, by nesting */
+    int in;                /* segments the thread is on */
+    uintptr_t lo, floor, hi; /* the current one's: its margin ends at floor */
+} py_segs;
+/* Allocated at a thread's first segment (static TLS of a loaded module is
+ * scarce), freed when it is back on its own stack. */
+static __thread py_segs *py_seg __attribute__((tls_model("initial-exec")));
+
+/* Calls fn(arg) with the stack pointer at top (16-byte aligned), then
+ * returns on the caller's stack. The frame pointer holds the caller's stack
+ * pointer, and the CFI says so: debuggers and unwinders walk across. */
+__asm__(".text\n"
+        ".p2align 4\n"
+        ".type py_on_stack, @function\n"
+        "py_on_stack:\n"
+        ".cfi_startproc\n"
+        "    pushq %rbp\n"
+        ".cfi_def_cfa_offset 16\n"
+        ".cfi_offset %rbp, -16\n"
+        "    movq %rsp, %rbp\n"
+        ".cfi_def_cfa_register %rbp\n"
+        "    movq %rdi, %rsp\n"
+        "    movq %rdx, %rdi\n"
+        "    callq *%rsi\n"
+        "    movq %rbp, %rsp\n"
+        "    popq %rbp\n"
+        ".cfi_def_cfa %rsp, 8\n"
+        "    ret\n"
+        ".cfi_endproc\n"
+        ".size py_on_stack, .-py_on_stack\n");
+__attribute__((visibility("hidden"))) void *py_on_stack(void *top, void *(*fn)(void *),
+                                                        void *arg);
+
+typedef struct py_seg_call {
+    PyThreadState *ts;
+    py_frame *f;
+    int exc;
+    PyObject *r;
+} py_seg_call;
+
+static void *py_seg_run(void *arg) {
+    py_seg_call *c = (py_seg_call *)arg;
+    c->r = py_eval_default(c->ts, c->f, c->exc);
+    return NULL;
+}
+
+/* Segment n of this thread, mapped when first needed; NULL when it cannot
+ * be had (then the margin's rule). */
+static void *py_seg_get(int n) {
+    if (n >= PY_SEG_MAX) return NULL;
+    if (py_seg->map[n]) return py_seg->map[n];
+    PyObject *key = PyUnicode_FromString("greenlet");
+    PyObject *g = key ? PyImport_GetModule(key) : NULL;
+    Py_XDECREF(key);
+    if (g || PyErr_Occurred()) {
+        Py_XDECREF(g);
+        PyErr_Clear();
+        return NULL;
+    }
+    void *m = mmap(NULL, PY_SEG_BYTES, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+    if (m == MAP_FAILED) return NULL;
+    size_t guard = (size_t)sysconf(_SC_PAGESIZE);
+    if (mprotect(m, guard, PROT_NONE) != 0) {
+        munmap(m, PY_SEG_BYTES);
+        return NULL;
+    }
+    return py_seg->map[n] = m;
+}
+
+/* Evaluates the frame on the thread's next segment; 0 when there is none
+ * to be had. */
+static int py_seg_eval(PyThreadState *ts, py_frame *f, int exc, PyObject **r) {
+    if (!py_seg && !(py_seg = (py_segs *)calloc(1, sizeof *py_seg))) return 0;
+    void *m = py_seg_get(py_seg->in);
+    if (!m) {
+        if (py_seg->in == 0) {
+            free(py_seg);
+            py_seg = NULL;
+        }
+        return 0;
+    }
+    size_t guard = (size_t)sysconf(_SC_PAGESIZE);
+    py_stack_bounds outer = py_stack;
+    uintptr_t o_lo = py_seg->lo, o_floor = py_seg->floor, o_hi = py_seg->hi;
+    py_seg->lo = (uintptr_t)m + guard;
+    py_seg->floor = py_seg->lo + PY_STACK_MARGIN;
+    py_seg->hi = (uintptr_t)m + PY_SEG_BYTES;
+    /* every entry on a segment takes the slow path (py_seg_units) */
+    py_stack.lo = py_seg->lo;
+    py_stack.floor = py_seg->hi;
+    py_stack.span = 0;
+    py_seg_call c = {ts, f, exc, NULL};
+    py_seg->in++;
+    py_on_stack((uint8_t *)m + PY_SEG_BYTES, py_seg_run, &c);
+    py_seg->in--;
+    py_stack = outer;
+    py_seg->lo = o_lo, py_seg->floor = o_floor, py_seg->hi = o_hi;
+    if (py_seg->in == 0) { /* back on the thread's own stack: give them back */
+        for (int i = 0; i < PY_SEG_MAX && py_seg->map[i]; i++) munmap(py_seg->map[i], PY_SEG_BYTES);
+        free(py_seg);
+        py_seg = NULL;
+    }
+    *r = c.r;
+    return 1;
+}
+#if PY_GIVEN_BACK
+#include <opcode.h>
+/* Whether plain Python would have made this call inline, taking no units:
+ * the instruction its caller is at calls or resumes Python code itself
+ * (CALL and its Python specializations, FOR_ITER and SEND of a generator,
+ * a property or __getitem__ or __getattribute__ run inline; a CALL not
+ * specialized yet is taken to be one). A call from a C function (CALL of a
+ * builtin, a slot such as __eq__ or __repr__) is charged as plain Python
+ * charges its entry, so that a recursion through C still ends in
+ * RecursionError there. */
+static int py_inline_call(PyThreadState *ts) {
+#if PY_VERSION_HEX >= 0x030D0000
+    _PyInterpreterFrame *caller = ts->current_frame;
+    const _Py_CODEUNIT *at = caller ? caller->instr_ptr : NULL;
+#else
+    _PyInterpreterFrame *caller = ts->cframe ? ts->cframe->current_frame : NULL;
+    const _Py_CODEUNIT *at = caller ? caller->prev_instr : NULL;
+#endif
+    if (!caller || caller->owner == FRAME_OWNED_BY_CSTACK || !at) return 0;
+    switch (at->op.code) {
+    case CALL: case CALL_FUNCTION_EX: case INSTRUMENTED_CALL:
+    case INSTRUMENTED_CALL_FUNCTION_EX: case CALL_PY_EXACT_ARGS:
+    case CALL_BOUND_METHOD_EXACT_ARGS: case FOR_ITER: case FOR_ITER_GEN: case SEND:
+    case SEND_GEN: case INSTRUMENTED_FOR_ITER: case LOAD_ATTR_PROPERTY:
+    case LOAD_ATTR_GETATTRIBUTE_OVERRIDDEN: case BINARY_SUBSCR_GETITEM:
+#if PY_VERSION_HEX >= 0x030D0000
+    case CALL_KW: case INSTRUMENTED_CALL_KW: case CALL_PY_GENERAL:
+    case CALL_BOUND_METHOD_GENERAL: case CALL_ALLOC_AND_ENTER_INIT:
+#else
+    case CALL_PY_WITH_DEFAULTS:
+#endif
+        return 1;
+    default:
+        return 0;
+    }
+}
+#else
+static int py_inline_call(PyThreadState *ts) {
+    (void)ts;
+    return 0;
+}
+#endif
+
+/* An entry on a segment: a further segment in its margin (else the
+ * margin's rule), and plain Python's charge of units (py_inline_call).
+ * Returns 0 when sp is on no segment of this thread. */
+static int py_seg_entry(PyThreadState *ts, py_frame *f, int exc, uintptr_t sp, PyObject **r) {
+    if (!py_seg || !py_seg->in || sp < py_seg->lo || sp >= py_seg->hi) return 0;
+    int adjust = 0;
+    if (sp < py_seg->floor) {
+        if (py_seg_eval(ts, f, exc, r)) return 1;
+        int room = (int)((sp - py_seg->lo) / PY_ENTRY_BYTES) * PY_ENTRY_UNITS;
+        if (PY_BUDGET(ts) > room) adjust = room - PY_BUDGET(ts);
+    } else if (py_inline_call(ts)) {
+        adjust = PY_GIVEN_BACK;
+    }
+    PY_BUDGET(ts) += adjust;
+    *r = _PyEval_EvalFrameDefault(ts, f, exc);
+    PY_BUDGET(ts) -= adjust;
+    return 1;
+}
+#else
+static int py_seg_eval(PyThreadState *ts, py_frame *f, int exc, PyObject **r) {
+    (void)ts, (void)f, (void)exc, (void)r;
+    return 0;
+}
+
+static int py_seg_entry(PyThreadState *ts, py_frame *f, int exc, uintptr_t sp, PyObject **r) {
+    (void)ts, (void)f, (void)exc, (void)sp, (void)r;
+    return 0;
+}
+#endif
+
 /* Outside [floor, floor + span): the thread's first call, its stack's last
- * margin (units held back), or a stack of the program's own (unchanged). */
+ * margin (a segment, or units held back), or a stack of the program's own
+ * (unchanged). */
 static __attribute__((noinline)) PyObject *py_eval_slow(PyThreadState *ts, py_frame *f, int exc,
                                                         uintptr_t sp) {
+    PyObject *r;
+    if (py_seg_entry(ts, f, exc, sp, &r)) return r;
     if (py_stack.lo == 0) py_stack_init();
     int adjust = 0;
     if (sp - py_stack.floor < py_stack.span) {
         adjust = PY_GIVEN_BACK;
     } else if (sp >= py_stack.lo && sp < py_stack.floor) {
+        if (py_seg_eval(ts, f, exc, &r)) return r;
         int room = (int)((sp - py_stack.lo) / PY_ENTRY_BYTES) * PY_ENTRY_UNITS;
         if (PY_BUDGET(ts) > room) adjust = room - PY_BUDGET(ts);
     }
     PY_BUDGET(ts) += adjust;
-    PyObject *r = _PyEval_EvalFrameDefault(ts, f, exc);
+    r = _PyEval_EvalFrameDefault(ts, f, exc);
     PY_BUDGET(ts) -= adjust;
     return r;
 }

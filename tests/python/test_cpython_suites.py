@@ -3,7 +3,8 @@ process does with its descriptors, exec, signals, threads and children
 (test_os, test_subprocess: the profiler's socket is in no table the program
 sees; test_threading), and for what programs commonly use (logging,
 faulthandler, weakref, tempfile, contextlib, asyncio's events and tasks,
-inspect, sys, gc, traceback, coroutines, exceptions, _thread, atexit), run
+inspect, sys, gc, traceback, coroutines, exceptions, _thread, atexit), for
+recursion deeper than the C stack (test_call), run
 from the interpreter's `test` package unprofiled and under python -m tracy,
 several suites at a time (JOBS): every
 test must end the same way (its junit status), and the trace must be
@@ -29,7 +30,9 @@ SUITES = ["test_cprofile", "test_sys_settrace", "test_pdb", "test_sys_setprofile
           "test_logging", "test_faulthandler", "test_weakref", "test_tempfile",
           "test_contextlib", "test_asyncio.test_events", "test_asyncio.test_tasks",
           "test_inspect", "test_sys", "test_gc", "test_traceback", "test_coroutines",
-          "test_exceptions", "test_thread", "test_atexit", "test_functools"]
+          "test_exceptions", "test_thread", "test_atexit", "test_functools",
+          # recursion past the C stack: 3.13's test_super_deep
+          "test_call"]
 # suite -> regrtest -m patterns: the part of a long suite that is run (none:
 # the whole suite)
 SELECT = {}
