@@ -26,6 +26,9 @@ TEST_PKGS="$TEST_PKGS chromium python3-jsonschema valgrind"
 TEST_PKGS="$TEST_PKGS python3-numpy python3-coverage"
 # tracy-export -f lines: its hits are compared with kernprof's.
 TEST_PKGS="$TEST_PKGS python3-line-profiler"
+# CPython's suites run each in a network namespace of its own (unshare,
+# and ip to bring its loopback up): their ports cannot collide.
+TEST_PKGS="$TEST_PKGS util-linux iproute2"
 
 # pkg-config module of each build package; python3-dev is checked by its
 # header, pkg-config by itself.
