@@ -34,8 +34,9 @@
  *
  * TRACY_SIGNALS=0 leaves the five signals alone. A handler the program
  * installs later replaces on_crash. The child of fork() inherits on_crash
- * and the kept actions; until its own client connects, on_crash only
- * delivers the signal to them. */
+ * and the kept actions (and whatever the program installed over on_crash
+ * since); until its own client connects, on_crash only delivers the signal
+ * to them, and then the child keeps that chain as it is. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <setjmp.h>
@@ -179,11 +180,21 @@ void lt__crash_install(void) {
     done = 0;
     crashing = 0;
     crash_sig = 0;
+    /* A forked child of a process that installed them inherits the
+     * parent's actions and kept[] as they are: on_crash, or a handler the
+     * program installed over it since (faulthandler's), which may chain to
+     * on_crash. Installing on_crash over that one would make it the kept
+     * action, and a cycle: faulthandler.disable() puts on_crash back, whose
+     * kept action is then the disabled faulthandler's, which returns and so
+     * swallows a raised SIGSEGV (3.13's test_concurrent_futures, a fork
+     * pool's worker). The child keeps the parent's chain. */
+    if (owner_pid != 0) {
+        owner_pid = getpid();
+        return;
+    }
     for (int i = 0; i < N_CRASH; i++) {
         struct sigaction old, sa;
         if (sigaction(crash_sigs[i], NULL, &old) < 0) continue;
-        /* a forked child's, inherited: the kept action is the parent's */
-        if ((old.sa_flags & SA_SIGINFO) && old.sa_sigaction == on_crash) continue;
         kept[i] = old;
         memset(&sa, 0, sizeof sa);
         sa.sa_sigaction = on_crash;

@@ -198,6 +198,39 @@ def test_faulthandler_still_prints_and_the_crash_is_kept(tmp_path, when):
     assert_crashed(traced, signal.SIGSEGV)
 
 
+FAULTHANDLER_FORK = r'''
+import faulthandler, os, sys
+def fib(n):
+    return n if n < 2 else fib(n - 1) + fib(n - 2)
+faulthandler.enable()  # as regrtest does, after the profiler's handler
+fib(10)
+pid = os.fork()
+if pid == 0:
+    fib(15)
+    faulthandler.disable()  # puts back what it replaced
+    faulthandler._sigsegv()
+    os._exit(0)  # reached only if the SIGSEGV was swallowed
+_, st = os.waitpid(pid, 0)
+print("child", -os.WTERMSIG(st) if os.WIFSIGNALED(st) else os.WEXITSTATUS(st))
+'''
+
+
+def test_a_fork_child_that_disables_faulthandler_still_dies_by_its_signal(tmp_path):
+    """A fork child inherits its parent's chain of handlers: faulthandler's
+    over the profiler's. Its client keeps that chain: installing the
+    profiler's over faulthandler's again made a cycle, and after
+    faulthandler.disable() a raised SIGSEGV was swallowed (3.13's
+    test_concurrent_futures: a fork pool's crashing worker returned)."""
+    plain, traced = run_pair(tmp_path, FAULTHANDLER_FORK)
+    assert plain.rc == 0 and plain.out == "child -11\n", plain.err
+    assert (traced.rc, traced.out) == (plain.rc, plain.out), traced.err
+    t = traced.trace
+    assert t["complete"]
+    child = [p for p in t["processes"] if p["status"] == 4]  # crashed
+    assert len(child) == 1 and child[0]["end_reason"] == "SIGSEGV (signal 11)", t["processes"]
+    assert fib_zones(traced) == 177 + FIB15_CALLS
+
+
 def test_a_crash_in_another_thread(tmp_path):
     plain, traced = run_pair(tmp_path, PROGRAM, "SIGABRT", "thread")
     assert (traced.rc, traced.out) == (plain.rc, plain.out)
