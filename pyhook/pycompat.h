@@ -268,7 +268,7 @@ static int py_seg_eval(PyThreadState *ts, py_frame *f, int exc, PyObject **r) {
     py_seg->lo = (uintptr_t)m + guard;
     py_seg->floor = py_seg->lo + PY_STACK_MARGIN;
     py_seg->hi = (uintptr_t)m + PY_SEG_BYTES;
-    /* every entry on a segment takes the slow path (py_seg_units) */
+    /* every entry on a segment takes the slow path (py_seg_entry) */
     py_stack.lo = py_seg->lo;
     py_stack.floor = py_seg->hi;
     py_stack.span = 0;

@@ -211,9 +211,10 @@ void py__fork_exec_seen(PyCodeObject *co) {
     if (g_fork_exec_wrapped || !PyUnicode_Check(co->co_name) ||
         PyUnicode_CompareWithASCIIString(co->co_name, "_execute_child") != 0)
         return;
-    g_fork_exec_wrapped = 1;
     PyObject *key = PyUnicode_FromString("_posixsubprocess");
     PyObject *m = key ? PyImport_GetModule(key) : NULL;
+    if (m) /* (else a method of that name elsewhere: at a later sight) */
+        g_fork_exec_wrapped = 1;
     PyObject *real = m ? PyObject_GetAttrString(m, "fork_exec") : NULL;
     PyObject *ours = real && PyCFunction_Check(real)
                          ? c_callable(&g_fork_exec_def, real, "_posixsubprocess", real)

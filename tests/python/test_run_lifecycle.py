@@ -467,6 +467,7 @@ def test_children_are_named_after_their_script_and_counts_cover_all(run_tracy, t
 
 
 PREEXEC = """
+%s
 import subprocess, sys
 def in_preexec():
     sum(range(10))
@@ -476,15 +477,24 @@ def later():
 %s
 later()
 """
+# a method of subprocess's name, called before subprocess is imported
+OTHER_EXECUTE_CHILD = """
+class Job:
+    def _execute_child(self):
+        return 1
+Job()._execute_child()
+"""
 
 
 def test_a_preexec_fn_child_is_recorded_up_to_its_exec(run_tracy):
     """What a subprocess's preexec_fn runs in the child, between its fork and
     the exec _posixsubprocess does in C, is shipped before that exec (the
-    wrapper of fork_exec); subprocess imported before and after recording
-    starts."""
-    for first in ("", "import subprocess; subprocess.run(['true'])"):
-        r = run_tracy(PREEXEC % first)
+    wrapper of fork_exec, put in place at the first sight of
+    Popen._execute_child); subprocess used before and after recording
+    starts, and another class's _execute_child seen first."""
+    for before, first in (("", ""), ("", "import subprocess; subprocess.run(['true'])"),
+                          (OTHER_EXECUTE_CHILD, "")):
+        r = run_tracy(PREEXEC % (before, first))
         assert r.rc == 0, r.err
         t = info(r.path)
         child = [p for p in t["processes"] if p["end_reason"] == "exec"]
