@@ -165,6 +165,23 @@ static __attribute__((noinline)) void py_stack_init(void) {
 
 static inline PyObject *py_eval_default(PyThreadState *ts, py_frame *f, int exc);
 
+/* In a stack's last margin (sp above lo): every unit beyond what the rest
+ * of the stack can take at PY_ENTRY_BYTES an entry, held back (negative),
+ * or 0. */
+static int py_margin_adjust(PyThreadState *ts, uintptr_t sp, uintptr_t lo) {
+    int room = (int)((sp - lo) / PY_ENTRY_BYTES) * PY_ENTRY_UNITS;
+    return PY_BUDGET(ts) > room ? room - PY_BUDGET(ts) : 0;
+}
+
+/* The default evaluator with `adjust` units given back (or held back) for
+ * the length of the call. */
+static PyObject *py_eval_adjusted(PyThreadState *ts, py_frame *f, int exc, int adjust) {
+    PY_BUDGET(ts) += adjust;
+    PyObject *r = _PyEval_EvalFrameDefault(ts, f, exc);
+    PY_BUDGET(ts) -= adjust;
+    return r;
+}
+
 #if defined(__x86_64__) && defined(__linux__)
 /* Deeper than the stack. A frame entered in the last margin of a stack runs
  * on a segment of its own: PY_SEG_BYTES mapped for the thread (committed as
@@ -337,14 +354,11 @@ static int py_seg_entry(PyThreadState *ts, py_frame *f, int exc, uintptr_t sp, P
     int adjust = 0;
     if (sp < py_seg->floor) {
         if (py_seg_eval(ts, f, exc, r)) return 1;
-        int room = (int)((sp - py_seg->lo) / PY_ENTRY_BYTES) * PY_ENTRY_UNITS;
-        if (PY_BUDGET(ts) > room) adjust = room - PY_BUDGET(ts);
+        adjust = py_margin_adjust(ts, sp, py_seg->lo);
     } else if (py_inline_call(ts)) {
         adjust = PY_GIVEN_BACK;
     }
-    PY_BUDGET(ts) += adjust;
-    *r = _PyEval_EvalFrameDefault(ts, f, exc);
-    PY_BUDGET(ts) -= adjust;
+    *r = py_eval_adjusted(ts, f, exc, adjust);
     return 1;
 }
 #else
@@ -372,13 +386,9 @@ static __attribute__((noinline)) PyObject *py_eval_slow(PyThreadState *ts, py_fr
         adjust = PY_GIVEN_BACK;
     } else if (sp >= py_stack.lo && sp < py_stack.floor) {
         if (py_seg_eval(ts, f, exc, &r)) return r;
-        int room = (int)((sp - py_stack.lo) / PY_ENTRY_BYTES) * PY_ENTRY_UNITS;
-        if (PY_BUDGET(ts) > room) adjust = room - PY_BUDGET(ts);
+        adjust = py_margin_adjust(ts, sp, py_stack.lo);
     }
-    PY_BUDGET(ts) += adjust;
-    r = _PyEval_EvalFrameDefault(ts, f, exc);
-    PY_BUDGET(ts) -= adjust;
-    return r;
+    return py_eval_adjusted(ts, f, exc, adjust);
 }
 
 static inline PyObject *py_eval_default(PyThreadState *ts, py_frame *f, int exc) {

@@ -20,10 +20,10 @@ def _getenv(name):
     for, most of them missing: read from the bytes dict os.environ keeps
     (os.environ.get of a missing name raises and catches a KeyError inside,
     some 9K instructions on 3.12)."""
-    data = getattr(os.environ, "_data", None)
-    if not isinstance(data, dict):
-        return os.environ.get(name)
-    v = data.get(name.encode())
+    env = _environ()
+    if env is os.environ:
+        return env.get(name)
+    v = env.get(name.encode())
     return None if v is None else os.fsdecode(v)
 
 
