@@ -63,9 +63,10 @@ typedef PyFrameObject py_frame;
  *   10000 on 3.13) per entry, where an inline call charges none: recursion
  *   would stop at a quarter to a half of the depth the program reaches
  *   plain (3.13's test_functools.TestLRUPy.test_lru_recursion). The hook
- *   gives each entry its two units back while the stack has room; an entry
- *   plain Python also makes from C (a C function calling Python) is then
- *   charged only the C function's own unit.
+ *   gives an entry its two units back where plain Python would have made
+ *   the call inline (py_inline_call: the caller's instruction), while the
+ *   stack has room; an entry plain Python also makes from C (a C function
+ *   calling Python) is charged as plain Python charges it.
  * - 3.11 charges one unit of recursion_remaining, as an inline call does,
  *   so the depth is plain's; but with sys.setrecursionlimit raised the
  *   stack can end first, and the program would die by SIGSEGV where plain
@@ -181,6 +182,57 @@ static PyObject *py_eval_adjusted(PyThreadState *ts, py_frame *f, int exc, int a
     PY_BUDGET(ts) -= adjust;
     return r;
 }
+
+#if PY_GIVEN_BACK
+#include <opcode.h>
+/* Whether plain Python would have made this call inline, taking no units:
+ * the instruction its caller is at calls or resumes Python code itself
+ * (CALL and its Python specializations, FOR_ITER and SEND of a generator,
+ * a property or __getitem__ or __getattribute__ run inline; a CALL,
+ * LOAD_ATTR or BINARY_SUBSCR not specialized is taken to be one). A call from a C function (CALL of a
+ * builtin, a slot such as __eq__ or __repr__) is charged as plain Python
+ * charges its entry, so that a recursion through C still ends in
+ * RecursionError there. */
+static const uint8_t py_inline_ops[256] = {
+    [CALL] = PY_GIVEN_BACK, [CALL_FUNCTION_EX] = PY_GIVEN_BACK, [INSTRUMENTED_CALL] = PY_GIVEN_BACK,
+    [INSTRUMENTED_CALL_FUNCTION_EX] = PY_GIVEN_BACK, [CALL_PY_EXACT_ARGS] = PY_GIVEN_BACK,
+    [CALL_BOUND_METHOD_EXACT_ARGS] = PY_GIVEN_BACK, [FOR_ITER] = PY_GIVEN_BACK, [FOR_ITER_GEN] = PY_GIVEN_BACK, [SEND] = PY_GIVEN_BACK,
+    [SEND_GEN] = PY_GIVEN_BACK, [INSTRUMENTED_FOR_ITER] = PY_GIVEN_BACK, [LOAD_ATTR_PROPERTY] = PY_GIVEN_BACK,
+    [LOAD_ATTR_GETATTRIBUTE_OVERRIDDEN] = PY_GIVEN_BACK, [BINARY_SUBSCR_GETITEM] = PY_GIVEN_BACK,
+    /* the hook keeps these from being specialized into the two above; a
+     * property or __getitem__ is what they call most */
+    [LOAD_ATTR] = PY_GIVEN_BACK, [BINARY_SUBSCR] = PY_GIVEN_BACK,
+#if PY_VERSION_HEX >= 0x030D0000
+    [CALL_KW] = PY_GIVEN_BACK, [INSTRUMENTED_CALL_KW] = PY_GIVEN_BACK, [CALL_PY_GENERAL] = PY_GIVEN_BACK,
+    [CALL_BOUND_METHOD_GENERAL] = PY_GIVEN_BACK, [CALL_ALLOC_AND_ENTER_INIT] = PY_GIVEN_BACK,
+#else
+    [CALL_PY_WITH_DEFAULTS] = PY_GIVEN_BACK,
+#endif
+};
+
+/* The units to give back to this entry: PY_GIVEN_BACK where plain Python
+ * would have made the call inline, else 0. The caller's instruction is read
+ * without looking at its owner: a C stack's entry frame points at CPython's
+ * trampoline, none of whose instructions calls. */
+static inline int py_inline_call(PyThreadState *ts) {
+#if PY_VERSION_HEX >= 0x030D0000
+    _PyInterpreterFrame *caller = ts->current_frame;
+#else
+    _PyInterpreterFrame *caller = ts->cframe->current_frame;
+#endif
+    if (__builtin_expect(caller == NULL, 0)) return 0;
+#if PY_VERSION_HEX >= 0x030D0000
+    return py_inline_ops[caller->instr_ptr->op.code];
+#else
+    return py_inline_ops[caller->prev_instr->op.code];
+#endif
+}
+#else
+static inline int py_inline_call(PyThreadState *ts) {
+    (void)ts;
+    return 0;
+}
+#endif
 
 #if defined(__x86_64__) && defined(__linux__)
 /* Deeper than the stack. A frame entered in the last margin of a stack runs
@@ -303,48 +355,6 @@ static int py_seg_eval(PyThreadState *ts, py_frame *f, int exc, PyObject **r) {
     *r = c.r;
     return 1;
 }
-#if PY_GIVEN_BACK
-#include <opcode.h>
-/* Whether plain Python would have made this call inline, taking no units:
- * the instruction its caller is at calls or resumes Python code itself
- * (CALL and its Python specializations, FOR_ITER and SEND of a generator,
- * a property or __getitem__ or __getattribute__ run inline; a CALL not
- * specialized yet is taken to be one). A call from a C function (CALL of a
- * builtin, a slot such as __eq__ or __repr__) is charged as plain Python
- * charges its entry, so that a recursion through C still ends in
- * RecursionError there. */
-static int py_inline_call(PyThreadState *ts) {
-#if PY_VERSION_HEX >= 0x030D0000
-    _PyInterpreterFrame *caller = ts->current_frame;
-    const _Py_CODEUNIT *at = caller ? caller->instr_ptr : NULL;
-#else
-    _PyInterpreterFrame *caller = ts->cframe ? ts->cframe->current_frame : NULL;
-    const _Py_CODEUNIT *at = caller ? caller->prev_instr : NULL;
-#endif
-    if (!caller || caller->owner == FRAME_OWNED_BY_CSTACK || !at) return 0;
-    switch (at->op.code) {
-    case CALL: case CALL_FUNCTION_EX: case INSTRUMENTED_CALL:
-    case INSTRUMENTED_CALL_FUNCTION_EX: case CALL_PY_EXACT_ARGS:
-    case CALL_BOUND_METHOD_EXACT_ARGS: case FOR_ITER: case FOR_ITER_GEN: case SEND:
-    case SEND_GEN: case INSTRUMENTED_FOR_ITER: case LOAD_ATTR_PROPERTY:
-    case LOAD_ATTR_GETATTRIBUTE_OVERRIDDEN: case BINARY_SUBSCR_GETITEM:
-#if PY_VERSION_HEX >= 0x030D0000
-    case CALL_KW: case INSTRUMENTED_CALL_KW: case CALL_PY_GENERAL:
-    case CALL_BOUND_METHOD_GENERAL: case CALL_ALLOC_AND_ENTER_INIT:
-#else
-    case CALL_PY_WITH_DEFAULTS:
-#endif
-        return 1;
-    default:
-        return 0;
-    }
-}
-#else
-static int py_inline_call(PyThreadState *ts) {
-    (void)ts;
-    return 0;
-}
-#endif
 
 /* An entry on a segment: a further segment in its margin (else the
  * margin's rule), and plain Python's charge of units (py_inline_call).
@@ -355,8 +365,8 @@ static int py_seg_entry(PyThreadState *ts, py_frame *f, int exc, uintptr_t sp, P
     if (sp < py_seg->floor) {
         if (py_seg_eval(ts, f, exc, r)) return 1;
         adjust = py_margin_adjust(ts, sp, py_seg->lo);
-    } else if (py_inline_call(ts)) {
-        adjust = PY_GIVEN_BACK;
+    } else {
+        adjust = py_inline_call(ts);
     }
     *r = py_eval_adjusted(ts, f, exc, adjust);
     return 1;
@@ -383,7 +393,7 @@ static __attribute__((noinline)) PyObject *py_eval_slow(PyThreadState *ts, py_fr
     if (py_stack.lo == 0) py_stack_init();
     int adjust = 0;
     if (sp - py_stack.floor < py_stack.span) {
-        adjust = PY_GIVEN_BACK;
+        adjust = py_inline_call(ts);
     } else if (sp >= py_stack.lo && sp < py_stack.floor) {
         if (py_seg_eval(ts, f, exc, &r)) return r;
         adjust = py_margin_adjust(ts, sp, py_stack.lo);
@@ -396,9 +406,10 @@ static inline PyObject *py_eval_default(PyThreadState *ts, py_frame *f, int exc)
     if (__builtin_expect(sp - py_stack.floor >= py_stack.span, 0))
         return py_eval_slow(ts, f, exc, sp);
 #if PY_GIVEN_BACK
-    PY_BUDGET(ts) += PY_GIVEN_BACK;
+    int adjust = py_inline_call(ts);
+    PY_BUDGET(ts) += adjust;
     PyObject *r = _PyEval_EvalFrameDefault(ts, f, exc);
-    PY_BUDGET(ts) -= PY_GIVEN_BACK;
+    PY_BUDGET(ts) -= adjust;
     return r;
 #else
     return _PyEval_EvalFrameDefault(ts, f, exc);

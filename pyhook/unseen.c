@@ -245,10 +245,30 @@ static void name_after(PyObject *t) {
     PyErr_Restore(type, value, tb);
 }
 
-/* self: threading.Thread's own _bootstrap_inner; t: the thread. */
+/* Gives back (n > 0) or takes again the unit of the recursion budget that
+ * the call of a builtin takes: the C budget from 3.12, the Python one
+ * before. */
+static void recursion_unit(PyThreadState *ts, int n) {
+#if PY_VERSION_HEX >= 0x030C0000
+    ts->c_recursion_remaining += n;
+#elif PY_VERSION_HEX >= 0x030B0000
+    ts->recursion_remaining += n;
+#else
+    ts->recursion_depth -= n;
+#endif
+}
+
+/* self: threading.Thread's own _bootstrap_inner; t: the thread. Plain
+ * Python calls it inline from _bootstrap: the unit this builtin's call took
+ * is given back for the thread's life, so that its recursion ends where it
+ * would unprofiled. */
 static PyObject *bootstrap_call(PyObject *orig, PyObject *t) {
     name_after(t);
-    return PyObject_CallFunctionObjArgs(orig, t, NULL);
+    PyThreadState *ts = PyThreadState_Get();
+    recursion_unit(ts, 1);
+    PyObject *r = PyObject_CallFunctionObjArgs(orig, t, NULL);
+    recursion_unit(ts, -1);
+    return r;
 }
 
 static PyMethodDef g_bootstrap_def = {"_bootstrap_inner", bootstrap_call, METH_O,

@@ -40,6 +40,7 @@ CASES = [
     ("refcounts.py", ["--trace-c"]),
     ("unseen_calls.py", []),
     ("deep_recursion.py", []),
+    ("recursion_limits.py", []),
 ]
 # the same under the exact mechanism (no frame-evaluation function)
 EXACT = ["--mechanism", "exact"]
@@ -81,6 +82,12 @@ KNOWN = {
         "PY_YIELD or LINE events set (cProfile and coverage too), pdb's set_trace() "
         "stops one line after its own (measured with a Python tool of each event "
         "alone; PY_UNWIND, PY_THROW and CALL do not do it)"),
+    ("recursion_limits.py", "--mechanism exact"): (
+        lambda v: v >= (3, 12),
+        "3.12+: a sys.monitoring callback is a call CPython makes from C, charged to "
+        "the C recursion budget; at the budget's end a recursion through C gets "
+        "RecursionError a call or two sooner under any tool (a Python one with "
+        "PY_START and PY_RETURN: 748 for 749 on 3.12.1, 4,998 for 4,999 on 3.13.0)"),
     ("pdb_stdin.py", "--mechanism exact"): (
         lambda v: v >= (3, 13),
         "3.13.0: while any sys.monitoring tool has PY_START, PY_RESUME, PY_RETURN, "
