@@ -239,6 +239,54 @@ static inline lt__tbuf *tb(void) {
     return t;
 }
 
+/* The frame the frame-evaluation hook is entering while it makes the
+ * thread's buffer (not the thread's current frame yet), for
+ * py__frame_arg0; NULL otherwise. */
+static __thread py_frame *tls_entering;
+
+/* tb() for a record of the frame f, which the hook is entering. */
+static inline lt__tbuf *tb_entering(py_frame *f) {
+    lt__tbuf *t = lt__tls;
+    if (UNLIKELY(t == NULL)) {
+        tls_entering = f;
+        t = tb_first();
+        tls_entering = NULL;
+    }
+    return t;
+}
+
+static int code_in(PyObject *co, PyObject *const *codes, int n) {
+    for (int i = 0; i < n; i++)
+        if (co == codes[i]) return 1;
+    return 0;
+}
+
+PyObject *py__frame_arg0(PyObject *const *codes, int n) {
+    py_frame *e = tls_entering;
+    if (e && code_in((PyObject *)PYF_CODE(e), codes, n) && PYF_CODE(e)->co_argcount > 0) {
+        PyObject *a = PYF_LOCALS(e)[0];
+        Py_XINCREF(a);
+        return a;
+    }
+    PyFrameObject *fr = PyEval_GetFrame(); /* borrowed */
+    Py_XINCREF(fr);
+    while (fr) {
+        PyCodeObject *co = PyFrame_GetCode(fr);
+        int hit = code_in((PyObject *)co, codes, n) && co->co_argcount > 0;
+        Py_DECREF(co);
+        if (hit) {
+            PyObject *a = PYFO_LOCALS(fr)[0];
+            Py_XINCREF(a);
+            Py_DECREF(fr);
+            return a;
+        }
+        PyFrameObject *back = PyFrame_GetBack(fr);
+        Py_DECREF(fr);
+        fr = back;
+    }
+    return NULL;
+}
+
 void py__pending_flush(void) {
     py_tstate *s = &tls;
     lt__tbuf *t = lt__tls;
@@ -738,7 +786,7 @@ static inline int creates_generator(py_frame *f) {
 
 /* A recorded frame (location loc), outside the inline path. */
 static PyObject *eval_hook_loc(EVAL_PARAMS, uint32_t loc) {
-    lt__tbuf *t = loc ? tb() : NULL;
+    lt__tbuf *t = loc ? tb_entering(f) : NULL;
     if (t) WIN_CHECK();
     if (t == NULL || t->depth >= g_depth_limit)
         return EVAL_DEFAULT();

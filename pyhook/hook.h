@@ -74,6 +74,12 @@ void py__pending_flush(void);
 /* Called for each thread's first event: names it through opts.on_thread. */
 void py__thread_first(void);
 
+/* The first argument (a new reference, or NULL) of the innermost frame of
+ * this thread whose code is one of codes[0..n): the frame the hook is
+ * entering when it makes the thread's buffer, then the thread's frames
+ * outwards. */
+PyObject *py__frame_arg0(PyObject *const *codes, int n);
+
 /* Records a failure inside hook work instead of raising it: the exception
  * set, if any, is taken (the first one is kept). `what` is a literal saying
  * what failed and what it cost. The hook itself never raises. */
@@ -134,10 +140,10 @@ void py__name_thread(const char *name);
  * callables, without a Python frame a tracer, profiler or coverage tool
  * could see (Python-callable; docs there). */
 extern const char py__hidden_doc[], py__exec_wrapper_doc[],
-    py__patch_threading_doc[], py__on_thread_doc[], py__signal_wrappers_doc[];
+    py__threading_doc[], py__on_thread_doc[], py__signal_wrappers_doc[];
 PyObject *py__hidden(PyObject *self, PyObject *args);
 PyObject *py__exec_wrapper(PyObject *self, PyObject *real);
-PyObject *py__patch_threading(PyObject *self, PyObject *unused);
+PyObject *py__threading(PyObject *self, PyObject *unused);
 PyObject *py__on_thread(PyObject *self, PyObject *unused);
 PyObject *py__signal_wrappers(PyObject *self, PyObject *args);
 /* The first sight of a code object (hook.c): at subprocess's

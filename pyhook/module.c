@@ -635,7 +635,7 @@ static PyMethodDef tracy_methods[] = {
     {"_fork_wrapper", py__fork_wrapper, METH_O, py__fork_wrapper_doc},
     {"_hidden", py__hidden, METH_VARARGS, py__hidden_doc},
     {"_exec_wrapper", py__exec_wrapper, METH_O, py__exec_wrapper_doc},
-    {"_patch_threading", py__patch_threading, METH_NOARGS, py__patch_threading_doc},
+    {"_threading", py__threading, METH_NOARGS, py__threading_doc},
     {"_on_thread", py__on_thread, METH_NOARGS, py__on_thread_doc},
     {"_signal_wrappers", py__signal_wrappers, METH_VARARGS, py__signal_wrappers_doc},
     {NULL, NULL, 0, NULL}};

@@ -245,73 +245,49 @@ static void name_after(PyObject *t) {
     PyErr_Restore(type, value, tb);
 }
 
-/* Gives back (n > 0) or takes again the unit of the recursion budget that
- * the call of a builtin takes: the C budget from 3.12, the Python one
- * before. */
-static void recursion_unit(PyThreadState *ts, int n) {
-#if PY_VERSION_HEX >= 0x030C0000
-    ts->c_recursion_remaining += n;
-#elif PY_VERSION_HEX >= 0x030B0000
-    ts->recursion_remaining += n;
-#else
-    ts->recursion_depth -= n;
-#endif
-}
-
-/* self: threading.Thread's own _bootstrap_inner; t: the thread. Plain
- * Python calls it inline from _bootstrap: the unit this builtin's call took
- * is given back for the thread's life, so that its recursion ends where it
- * would unprofiled. */
-static PyObject *bootstrap_call(PyObject *orig, PyObject *t) {
-    name_after(t);
-    PyThreadState *ts = PyThreadState_Get();
-    recursion_unit(ts, 1);
-    PyObject *r = PyObject_CallFunctionObjArgs(orig, t, NULL);
-    recursion_unit(ts, -1);
-    return r;
-}
-
-static PyMethodDef g_bootstrap_def = {"_bootstrap_inner", bootstrap_call, METH_O,
-                                      "Names the thread in the trace, then runs it."};
-
-/* threading, when imported, with Thread._bootstrap_inner naming the thread
- * in the trace first (once per process). New reference or NULL (no error). */
-static PyObject *patched_threading(void) {
+/* threading, when imported: a new reference, or NULL (no error). */
+static PyObject *threading_module(void) {
     PyObject *key = PyUnicode_FromString("threading");
-    if (!key) return NULL;
-    PyObject *th = PyImport_GetModule(key);
-    Py_DECREF(key);
-    if (!th) return NULL;
-    PyObject *cls = PyObject_GetAttrString(th, "Thread");
-    PyObject *done = cls ? PyObject_GetAttrString(cls, "_tracy_patched") : NULL;
+    PyObject *th = key ? PyImport_GetModule(key) : NULL;
+    Py_XDECREF(key);
     PyErr_Clear();
-    if (cls && !(done && PyObject_IsTrue(done) > 0)) {
-        PyObject *orig = PyObject_GetAttrString(cls, "_bootstrap_inner");
-        PyObject *f = orig ? PyCFunction_NewEx(&g_bootstrap_def, orig, NULL) : NULL;
-        PyObject *m = f ? PyInstanceMethod_New(f) : NULL;
-        if (m && PyObject_SetAttrString(cls, "_bootstrap_inner", m) == 0)
-            (void)PyObject_SetAttrString(cls, "_tracy_patched", Py_True);
-        Py_XDECREF(m);
-        Py_XDECREF(f);
-        Py_XDECREF(orig);
-        PyErr_Clear();
-    }
-    Py_XDECREF(done);
-    Py_XDECREF(cls);
     return th;
 }
 
-const char py__patch_threading_doc[] = PyDoc_STR(
-"_patch_threading() -> module or None\n--\n\n"
-"threading, when imported, its threads named in the trace as they start\n"
-"(Thread._bootstrap_inner wrapped in C: no Python frame of the profiler).");
+const char py__threading_doc[] = PyDoc_STR(
+"_threading() -> module or None\n--\n\n"
+"threading, when imported (the profiler changes nothing in it: a thread is\n"
+"named when it first records, by _on_thread).");
 
-PyObject *py__patch_threading(PyObject *self, PyObject *unused) {
+PyObject *py__threading(PyObject *self, PyObject *unused) {
     (void)self;
     (void)unused;
-    PyObject *th = patched_threading();
+    PyObject *th = threading_module();
     if (th) return th;
     Py_RETURN_NONE;
+}
+
+/* The threading.Thread the calling thread runs, from its start's frames
+ * (self of Thread._bootstrap or _bootstrap_inner), before threading lists
+ * it in _active. A new reference, or NULL (no error). */
+static PyObject *starting_thread(PyObject *th) {
+    static const char *const names[] = {"_bootstrap", "_bootstrap_inner"};
+    PyObject *codes[2] = {NULL, NULL};
+    PyObject *cls = PyObject_GetAttrString(th, "Thread");
+    for (int i = 0; i < 2 && cls; i++) {
+        PyObject *fn = PyObject_GetAttrString(cls, names[i]);
+        if (fn && PyFunction_Check(fn)) codes[i] = PyFunction_GET_CODE(fn);
+        Py_XINCREF(codes[i]);
+        Py_XDECREF(fn);
+    }
+    PyErr_Clear();
+    PyObject *t = codes[0] || codes[1] ? py__frame_arg0(codes, 2) : NULL;
+    if (t && !(cls && PyObject_IsInstance(t, cls) == 1)) Py_CLEAR(t);
+    PyErr_Clear();
+    Py_XDECREF(codes[0]);
+    Py_XDECREF(codes[1]);
+    Py_XDECREF(cls);
+    return t;
 }
 
 const char py__on_thread_doc[] = PyDoc_STR(
@@ -322,13 +298,17 @@ const char py__on_thread_doc[] = PyDoc_STR(
 PyObject *py__on_thread(PyObject *self, PyObject *unused) {
     (void)self;
     (void)unused;
-    PyObject *th = patched_threading();
+    PyObject *th = threading_module();
     if (!th) Py_RETURN_NONE;
     PyObject *active = PyObject_GetAttrString(th, "_active");
     PyObject *ident = PyLong_FromUnsignedLong(PyThread_get_thread_ident());
     PyObject *t = active && ident && PyDict_Check(active) ? PyDict_GetItem(active, ident)
                                                           : NULL;
+    Py_XINCREF(t);
+    PyErr_Clear();
+    if (!t) t = starting_thread(th);
     if (t) name_after(t);
+    Py_XDECREF(t);
     Py_XDECREF(ident);
     Py_XDECREF(active);
     Py_DECREF(th);

@@ -141,7 +141,7 @@ def enable():
             # and a thread's name is taken when it first records (_on_thread,
             # which patches threading if it has been imported since)
             import threading  # noqa: F401
-        th = _patch_threading()
+        th = _threading()
         _name_threads()
         mode = _tracy.enable()
         if th is None:
@@ -181,11 +181,11 @@ def end_regions():
 # through _tracy._hidden: no frame of the profiler for the program's
 # tracers, profilers and coverage tools. _OURS: the wrappers installed.
 _OURS = set()
-_patch_threading = _tracy._patch_threading
+_threading = _tracy._threading
 
 
 def _name_threads():
-    th = _patch_threading()
+    th = _threading()
     if th is None:
         _tracy.thread_name("MainThread")
         return

@@ -2,8 +2,8 @@
 once the calls are warm (plain Python specializes them): in Python code, at
 the recursion limit, and through C (3.12+: at the C budget, 750 or 5,000
 calls deep). The hook gives back the C budget of an entry only where plain
-Python would have made the call inline, and threading's thread start, which
-the profiler wraps in C to name the thread, takes no unit of it."""
+Python would have made the call inline, and threading's thread start runs
+as it does unprofiled (the profiler names the thread without wrapping it)."""
 import sys
 import threading
 
