@@ -42,12 +42,12 @@ typedef struct py_code_extra {
 static Py_ssize_t g_extra_idx = -1;
 /* Cached locations are (tag << 32 | loc), tag = the epoch, with PY_GEN_BIT
  * for the code of a generator or coroutine (whose frames are evaluated once
- * more, to create the object), PY_MON_BIT for code recorded through
- * sys.monitoring instead of the hook (3.13, see mon_watch); a new epoch
+ * more, to create the object), PY_INIT_BIT for a simple __init__ whose
+ * class is kept from being called inline (3.13, see init_watch); a new epoch
  * forgets them all. */
 #define PY_GEN_BIT 0x80000000u
-#define PY_MON_BIT 0x40000000u
-#define PY_TAG_BITS (PY_GEN_BIT | PY_MON_BIT)
+#define PY_INIT_BIT 0x40000000u
+#define PY_TAG_BITS (PY_GEN_BIT | PY_INIT_BIT)
 #define PY_GEN_FLAGS (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR)
 static uint32_t g_epoch = 1;
 /* (g_epoch << 32) + 1: a cached value v minus this is below UINT32_MAX
@@ -100,9 +100,6 @@ static pthread_key_t g_tls_key;
 static uint32_t g_win_gen;
 static __thread uint32_t tls_win_gen;
 static void win_first(PyFrameObject *top, int given);
-#if PY_VERSION_HEX >= 0x030D0000
-static void win_first_callers(void);
-#endif
 static __thread int tls_win_prof; /* profile_cb set by win_first (3.12+, no tool id) */
 /* Zones win_first began that are still open: the outermost ones. An end
  * the hook would write into them is that of a frame it began in an earlier
@@ -526,7 +523,7 @@ static void qual_learn(PyCodeObject *co, PyObject *globals) {
 }
 #endif
 
-static int mon_watch(PyCodeObject *co);
+static int init_watch(PyCodeObject *co);
 
 /* First sight of a code object in this epoch: decides whether it is
  * recorded and registers its location. globals: those of the frame, NULL
@@ -555,7 +552,7 @@ static __attribute__((noinline)) uint32_t code_loc_slow(PyCodeObject *co,
         Py_XDECREF(module);
     }
     uint32_t tag = g_epoch | ((co->co_flags & PY_GEN_FLAGS) ? PY_GEN_BIT : 0);
-    if (loc && mon_watch(co)) tag |= PY_MON_BIT;
+    if (loc && init_watch(co)) tag |= PY_INIT_BIT;
     uintptr_t v = ((uintptr_t)tag << 32) | loc;
     if (py_code_set_extra((PyObject *)co, g_extra_idx, (void *)v) < 0)
         py__hook_failed("a code object's location could not be kept");
@@ -573,12 +570,32 @@ static inline uint32_t code_loc(PyCodeObject *co, PyObject *globals) {
     return code_loc_slow(co, globals);
 }
 
-/* Code of this epoch recorded through sys.monitoring (after code_loc). */
-static int code_monitored(PyCodeObject *co) {
+static int init_units(PyThreadState *ts, py_frame *f);
+
+/* Before a recorded frame of code of this epoch (after code_loc) runs: a
+ * simple __init__'s class is kept from being called inline (3.13), and
+ * the units to give back are returned (init_units). */
+static int code_entering(py_frame *f) {
+    PyCodeObject *co = PYF_CODE(f);
     py_code_extra *ex = (py_code_extra *)co->co_extra;
     if (ex == NULL || g_extra_idx >= ex->ce_size) return 0;
     uint32_t tag = (uint32_t)((uintptr_t)ex->ce_extras[g_extra_idx] >> 32);
-    return (tag & PY_MON_BIT) && (tag & ~PY_TAG_BITS) == g_epoch;
+    if ((tag & PY_INIT_BIT) && (tag & ~PY_TAG_BITS) == g_epoch)
+        return init_units(PyThreadState_GET(), f);
+    return 0;
+}
+
+/* EVAL_DEFAULT with `units` of the C budget given back (3.13; code_entering). */
+static PyObject *init_eval(EVAL_PARAMS, int units) {
+#if PY_VERSION_HEX >= 0x030D0000
+    PY_BUDGET(ts) += units;
+    PyObject *r = EVAL_DEFAULT();
+    PY_BUDGET(ts) -= units;
+    return r;
+#else
+    (void)units;
+    return EVAL_DEFAULT();
+#endif
 }
 
 /* A small open-addressing map (k1, k2) -> location, for C functions and
@@ -804,8 +821,16 @@ static PyObject *eval_hook_loc(EVAL_PARAMS, uint32_t loc) {
 /* Frames whose code is new in this epoch, or threads without a buffer. */
 static __attribute__((noinline)) PyObject *eval_hook_cold(EVAL_PARAMS) {
     uint32_t loc = code_loc(PYF_CODE(f), f->f_globals);
-    if (creates_generator(f) || code_monitored(PYF_CODE(f))) return EVAL_DEFAULT();
+    if (creates_generator(f)) return EVAL_DEFAULT();
+#if PY_VERSION_HEX >= 0x030D0000
+    int units = loc ? code_entering(f) : 0;
+    PY_BUDGET(ts) += units;
+    PyObject *r = eval_hook_loc(EVAL_ARGS, loc);
+    PY_BUDGET(ts) -= units;
+    return r;
+#else
     return eval_hook_loc(EVAL_ARGS, loc);
+#endif
 }
 
 /* The end of a recorded frame, when it is not written inline. Returns r. */
@@ -863,7 +888,15 @@ static __attribute__((noinline)) PyObject *eval_hook_other(EVAL_PARAMS, uintptr_
         if ((uint32_t)v == 0 || !PYF_IS_RESUME(f)) return EVAL_DEFAULT();
         return eval_hook_loc(EVAL_ARGS, (uint32_t)v);
     }
-    if ((tag & ~PY_TAG_BITS) == g_epoch) return EVAL_DEFAULT(); /* sys.monitoring's */
+#if PY_VERSION_HEX >= 0x030D0000
+    if (tag == (g_epoch | PY_INIT_BIT)) {
+        int units = init_units(ts, f);
+        PY_BUDGET(ts) += units;
+        PyObject *r = eval_hook_loc(EVAL_ARGS, (uint32_t)v);
+        PY_BUDGET(ts) -= units;
+        return r;
+    }
+#endif
     return eval_hook_cold(EVAL_ARGS);
 }
 
@@ -913,14 +946,15 @@ static PyObject *eval_hook_depth(EVAL_PARAMS) {
 /* The same with --min-duration or --label args. */
 static PyObject *eval_hook_slow(EVAL_PARAMS) {
     uint32_t loc = code_loc(PYF_CODE(f), f->f_globals);
-    if (loc != 0 && !creates_generator(f) && !code_monitored(PYF_CODE(f)) && zbegin(loc)) {
+    int units = loc != 0 && !creates_generator(f) ? code_entering(f) : 0;
+    if (loc != 0 && !creates_generator(f) && zbegin(loc)) {
         if (py__opts.label_args) zone_args_text(PYF_CODE(f), PYF_LOCALS(f));
-        PyObject *r = EVAL_DEFAULT();
+        PyObject *r = init_eval(EVAL_ARGS, units);
         if (!lt__tls || WIN_HOOK_END(lt__tls)) zend();
         else if (g_live) WIN_RETURNED();
         return r;
     }
-    return EVAL_DEFAULT();
+    return init_eval(EVAL_ARGS, units);
 }
 
 /* ---- Profile and trace callbacks ------------------------------------------------- */
@@ -980,107 +1014,51 @@ static void frame_exit(PyFrameObject *frame) {
 
 static void uninstall_current(void);
 
-/* ---- sys.monitoring, for what the hook cannot see (3.13) -------------------- */
+/* ---- Simple __init__ calls (3.13) ------------------------------------------- */
 
 #if PY_VERSION_HEX >= 0x030D0000
 /* CPython 3.13 specializes the call of a class whose __init__ is a simple
  * Python function (CALL_ALLOC_AND_ENTER_INIT): the __init__ frame is pushed
- * inline, past the frame-evaluation hook. Such __init__ code objects are
- * recorded by local PY_START/PY_RETURN events instead (the hook skips them),
- * and the global PY_UNWIND closes a zone an exception ends. */
-static int g_mon_tool = -1; /* -2: none could be had */
-static PyObject *g_mon_set_local;
-static long g_mon_events;
+ * inline, past the frame-evaluation hook, which the other inline calls
+ * respect. The specializer leaves alone a class whose tp_alloc is not
+ * PyType_GenericAlloc: the first time the hook sees such an __init__ run
+ * for a class, the class gets init_alloc, which is PyType_GenericAlloc
+ * under another address, and PyType_Modified sends the calls already
+ * specialized for it back to the generic CALL. Nothing else changes for
+ * the program, and no sys.monitoring tool id is taken. */
+static __thread PyObject *tls_init_new; /* what init_alloc made last */
 
-/* --label args for an __init__ seen through sys.monitoring: PY_START runs
- * inside the new frame, which is then the thread's current one. */
-static void mon_args_text(PyCodeObject *co) {
-    PyFrameObject *fr = PyEval_GetFrame(); /* borrowed */
-    if (!fr) return;
-    PyCodeObject *fc = PyFrame_GetCode(fr);
-    if (fc == co) zone_args_text(co, PYFO_LOCALS(fr));
-    Py_DECREF(fc);
+static PyObject *init_alloc(PyTypeObject *tp, Py_ssize_t n) {
+    PyObject *o = PyType_GenericAlloc(tp, n);
+    tls_init_new = o;
+    return o;
 }
 
-static PyObject *mon_start(PyObject *self, PyObject *const *a, Py_ssize_t n) {
-    if (n >= 1 && PyCode_Check(a[0])) {
-        uint8_t rec = 0;
-        if (g_enabled && g_mode == PY_MODE_EVAL) {
-            if (UNLIKELY(tls_win_gen != g_win_gen)) win_first_callers();
-            uint32_t loc = code_loc((PyCodeObject *)a[0], NULL);
-            rec = loc && zbegin(loc);
-            if (rec && py__opts.label_args) mon_args_text((PyCodeObject *)a[0]);
-        }
-        if (!push(a[0], ENT_MON, rec) && rec) zend();
+/* Keeps the class of the __init__ frame f from inline calls, and returns
+ * the units of the C recursion budget to give back to the frame beyond
+ * py_inline_call's: plain Python would have called it inline (no unit)
+ * where a CALL of the class, with the arguments __init__ takes, made it
+ * (the call of the class takes one unit, then the frame's entry two, which
+ * py_inline_call gives back for a CALL but not for the CALL_NON_PY_GENERAL
+ * the specializer turns it into). */
+static int init_units(PyThreadState *ts, py_frame *f) {
+    PyCodeObject *co = PYF_CODE(f);
+    PyObject *self = co->co_argcount > 0 ? PYF_LOCALS(f)[0] : NULL;
+    if (!self) return 0;
+    PyTypeObject *tp = Py_TYPE(self);
+    if (tp->tp_alloc == PyType_GenericAlloc && (tp->tp_flags & Py_TPFLAGS_HEAPTYPE)) {
+        tp->tp_alloc = init_alloc;
+        PyType_Modified(tp);
     }
-    Py_RETURN_NONE;
-}
-
-/* PY_RETURN of a watched code, or PY_UNWIND of any. */
-static PyObject *mon_end(PyObject *self, PyObject *const *a, Py_ssize_t n) {
-    py_tstate *s = &tls;
-    if (n >= 1 && s->n && s->st[s->n - 1].kind == ENT_MON && s->st[s->n - 1].key == a[0])
-        pop_ends(&s->st[--s->n]);
-    Py_RETURN_NONE;
-}
-
-PyDoc_STRVAR(mon_start_doc, "_mon_start(code, offset)\n--\n\nPY_START of a watched __init__.");
-PyDoc_STRVAR(mon_end_doc, "_mon_end(code, offset, value)\n--\n\nPY_RETURN or PY_UNWIND.");
-
-static PyMethodDef g_mon_defs[] = {
-    {"_mon_start", (PyCFunction)(void (*)(void))mon_start, METH_FASTCALL, mon_start_doc},
-    {"_mon_end", (PyCFunction)(void (*)(void))mon_end, METH_FASTCALL, mon_end_doc}};
-
-static long mon_event(PyObject *events, const char *name) {
-    PyObject *v = PyObject_GetAttrString(events, name);
-    long e = v ? PyLong_AsLong(v) : -1;
-    Py_XDECREF(v);
-    return e;
-}
-
-/* No tool id was free: says so once on stderr (the program goes on; such
- * __init__ calls may then be missing from the trace). */
-static void mon_no_tool(void) {
-    PyObject *type, *value, *tbk;
-    PyErr_Fetch(&type, &value, &tbk);
-    PySys_WriteStderr("tracy: sys.monitoring tool ids 3 and 4 are taken: calls of a simple "
-                      "__init__ that CPython 3.13 inlines are not recorded\n");
-    PyErr_Restore(type, value, tbk);
-}
-
-/* Takes a free tool id, registers the callbacks. 0 or -1. */
-static int mon_setup(void) {
-    PyObject *mon = PySys_GetObject("monitoring"); /* borrowed */
-    PyObject *events = mon ? PyObject_GetAttrString(mon, "events") : NULL;
-    if (!events) return -1;
-    long start = mon_event(events, "PY_START"), ret = mon_event(events, "PY_RETURN"),
-         unwind = mon_event(events, "PY_UNWIND");
-    Py_DECREF(events);
-    if (start < 0 || ret < 0 || unwind < 0) return -1;
-    /* Only the ids sys.monitoring reserves for nobody: 0 (debugger),
-     * 1 (coverage), 2 (profiler: cProfile) and 5 (optimizer) stay free for
-     * the tools the program runs. */
-    static const int ids[] = {3, 4};
-    for (size_t i = 0; i < sizeof ids / sizeof *ids && g_mon_tool < 0; i++) {
-        PyObject *r = PyObject_CallMethod(mon, "use_tool_id", "is", ids[i], "tracy");
-        if (r) g_mon_tool = ids[i];
-        else PyErr_Clear();
-        Py_XDECREF(r);
+    if (self != tls_init_new) return 0; /* not made by a call of its class */
+    tls_init_new = NULL;
+    _PyInterpreterFrame *caller = ts->current_frame;
+    if (!caller || caller->instr_ptr->op.arg + 1 != co->co_argcount) return 0;
+    switch (caller->instr_ptr->op.code) {
+    case CALL: return 1;
+    case CALL_NON_PY_GENERAL: return 1 + PY_GIVEN_BACK;
+    default: return 0;
     }
-    if (g_mon_tool < 0) {
-        mon_no_tool();
-        return -1;
-    }
-    PyObject *fs = PyCFunction_New(&g_mon_defs[0], NULL), *fe = PyCFunction_New(&g_mon_defs[1], NULL);
-    PyObject *r1 = fs ? PyObject_CallMethod(mon, "register_callback", "ilO", g_mon_tool, start, fs) : NULL;
-    PyObject *r2 = fe ? PyObject_CallMethod(mon, "register_callback", "ilO", g_mon_tool, ret, fe) : NULL;
-    PyObject *r3 = fe ? PyObject_CallMethod(mon, "register_callback", "ilO", g_mon_tool, unwind, fe) : NULL;
-    PyObject *r4 = PyObject_CallMethod(mon, "set_events", "il", g_mon_tool, unwind);
-    g_mon_set_local = PyObject_GetAttrString(mon, "set_local_events");
-    int ok = r1 && r2 && r3 && r4 && g_mon_set_local;
-    Py_XDECREF(fs); Py_XDECREF(fe); Py_XDECREF(r1); Py_XDECREF(r2); Py_XDECREF(r3); Py_XDECREF(r4);
-    g_mon_events = start | ret;
-    return ok ? 0 : -1;
 }
 
 /* An __init__ the specializer may push inline: no *args, **kwargs or
@@ -1091,26 +1069,18 @@ static int simple_init(PyCodeObject *co) {
            PyUnicode_CompareWithASCIIString(co->co_name, "__init__") == 0;
 }
 
-/* Under the hook: records co through sys.monitoring when the hook may miss
- * its frames. 1 when it does. */
-static int mon_watch(PyCodeObject *co) {
-    if (g_mode != PY_MODE_EVAL || !simple_init(co) || g_mon_tool == -2) return 0;
-    if (g_mon_tool < 0 && mon_setup() < 0) {
-        PyErr_Clear();
-        g_mon_tool = -2;
-        return 0;
-    }
-    PyObject *r = PyObject_CallFunction(g_mon_set_local, "iOl", g_mon_tool, (PyObject *)co,
-                                        g_mon_events);
-    if (!r) {
-        PyErr_Clear();
-        return 0;
-    }
-    Py_DECREF(r);
-    return 1;
+/* Under the hook: 1 when the frames of co need init_keep. */
+static int init_watch(PyCodeObject *co) {
+    return g_mode == PY_MODE_EVAL && simple_init(co);
 }
 #else
-static int mon_watch(PyCodeObject *co) {
+static int init_units(PyThreadState *ts, py_frame *f) {
+    (void)ts, (void)f;
+    return 0;
+}
+
+static int init_watch(PyCodeObject *co) {
+    (void)co;
     return 0;
 }
 #endif
@@ -1460,7 +1430,9 @@ static void win_reset(py_tstate *s) {
 /* 3.12+: a profile function would instrument every code object of the
  * interpreter; local PY_RETURN and PY_YIELD events on the running calls'
  * code objects, and PY_UNWIND while a window watches, cost nothing
- * elsewhere. A tool id of its own (4, else 3: see mon_setup), kept. */
+ * elsewhere. A tool id of its own, kept: 4, else 3, the ids sys.monitoring
+ * reserves for nobody (0, 1, 2 and 5 are the debugger's, coverage's, the
+ * profiler's and the optimizer's). */
 static int g_wmon_tool = -1; /* -2: none could be had */
 static long g_wmon_events, g_wmon_unwind;
 static int g_wmon_unwinding; /* PY_UNWIND is set */
@@ -1662,16 +1634,6 @@ static __attribute__((noinline)) void win_first(PyFrameObject *top, int given) {
     if (any) lt__trace_cut_at(g_win_start);
     if (eval && s->n) win_watch(s);
 }
-
-#if PY_VERSION_HEX >= 0x030D0000
-/* win_first from PY_START, inside the frame that starts: its callers. */
-static void win_first_callers(void) {
-    PyFrameObject *f = PyEval_GetFrame(); /* borrowed */
-    PyFrameObject *back = f ? PyFrame_GetBack(f) : NULL;
-    win_first(back, 1);
-    Py_XDECREF(back);
-}
-#endif
 
 /* The end of a zone win_first began (its frame returned). */
 static void win_end(void) {

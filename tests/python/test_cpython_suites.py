@@ -74,8 +74,6 @@ KNOWN = {
             "test.test_sys_settrace.%s.test_20_async_for_loop" % c
             for c in ("SkipLineEventsTraceTestCase", "TestLinesAfterTraceStarted",
                       "TestSetLocalTrace", "TraceOpcodesTestCase", "TraceTestCase")},
-        # pdb stops one line late in an __init__ watched through sys.monitoring
-        "test_pdb": {"test.test_pdb.test_pdb_issue_gh_65052"},
     },
 }
 
