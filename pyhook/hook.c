@@ -859,8 +859,10 @@ static __attribute__((noinline)) PyObject *eval_hook_rec(EVAL_PARAMS, lt__tbuf *
 /* The end of a frame whose begin was written inline. Reached by a tail call,
  * so that the hook keeps nothing but the buffer across the frame. */
 static __attribute__((noinline)) PyObject *eval_hook_after(lt__tbuf *t, PyObject *r) {
-    /* a forked child has a buffer of its own; the map, once published, stays */
-    if (UNLIKELY(lt__tls != t || !g_live || t->wp > t->limit || t->depth <= tls_synth))
+    /* a forked child has a buffer of its own, and the buffer it had before
+     * fork has no room (lt__buf_atfork_child); the map, once published,
+     * stays */
+    if (UNLIKELY(!g_live || t->wp > t->limit || t->depth <= tls_synth))
         return eval_hook_end(t, r);
     lt__write_end(t, lt__tsc_ns(lt__clock()));
     return r;

@@ -613,6 +613,10 @@ static lt__thr *stale, *kept;
 
 void lt__buf_atfork_child(void) {
     lt__client *g = &lt__g;
+    /* the forking thread's buffer is nobody's now: a frame begun before
+     * fork that ends here finds it full (the Python hook's inline end
+     * then takes its slow path, which compares the buffer with lt__tls) */
+    if (lt__tls) lt__tls->limit = NULL;
     lt__tls = NULL;
     if (key_made) (void)pthread_setspecific(tb_key, NULL);
     if (g->threads) {

@@ -27,7 +27,9 @@ typedef struct lt__chunk lt__chunk;
 
 typedef struct lt__tbuf {
     uint8_t *wp;          /* write position in the current chunk */
-    uint8_t *limit;       /* chunk end minus LT__SLACK */
+    uint8_t *limit;       /* chunk end minus LT__SLACK; NULL sends every
+                             record to the slow path (drop mode, a buffer
+                             left by fork) */
     uint8_t *base;        /* start of the current chunk's data */
     uint64_t *committed;  /* the chunk's published word (release store) */
     uint64_t last_ts;     /* timestamp of the last timed record */
@@ -152,6 +154,19 @@ static inline uint64_t lt__dt(lt__tbuf *t, uint64_t ts) {
     return dt;
 }
 
+/* Writes the delta from the last timed record as lt__dt does: the usual
+ * 1..3 byte delta (under 2.1 ms) in straight-line code, the clamp to 0 (an
+ * older ts, right after a recorded wait) with the longer ones. */
+static inline __attribute__((always_inline)) uint8_t *lt__put_dt(lt__tbuf *t, uint8_t *p,
+                                                                 uint64_t ts) {
+    uint64_t dt = ts - t->last_ts;
+    if (__builtin_expect(dt < ((uint64_t)1 << 21), 1)) {
+        t->last_ts = ts;
+        return lt__put_varint(p, dt);
+    }
+    return lt__put_varint(p, lt__dt(t, ts));
+}
+
 static inline void lt__publish(lt__tbuf *t, uint8_t *p) {
     uint64_t b = t->cbias + ((uint64_t)1 << 32);
     t->wp = p;
@@ -164,13 +179,12 @@ static inline void lt__publish(lt__tbuf *t, uint8_t *p) {
 static inline __attribute__((always_inline)) void lt__write_begin(lt__tbuf *t, uint32_t loc,
                                                                   uint64_t ts) {
     uint8_t *p = t->wp;
-    uint64_t dt = lt__dt(t, ts);
     if (__builtin_expect(loc < 128, 1)) {
         *p++ = (uint8_t)(LT_TAG_ZONE_BEGIN_SHORT | loc);
-        p = lt__put_varint(p, dt);
+        p = lt__put_dt(t, p, ts);
     } else {
         *p++ = LT_TAG_ZONE_BEGIN;
-        p = lt__put_varint(p, dt);
+        p = lt__put_dt(t, p, ts);
         p = lt__put_varint(p, loc);
     }
     lt__stk(t)[t->depth++] = loc;
@@ -182,7 +196,7 @@ static inline __attribute__((always_inline)) void lt__write_begin(lt__tbuf *t, u
 static inline __attribute__((always_inline)) void lt__write_end(lt__tbuf *t, uint64_t ts) {
     uint8_t *p = t->wp;
     *p++ = LT_TAG_ZONE_END;
-    p = lt__put_varint(p, lt__dt(t, ts));
+    p = lt__put_dt(t, p, ts);
     t->depth--;
     lt__publish(t, p);
 }
