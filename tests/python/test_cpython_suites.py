@@ -13,7 +13,13 @@ complete. Runs where the interpreter is 3.11 or 3.13 and its `test` package
 is complete (pyenv builds); skipped with the reason otherwise.
 
 KNOWN lists the tests whose outcome still differs (strict: a fix, or a new
-difference, fails the test)."""
+difference, fails the test).
+
+FLOOR_SUITES test the interpreter's own specializer and sys.monitoring,
+whose outcome any frame-evaluation function changes (the calls it must see
+are not specialized inline): they are compared with a run under an empty
+one (bench/emptyeval.c, built here with the interpreter's headers), so that
+the profiler may differ only where the mechanism itself does."""
 import concurrent.futures
 import os
 import re
@@ -24,7 +30,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from conftest import PYTHON, Run, env_for_tests
+from conftest import PYTHON, ROOT, Run, env_for_tests
 
 SUITES = ["test_cprofile", "test_sys_settrace", "test_pdb", "test_sys_setprofile",
           "test_os", "test_subprocess", "test_pty", "test_signal", "test_threading",
@@ -78,6 +84,19 @@ KNOWN = {
 }
 
 
+FLOOR_SUITES = ["test_monitoring", "test_dis", "test_opcache"]
+KNOWN_FLOOR = {
+    (3, 13): {
+        # these check that CPython specialized the call of a class with a
+        # simple __init__ (CALL_ALLOC_AND_ENTER_INIT), which the hook keeps
+        # visible by keeping the class from that specialization
+        "test_monitoring": {
+            "test.test_monitoring.ExceptionMonitoringTest.test_no_unwind_for_shim_frame"},
+        "test_opcache": {"test.test_opcache.TestCallCache.test_assign_init_code"},
+    },
+}
+
+
 def _probe():
     code = ("import sys, os, test.libregrtest, test.support; "
             "print(*sys.version_info[:2]); print(os.path.dirname(test.__file__))")
@@ -126,15 +145,37 @@ def _own_network():
 OWN_NETWORK = _own_network()
 
 
-def run_suite(suite, tmp, traced, mechanism="hook"):
-    """Runs the suite; its output goes to files, not pipes: a child the suite
-    leaves behind (and that this ends with the session) holds no pipe open."""
-    kind = ("traced-" + mechanism) if traced else "plain"
+def build_emptyeval(tmp):
+    """bench/emptyeval.c built for PYTHON in tmp: the folder to import it from."""
+    code = ("import sysconfig; print(sysconfig.get_paths()['include']); "
+            "print(sysconfig.get_config_var('EXT_SUFFIX'))")
+    p = subprocess.run([PYTHON, "-c", code], capture_output=True, text=True, timeout=60,
+                       env=env_for_tests())
+    assert p.returncode == 0, p.stderr
+    include, suffix = p.stdout.split("\n")[:2]
+    out = os.path.join(tmp, "emptyeval" + suffix)
+    cc = subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-I" + include,
+                         os.path.join(ROOT, "bench", "emptyeval.c"), "-o", out],
+                        capture_output=True, text=True, timeout=120)
+    assert cc.returncode == 0, cc.stderr
+    return tmp
+
+
+def run_suite(suite, tmp, traced, mechanism="hook", floor=None):
+    """Runs the suite (under the empty frame-evaluation function imported
+    from `floor`, when given); its output goes to files, not pipes: a child
+    the suite leaves behind (and that this ends with the session) holds no
+    pipe open."""
+    kind = ("traced-" + mechanism) if traced else "floor" if floor else "plain"
     xml = os.path.join(tmp, "%s-%s.xml" % (suite, kind))
     cmd = OWN_NETWORK + [PYTHON]
     trace = os.path.join(tmp, suite + ".tracy")
+    env = env_for_tests()
     if traced:
         cmd += ["-m", "tracy", "--mechanism", mechanism, "-o", trace]
+    elif floor:
+        cmd += [os.path.join(ROOT, "bench", "runwith.py"), "eval"]
+        env["PYTHONPATH"] = floor + os.pathsep + env["PYTHONPATH"]
     cmd += ["-m", "test", "--junit-xml", xml]
     for pattern in SELECT.get(suite, []):
         cmd += ["-m", pattern]
@@ -143,7 +184,7 @@ def run_suite(suite, tmp, traced, mechanism="hook"):
     cmd += [suite]
     out = os.path.join(tmp, "%s-%s.out" % (suite, kind))
     with open(out, "w+") as f:
-        p = subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT, env=env_for_tests(),
+        p = subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT, env=env,
                              cwd=tmp, start_new_session=True)
         try:
             p.wait(timeout=LIMIT)
@@ -208,7 +249,8 @@ def skip_reason(suite):
 
 
 def mechanism_of(item):
-    return "exact" if item.originalname == "test_suite_same_outcome_exact" else "hook"
+    return {"test_suite_same_outcome_exact": "exact",
+            "test_suite_same_outcome_as_any_hook": "floor"}.get(item.originalname, "hook")
 
 
 @pytest.fixture(scope="module")
@@ -221,12 +263,19 @@ def suite_runs(request, tmp_path_factory):
     order = sorted((k for k in chosen if not skip_reason(k[0])),
                    key=lambda k: (LONGEST.index(k[0]) if k[0] in LONGEST else len(LONGEST),
                                   k[0], k[1]))
+    floor = None
+    if any(m == "floor" for _, m in order):
+        floor = build_emptyeval(str(tmp_path_factory.mktemp("emptyeval")))
     ex = concurrent.futures.ThreadPoolExecutor(2 * JOBS)
     runs = {}
     for suite, mechanism in order:
         tmp = str(tmp_path_factory.mktemp("%s-%s" % (suite, mechanism)))
-        runs[suite, mechanism] = (ex.submit(run_suite, suite, tmp, False),
-                                  ex.submit(run_suite, suite, tmp, True, mechanism))
+        if mechanism == "floor":
+            runs[suite, mechanism] = (ex.submit(run_suite, suite, tmp, False, floor=floor),
+                                      ex.submit(run_suite, suite, tmp, True))
+        else:
+            runs[suite, mechanism] = (ex.submit(run_suite, suite, tmp, False),
+                                      ex.submit(run_suite, suite, tmp, True, mechanism))
     yield runs
     ex.shutdown(wait=True)
 
@@ -239,6 +288,11 @@ def test_suite_same_outcome(suite, suite_runs):
 @pytest.mark.parametrize("suite", EXACT_SUITES)
 def test_suite_same_outcome_exact(suite, suite_runs):
     check_suite(suite, suite_runs, "exact", KNOWN_EXACT, (VERSION, suite) in OPEN_EXACT)
+
+
+@pytest.mark.parametrize("suite", FLOOR_SUITES)
+def test_suite_same_outcome_as_any_hook(suite, suite_runs):
+    check_suite(suite, suite_runs, "floor", KNOWN_FLOOR, False)
 
 
 def check_suite(suite, suite_runs, mechanism, known, left_open):
