@@ -881,6 +881,20 @@ static __attribute__((noinline)) PyObject *eval_hook_top(EVAL_PARAMS, lt__tbuf *
 #endif
 #endif
 
+/* A simple __init__ of this epoch, recorded at loc (3.13: init_units; a
+ * function of its own, so that eval_hook_other keeps a short prologue). */
+static __attribute__((noinline)) PyObject *eval_hook_init(EVAL_PARAMS, uint32_t loc) {
+#if PY_VERSION_HEX >= 0x030D0000
+    int units = init_units(ts, f);
+    PY_BUDGET(ts) += units;
+    PyObject *r = eval_hook_loc(EVAL_ARGS, loc);
+    PY_BUDGET(ts) -= units;
+    return r;
+#else
+    return eval_hook_loc(EVAL_ARGS, loc);
+#endif
+}
+
 /* Code of this epoch that is not recorded, generators and coroutines, or
  * code new in this epoch. */
 static __attribute__((noinline)) PyObject *eval_hook_other(EVAL_PARAMS, uintptr_t v) {
@@ -890,15 +904,7 @@ static __attribute__((noinline)) PyObject *eval_hook_other(EVAL_PARAMS, uintptr_
         if ((uint32_t)v == 0 || !PYF_IS_RESUME(f)) return EVAL_DEFAULT();
         return eval_hook_loc(EVAL_ARGS, (uint32_t)v);
     }
-#if PY_VERSION_HEX >= 0x030D0000
-    if (tag == (g_epoch | PY_INIT_BIT)) {
-        int units = init_units(ts, f);
-        PY_BUDGET(ts) += units;
-        PyObject *r = eval_hook_loc(EVAL_ARGS, (uint32_t)v);
-        PY_BUDGET(ts) -= units;
-        return r;
-    }
-#endif
+    if (tag == (g_epoch | PY_INIT_BIT)) return eval_hook_init(EVAL_ARGS, (uint32_t)v);
     return eval_hook_cold(EVAL_ARGS);
 }
 
