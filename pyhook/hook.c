@@ -1034,7 +1034,8 @@ static void uninstall_current(void);
  * under another address, and PyType_Modified sends the calls already
  * specialized for it back to the generic CALL. Nothing else changes for
  * the program, and no sys.monitoring tool id is taken. */
-static __thread PyObject *tls_init_new; /* what init_alloc made last */
+/* what init_alloc made last (initial-exec: read at every such allocation) */
+static __thread PyObject *tls_init_new __attribute__((tls_model("initial-exec")));
 
 static PyObject *init_alloc(PyTypeObject *tp, Py_ssize_t n) {
     PyObject *o = PyType_GenericAlloc(tp, n);
