@@ -572,20 +572,16 @@ static inline uint32_t code_loc(PyCodeObject *co, PyObject *globals) {
 
 static int init_units(PyThreadState *ts, py_frame *f);
 
-/* Before a recorded frame of code of this epoch (after code_loc) runs: a
- * simple __init__'s class is kept from being called inline (3.13), and
- * the units to give back are returned (init_units). */
-static int code_entering(py_frame *f) {
-    PyCodeObject *co = PYF_CODE(f);
+/* Code of this epoch (after code_loc) that is a simple __init__ (3.13:
+ * init_watch); its frames go through init_units. */
+static int code_is_init(PyCodeObject *co) {
     py_code_extra *ex = (py_code_extra *)co->co_extra;
     if (ex == NULL || g_extra_idx >= ex->ce_size) return 0;
     uint32_t tag = (uint32_t)((uintptr_t)ex->ce_extras[g_extra_idx] >> 32);
-    if ((tag & PY_INIT_BIT) && (tag & ~PY_TAG_BITS) == g_epoch)
-        return init_units(PyThreadState_GET(), f);
-    return 0;
+    return (tag & PY_INIT_BIT) && (tag & ~PY_TAG_BITS) == g_epoch;
 }
 
-/* EVAL_DEFAULT with `units` of the C budget given back (3.13; code_entering). */
+/* EVAL_DEFAULT with `units` of the C budget given back (3.13: init_units). */
 static PyObject *init_eval(EVAL_PARAMS, int units) {
 #if PY_VERSION_HEX >= 0x030D0000
     PY_BUDGET(ts) += units;
@@ -818,12 +814,11 @@ static PyObject *eval_hook_loc(EVAL_PARAMS, uint32_t loc) {
     return r;
 }
 
-/* Frames whose code is new in this epoch, or threads without a buffer. */
-static __attribute__((noinline)) PyObject *eval_hook_cold(EVAL_PARAMS) {
-    uint32_t loc = code_loc(PYF_CODE(f), f->f_globals);
-    if (creates_generator(f)) return EVAL_DEFAULT();
+/* A simple __init__ of this epoch, recorded at loc (3.13: init_units; a
+ * function of its own, so that eval_hook_other keeps a short prologue). */
+static __attribute__((noinline)) PyObject *eval_hook_init(EVAL_PARAMS, uint32_t loc) {
 #if PY_VERSION_HEX >= 0x030D0000
-    int units = loc ? code_entering(f) : 0;
+    int units = init_units(ts, f);
     PY_BUDGET(ts) += units;
     PyObject *r = eval_hook_loc(EVAL_ARGS, loc);
     PY_BUDGET(ts) -= units;
@@ -831,6 +826,14 @@ static __attribute__((noinline)) PyObject *eval_hook_cold(EVAL_PARAMS) {
 #else
     return eval_hook_loc(EVAL_ARGS, loc);
 #endif
+}
+
+/* Frames whose code is new in this epoch, or threads without a buffer. */
+static __attribute__((noinline)) PyObject *eval_hook_cold(EVAL_PARAMS) {
+    uint32_t loc = code_loc(PYF_CODE(f), f->f_globals);
+    if (creates_generator(f)) return EVAL_DEFAULT();
+    if (loc && code_is_init(PYF_CODE(f))) return eval_hook_init(EVAL_ARGS, loc);
+    return eval_hook_loc(EVAL_ARGS, loc);
 }
 
 /* The end of a recorded frame, when it is not written inline. Returns r. */
@@ -880,20 +883,6 @@ static __attribute__((noinline)) PyObject *eval_hook_top(EVAL_PARAMS, lt__tbuf *
 }
 #endif
 #endif
-
-/* A simple __init__ of this epoch, recorded at loc (3.13: init_units; a
- * function of its own, so that eval_hook_other keeps a short prologue). */
-static __attribute__((noinline)) PyObject *eval_hook_init(EVAL_PARAMS, uint32_t loc) {
-#if PY_VERSION_HEX >= 0x030D0000
-    int units = init_units(ts, f);
-    PY_BUDGET(ts) += units;
-    PyObject *r = eval_hook_loc(EVAL_ARGS, loc);
-    PY_BUDGET(ts) -= units;
-    return r;
-#else
-    return eval_hook_loc(EVAL_ARGS, loc);
-#endif
-}
 
 /* Code of this epoch that is not recorded, generators and coroutines, or
  * code new in this epoch. */
@@ -954,7 +943,8 @@ static PyObject *eval_hook_depth(EVAL_PARAMS) {
 /* The same with --min-duration or --label args. */
 static PyObject *eval_hook_slow(EVAL_PARAMS) {
     uint32_t loc = code_loc(PYF_CODE(f), f->f_globals);
-    int units = loc != 0 && !creates_generator(f) ? code_entering(f) : 0;
+    int units = loc != 0 && !creates_generator(f) && code_is_init(PYF_CODE(f))
+                    ? init_units(PyThreadState_GET(), f) : 0;
     if (loc != 0 && !creates_generator(f) && zbegin(loc)) {
         if (py__opts.label_args) zone_args_text(PYF_CODE(f), PYF_LOCALS(f));
         PyObject *r = init_eval(EVAL_ARGS, units);
@@ -1078,7 +1068,7 @@ static int simple_init(PyCodeObject *co) {
            PyUnicode_CompareWithASCIIString(co->co_name, "__init__") == 0;
 }
 
-/* Under the hook: 1 when the frames of co need init_keep. */
+/* Under the hook: 1 when the frames of co need init_units. */
 static int init_watch(PyCodeObject *co) {
     return g_mode == PY_MODE_EVAL && simple_init(co);
 }

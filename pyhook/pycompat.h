@@ -189,26 +189,29 @@ static PyObject *py_eval_adjusted(PyThreadState *ts, py_frame *f, int exc, int a
  * the instruction its caller is at calls or resumes Python code itself
  * (CALL and its Python specializations, FOR_ITER and SEND of a generator,
  * a property or __getitem__ or __getattribute__ run inline; a CALL,
- * LOAD_ATTR or BINARY_SUBSCR not specialized is taken to be one). A call from a C function (CALL of a
- * builtin, a slot such as __eq__ or __repr__) is charged as plain Python
- * charges its entry, so that a recursion through C still ends in
- * RecursionError there. */
+ * LOAD_ATTR or BINARY_SUBSCR not specialized is taken to be one). A call
+ * from a C function (CALL of a builtin, a slot such as __eq__ or __repr__)
+ * is charged as plain Python charges its entry, so that a recursion
+ * through C still ends in RecursionError there. */
+#define PY_INLINE_OP(op) [op] = PY_GIVEN_BACK
 static const uint8_t py_inline_ops[256] = {
-    [CALL] = PY_GIVEN_BACK, [CALL_FUNCTION_EX] = PY_GIVEN_BACK, [INSTRUMENTED_CALL] = PY_GIVEN_BACK,
-    [INSTRUMENTED_CALL_FUNCTION_EX] = PY_GIVEN_BACK, [CALL_PY_EXACT_ARGS] = PY_GIVEN_BACK,
-    [CALL_BOUND_METHOD_EXACT_ARGS] = PY_GIVEN_BACK, [FOR_ITER] = PY_GIVEN_BACK, [FOR_ITER_GEN] = PY_GIVEN_BACK, [SEND] = PY_GIVEN_BACK,
-    [SEND_GEN] = PY_GIVEN_BACK, [INSTRUMENTED_FOR_ITER] = PY_GIVEN_BACK, [LOAD_ATTR_PROPERTY] = PY_GIVEN_BACK,
-    [LOAD_ATTR_GETATTRIBUTE_OVERRIDDEN] = PY_GIVEN_BACK, [BINARY_SUBSCR_GETITEM] = PY_GIVEN_BACK,
+    PY_INLINE_OP(CALL), PY_INLINE_OP(CALL_FUNCTION_EX), PY_INLINE_OP(INSTRUMENTED_CALL),
+    PY_INLINE_OP(INSTRUMENTED_CALL_FUNCTION_EX), PY_INLINE_OP(CALL_PY_EXACT_ARGS),
+    PY_INLINE_OP(CALL_BOUND_METHOD_EXACT_ARGS), PY_INLINE_OP(FOR_ITER),
+    PY_INLINE_OP(FOR_ITER_GEN), PY_INLINE_OP(SEND), PY_INLINE_OP(SEND_GEN),
+    PY_INLINE_OP(INSTRUMENTED_FOR_ITER), PY_INLINE_OP(LOAD_ATTR_PROPERTY),
+    PY_INLINE_OP(LOAD_ATTR_GETATTRIBUTE_OVERRIDDEN), PY_INLINE_OP(BINARY_SUBSCR_GETITEM),
     /* the hook keeps these from being specialized into the two above; a
      * property or __getitem__ is what they call most */
-    [LOAD_ATTR] = PY_GIVEN_BACK, [BINARY_SUBSCR] = PY_GIVEN_BACK,
+    PY_INLINE_OP(LOAD_ATTR), PY_INLINE_OP(BINARY_SUBSCR),
 #if PY_VERSION_HEX >= 0x030D0000
-    [CALL_KW] = PY_GIVEN_BACK, [INSTRUMENTED_CALL_KW] = PY_GIVEN_BACK, [CALL_PY_GENERAL] = PY_GIVEN_BACK,
-    [CALL_BOUND_METHOD_GENERAL] = PY_GIVEN_BACK, [CALL_ALLOC_AND_ENTER_INIT] = PY_GIVEN_BACK,
+    PY_INLINE_OP(CALL_KW), PY_INLINE_OP(INSTRUMENTED_CALL_KW), PY_INLINE_OP(CALL_PY_GENERAL),
+    PY_INLINE_OP(CALL_BOUND_METHOD_GENERAL), PY_INLINE_OP(CALL_ALLOC_AND_ENTER_INIT),
 #else
-    [CALL_PY_WITH_DEFAULTS] = PY_GIVEN_BACK,
+    PY_INLINE_OP(CALL_PY_WITH_DEFAULTS),
 #endif
 };
+#undef PY_INLINE_OP
 
 /* The units to give back to this entry: PY_GIVEN_BACK where plain Python
  * would have made the call inline, else 0. The caller's instruction is read
