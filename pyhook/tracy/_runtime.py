@@ -139,7 +139,7 @@ def enable():
             # threading; the frame-evaluation hook and sys.monitoring need
             # nothing per thread,
             # and a thread's name is taken when it first records (_on_thread,
-            # which patches threading if it has been imported since)
+            # from threading if it has been imported since)
             import threading  # noqa: F401
         th = _threading()
         _name_threads()
