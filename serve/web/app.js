@@ -379,6 +379,7 @@
     drawn: [], drawnAt: 0, dataSeq: 0,
     hover: null, selected: null, find: null, range: null, rangeData: null,
     drag: null, mode: false, live: null, follow: false, error: null, paintedAt: null,
+    asked: {views: 0, polls: 0},
   };
 
   function span() { return T.t1 - T.t0; }
@@ -506,6 +507,7 @@
     const ctl = new AbortController();
     T.fetching = ctl;
     const seq = ++T.dataSeq;
+    T.asked.views++;
     try {
       const params = {t0: f0, t1: f1, px: px};
       if (tracks.length !== (T.meta.tracks || []).length) params.tracks = key;
@@ -527,6 +529,11 @@
       T.data = d;
       T.dirty = true;
       showError('');
+      // a trace being written was indexed again after the last poll: the
+      // answer is newer than the figures; a poll brings them level (and asks
+      // again only if the view then needs it), where asking again at once
+      // would get the newer answer over and over
+      if (d.generation > T.meta.generation) { poll(); return; }
       if (!covered()) need();
     } catch (e) {
       if (e.name === 'AbortError') return;
@@ -1433,6 +1440,7 @@
   async function poll() {
     if (!T.id || T.polling) return;
     T.polling = true;
+    T.asked.polls++;
     try {
       const m = await api('/api/t/' + T.id + '/meta');
       const old = T.meta;
@@ -1461,8 +1469,30 @@
     }
   }
 
+  // Polls a second after the last poll's answer is on screen, not on a fixed
+  // beat: on a slow server a poll never starts before the last one is drawn,
+  // so the view holds still between polls (ten seconds at most are waited).
+  function startLive() {
+    stopLive();
+    const live = {timer: null, waited: 0};
+    T.live = live;
+    const step = async () => {
+      if (T.live !== live) return;
+      await poll();
+      live.waited = 0;
+      drawn();
+    };
+    const drawn = () => {
+      if (T.live !== live) return;
+      const busy = T.debounce || T.fetching || T.dirty;
+      if (busy && live.waited < 100) { live.waited++; live.timer = setTimeout(drawn, 100); }
+      else live.timer = setTimeout(step, 1000);
+    };
+    live.timer = setTimeout(step, 1000);
+  }
+
   function stopLive() {
-    clearInterval(T.live);
+    if (T.live) clearTimeout(T.live.timer);
     T.live = null;
   }
 
@@ -1507,7 +1537,7 @@
         setView(0, endOfRun());
         const m = T.meta;
         summary();
-        if (m.state === 'writing') { T.follow = true; T.live = setInterval(poll, 1000); }
+        if (m.state === 'writing') { T.follow = true; startLive(); }
         liveBadge();
       }
       if (opts.t0 !== undefined && opts.t1 !== undefined) setView(+opts.t0, +opts.t1);
@@ -1705,6 +1735,8 @@
     // ms from the page's navigation to the first frame drawn from an answer
     // covering the view (make bench: first paint)
     get paintedAt() { return T.paintedAt; },
+    // how many times the page asked for a view and polled a session's figures
+    get asked() { return Object.assign({}, T.asked); },
     // the flame graph's frames: name, calls, total and place (CSS px in the canvas)
     get flame() { return Flame.boxes.map((b) => ({name: b.node.name, calls: b.node.calls, total: b.node.total, x: b.x, y: b.y, w: b.w})); },
     get flameRoot() { return Flame.root ? Flame.root.name : null; },

@@ -676,12 +676,21 @@ def test_live_capture_grows_on_screen(page, server, traces, tmp_path):
         assert page.eval("!document.getElementById('live').hidden")
         first = page.eval("[__tracy.meta.zones, __tracy.meta.duration_ns]")
         first_drawn = page.eval("__tracy.drawn.reduce((s, d) => s + d.count, 0)")
+        before = page.eval("__tracy.asked")
         # the page polls: more zones and a longer run, drawn, without a reload
         page.wait("__tracy.meta.zones > %d && __tracy.meta.duration_ns > %d && "
                   "__tracy.drawn.reduce((s, d) => s + d.count, 0) > %d"
                   % (first[0], first[1], first_drawn), timeout=60)
         settle(page)
         shot(page, "serve-live.png")
+        # following a run being written asks for a view about once per poll:
+        # an answer indexed after the poll's figures is not asked for again
+        # and again until the next poll
+        time.sleep(3)
+        after = page.eval("__tracy.asked")
+        views, polls = (after[k] - before[k] for k in ("views", "polls"))
+        print("live: %d views for %d polls" % (views, polls))
+        assert polls >= 2 and views <= 2 * polls + 2, (views, polls)
         stop.write_text("")
         assert proc.wait(timeout=60) == 0, (tmp_path / "live.log").read_text()
         page.wait("__tracy.meta.state === 'complete'", timeout=60)
