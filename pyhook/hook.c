@@ -1060,12 +1060,95 @@ static int init_units(PyThreadState *ts, py_frame *f) {
     }
 }
 
-/* An __init__ the specializer may push inline: no *args, **kwargs or
- * keyword-only parameters. */
-static int simple_init(PyCodeObject *co) {
+/* Code the specializer may push inline as an __init__: no *args, **kwargs
+ * or keyword-only parameters. */
+static int simple_code(PyCodeObject *co) {
     return (co->co_flags & CO_OPTIMIZED) && !(co->co_flags & (CO_VARARGS | CO_VARKEYWORDS | PY_GEN_FLAGS)) &&
-           co->co_kwonlyargcount == 0 && PyUnicode_Check(co->co_name) &&
+           co->co_kwonlyargcount == 0;
+}
+
+/* An __init__ the specializer may push inline. */
+static int simple_init(PyCodeObject *co) {
+    return simple_code(co) && PyUnicode_Check(co->co_name) &&
            PyUnicode_CompareWithASCIIString(co->co_name, "__init__") == 0;
+}
+
+/* Gives class tp init_alloc (keep) when its __init__ is one the specializer
+ * may push inline, or takes it back (!keep). */
+static void init_alloc_set(PyTypeObject *tp, PyObject *name, int keep) {
+    if (!(tp->tp_flags & Py_TPFLAGS_HEAPTYPE)) return;
+    if (keep) {
+        if (tp->tp_alloc != PyType_GenericAlloc) return;
+        PyObject *init = _PyType_Lookup(tp, name); /* borrowed; the MRO's dicts only */
+        if (!init || !PyFunction_Check(init) || !simple_code((PyCodeObject *)PyFunction_GET_CODE(init)))
+            return;
+        tp->tp_alloc = init_alloc;
+    } else {
+        if (tp->tp_alloc != init_alloc) return;
+        tp->tp_alloc = PyType_GenericAlloc;
+    }
+    PyType_Modified(tp);
+}
+
+/* init_alloc_set for tp and the classes whose primary base (tp_base) it is,
+ * and theirs: every class once, the diamonds of multiple inheritance
+ * included. The subclasses of a class of the program are its
+ * tp_subclasses, a dict of weak references (none: a leaf); a builtin
+ * class's are asked of type.__subclasses__, the C function itself (a
+ * metaclass's own would be the program's code). */
+static void init_alloc_tree(PyTypeObject *tp, PyObject *name, PyObject *subclasses, int keep,
+                            int depth) {
+    init_alloc_set(tp, name, keep);
+    PyObject *subs;
+    int refs = 0;
+    if (tp->tp_flags & Py_TPFLAGS_HEAPTYPE) {
+        if (!tp->tp_subclasses) return;
+        subs = PyDict_Values((PyObject *)tp->tp_subclasses);
+        refs = 1;
+    } else {
+        subs = PyObject_CallOneArg(subclasses, (PyObject *)tp);
+    }
+    if (!subs || !PyList_Check(subs) || depth > 10000) {
+        Py_XDECREF(subs);
+        PyErr_Clear();
+        return;
+    }
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(subs); i++) {
+        PyObject *sub = PyList_GET_ITEM(subs, i);
+        if (refs) {
+            if (!PyWeakref_Check(sub) || PyWeakref_GetRef(sub, &sub) <= 0) {
+                PyErr_Clear();
+                continue;
+            }
+        } else {
+            Py_INCREF(sub);
+        }
+        if (PyType_Check(sub) && ((PyTypeObject *)sub)->tp_base == tp)
+            init_alloc_tree((PyTypeObject *)sub, name, subclasses, keep, depth + 1);
+        Py_DECREF(sub);
+    }
+    Py_DECREF(subs);
+}
+
+/* Sets (keep) or takes back (!keep) init_alloc on every class of the
+ * interpreter whose __init__ may be pushed inline. When recording starts, a
+ * call site specialized before would otherwise call such an __init__ past
+ * the hook for the whole recording (a class called only from there would
+ * never be seen); when it stops, the program's classes are called inline
+ * again, as unprofiled (a call site specialized meanwhile stays a generic
+ * call, CALL_NON_PY_GENERAL: speed only). Nothing of the program runs.
+ * Never raises. */
+static void init_alloc_all(int keep) {
+    if (Py_IsFinalizing()) return; /* (the end of the run: nothing to call) */
+    PyObject *type, *value, *tbk;
+    PyErr_Fetch(&type, &value, &tbk);
+    PyObject *subclasses = PyObject_GetAttrString((PyObject *)&PyType_Type, "__subclasses__");
+    PyObject *name = PyUnicode_InternFromString("__init__");
+    if (subclasses && name) init_alloc_tree(&PyBaseObject_Type, name, subclasses, keep, 0);
+    Py_XDECREF(name);
+    Py_XDECREF(subclasses);
+    PyErr_Clear();
+    PyErr_Restore(type, value, tbk);
 }
 
 /* Under the hook: 1 when the frames of co need init_units. */
@@ -1081,6 +1164,10 @@ static int init_units(PyThreadState *ts, py_frame *f) {
 static int init_watch(PyCodeObject *co) {
     (void)co;
     return 0;
+}
+
+static void init_alloc_all(int keep) {
+    (void)keep;
 }
 #endif
 
@@ -1762,6 +1849,7 @@ int py__enable(void) {
         PyInterpreterState *interp = PyInterpreterState_Get();
         g_prev_eval = py_get_eval(interp);
         py_set_eval(interp, eval_func());
+        init_alloc_all(1);
     } else {
         install_all();
     }
@@ -1782,6 +1870,7 @@ void py__disable(void) {
 #endif
         PyInterpreterState *interp = PyInterpreterState_Get();
         py_set_eval(interp, g_prev_eval);
+        init_alloc_all(0);
         return;
     }
     /* Callbacks stay while this thread owes ends; they remove themselves

@@ -443,3 +443,33 @@ def test_a_thread_whose_first_call_is_an_inlined_init(tmp_path):
     assert spin.flags == CUT | UNCLOSED
     inits = [z for z in zs if z.name == "P.__init__" and (z.process, z.thread) == (spin.process, spin.thread)]
     assert inits and all(z.depth == spin.depth + 1 and z.flags & ~UNCLOSED == 0 for z in inits)
+
+
+@pytest.mark.parametrize("mode", ["", "trace_c=True", "lines=True"],
+                         ids=["hook", "profile", "lines"])
+def test_a_class_called_inline_since_before_the_window(tmp_path, mode):
+    # 3.13 pushes a simple __init__ inline, past the hook, from a call site
+    # specialized before the window (CALL_ALLOC_AND_ENTER_INIT): the window
+    # still records every call of it, in each of two windows
+    out = tmp_path / "w.tracy"
+    run(tmp_path, """
+        class A:
+            def __init__(self, x):
+                self.x = x
+        def make(n):
+            out = []
+            for i in range(n):
+                out.append(A(i))
+            return out
+        make(2000)  # specialized here; A is called from nowhere else
+        for k in (1, 2):
+            with tracy.trace(sys.argv[1].replace(".tracy", "%%d.tracy" %% k), quiet=True%s):
+                make(100)
+            make(2000)
+    """ % ((", " + mode) if mode else ""), out)
+    for k in (1, 2):
+        zs = python_zones(tmp_path / ("w%d.tracy" % k))
+        make = one(zs, "make")
+        inits = [z for z in zs if z.name == "A.__init__"]
+        step = 2 if mode == "lines=True" else 1  # (under the line zone of make)
+        assert len(inits) == 100 and all(inside(z, make, step) for z in inits), (k, len(inits))
