@@ -1134,17 +1134,25 @@ static void init_alloc_tree(PyTypeObject *tp, PyObject *name, PyObject *subclass
  * interpreter whose __init__ may be pushed inline. When recording starts, a
  * call site specialized before would otherwise call such an __init__ past
  * the hook for the whole recording (a class called only from there would
- * never be seen); when it stops, the program's classes are called inline
- * again, as unprofiled (a call site specialized meanwhile stays a generic
- * call, CALL_NON_PY_GENERAL: speed only). Nothing of the program runs.
- * Never raises. */
+ * never be seen); after a trace window, the program's classes are called
+ * inline again, as unprofiled (a call site specialized meanwhile stays a
+ * generic call, CALL_NON_PY_GENERAL: speed only). Nothing of the program
+ * runs. Never raises. */
 static void init_alloc_all(int keep) {
     if (Py_IsFinalizing()) return; /* (the end of the run: nothing to call) */
+    /* A class is specialized for only with a version tag, which it gets
+     * from this counter: while it has not moved, the classes that may be
+     * called inline are those of the last walk, and they kept init_alloc
+     * (enabling again is cheap, as a decorated function's calls do) */
+    PyInterpreterState *interp = PyInterpreterState_Get();
+    static unsigned int walked;
+    if (keep && walked && interp->types.next_version_tag == walked) return;
     PyObject *type, *value, *tbk;
     PyErr_Fetch(&type, &value, &tbk);
     PyObject *subclasses = PyObject_GetAttrString((PyObject *)&PyType_Type, "__subclasses__");
     PyObject *name = PyUnicode_InternFromString("__init__");
     if (subclasses && name) init_alloc_tree(&PyBaseObject_Type, name, subclasses, keep, 0);
+    walked = keep ? interp->types.next_version_tag : 0;
     Py_XDECREF(name);
     Py_XDECREF(subclasses);
     PyErr_Clear();
@@ -1870,12 +1878,15 @@ void py__disable(void) {
 #endif
         PyInterpreterState *interp = PyInterpreterState_Get();
         py_set_eval(interp, g_prev_eval);
-        init_alloc_all(0);
         return;
     }
     /* Callbacks stay while this thread owes ends; they remove themselves
      * (in every thread) once its stack is empty. */
     if (tls.n == 0) uninstall_current();
+}
+
+void py__release_classes(void) {
+    if (!g_enabled) init_alloc_all(0);
 }
 
 uint32_t py__epoch(void) {

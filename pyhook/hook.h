@@ -51,6 +51,12 @@ int py__hook_init(void);
  * began always get its end. */
 int py__enable(void);
 void py__disable(void);
+
+/* After a trace window: the classes the hook kept from being called
+ * inline while it was on (3.13, a simple __init__) are called inline again,
+ * as unprofiled. Not at every disable: a decorated function's calls enable
+ * and disable, and enabling again then needs no walk of the classes. */
+void py__release_classes(void);
 int py__mode(void);
 /* The mode py__enable would choose now (what the options and the
  * interpreter's frame evaluator allow); nothing is changed. */

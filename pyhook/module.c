@@ -312,6 +312,7 @@ static PyObject *m_trace_stop(PyObject *self, PyObject *unused) {
     uint64_t stored = 0;
     int rc;
     py__disable();
+    py__release_classes();
     py__pending_flush();
     py__client_stopped();
     g_stopped = 1;

@@ -22,6 +22,9 @@
 /* _PyInterpreterFrame and struct _frame's f_frame */
 #define Py_BUILD_CORE 1
 #include "internal/pycore_frame.h"
+#if PY_VERSION_HEX >= 0x030D0000
+#include "internal/pycore_interp.h" /* the interpreter's types state */
+#endif
 #undef Py_BUILD_CORE
 typedef _PyInterpreterFrame py_frame;
 #define PYF_LOCALS(f) ((f)->localsplus)
