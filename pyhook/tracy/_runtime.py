@@ -26,11 +26,14 @@ _real_fork = getattr(os, "fork", None)
 # This process's recording, a plain record (types.SimpleNamespace: a class
 # costs every process's start some 0.1M instructions on 3.12+): configured
 # yet (setup), the options applied (opts), nested enable() calls (count),
+# whether the hook is on for them (hooked: not while no daemon records),
+# whether the first connection failed (start_failed: None before it),
 # whether threading's per-thread hook is set (threads), python -m tracy's
 # finish for a fatal signal (on_signal: (pid, function)), _signal's
 # functions (sigfuncs) and whether forks hold the fatal signals
 # (fork_guard).
-state = type(sys.implementation)(setup=False, count=0, threads=False, opts=None,
+state = type(sys.implementation)(setup=False, count=0, hooked=False, start_failed=None,
+                                 threads=False, opts=None,
                                  on_signal=None, sigfuncs=None, fork_guard=False)
 
 
@@ -132,7 +135,7 @@ def enable():
     call): nothing of the profiler's own shows as the program's."""
     ensure_setup()
     state.count += 1
-    if state.count == 1:
+    if not state.hooked and _recording():
         if "threading" not in sys.modules and _tracy._next_mode() not in (
                 _tracy.MODE_EVAL, _tracy.MODE_MONITOR):
             # a thread started later gets its profile or trace function from
@@ -144,6 +147,7 @@ def enable():
         th = _threading()
         _name_threads()
         mode = _tracy.enable()
+        state.hooked = mode != 0
         if th is None:
             pass
         elif mode == _tracy.MODE_TRACE:
@@ -154,11 +158,24 @@ def enable():
             state.threads = True
 
 
+def _recording():
+    """Whether a daemon records: the first enable connects, as the first
+    recorded event would. With no daemon (said once: "running unprofiled"),
+    or outside a capture when listening for one, no hook slows the program
+    or changes what it sees, and enable() does not try again each time; a
+    region open when a trace window starts is hooked by the window's
+    enable()."""
+    if state.start_failed is None:
+        state.start_failed = not _tracy.start()
+    return not state.start_failed or _tracy.active()
+
+
 def disable():
     if state.count == 0:
         return
     state.count -= 1
-    if state.count == 0:
+    if state.count == 0 and state.hooked:
+        state.hooked = False
         try:
             _tracy.disable()  # HookError: the hook failed while enabled
         finally:

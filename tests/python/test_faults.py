@@ -191,6 +191,31 @@ def test_program_runs_unprofiled_without_a_daemon(tmp_path):
     assert lines[0].endswith("running unprofiled")
 
 
+def test_profiler_regions_without_a_daemon_install_no_hook(tmp_path):
+    """tracy.Profiler() regions in a program run with no daemon: one line
+    says so, once for every region, and the program runs as unprofiled: no
+    hook (_tracy.mode() 0), an argument's reference count as plain Python
+    has it (a frame-evaluation hook adds one on 3.11+)."""
+    (tmp_path / "regions.py").write_text(
+        "import sys, tracy\n"
+        "from tracy import _tracy\n"
+        "def refs(o):\n"
+        "    return sys.getrefcount(o)\n"
+        "plain = refs(object())\n"
+        "seen = set()\n"
+        "for i in range(200):\n"
+        "    with tracy.Profiler():\n"
+        "        seen.add((_tracy.mode(), refs(object()) - plain))\n"
+        "print(sorted(seen))\n")
+    env = env_with(free_port())
+    run = subprocess.run([PYTHON, "regions.py"], cwd=str(tmp_path), env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == "[(0, 0)]\n", run.stdout
+    lines = run.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].endswith("running unprofiled"), run.stderr
+
+
 def test_tracy_wait_connects_to_a_late_daemon(tmp_path):
     (tmp_path / "work.py").write_text(WORK)
     trace = str(tmp_path / "run.tracy")
