@@ -64,13 +64,14 @@ if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
 
 
 class Server:
-    def __init__(self, tmp_path, *args, env=None, listen=None, api=False):
+    def __init__(self, tmp_path, *args, env=None, listen=None, api=False, prelude=""):
         # listen: (the --listen spec, the port it gives)
         if listen is None:
             port = free_port()
             listen = ("127.0.0.1:%d" % port, port)
         spec, self.listen = listen
-        (tmp_path / "server.py").write_text((BY_THE_API % self.listen if api else "") + SERVER)
+        (tmp_path / "server.py").write_text((BY_THE_API % self.listen if api else "") + prelude +
+                                            SERVER)
         e = env_for_tests(**(env or {}))
         e.pop("TRACY_PORT", None)
         run = [PYTHON] if api else [PYTHON, "-m", "tracy", "--listen", spec]
@@ -183,6 +184,34 @@ def test_two_captures_hold_each_request_of_their_window_once(tmp_path):
         # a second of requests every 5 ms: how many depends on the machine's
         # load; a few are enough for the check above to say something
         assert len(ids) >= 5, len(ids)
+
+
+def test_a_capture_records_calls_in_a_profiler_region_open_before_it(tmp_path):
+    """A program listening by the API that runs its server inside a
+    tracy.Profiler() region opened while no capture was under way: a
+    capture records the requests' calls (the window hooks the region)."""
+    srv = Server(tmp_path, api=True, prelude="tracy.Profiler().enable()\n")
+    stop = threading.Event()
+
+    def client():
+        i = 0
+        while not stop.is_set():
+            srv.get(str(i))
+            i += 1
+            time.sleep(0.005)
+    c = threading.Thread(target=client)
+    c.start()
+    try:
+        time.sleep(0.3)
+        done, out = ask(srv.listen, tmp_path, "r.tracy", "--duration", "1s")
+    finally:
+        stop.set()
+        c.join()
+    rc, err = srv.finish()
+    assert done.returncode == 0 and rc == 7 and err == "", (done.stderr, err)
+    ids = traced_ids(out)
+    works = [z for z in _tracy._read_trace(out)["zones"] if z.name == "work"]
+    assert len(ids) >= 5 and len(works) >= len(ids) - 2, (len(ids), len(works))
 
 
 def test_bad_requests_and_a_busy_listener_get_one_line(tmp_path):
