@@ -107,20 +107,14 @@ def _make_api():
         def __call__(self, func=None):
             if func is None:
                 return self
-            import functools
+            from ._wrap import wrap
+            rt = _rt or _load_runtime()
             code = getattr(func, "__code__", None)
-            if code is not None and (_rt or _load_runtime()).lines_on():
+            if code is not None and rt.lines_on():
                 # under -l, a line report shows the decorated functions only
                 _tracy._mark_profiled(code.co_filename, code.co_firstlineno)
-
-            @functools.wraps(func)
-            def wrapper(*args, **kwargs):
-                (_rt or _load_runtime()).enable()
-                try:
-                    return func(*args, **kwargs)
-                finally:
-                    (_rt or _load_runtime()).disable()
-            return wrapper
+            # a generator's or coroutine's steps, each (tracy/_wrap.py)
+            return wrap(func, rt.enable, lambda _: rt.disable())
 
         def __enter__(self):
             (_rt or _load_runtime()).enable()
@@ -155,21 +149,17 @@ def _make_api():
             return False
 
         def __call__(self, func):
+            from ._wrap import wrap
             name = self.name
             code = getattr(func, "__code__", None)
             file = code.co_filename if code else ""
             line = code.co_firstlineno if code else 0
-            import functools
 
-            @functools.wraps(func)
-            def wrapper(*args, **kwargs):
-                on = _tracy.zone_begin(name, file, line)
-                try:
-                    return func(*args, **kwargs)
-                finally:
-                    if on:
-                        _tracy.zone_end()
-            return wrapper
+            def end(on):
+                if on:
+                    _tracy.zone_end()
+            # a generator's or coroutine's steps, a zone each (tracy/_wrap.py)
+            return wrap(func, lambda: _tracy.zone_begin(name, file, line), end)
 
     for cls in (Profiler, _Profile, zone):
         cls.__qualname__ = cls.__name__

@@ -225,6 +225,76 @@ def test_partial_records_only_profiled_regions(run_tracy):
     r.assert_balanced()
 
 
+def test_decorated_generators_and_coroutines_are_recorded_as_they_run(run_tracy):
+    """tracy.profile and tracy.zone on a generator, a coroutine and an async
+    generator function: their bodies run in steps after the call; each step
+    is recorded (the function's zone, a zone named by tracy.zone), and not
+    the caller's work while it is suspended. What they return, raise and
+    are sent is the plain function's."""
+    r = run_tracy("""
+    import asyncio, tracy
+    def work(): pass
+    def between(): pass
+    @tracy.profile
+    def gen(n):
+        got = []
+        for i in range(n):
+            work()
+            got.append((yield i))
+        return got
+    @tracy.zone("z-gen")
+    def zgen(n):
+        yield from range(n)
+    @tracy.profile
+    async def coro(n):
+        await asyncio.sleep(0)
+        work()
+        return n * 2
+    @tracy.zone("z-coro")
+    async def zcoro():
+        await asyncio.sleep(0)
+        return 5
+    @tracy.profile
+    async def agen(n):
+        for i in range(n):
+            await asyncio.sleep(0)
+            work()
+            yield i
+    async def main():
+        out = [x async for x in agen(3)]
+        return out, await coro(4), await zcoro()
+    g = gen(3)
+    first = next(g)
+    between()
+    second = g.send("a")
+    between()
+    third = g.send("b")
+    try:
+        g.send("c")
+    except StopIteration as e:
+        print(first, second, third, e.value)
+    g2 = gen(5)
+    next(g2)
+    try:
+        g2.throw(KeyError("k"))
+    except KeyError as e:
+        print("raised", e)
+    print(list(zgen(2)), asyncio.run(main()))
+    import inspect
+    print(inspect.isgeneratorfunction(gen), inspect.iscoroutinefunction(zcoro),
+          inspect.isasyncgenfunction(agen), gen.__name__)
+    """, "-p")
+    assert r.rc == 0, r.err
+    assert r.out == ("0 1 2 ['a', 'b', 'c']\nraised 'k'\n"
+                     "[0, 1] ([0, 1, 2], 8, 5)\nTrue True True gen\n"), r.out
+    assert r.count("between") == 0
+    # gen: 4 steps then 2 (the throw), coro and agen: each resume
+    assert r.count("gen") == 6 and r.count("coro") >= 2 and r.count("agen") >= 4
+    assert r.count("work") == 3 + 1 + 1 + 3
+    assert r.count("z-gen") == 3 and r.count("z-coro") >= 2
+    r.assert_balanced()
+
+
 def test_enable_and_disable_in_the_middle_of_a_stack(run_tracy):
     r = run_tracy("""
     import tracy
