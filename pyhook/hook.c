@@ -80,9 +80,19 @@ typedef struct py_pend {
     uint32_t loc;
 } py_pend;
 
+/* A zone tracy.zone opened (see "User zones"). */
+typedef struct py_uz {
+    uint64_t serial;  /* the token zone_begin returned */
+    const void *key;  /* the frame that opened it (PY_FO_KEY), or NULL */
+    uint32_t loc;
+    uint32_t depth;   /* the buffer's depth just after its begin */
+} py_uz;
+
 typedef struct py_tstate {
     py_ent *st;
     uint32_t n, cap;
+    py_uz *uz;        /* user zones open on this thread, outermost first */
+    uint32_t nuz, cuz;
     py_pend *pend;   /* --min-duration: zones begun, maybe not written */
     uint32_t np, nw, pcap; /* entries below nw are written */
     uint32_t floor;  /* entries below it were begun before fork(), in the
@@ -136,6 +146,7 @@ static void tstate_free(void *p) {
     py_tstate *s = p;
     free(s->st);
     free(s->pend);
+    free(s->uz);
     memset(s, 0, sizeof *s);
 }
 
@@ -345,6 +356,192 @@ static void zend(void) {
     }
     lt__put_end(t, now);
 }
+
+/* ---- User zones --------------------------------------------------------------- */
+
+/* tracy.zone opens a zone in the stream of its thread, where zones nest. A
+ * generator or coroutine suspends inside `with tracy.zone(...)` (a yield,
+ * an await): its frame's end must not end the user zone in its place, and
+ * the caller's calls must not nest in it. So a frame that ends while a
+ * user zone is the innermost zone closes it first (t->uz_top == t->depth,
+ * one compare on the hook's path); when the frame is a generator's or a
+ * coroutine's that suspends, the zone is kept in g_susp under the frame
+ * and begins again, as a zone of its own, when that frame resumes: the
+ * zone is recorded as each step of the frame that runs inside it, as the
+ * frame's own zone is. zone_end(token) closes its own zone only: one that
+ * was closed so (or by a window's end) ends nothing else. Under -l, a user
+ * zone is not nested in the line zone that opens it: the lines inside it
+ * nest in it. */
+
+/* frame (PyFrameObject *) -> its user zones while it is suspended: a list
+ * of (loc, serial), outermost first; g_nsusp: how many (the hook's resume
+ * path looks only when there are some) */
+static PyObject *g_susp;
+static Py_ssize_t g_nsusp;
+static uint64_t g_uz_serial;
+
+#if PY_VERSION_HEX >= 0x030B0000
+#define PY_FO_KEY(fo) ((const void *)((PyFrameObject *)(fo))->f_frame)
+#else
+#define PY_FO_KEY(fo) ((const void *)(fo))
+#endif
+
+/* The key of the thread's current frame (a sys.monitoring callback's). */
+static const void *uz_current_key(void) {
+#if PY_VERSION_HEX >= 0x030D0000
+    return PyThreadState_Get()->current_frame;
+#elif PY_VERSION_HEX >= 0x030B0000
+    return PyThreadState_Get()->cframe->current_frame;
+#else
+    return PyThreadState_Get()->frame;
+#endif
+}
+
+static void uz_settop(lt__tbuf *t) {
+    py_tstate *s = &tls;
+    t->uz_top = s->nuz ? s->uz[s->nuz - 1].depth : 0;
+}
+
+/* User zone u is the buffer's innermost open zone. */
+static int uz_innermost_was(lt__tbuf *t, const py_uz *u) {
+    return u->depth == t->depth && t->depth > 0 && lt__stk(t)[t->depth - 1] == u->loc;
+}
+
+/* The innermost user zone is the buffer's innermost open zone. */
+static int uz_innermost(lt__tbuf *t) {
+    py_tstate *s = &tls;
+    return s->nuz && uz_innermost_was(t, &s->uz[s->nuz - 1]);
+}
+
+/* tracy.zone's begin of loc, just written on t, from the frame `key`. */
+uint64_t py__uz_begun(lt__tbuf *t, uint32_t loc, const void *key) {
+    py_tstate *s = &tls;
+    if (s->nuz == s->cuz && grow((void **)&s->uz, &s->cuz, sizeof *s->uz) < 0) return 0;
+    py_uz *u = &s->uz[s->nuz++];
+    u->serial = ++g_uz_serial;
+    u->key = key;
+    u->loc = loc;
+    u->depth = t->depth;
+    t->uz_top = t->depth;
+    return u->serial;
+}
+
+/* Closes the line zone open in the innermost frame that has one (-l): a
+ * user zone begins or ends outside it. */
+static void uz_line_out(lt__tbuf *t, uint32_t depth) {
+    py_tstate *s = &tls;
+    for (uint32_t i = s->n; i > 0; i--) {
+        py_ent *e = &s->st[i - 1];
+        if (!e->line) continue;
+        if (t->depth == depth + 1) {
+            e->line = 0;
+            lt__put_end(t, lt__now());
+        }
+        return;
+    }
+}
+
+void py__uz_before_begin(lt__tbuf *t) {
+    if (py__opts.lines && tls.n) uz_line_out(t, t->depth - 1);
+}
+
+/* tracy.zone's end of the zone `serial`: only its own, when it is the
+ * innermost zone (under -l, past the line zone of the with statement's
+ * line); else nothing (closed at a suspension, or by a window's end). */
+void py__uz_end(lt__tbuf *t, uint64_t serial) {
+    py_tstate *s = &tls;
+    /* not the innermost user zone (one opened in it is still open), or
+     * closed already: its frame's end closes it, or nothing does */
+    if (!s->nuz || s->uz[s->nuz - 1].serial != serial) return;
+    py_uz u = s->uz[s->nuz - 1];
+    if (py__opts.lines && s->n) uz_line_out(t, u.depth);
+    if (t->depth > u.depth) return; /* zones opened in it are open: left to their frames' ends */
+    s->nuz--;
+    uz_settop(t);
+    if (uz_innermost_was(t, &u)) lt__put_end(t, lt__now());
+}
+
+const void *py__uz_frame_key(PyObject *frame) {
+    return frame && PyFrame_Check(frame) ? PY_FO_KEY(frame) : NULL;
+}
+
+/* zone_end() without a token: the innermost zone, whatever it is. */
+void py__uz_end_innermost(lt__tbuf *t) {
+    py_tstate *s = &tls;
+    if (uz_innermost(t)) {
+        s->nuz--;
+        uz_settop(t);
+    }
+    lt__put_end(t, lt__now());
+}
+
+/* A frame (key; gen: a generator's or coroutine's) ends while user zones
+ * are innermost: they end here, and those it opened are kept for its
+ * resumption when it is a generator's. rec: the frame's own zone is under
+ * them (every innermost user zone is closed); else only the frame's own
+ * (a frame not recorded). */
+static __attribute__((noinline)) void uz_frame_end(lt__tbuf *t, const void *key, int gen, int rec) {
+    py_tstate *s = &tls;
+    PyObject *kept = NULL;
+    while (uz_innermost(t)) {
+        if (!rec && s->uz[s->nuz - 1].key != key) break;
+        py_uz u = s->uz[--s->nuz];
+        lt__put_end(t, lt__now());
+        if (!(u.key == key && key && gen)) continue;
+        if (!kept && !(kept = PyList_New(0))) break;
+        PyObject *item = Py_BuildValue("(IK)", u.loc, (unsigned long long)u.serial);
+        if (!item || PyList_Insert(kept, 0, item) < 0) {
+            Py_XDECREF(item);
+            break;
+        }
+        Py_DECREF(item);
+    }
+    /* stale entries (closed otherwise) above the frame's zone go too */
+    while (rec && s->nuz && s->uz[s->nuz - 1].depth >= t->depth) s->nuz--;
+    uz_settop(t);
+    if (kept) {
+        PyObject *k = PyLong_FromVoidPtr((void *)key);
+        if (!g_susp) g_susp = PyDict_New();
+        if (k && g_susp && PyDict_SetItem(g_susp, k, kept) == 0) g_nsusp = PyDict_GET_SIZE(g_susp);
+        Py_XDECREF(k);
+        Py_DECREF(kept);
+    }
+    if (PyErr_Occurred()) PyErr_Clear();
+}
+
+/* At a frame's end: the user zones above its zone first. */
+#define UZ_FRAME_END(t, key, gen, rec) \
+    do { if (UNLIKELY((t)->uz_top == (t)->depth && (t)->uz_top)) uz_frame_end(t, key, gen, rec); } while (0)
+
+/* A frame (key) resumes: the user zones it was suspended in begin again. */
+static __attribute__((noinline)) void uz_resume(lt__tbuf *t, const void *key) {
+    PyObject *type, *value, *tbk;
+    PyErr_Fetch(&type, &value, &tbk);
+    PyObject *k = PyLong_FromVoidPtr((void *)key);
+    PyObject *kept = k ? PyDict_GetItemWithError(g_susp, k) : NULL;
+    if (kept) {
+        Py_INCREF(kept);
+        PyDict_DelItem(g_susp, k);
+        g_nsusp = PyDict_GET_SIZE(g_susp);
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(kept); i++) {
+            unsigned int loc;
+            unsigned long long serial;
+            if (!PyArg_ParseTuple(PyList_GET_ITEM(kept, i), "IK", &loc, &serial)) break;
+            lt__put_begin(t, loc, lt__now());
+            py_tstate *s = &tls;
+            if (s->nuz == s->cuz && grow((void **)&s->uz, &s->cuz, sizeof *s->uz) < 0) break;
+            s->uz[s->nuz++] = (py_uz){.serial = serial, .key = key, .loc = loc, .depth = t->depth};
+        }
+        uz_settop(t);
+        Py_DECREF(kept);
+    }
+    Py_XDECREF(k);
+    PyErr_Clear();
+    PyErr_Restore(type, value, tbk);
+}
+
+#define UZ_RESUME(t, key) \
+    do { if (UNLIKELY(g_nsusp) && (t) && g_live) uz_resume(t, key); } while (0)
 
 /* ---- Locations --------------------------------------------------------------- */
 
@@ -805,9 +1002,12 @@ static PyObject *eval_hook_loc(EVAL_PARAMS, uint32_t loc) {
         return EVAL_DEFAULT();
     WIN_TOP(t);
     lt__put_begin(t, loc, lt__now());
+    int gen = (PYF_CODE(f)->co_flags & PY_GEN_FLAGS) != 0;
+    if (gen) UZ_RESUME(t, f);
     PyObject *r = EVAL_DEFAULT();
     /* a forked child has a buffer of its own, without the begin */
     if (lt__tls == t && g_live) {
+        UZ_FRAME_END(t, f, gen, 1);
         if (WIN_HOOK_END(t)) lt__put_end(t, lt__now());
         else WIN_RETURNED();
     }
@@ -842,6 +1042,7 @@ static __attribute__((noinline)) PyObject *eval_hook_end(lt__tbuf *t, PyObject *
      * and gets no end (a buffer is never at the address of one its process
      * had before fork: client_buf.c keeps those) */
     if (lt__tls == t && g_live) {
+        UZ_FRAME_END(t, NULL, 0, 1); /* (a generator's frame goes through eval_hook_loc) */
         if (WIN_HOOK_END(t)) lt__put_end_matched(t, lt__now());
         else WIN_RETURNED();
     }
@@ -865,7 +1066,7 @@ static __attribute__((noinline)) PyObject *eval_hook_after(lt__tbuf *t, PyObject
     /* a forked child has a buffer of its own, and the buffer it had before
      * fork has no room (lt__buf_atfork_child); the map, once published,
      * stays */
-    if (UNLIKELY(!g_live || t->wp > t->limit || t->depth <= tls_synth))
+    if (UNLIKELY(!g_live || t->wp > t->limit || t->depth <= tls_synth || t->uz_top == t->depth))
         return eval_hook_end(t, r);
     lt__write_end(t, lt__tsc_ns(lt__clock()));
     return r;
@@ -947,7 +1148,10 @@ static PyObject *eval_hook_slow(EVAL_PARAMS) {
                     ? init_units(PyThreadState_GET(), f) : 0;
     if (loc != 0 && !creates_generator(f) && zbegin(loc)) {
         if (py__opts.label_args) zone_args_text(PYF_CODE(f), PYF_LOCALS(f));
+        int gen = (PYF_CODE(f)->co_flags & PY_GEN_FLAGS) != 0;
+        if (gen) UZ_RESUME(lt__tls, f);
         PyObject *r = init_eval(EVAL_ARGS, units);
+        if (lt__tls && g_live) UZ_FRAME_END(lt__tls, f, gen, 1);
         if (!lt__tls || WIN_HOOK_END(lt__tls)) zend();
         else if (g_live) WIN_RETURNED();
         return r;
@@ -972,8 +1176,28 @@ static py_ent *push(const void *key, uint8_t kind, uint8_t rec) {
     return e;
 }
 
+/* A frame entry's key and whether its code is a generator's (uz_frame_end). */
+static void uz_ent(py_ent *e, const void **key, int *gen) {
+    if (e->kind == ENT_MON) { /* key: the code; the frame is the current one */
+        *key = uz_current_key();
+        *gen = (((PyCodeObject *)e->key)->co_flags & PY_GEN_FLAGS) != 0;
+    } else {
+        *key = PY_FO_KEY(e->key);
+        PyCodeObject *co = PyFrame_GetCode((PyFrameObject *)e->key);
+        *gen = (co->co_flags & PY_GEN_FLAGS) != 0;
+        Py_DECREF(co);
+    }
+}
+
 static void pop_ends(py_ent *e) {
     if (e->line) zend();
+    lt__tbuf *t = lt__tls;
+    if (t && g_live && e->kind != ENT_C && UNLIKELY(t->uz_top == t->depth && t->uz_top)) {
+        const void *key;
+        int gen;
+        uz_ent(e, &key, &gen);
+        uz_frame_end(t, key, gen, e->rec != 0);
+    }
     if (e->rec == 2) win_end();
     else if (e->rec) zend();
 }
@@ -997,6 +1221,11 @@ static void frame_enter(PyFrameObject *frame) {
         Py_DECREF(co);
     }
     if (!push(frame, ENT_FRAME, rec) && rec) zend();
+    if (UNLIKELY(g_nsusp)) {
+        PyCodeObject *co = PyFrame_GetCode(frame);
+        if (co->co_flags & PY_GEN_FLAGS) UZ_RESUME(lt__tls, PY_FO_KEY(frame));
+        Py_DECREF(co);
+    }
 }
 
 /* A frame returns (or yields): closes what it opened. Entries above it
@@ -1415,7 +1644,10 @@ int py__rec_enter(PyCodeObject *co) {
         }
     }
     /* every run has its entry, recorded or not: its end pops its own */
-    if (push(co, ENT_MON, rec)) return 1;
+    if (push(co, ENT_MON, rec)) {
+        if (UNLIKELY(g_nsusp) && (co->co_flags & PY_GEN_FLAGS)) UZ_RESUME(lt__tls, uz_current_key());
+        return 1;
+    }
     if (rec) zend();
     return 0;
 }

@@ -57,6 +57,18 @@ void py__disable(void);
  * as unprofiled. Not at every disable: a decorated function's calls enable
  * and disable, and enabling again then needs no walk of the classes. */
 void py__release_classes(void);
+
+/* tracy.zone's zones (hook.c, "User zones"): py__uz_before_begin before
+ * the begin is written on t, py__uz_begun after it (the frame that opens
+ * it: PY_FO_KEY of its frame object, or NULL), which returns the zone's
+ * token (0: not kept); py__uz_end closes that zone only, when it is still
+ * the innermost. py__uz_frame_key: the key of a frame object. */
+struct lt__tbuf;
+void py__uz_before_begin(struct lt__tbuf *t);
+uint64_t py__uz_begun(struct lt__tbuf *t, uint32_t loc, const void *key);
+void py__uz_end(struct lt__tbuf *t, uint64_t serial);
+void py__uz_end_innermost(struct lt__tbuf *t);
+const void *py__uz_frame_key(PyObject *frame);
 int py__mode(void);
 /* The mode py__enable would choose now (what the options and the
  * interpreter's frame evaluator allow); nothing is changed. */

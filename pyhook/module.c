@@ -408,13 +408,16 @@ static uint32_t reg_plot(void *ctx) {
 }
 
 PyDoc_STRVAR(zone_begin_doc,
-"zone_begin(name, file='', line=0) -> bool\n--\n\n"
-"Opens a user zone on this thread. Returns True when it was recorded;\n"
-"then zone_end() must follow.");
+"zone_begin(name, file='', line=0, frame=None) -> int\n--\n\n"
+"Opens a user zone on this thread. Returns its token (true) when it was\n"
+"recorded, else False; then zone_end(token) must follow. frame: the frame\n"
+"that opens it; when that is a generator's or coroutine's that suspends\n"
+"inside the zone, the zone ends there and begins again when it resumes.");
 
 static PyObject *m_zone_begin(PyObject *self, PyObject *args) {
     user_loc u = {.file = ""};
-    if (!PyArg_ParseTuple(args, "s|sI", &u.name, &u.file, &u.line)) return NULL;
+    PyObject *frame = NULL;
+    if (!PyArg_ParseTuple(args, "s|sIO", &u.name, &u.file, &u.line, &frame)) return NULL;
     if (!ready()) Py_RETURN_FALSE;
     PyObject *key = Py_BuildValue("(ssI)", u.name, u.file, u.line);
     if (!key) return NULL;
@@ -424,8 +427,11 @@ static PyObject *m_zone_begin(PyObject *self, PyObject *args) {
     if (id == 0) Py_RETURN_FALSE;
     lt__tbuf *t = lt__tls;
     if (!t) Py_RETURN_FALSE;
+    py__uz_before_begin(t);
     lt__put_begin(t, (uint32_t)id, lt__now());
-    Py_RETURN_TRUE;
+    uint64_t token = py__uz_begun(t, (uint32_t)id, py__uz_frame_key(frame));
+    if (!token) Py_RETURN_TRUE;
+    return PyLong_FromUnsignedLongLong(token);
 }
 
 PyDoc_STRVAR(mark_profiled_doc,
@@ -442,11 +448,23 @@ static PyObject *m_mark_profiled(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-PyDoc_STRVAR(zone_end_doc, "zone_end()\n--\n\nCloses the innermost zone of this thread.");
+PyDoc_STRVAR(zone_end_doc,
+"zone_end(token=None)\n--\n\n"
+"Closes the zone zone_begin returned the token of, when it is still open\n"
+"and the innermost; without a token, the innermost zone of this thread.");
 
-static PyObject *m_zone_end(PyObject *self, PyObject *unused) {
+static PyObject *m_zone_end(PyObject *self, PyObject *args) {
+    PyObject *token = NULL;
+    if (!PyArg_ParseTuple(args, "|O", &token)) return NULL;
     lt__tbuf *t = lt__tls;
-    if (t && !g_stopped) lt__put_end(t, lt__now());
+    if (!t || g_stopped) Py_RETURN_NONE;
+    if (token && PyLong_Check(token) && !PyBool_Check(token)) {
+        unsigned long long serial = PyLong_AsUnsignedLongLong(token);
+        if (serial == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
+        py__uz_end(t, serial);
+    } else {
+        py__uz_end_innermost(t);
+    }
     Py_RETURN_NONE;
 }
 
@@ -614,7 +632,7 @@ static PyMethodDef tracy_methods[] = {
     {"counts", m_counts, METH_NOARGS, counts_doc},
     {"stored", m_stored, METH_NOARGS, stored_doc},
     {"zone_begin", m_zone_begin, METH_VARARGS, zone_begin_doc},
-    {"zone_end", m_zone_end, METH_NOARGS, zone_end_doc},
+    {"zone_end", m_zone_end, METH_VARARGS, zone_end_doc},
     {"zone_text", m_zone_text, METH_VARARGS, zone_text_doc},
     {"message", m_message, METH_VARARGS, message_doc},
     {"signpost", m_signpost, METH_VARARGS, signpost_doc},

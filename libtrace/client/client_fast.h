@@ -37,6 +37,11 @@ typedef struct lt__tbuf {
                              published word is (uintptr_t)wp + cbias */
     uint32_t depth;       /* zones open in the recorded stream */
     uint32_t thread;      /* thread index within the process */
+    uint32_t uz_top;      /* the Python hook's: `depth` just after the
+                             innermost zone that tracy.zone opened on this
+                             thread began, or 0 (pyhook/hook.c, "User
+                             zones"); a frame that ends where it is the
+                             innermost zone must close it first */
     /* the rest is private to client.c */
 } lt__tbuf;
 

@@ -137,15 +137,17 @@ def _make_api():
 
         def __enter__(self):
             caller = _sys._getframe(1)  # the zone's file and line: the with statement's
-            on = _tracy.zone_begin(self.name, caller.f_code.co_filename, caller.f_lineno)
+            on = _tracy.zone_begin(self.name, caller.f_code.co_filename, caller.f_lineno,
+                                   caller)
             self._open.append(on)
             if on and self.text is not None:
                 _tracy.zone_text(str(self.text))
             return self
 
         def __exit__(self, *exc):
-            if self._open.pop():
-                _tracy.zone_end()
+            on = self._open.pop()
+            if on:
+                _tracy.zone_end(on)
             return False
 
         def __call__(self, func):
@@ -157,7 +159,7 @@ def _make_api():
 
             def end(on):
                 if on:
-                    _tracy.zone_end()
+                    _tracy.zone_end(on)
             # a generator's or coroutine's steps, a zone each (tracy/_wrap.py)
             return wrap(func, lambda: _tracy.zone_begin(name, file, line), end)
 

@@ -3,6 +3,8 @@ the decoded trace."""
 import subprocess
 import textwrap
 
+import pytest
+
 from conftest import PYTHON, env_for_tests
 
 
@@ -122,3 +124,85 @@ def test_pytest_failure_status_passes_through(run_tracy, tmp_path):
                   args=["-q", "-p", "no:cacheprovider", str(tmp_path / "test_bad.py")])
     assert r.rc == 1
     assert "1 failed" in r.out
+
+
+# A generator and coroutines that suspend inside `with tracy.zone(...)`.
+SUSPENDED_ZONES = """
+import asyncio, tracy
+def leaf(): pass
+def g():
+    with tracy.zone("z"):
+        yield 1
+        leaf()
+        yield 2
+def caller():
+    it = g()
+    next(it)
+    leaf()
+    next(it)
+    leaf()
+    for _ in it:
+        pass
+async def handler(i):
+    with tracy.zone("db"):
+        await asyncio.sleep(0.001)
+        leaf()
+    return i
+async def main():
+    return await asyncio.gather(*(handler(i) for i in range(3)))
+caller()
+print(asyncio.run(main()))
+"""
+
+
+def parents(zones):
+    """zone -> the zone it is nested in (same thread, one level up)."""
+    out = {}
+    by_thread = {}
+    for z in sorted(zones, key=lambda z: (z.begin_ts, z.depth)):
+        stack = by_thread.setdefault((z.process, z.thread), [])
+        while stack and not (stack[-1].depth < z.depth and z.end_ts <= stack[-1].end_ts):
+            stack.pop()
+        out[z] = stack[-1] if stack else None
+        stack.append(z)
+    return out
+
+
+@pytest.mark.parametrize("options", [[], ["-l"], ["--trace-c"], ["--mechanism", "exact"]],
+                         ids=["hook", "lines", "trace-c", "exact"])
+def test_a_zone_a_generator_or_coroutine_suspends_in(run_tracy, options):
+    """A generator or coroutine that yields or awaits inside `with
+    tracy.zone(...)`: the zone is recorded as each step of the frame inside
+    it (it ends at the suspension and begins again at the resumption), in
+    the frame's zone; what the caller and the event loop do meanwhile is
+    not in it, and every zone nests (no call of the loop inside another)."""
+    r = run_tracy(SUSPENDED_ZONES, *options)
+    assert r.rc == 0 and r.out == "[0, 1, 2]\n", r.err
+    r.assert_balanced()
+    zs = r.zones
+    up = parents(zs)
+
+    def first(z, kinds):  # the zone z is in, past line zones
+        p = up[z]
+        while p is not None and p.kind not in kinds:
+            p = up[p]
+        return p
+
+    def frame(z):  # the function zone z is in
+        return first(z, (1,))
+    z = [x for x in zs if x.name == "z"]
+    assert len(z) == 3 and all(frame(x).name == "g" for x in z), [(x, frame(x)) for x in z]
+    db = [x for x in zs if x.name == "db"]
+    assert len(db) == 6 and all(frame(x).name == "handler" for x in db)
+    leaves = [frame(x).name for x in zs if x.name == "leaf"]
+    assert sorted(leaves) == ["caller", "caller", "g"] + ["handler"] * 3, leaves
+    # the leaves g and handler call are in their zone; the caller's are not
+    inside = sorted(first(x, (1, 4)).name for x in zs
+                    if x.name == "leaf" and frame(x).name != "caller")
+    assert inside == ["db"] * 3 + ["z"], inside
+    for x in zs:  # no function zone inside another of its own name from the loop
+        if x.name in ("Handle._run", "BaseEventLoop._run_once"):
+            p = up[x]
+            while p is not None:
+                assert p.name != x.name, (x, p)
+                p = up[p]
