@@ -509,6 +509,13 @@ static __attribute__((noinline)) void uz_frame_end(lt__tbuf *t, const void *key,
     if (PyErr_Occurred()) PyErr_Clear();
 }
 
+/* The zone zbegin began last and zend has not ended is in the stream:
+ * under --min-duration it may still wait (then user zones above it are
+ * not above it in the stream). */
+static int zone_written(void) {
+    return !py__opts.min_duration || (tls.np > 0 && tls.np - 1 < tls.nw);
+}
+
 /* At a frame's end: the user zones above its zone first. */
 #define UZ_FRAME_END(t, key, gen, rec) \
     do { if (UNLIKELY((t)->uz_top == (t)->depth && (t)->uz_top)) uz_frame_end(t, key, gen, rec); } while (0)
@@ -523,6 +530,7 @@ static __attribute__((noinline)) void uz_resume(lt__tbuf *t, const void *key) {
         Py_INCREF(kept);
         PyDict_DelItem(g_susp, k);
         g_nsusp = PyDict_GET_SIZE(g_susp);
+        py__pending_flush(); /* --min-duration: the frame's begin comes first */
         for (Py_ssize_t i = 0; i < PyList_GET_SIZE(kept); i++) {
             unsigned int loc;
             unsigned long long serial;
@@ -994,12 +1002,28 @@ static inline int creates_generator(py_frame *f) {
     return (PYF_CODE(f)->co_flags & PY_GEN_FLAGS) && !PYF_IS_RESUME(f);
 }
 
+/* A generator's or coroutine's frame with no zone of its own (filtered
+ * out, past --max-depth): the user zones it suspends in end there and
+ * begin again when it resumes all the same. */
+static __attribute__((noinline)) PyObject *eval_hook_gen_unrec(EVAL_PARAMS) {
+    lt__tbuf *t = lt__tls;
+    if (t && g_live) UZ_RESUME(t, f);
+    PyObject *r = EVAL_DEFAULT();
+    t = lt__tls;
+    if (t && g_live) UZ_FRAME_END(t, f, 1, 0);
+    return r;
+}
+
 /* A recorded frame (location loc), outside the inline path. */
 static PyObject *eval_hook_loc(EVAL_PARAMS, uint32_t loc) {
     lt__tbuf *t = loc ? tb_entering(f) : NULL;
     if (t) WIN_CHECK();
-    if (t == NULL || t->depth >= g_depth_limit)
+    if (t == NULL || t->depth >= g_depth_limit) {
+        /* (a user zone may begin in it: it is watched whatever the state) */
+        if ((PYF_CODE(f)->co_flags & PY_GEN_FLAGS) && PYF_IS_RESUME(f))
+            return eval_hook_gen_unrec(EVAL_ARGS);
         return EVAL_DEFAULT();
+    }
     WIN_TOP(t);
     lt__put_begin(t, loc, lt__now());
     int gen = (PYF_CODE(f)->co_flags & PY_GEN_FLAGS) != 0;
@@ -1091,7 +1115,8 @@ static __attribute__((noinline)) PyObject *eval_hook_other(EVAL_PARAMS, uintptr_
     uint32_t tag = (uint32_t)(v >> 32);
     if (tag == g_epoch) return EVAL_DEFAULT();
     if (tag == (g_epoch | PY_GEN_BIT)) {
-        if ((uint32_t)v == 0 || !PYF_IS_RESUME(f)) return EVAL_DEFAULT();
+        if (!PYF_IS_RESUME(f)) return EVAL_DEFAULT();
+        if ((uint32_t)v == 0) return eval_hook_gen_unrec(EVAL_ARGS);
         return eval_hook_loc(EVAL_ARGS, (uint32_t)v);
     }
     if (tag == (g_epoch | PY_INIT_BIT)) return eval_hook_init(EVAL_ARGS, (uint32_t)v);
@@ -1151,11 +1176,13 @@ static PyObject *eval_hook_slow(EVAL_PARAMS) {
         int gen = (PYF_CODE(f)->co_flags & PY_GEN_FLAGS) != 0;
         if (gen) UZ_RESUME(lt__tls, f);
         PyObject *r = init_eval(EVAL_ARGS, units);
-        if (lt__tls && g_live) UZ_FRAME_END(lt__tls, f, gen, 1);
+        if (lt__tls && g_live) UZ_FRAME_END(lt__tls, f, gen, zone_written());
         if (!lt__tls || WIN_HOOK_END(lt__tls)) zend();
         else if (g_live) WIN_RETURNED();
         return r;
     }
+    if ((PYF_CODE(f)->co_flags & PY_GEN_FLAGS) && PYF_IS_RESUME(f))
+        return eval_hook_gen_unrec(EVAL_ARGS);
     return init_eval(EVAL_ARGS, units);
 }
 
@@ -1196,7 +1223,7 @@ static void pop_ends(py_ent *e) {
         const void *key;
         int gen;
         uz_ent(e, &key, &gen);
-        uz_frame_end(t, key, gen, e->rec != 0);
+        uz_frame_end(t, key, gen, e->rec == 2 || (e->rec && zone_written()));
     }
     if (e->rec == 2) win_end();
     else if (e->rec) zend();

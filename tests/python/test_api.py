@@ -206,3 +206,24 @@ def test_a_zone_a_generator_or_coroutine_suspends_in(run_tracy, options):
             while p is not None:
                 assert p.name != x.name, (x, p)
                 p = up[p]
+
+
+@pytest.mark.parametrize("options", [["--max-depth", "3"], ["--max-depth", "3", "--trace-c"],
+                                     ["--min-duration", "1000"],
+                                     ["--min-duration", "1000", "--trace-c"]],
+                         ids=["hook", "trace-c", "min-duration", "min-duration-trace-c"])
+def test_a_zone_suspended_in_a_frame_without_a_zone(run_tracy, options):
+    """The same where the generator's and coroutines' frames get no zone
+    (past --max-depth) or may not (--min-duration): the user zones still
+    end at each suspension and begin again, none inside another."""
+    r = run_tracy(SUSPENDED_ZONES, *options)
+    assert r.rc == 0 and r.out == "[0, 1, 2]\n", r.err
+    r.assert_balanced()
+    up = parents(r.zones)
+    user = [x for x in r.zones if x.kind == 4]
+    assert sorted(x.name for x in user) == ["db"] * 6 + ["z"] * 3, [x.name for x in user]
+    for x in user:
+        p = up[x]
+        while p is not None:
+            assert p.kind != 4, (x, p)
+            p = up[p]
