@@ -141,8 +141,9 @@ def assert_serve_forever_encloses(path):
     assert not bad, (sf, bad)
 
 
-def test_two_captures_hold_each_request_of_their_window_once(tmp_path):
-    srv = Server(tmp_path)
+def while_requested(srv, act):
+    """Returns act() run while a client sends srv a request every 5 ms
+    (from 0.3 s before it)."""
     stop = threading.Event()
 
     def client():
@@ -155,13 +156,22 @@ def test_two_captures_hold_each_request_of_their_window_once(tmp_path):
     c.start()
     try:
         time.sleep(0.3)
-        first, a = ask(srv.listen, tmp_path, "a.tracy", "--duration", "1s")
-        time.sleep(0.2)
-        second, b = ask(srv.listen, tmp_path, "b.tracy", "--duration", "1s")
-        time.sleep(0.2)
+        return act()
     finally:
         stop.set()
         c.join()
+
+
+def test_two_captures_hold_each_request_of_their_window_once(tmp_path):
+    srv = Server(tmp_path)
+
+    def two():
+        first = ask(srv.listen, tmp_path, "a.tracy", "--duration", "1s")
+        time.sleep(0.2)
+        second = ask(srv.listen, tmp_path, "b.tracy", "--duration", "1s")
+        time.sleep(0.2)
+        return first + second
+    first, a, second, b = while_requested(srv, two)
     rc, err = srv.finish()
     assert first.returncode == 0 and second.returncode == 0, (first.stderr, second.stderr)
     assert rc == 7 and err == ""
@@ -191,22 +201,8 @@ def test_a_capture_records_calls_in_a_profiler_region_open_before_it(tmp_path):
     tracy.Profiler() region opened while no capture was under way: a
     capture records the requests' calls (the window hooks the region)."""
     srv = Server(tmp_path, api=True, prelude="tracy.Profiler().enable()\n")
-    stop = threading.Event()
-
-    def client():
-        i = 0
-        while not stop.is_set():
-            srv.get(str(i))
-            i += 1
-            time.sleep(0.005)
-    c = threading.Thread(target=client)
-    c.start()
-    try:
-        time.sleep(0.3)
-        done, out = ask(srv.listen, tmp_path, "r.tracy", "--duration", "1s")
-    finally:
-        stop.set()
-        c.join()
+    done, out = while_requested(
+        srv, lambda: ask(srv.listen, tmp_path, "r.tracy", "--duration", "1s"))
     rc, err = srv.finish()
     assert done.returncode == 0 and rc == 7 and err == "", (done.stderr, err)
     ids = traced_ids(out)
