@@ -483,6 +483,8 @@ void py__uz_end_innermost(lt__tbuf *t) {
 static __attribute__((noinline)) void uz_frame_end(lt__tbuf *t, const void *key, int gen, int rec) {
     py_tstate *s = &tls;
     PyObject *kept = NULL;
+    PyObject *type, *value, *tbk; /* the frame's own exception, when it raised */
+    PyErr_Fetch(&type, &value, &tbk);
     while (uz_innermost(t)) {
         if (!rec && s->uz[s->nuz - 1].key != key) break;
         py_uz u = s->uz[--s->nuz];
@@ -506,7 +508,8 @@ static __attribute__((noinline)) void uz_frame_end(lt__tbuf *t, const void *key,
         Py_XDECREF(k);
         Py_DECREF(kept);
     }
-    if (PyErr_Occurred()) PyErr_Clear();
+    PyErr_Clear();
+    PyErr_Restore(type, value, tbk);
 }
 
 /* The zone zbegin began last and zend has not ended is in the stream:
@@ -1010,7 +1013,7 @@ static __attribute__((noinline)) PyObject *eval_hook_gen_unrec(EVAL_PARAMS) {
     if (t && g_live) UZ_RESUME(t, f);
     PyObject *r = EVAL_DEFAULT();
     t = lt__tls;
-    if (t && g_live) UZ_FRAME_END(t, f, 1, 0);
+    if (t && g_live) UZ_FRAME_END(t, f, r != NULL, 0);
     return r;
 }
 
@@ -1031,7 +1034,7 @@ static PyObject *eval_hook_loc(EVAL_PARAMS, uint32_t loc) {
     PyObject *r = EVAL_DEFAULT();
     /* a forked child has a buffer of its own, without the begin */
     if (lt__tls == t && g_live) {
-        UZ_FRAME_END(t, f, gen, 1);
+        UZ_FRAME_END(t, f, gen && r, 1); /* (kept only at a suspension, not a raise) */
         if (WIN_HOOK_END(t)) lt__put_end(t, lt__now());
         else WIN_RETURNED();
     }
@@ -1176,7 +1179,7 @@ static PyObject *eval_hook_slow(EVAL_PARAMS) {
         int gen = (PYF_CODE(f)->co_flags & PY_GEN_FLAGS) != 0;
         if (gen) UZ_RESUME(lt__tls, f);
         PyObject *r = init_eval(EVAL_ARGS, units);
-        if (lt__tls && g_live) UZ_FRAME_END(lt__tls, f, gen, zone_written());
+        if (lt__tls && g_live) UZ_FRAME_END(lt__tls, f, gen && r, zone_written());
         if (!lt__tls || WIN_HOOK_END(lt__tls)) zend();
         else if (g_live) WIN_RETURNED();
         return r;

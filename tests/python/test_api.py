@@ -227,3 +227,40 @@ def test_a_zone_suspended_in_a_frame_without_a_zone(run_tracy, options):
         while p is not None:
             assert p.kind != 4, (x, p)
             p = up[p]
+
+
+@pytest.mark.parametrize("options", [[], ["--trace-c"], ["-l"]], ids=["hook", "trace-c", "lines"])
+def test_a_frame_that_raises_with_a_zone_left_open(run_tracy, options):
+    """A function, a generator and a coroutine that enter a zone, never
+    exit it and raise: the exception reaches the caller as it would
+    unprofiled; the zones end with their frames."""
+    r = run_tracy("""
+    import asyncio, tracy
+    def opens_and_raises():
+        tracy.zone("left").__enter__()
+        raise KeyError("k")
+    def gen():
+        tracy.zone("gleft").__enter__()
+        yield 1
+        raise ValueError("v")
+    async def coro():
+        tracy.zone("cleft").__enter__()
+        raise RuntimeError("r")
+    try:
+        opens_and_raises()
+    except KeyError as e:
+        print("caught", e)
+    g = gen()
+    next(g)
+    try:
+        next(g)
+    except ValueError as e:
+        print("caught", e)
+    try:
+        asyncio.run(coro())
+    except RuntimeError as e:
+        print("caught", e)
+    """, *options)
+    assert r.rc == 0 and r.out == "caught 'k'\ncaught v\ncaught r\n", r.err
+    r.assert_balanced()
+    assert sorted(z.name for z in r.zones if z.kind == 4) == ["cleft", "gleft", "gleft", "left"]
