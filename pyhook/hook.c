@@ -413,17 +413,20 @@ static int uz_innermost(lt__tbuf *t) {
     return s->nuz && uz_innermost_was(t, &s->uz[s->nuz - 1]);
 }
 
-/* tracy.zone's begin of loc, just written on t, from the frame `key`. */
-uint64_t py__uz_begun(lt__tbuf *t, uint32_t loc, const void *key) {
+/* Notes the user zone `serial` of loc, just begun on t, as the innermost
+ * one. Returns 0 when out of memory (it is then not followed). */
+static int uz_push(lt__tbuf *t, uint64_t serial, uint32_t loc, const void *key) {
     py_tstate *s = &tls;
     if (s->nuz == s->cuz && grow((void **)&s->uz, &s->cuz, sizeof *s->uz) < 0) return 0;
-    py_uz *u = &s->uz[s->nuz++];
-    u->serial = ++g_uz_serial;
-    u->key = key;
-    u->loc = loc;
-    u->depth = t->depth;
+    s->uz[s->nuz++] = (py_uz){.serial = serial, .key = key, .loc = loc, .depth = t->depth};
     t->uz_top = t->depth;
-    return u->serial;
+    return 1;
+}
+
+/* tracy.zone's begin of loc, just written on t, from the frame `key`. */
+uint64_t py__uz_begun(lt__tbuf *t, uint32_t loc, const void *key) {
+    uint64_t serial = ++g_uz_serial;
+    return uz_push(t, serial, loc, key) ? serial : 0;
 }
 
 /* Closes the line zone open in the innermost frame that has one (-l): a
@@ -539,9 +542,7 @@ static __attribute__((noinline)) void uz_resume(lt__tbuf *t, const void *key) {
             unsigned long long serial;
             if (!PyArg_ParseTuple(PyList_GET_ITEM(kept, i), "IK", &loc, &serial)) break;
             lt__put_begin(t, loc, lt__now());
-            py_tstate *s = &tls;
-            if (s->nuz == s->cuz && grow((void **)&s->uz, &s->cuz, sizeof *s->uz) < 0) break;
-            s->uz[s->nuz++] = (py_uz){.serial = serial, .key = key, .loc = loc, .depth = t->depth};
+            if (!uz_push(t, serial, loc, key)) break;
         }
         uz_settop(t);
         Py_DECREF(kept);
