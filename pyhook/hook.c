@@ -522,9 +522,16 @@ static int zone_written(void) {
     return !py__opts.min_duration || (tls.np > 0 && tls.np - 1 < tls.nw);
 }
 
+/* A user zone is the innermost zone of t: a frame ending now closes it
+ * first (eval_hook_after tests the first half alone: a frame's zone is
+ * open there). */
+static inline int uz_due(const lt__tbuf *t) {
+    return t->uz_top == t->depth && t->uz_top;
+}
+
 /* At a frame's end: the user zones above its zone first. */
 #define UZ_FRAME_END(t, key, gen, rec) \
-    do { if (UNLIKELY((t)->uz_top == (t)->depth && (t)->uz_top)) uz_frame_end(t, key, gen, rec); } while (0)
+    do { if (UNLIKELY(uz_due(t))) uz_frame_end(t, key, gen, rec); } while (0)
 
 /* A frame (key) resumes: the user zones it was suspended in begin again. */
 static __attribute__((noinline)) void uz_resume(lt__tbuf *t, const void *key) {
@@ -1223,7 +1230,7 @@ static void uz_ent(py_ent *e, const void **key, int *gen) {
 static void pop_ends(py_ent *e) {
     if (e->line) zend();
     lt__tbuf *t = lt__tls;
-    if (t && g_live && e->kind != ENT_C && UNLIKELY(t->uz_top == t->depth && t->uz_top)) {
+    if (t && g_live && e->kind != ENT_C && UNLIKELY(uz_due(t))) {
         const void *key;
         int gen;
         uz_ent(e, &key, &gen);
