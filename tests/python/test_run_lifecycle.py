@@ -88,7 +88,7 @@ def test_ctrl_c_during_the_program_ends_as_python_would(tmp_path):
 def test_ctrl_c_while_the_trace_waits_for_a_child_keeps_the_status(tmp_path):
     script = write(tmp_path, "leaves.py", """
     import subprocess, sys
-    nap = "import time\\ndef nap():\\n    time.sleep(60)\\nnap()"
+    nap = "import time\\nopen('up', 'w').close()\\ndef nap():\\n    time.sleep(60)\\nnap()"
     c = subprocess.Popen([sys.executable, "-c", nap], stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL)
     print("parent done", c.pid, flush=True)
@@ -101,7 +101,10 @@ def test_ctrl_c_while_the_trace_waits_for_a_child_keeps_the_status(tmp_path):
     said, child = p.stdout.readline().rsplit(None, 1)
     assert said == "parent done"
     try:
-        time.sleep(0.5)
+        # the child runs its code once connected: it says so by a file
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "up").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
         assert p.poll() is None  # the sleeping child is still recording
         p.send_signal(signal.SIGINT)
         _, err = p.communicate(timeout=60)
