@@ -5,9 +5,10 @@ own; the heavy ones the profiler used to import (signal and its enum,
 functools, threading) come only with the program or a mechanism that needs
 them. Measured by what the interpreter holds, so load cannot move it."""
 import json
+import os
 import subprocess
 
-from conftest import PYTHON, env_for_tests
+from conftest import PYTHON, Run, env_for_tests
 
 SHOW = "import json, sys\nprint(json.dumps(sorted(sys.modules)))\n"
 # (gc and atexit: built-in modules, nothing to load; the hook looks gc up
@@ -69,3 +70,61 @@ def test_import_tracy_alone_loads_no_runtime(tmp_path):
                             "    pass\n")
     got = modules(tmp_path, "show.py")
     assert "tracy._runtime" in got and "tracy._capture" not in got
+
+
+# What a child's start under tracy may add to plain's: the package's runtime
+# and tracy's own sitecustomize (which hides a program's: see below)
+CHILD_OURS = {"tracy", "tracy._tracy", "tracy._runtime", "atexit", "gc", "sitecustomize"}
+PARENT = ("import subprocess, sys\n"
+          "p = subprocess.run([sys.executable, 'show.py'], capture_output=True, text=True)\n"
+          "sys.stdout.write(p.stdout); sys.stderr.write(p.stderr)\n"
+          "sys.exit(p.returncode)\n")
+
+
+def test_a_child_starts_with_nothing_of_the_lookup(tmp_path):
+    """A profiled child process loads what plain Python loads and the
+    runtime: finding the sitecustomize tracy's hides uses the import
+    system's own finders (no importlib.util, importlib.machinery, warnings
+    or types, which an unprofiled start does not load)."""
+    write_scripts(tmp_path)
+    (tmp_path / "parent.py").write_text(PARENT)
+    plain = modules(tmp_path, "show.py")
+    child = modules(tmp_path, "-m", "tracy", "-o", str(tmp_path / "t.tracy"), "parent.py")
+    assert child - plain <= CHILD_OURS, sorted(child - plain - CHILD_OURS)
+
+
+def test_a_childs_own_sitecustomize_runs_recorded(tmp_path):
+    """A program's sitecustomize, hidden by tracy's in a child, still runs
+    there, recorded as the program's code; tracy's lookup of it is not
+    recorded (no zone of the import system's finders, of posixpath, of
+    tracy's package at the child's start)."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(
+        "import os\n"
+        "def site_setup():\n"
+        "    os.environ['SITE_SEEN'] = 'yes'\n"
+        "site_setup()\n")
+    (tmp_path / "child.py").write_text(
+        "import os\n"
+        "def child_work():\n"
+        "    return os.environ.get('SITE_SEEN')\n"
+        "print('child', child_work())\n")
+    (tmp_path / "parent.py").write_text(PARENT.replace("show.py", "child.py"))
+    env = env_for_tests()
+    env["PYTHONPATH"] += os.pathsep + str(site)
+    plain = subprocess.run([PYTHON, "parent.py"], capture_output=True, text=True,
+                           timeout=120, cwd=str(tmp_path), env=env)
+    assert plain.stdout == "child yes\n", plain.stderr
+    out = str(tmp_path / "t.tracy")
+    p = subprocess.run([PYTHON, "-m", "tracy", "-o", out, "parent.py"], capture_output=True,
+                       text=True, timeout=120, cwd=str(tmp_path), env=env)
+    assert p.returncode == 0 and p.stdout == plain.stdout, p.stderr
+    r = Run(p, out)
+    r.assert_balanced()
+    child = [z for z in r.zones if z.process == 2]
+    names = {z.name for z in child}
+    assert {"site_setup", "child_work"} <= names, sorted(names)
+    roots = {z.name for z in child if z.depth == 0}
+    tracy_own = {"PathFinder.find_spec", "abspath", "dirname", "_find_and_load"}
+    assert not roots & tracy_own, sorted(roots)
