@@ -540,6 +540,9 @@ def finish(run, cli, urgent=False):
             _capture.wait_for_children(say)
     except KeyboardInterrupt:
         interrupted = True
+    unprofiled = _rt.take_unprofiled()
+    for line in unprofiled:  # in the trace too, on this process's timeline
+        _tracy.message("tracy: " + line)
     _checked(_tracy.stop)
     sent, lost = _tracy.counts()
     if run.mode == Mode.OWN:
@@ -553,6 +556,8 @@ def finish(run, cli, urgent=False):
         if code != 0:
             sys.stderr.write("tracy: capture-release exited with status %d\n" % code)
     summarize(run, sent, lost)
+    for line in unprofiled:
+        sys.stderr.write("tracy: %s\n" % line)
     final = run.out if run.mode == Mode.OWN else None
     if run.spread is not None:
         final = _gather(run, say) if not urgent else None

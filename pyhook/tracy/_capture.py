@@ -213,18 +213,38 @@ def _alive(pid, out):
 _STALE_AGE_S = 60
 
 
+def _sweep_notes(d, names, now):
+    """Removes the notes files (_runtime.take_unprofiled) of runs killed
+    before they read them: this user's, older than a minute, whose process
+    is gone."""
+    for name in names:
+        path = os.path.join(d, name)
+        try:
+            pid = int(name[len("unprofiled-"):-len(".txt")])
+            st = os.lstat(path)
+            if (st.st_mode & 0o170000) != 0o100000 or st.st_uid != os.geteuid() \
+                    or now - st.st_mtime < _STALE_AGE_S or os.path.exists("/proc/%d" % pid):
+                continue
+            os.unlink(path)
+        except (OSError, ValueError):
+            pass
+
+
 def sweep_stale(keep):
     """Removes the rendezvous files of the run folder that runs killed before
     they finished left behind: files of this user older than a minute,
     unlocked, whose daemon is gone (the lock is taken without waiting, so a
-    live run is never held up)."""
+    live run is never held up); and their notes files."""
     import time
     d = os.path.dirname(keep)
     try:
-        names = [n for n in os.listdir(d) if n.startswith("run-") and n.endswith(".run")]
+        every = os.listdir(d)
     except OSError:
         return
     now = time.time()
+    _sweep_notes(d, [n for n in every if n.startswith("unprofiled-") and n.endswith(".txt")],
+                 now)
+    names = [n for n in every if n.startswith("run-") and n.endswith(".run")]
     for name in names:
         path = os.path.join(d, name)
         if path == keep:

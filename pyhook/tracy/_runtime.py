@@ -500,8 +500,13 @@ def start_child(env_opts):
 
 def setup_children_env(opts, program):
     """Child Python processes are profiled into the same capture (connect()
-    has set TRACY_ADDR, or TRACY_PORT for a daemon found running)."""
+    has set TRACY_ADDR, or TRACY_PORT for a daemon found running). One that
+    cannot be (another interpreter) writes why to this process's notes file
+    (take_unprofiled)."""
     env = os.environ
+    notes = _notes_path()
+    if notes:
+        opts = dict(opts, notes=notes)
     env["TRACY_PY_OPTS"] = encode_opts(opts)
     env["TRACY_PY_PROGRAM"] = program
     paths = [os.path.join(PKG_DIR, "_child"), os.path.dirname(PKG_DIR)]
@@ -509,6 +514,51 @@ def setup_children_env(opts, program):
     if old:
         paths.append(old)
     env["PYTHONPATH"] = os.pathsep.join(paths)
+
+
+def _notes_path():
+    """This process's notes file in the user's private run folder, or None."""
+    d = _tracy._rundir()
+    return os.path.join(d, "unprofiled-%d.txt" % os.getpid()) if d else None
+
+
+def take_unprofiled():
+    """Lines that say which child processes could not be profiled and why
+    (one per reason, the processes counted), from the notes file the
+    children wrote (_child/sitecustomize.py), which this removes."""
+    path = _notes_path()
+    if not path:
+        return []
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
+    except OSError:
+        return []
+    try:
+        if os.fstat(fd).st_uid != os.geteuid():
+            return []
+        data = b""
+        while True:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            data += chunk
+        os.unlink(path)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+    by_why = {}
+    for line in data.decode("utf-8", "replace").splitlines():
+        pid, _, why = line.partition("\t")
+        by_why.setdefault(why, []).append(pid)
+    out = []
+    for why, pids in by_why.items():
+        n = len(pids)
+        out.append("%s not profiled (%s%s): %s" % (
+            "a child process" if n == 1 else "%d child processes" % n,
+            "pid " if n == 1 else "pids ", " ".join(pids[:10]) + (" ..." if n > 10 else ""),
+            why))
+    return out
 
 
 def stored():

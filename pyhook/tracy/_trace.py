@@ -85,9 +85,12 @@ class Options:
 
 class TraceFile(str):
     """The path of a written trace (a str), with what it holds: events,
-    processes and lost (None when tracy-info could not say), and stored:
-    the events the daemon confirmed storing from this process."""
+    processes and lost (None when tracy-info could not say), stored:
+    the events the daemon confirmed storing from this process, and
+    unprofiled: lines saying which child processes could not be profiled
+    and why (also messages in the trace)."""
     events = processes = lost = stored = None
+    unprofiled = ()
 
 
 def _options(options, kw):
@@ -204,8 +207,12 @@ def stop_trace():
                            "called)")
     out, env = _win["path"], _win["env"]
     _win.update(path=None, pid=0, env=None)
+    unprofiled = []
     try:
         _rt.end_regions()  # Profiler regions inside end with the window
+        unprofiled = _rt.take_unprofiled()
+        for line in unprofiled:
+            _tracy.message("tracy: " + line)
     finally:
         try:
             stored = _tracy._trace_stop()
@@ -228,6 +235,9 @@ def stop_trace():
             sys.stderr.write("tracy: trace written to %s (%d events%s%s)\n"
                              % (out, res.events, extra,
                                 ", %d lost" % res.lost if res.lost else ""))
+        for line in unprofiled:
+            sys.stderr.write("tracy: %s\n" % line)
+    res.unprofiled = unprofiled
     return res
 
 

@@ -8,7 +8,9 @@ import json
 import os
 import subprocess
 
-from conftest import PYTHON, Run, env_for_tests
+import pytest
+
+from conftest import PYDIR, PYTHON, Run, _tracy, env_for_tests
 
 SHOW = "import json, sys\nprint(json.dumps(sorted(sys.modules)))\n"
 # (gc and atexit: built-in modules, nothing to load; the hook looks gc up
@@ -128,3 +130,138 @@ def test_a_childs_own_sitecustomize_runs_recorded(tmp_path):
     roots = {z.name for z in child if z.depth == 0}
     tracy_own = {"PathFinder.find_spec", "abspath", "dirname", "_find_and_load"}
     assert not roots & tracy_own, sorted(roots)
+
+
+SITE = ("import os\n"
+        "os.environ['SITE_SEEN'] = 'yes'\n")
+ASK = ("import os, sys\n"
+       "sys.stdout.write('%s %s\\n' % (os.environ.get('SITE_SEEN'), 'tracy' in sys.modules))\n")
+
+
+def unprofiled_children(tmp_path, children, env):
+    """Runs parent.py (starting `children`, argv lists, each running ask.py
+    and printing what it wrote) plain and under tracy. Returns (plain,
+    traced Run)."""
+    (tmp_path / "ask.py").write_text(ASK)
+    (tmp_path / "parent.py").write_text(
+        "import os, subprocess, sys\n"
+        "env = dict(os.environ)\n"
+        "if 'BROKEN_DIR' in env:  # tracy's package replaced by one that cannot load\n"
+        "    env['PYTHONPATH'] = os.pathsep.join(\n"
+        "        env['BROKEN_DIR'] if p == env['PKG_DIR'] else p\n"
+        "        for p in env['PYTHONPATH'].split(os.pathsep))\n"
+        "for argv in %r:\n"
+        "    p = subprocess.run(argv + ['ask.py'], capture_output=True, text=True, env=env)\n"
+        "    print(repr(p.stdout), repr(p.stderr), p.returncode)\n" % (children,))
+    plain = subprocess.run([PYTHON, "parent.py"], capture_output=True, text=True,
+                           timeout=120, cwd=str(tmp_path), env=env)
+    assert plain.returncode == 0, plain.stderr
+    out = str(tmp_path / "t.tracy")
+    p = subprocess.run([PYTHON, "-m", "tracy", "-o", out, "parent.py"], capture_output=True,
+                       text=True, timeout=120, cwd=str(tmp_path), env=env)
+    return plain, Run(p, out)
+
+
+def check_unprofiled(plain, r, n, why):
+    """The children ran and printed as plain (nothing of tracy on their
+    standard error), the parent's run says which were not profiled and
+    why, in one line per reason, and so does its trace; the notes file
+    is gone."""
+    assert r.rc == 0 and r.out == plain.stdout, (r.out, plain.stdout, r.err)
+    said = [ln for ln in r.err.splitlines() if "not profiled" in ln]
+    assert len(said) == n and all(why in ln for ln in said), r.err
+    notes = [m.text for m in r.trace["messages"] if "not profiled" in m.text]
+    assert notes == said, (notes, said)
+    r.assert_balanced()
+    rundir = _tracy._rundir()
+    assert not [f for f in os.listdir(rundir) if f.startswith("unprofiled-")]
+
+
+def test_a_child_that_cannot_load_tracy_runs_as_plain(tmp_path):
+    """A child whose tracy cannot load (here a package in its place that
+    raises, as one not built for that interpreter does) runs unprofiled
+    with its own sitecustomize, and prints nothing of tracy."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(SITE)
+    broken = tmp_path / "broken" / "tracy"
+    broken.mkdir(parents=True)
+    (broken / "__init__.py").write_text("raise ImportError('tracy: not built for this one')\n")
+    env = env_for_tests(BROKEN_DIR=str(broken.parent), PKG_DIR=PYDIR)
+    env["PYTHONPATH"] += os.pathsep + str(site)
+    plain, r = unprofiled_children(tmp_path, [[PYTHON], [PYTHON]], env)
+    assert plain.stdout == "'yes False\\n' '' 0\n" * 2
+    check_unprofiled(plain, r, 1, "2 child processes not profiled (pids ")
+    assert "): not built for this one" in r.err, r.err
+
+
+OLD = [os.path.expanduser("~/.pyenv/versions/%s/bin/python%s" % (v, v[:3]))
+       for v in ("2.7.18", "3.6.15", "3.7.16")]
+
+
+def test_interpreters_tracy_does_not_support_run_as_plain(tmp_path):
+    """Python 2.7, 3.6 and 3.7 (pyenv's, where present) started by a traced
+    program run as plain, their own sitecustomize too."""
+    old = [[p] for p in OLD if os.path.exists(p)]
+    if not old:
+        pytest.skip("no Python 2.7, 3.6 or 3.7 in ~/.pyenv")
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(SITE)
+    env = env_for_tests()
+    env["PYTHONPATH"] += os.pathsep + str(site)
+    plain, r = unprofiled_children(tmp_path, old, env)
+    assert plain.stdout == "'yes False\\n' '' 0\n" * len(old)
+    check_unprofiled(plain, r, len(old), "tracy supports CPython 3.8 to 3.13, not ")
+
+
+def test_notes_left_by_a_killed_run_are_swept(tmp_path):
+    """A notes file whose run was killed before reading it is removed by
+    the next run that starts a daemon, once a minute old; a recent one, or
+    one of a live process, is left to its run."""
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    rundir = _tracy._rundir()
+    old = os.path.join(rundir, "unprofiled-%d.txt" % dead.pid)
+    recent = os.path.join(rundir, "unprofiled-%d.txt" % (dead.pid + 1000000))
+    live = os.path.join(rundir, "unprofiled-%d.txt" % os.getpid())
+    try:
+        for path in (old, recent, live):
+            with open(path, "w") as f:
+                f.write("1\tleft\n")
+        for path in (old, live):
+            os.utime(path, (1, 1))
+        write_scripts(tmp_path)
+        modules(tmp_path, "-m", "tracy", "-o", str(tmp_path / "t.tracy"), "show.py")
+        assert (os.path.exists(old), os.path.exists(recent), os.path.exists(live)) == \
+            (False, True, True)
+    finally:
+        for path in (old, recent, live):
+            if os.path.exists(path):
+                os.unlink(path)
+
+
+def test_a_window_reports_children_it_could_not_profile(tmp_path):
+    """tracy.trace: a child that cannot load tracy runs as plain and the
+    window's result (and trace) says so."""
+    broken = tmp_path / "broken" / "tracy"
+    broken.mkdir(parents=True)
+    (broken / "__init__.py").write_text("raise ImportError('tracy: not built for this one')\n")
+    (tmp_path / "ask.py").write_text(ASK)
+    (tmp_path / "win.py").write_text(
+        "import os, subprocess, sys, tracy\n"
+        "with tracy.trace(%r, quiet=True) as w:\n"
+        "    env = dict(os.environ)\n"
+        "    env['PYTHONPATH'] = os.pathsep.join(%r if p == %r else p\n"
+        "                                        for p in env['PYTHONPATH'].split(os.pathsep))\n"
+        "    p = subprocess.run([sys.executable, 'ask.py'], capture_output=True, text=True,\n"
+        "                       env=env)\n"
+        "print(repr(p.stdout), repr(p.stderr), p.returncode)\n"
+        "print(len(w.result.unprofiled), 'not built for this one' in w.result.unprofiled[0])\n"
+        % (str(tmp_path / "w.tracy"), str(broken.parent), PYDIR))
+    p = subprocess.run([PYTHON, "win.py"], capture_output=True, text=True, timeout=120,
+                       cwd=str(tmp_path), env=env_for_tests())
+    assert (p.returncode, p.stdout, p.stderr) == (0, "'None False\\n' '' 0\n1 True\n", ""), \
+        p.stderr
+    t = _tracy._read_trace(str(tmp_path / "w.tracy"))
+    assert [m.text for m in t["messages"] if "not profiled" in m.text], t["messages"]

@@ -6,41 +6,103 @@ The hidden one is looked up before recording begins, with the import
 system's own finders (loaded at every start): the lookup is tracy's work,
 not the program's, and leaves no module in sys.modules that an unprofiled
 start would not load. The hidden module itself runs recorded, as part of
-the program."""
+the program.
+
+Any interpreter the program starts reads this file: one tracy cannot
+profile (another version, tracy not installed for it, Python 2) runs as it
+would unprofiled, printing nothing; why it was not profiled goes to the
+notes file its profiled parent named (opts "notes", _runtime.py), which
+that parent reports. So this file is written for Python 2.7 too."""
 import os
 import sys
+
+
+def _opt(opts, key):
+    for part in opts.split("\x1f"):
+        k, _, v = part.partition("=")
+        if k == key:
+            return v
+    return None
+
+
+def _note(opts, why):
+    """One line `pid<TAB>why` appended to the parent's notes file; on
+    standard error when there is none to write to."""
+    line = "%d\t%s\n" % (os.getpid(), " ".join(str(why).split()))
+    path = _opt(opts, "notes")
+    if path:
+        flags = (os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+                 | getattr(os, "O_CLOEXEC", 0))
+        try:
+            fd = os.open(path, flags, 0o600)
+            try:
+                os.write(fd, line.encode("utf-8", "replace"))
+            finally:
+                os.close(fd)
+            return
+        except OSError:
+            pass
+    sys.stderr.write("tracy: child process not profiled: %s" % line.split("\t", 1)[1])
 
 
 def _tracy_child():
     opts = os.environ.get("TRACY_PY_OPTS")
     if opts is None:
         return
+    if sys.version_info < (3, 8):
+        _note(opts, "tracy supports CPython 3.8 to 3.13, not %s (%s)"
+              % (sys.version.split()[0], sys.executable))
+        return
     try:
         from tracy import _runtime
         _runtime.start_child(opts)
     except Exception as e:  # the child must run even if profiling cannot
-        sys.stderr.write("tracy: child process not profiled: %s\n" % e)
+        why = str(e)
+        if why.startswith("tracy: "):
+            why = why[len("tracy: "):]
+        _note(opts, why)
+
+
+def _rest_of_path():
+    here = os.path.dirname(os.path.abspath(__file__))
+    return [p for p in sys.path if os.path.abspath(p or ".") != here]
 
 
 def _hidden_spec():
-    import _frozen_importlib_external
-    here = os.path.dirname(os.path.abspath(__file__))
-    rest = [p for p in sys.path if os.path.abspath(p or ".") != here]
-    spec = _frozen_importlib_external.PathFinder.find_spec("sitecustomize", rest)
+    """(how to run the hidden sitecustomize) or None."""
+    try:
+        import _frozen_importlib_external
+    except ImportError:  # Python 2
+        import imp
+        try:
+            return ("imp", imp.find_module("sitecustomize", _rest_of_path()))
+        except ImportError:
+            return None
+    spec = _frozen_importlib_external.PathFinder.find_spec("sitecustomize", _rest_of_path())
     if spec is None or spec.loader is None:
         return None
-    return spec
+    return ("spec", spec)
 
 
-def _run_hidden(spec):
+def _run_hidden(how):
+    kind, found = how
+    if kind == "imp":
+        import imp
+        f, path, desc = found
+        try:
+            sys.modules["sitecustomize"] = imp.load_module("sitecustomize", f, path, desc)
+        finally:
+            if f is not None:
+                f.close()
+        return
     import _frozen_importlib
-    mod = _frozen_importlib.module_from_spec(spec)
+    mod = _frozen_importlib.module_from_spec(found)
     sys.modules["sitecustomize"] = mod
-    spec.loader.exec_module(mod)
+    found.loader.exec_module(mod)
 
 
-_spec = _hidden_spec()
+_how = _hidden_spec()
 _tracy_child()
-if _spec is not None:
-    _run_hidden(_spec)
-del _spec
+if _how is not None:
+    _run_hidden(_how)
+del _how
