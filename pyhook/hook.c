@@ -564,14 +564,52 @@ static __attribute__((noinline)) void uz_resume(lt__tbuf *t, const void *key) {
 
 /* ---- Locations --------------------------------------------------------------- */
 
-static const char *utf8_or(PyObject *s, const char *dflt) {
-    if (!s || !PyUnicode_Check(s)) return dflt;
-    const char *u = PyUnicode_AsUTF8(s);
-    if (!u) {
-        PyErr_Clear();
-        return dflt;
+PyObject *py__utf8_escaped(PyObject *s) {
+    PyObject *b = PyUnicode_EncodeFSDefault(s), *e = NULL;
+    if (b) { /* the bytes the surrogates stand for, then those as \xNN */
+        e = PyUnicode_DecodeUTF8(PyBytes_AS_STRING(b), PyBytes_GET_SIZE(b), "backslashreplace");
+        Py_DECREF(b);
     }
+    b = e ? PyUnicode_AsUTF8String(e) : NULL;
+    Py_XDECREF(e);
+    if (!b) { /* other lone surrogates */
+        PyErr_Clear();
+        b = PyUnicode_AsEncodedString(s, "utf-8", "backslashreplace");
+    }
+    return b;
+}
+
+#define PY_UTF8_KEPT 8
+static PyObject *g_escaped[PY_UTF8_KEPT];
+static unsigned g_escaped_next;
+
+const char *py__utf8(PyObject *s, const char *dflt, Py_ssize_t *len) {
+    const char *u = NULL;
+    Py_ssize_t n = 0;
+    if (s && PyUnicode_Check(s)) {
+        u = PyUnicode_AsUTF8AndSize(s, &n);
+        if (UNLIKELY(!u)) {
+            PyErr_Clear();
+            PyObject *b = py__utf8_escaped(s);
+            if (b) {
+                Py_XSETREF(g_escaped[g_escaped_next++ % PY_UTF8_KEPT], b);
+                u = PyBytes_AS_STRING(b);
+                n = PyBytes_GET_SIZE(b);
+            } else {
+                PyErr_Clear();
+            }
+        }
+    }
+    if (!u) {
+        u = dflt;
+        n = dflt ? (Py_ssize_t)strlen(dflt) : 0;
+    }
+    if (len) *len = n;
     return u;
+}
+
+static const char *utf8_or(PyObject *s, const char *dflt) {
+    return py__utf8(s, dflt, NULL);
 }
 
 static const char *base_name(const char *path) {

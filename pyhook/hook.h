@@ -43,6 +43,17 @@ extern py_opts py__opts;
 
 /* Sets up the code-extra slot and the at-fork handler. 0 or -1 with an
  * exception set. */
+/* s (a str) as UTF-8 text for a record (a location's name or file, a
+ * message), never failing on what UTF-8 cannot hold: the surrogates that
+ * stand for the undecodable bytes of a file name or an argument
+ * (os.fsdecode) become \xNN, other lone surrogates \uNNNN. dflt when s is
+ * not a str; *len (when len is given) is the text's length. An escaped text
+ * stays valid until 8 more have been made (the GIL held). */
+const char *py__utf8(PyObject *s, const char *dflt, Py_ssize_t *len);
+/* The escaped text of py__utf8 as a new bytes object (NULL with an
+ * exception), for a caller that needs more than 8 at once. */
+PyObject *py__utf8_escaped(PyObject *s);
+
 int py__hook_init(void);
 
 /* Starts or stops recording in every thread. py__enable returns the mode

@@ -143,27 +143,36 @@ PyDoc_STRVAR(set_info_doc,
 "Sets the program name and arguments reported to the capture daemon.");
 
 static PyObject *m_set_info(PyObject *self, PyObject *args) {
-    const char *program;
-    PyObject *argv;
-    if (!PyArg_ParseTuple(args, "sO", &program, &argv)) return NULL;
+    PyObject *program, *argv;
+    if (!PyArg_ParseTuple(args, "UO", &program, &argv)) return NULL;
     PyObject *seq = PySequence_Fast(argv, "argv must be a sequence");
     if (!seq) return NULL;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
     const char **v = PyMem_Calloc((size_t)n + 1, sizeof *v);
-    if (!v) {
+    PyObject *kept = PyList_New(0); /* the escaped texts (py__utf8_escaped) */
+    if (!v || !kept) {
+        PyMem_Free(v);
+        Py_XDECREF(kept);
         Py_DECREF(seq);
         return PyErr_NoMemory();
     }
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *it = PySequence_Fast_GET_ITEM(seq, i);
         v[i] = PyUnicode_Check(it) ? PyUnicode_AsUTF8(it) : NULL;
+        if (!v[i] && PyUnicode_Check(it)) {
+            PyErr_Clear();
+            PyObject *b = py__utf8_escaped(it);
+            if (b && PyList_Append(kept, b) == 0) v[i] = PyBytes_AS_STRING(b);
+            Py_XDECREF(b);
+        }
         if (!v[i]) {
             PyErr_Clear();
             v[i] = "?";
         }
     }
-    lt_client_set_info(program, (int)n, v);
+    lt_client_set_info(py__utf8(program, "?", NULL), (int)n, v);
     PyMem_Free(v);
+    Py_DECREF(kept);
     Py_DECREF(seq);
     Py_RETURN_NONE;
 }
@@ -416,9 +425,11 @@ PyDoc_STRVAR(zone_begin_doc,
 
 static PyObject *m_zone_begin(PyObject *self, PyObject *args) {
     user_loc u = {.file = ""};
-    PyObject *frame = NULL;
-    if (!PyArg_ParseTuple(args, "s|sIO", &u.name, &u.file, &u.line, &frame)) return NULL;
+    PyObject *name, *file = NULL, *frame = NULL;
+    if (!PyArg_ParseTuple(args, "U|UIO", &name, &file, &u.line, &frame)) return NULL;
     if (!ready()) Py_RETURN_FALSE;
+    u.name = py__utf8(name, "?", NULL);
+    if (file) u.file = py__utf8(file, "", NULL);
     PyObject *key = Py_BuildValue("(ssI)", u.name, u.file, u.line);
     if (!key) return NULL;
     long id = cached_id(py__mstate(self)->user_locs, key, reg_user, &u);
@@ -441,10 +452,11 @@ PyDoc_STRVAR(mark_profiled_doc,
 "a line report then shows such functions only.");
 
 static PyObject *m_mark_profiled(PyObject *self, PyObject *args) {
-    const char *file;
+    PyObject *file;
     unsigned line;
-    if (!PyArg_ParseTuple(args, "sI", &file, &line)) return NULL;
-    if (ready()) lt_loc_register(LT_LOC_INTERNAL, "tracy: profiled", file, line);
+    if (!PyArg_ParseTuple(args, "UI", &file, &line)) return NULL;
+    if (ready())
+        lt_loc_register(LT_LOC_INTERNAL, "tracy: profiled", py__utf8(file, "", NULL), line);
     Py_RETURN_NONE;
 }
 
@@ -471,20 +483,24 @@ static PyObject *m_zone_end(PyObject *self, PyObject *args) {
 PyDoc_STRVAR(zone_text_doc, "zone_text(text)\n--\n\nAttaches text to the innermost zone.");
 
 static PyObject *m_zone_text(PyObject *self, PyObject *args) {
-    const char *s;
+    PyObject *text;
     Py_ssize_t n;
-    if (!PyArg_ParseTuple(args, "s#", &s, &n)) return NULL;
-    if (ready()) lt_zone_text(s, (size_t)n);
+    if (!PyArg_ParseTuple(args, "U", &text)) return NULL;
+    if (!ready()) Py_RETURN_NONE;
+    const char *s = py__utf8(text, "", &n);
+    lt_zone_text(s, (size_t)n);
     Py_RETURN_NONE;
 }
 
 PyDoc_STRVAR(message_doc, "message(text)\n--\n\nRecords a log message.");
 
 static PyObject *m_message(PyObject *self, PyObject *args) {
-    const char *s;
+    PyObject *text;
     Py_ssize_t n;
-    if (!PyArg_ParseTuple(args, "s#", &s, &n)) return NULL;
-    if (ready()) lt_message(s, (size_t)n);
+    if (!PyArg_ParseTuple(args, "U", &text)) return NULL;
+    if (!ready()) Py_RETURN_NONE;
+    const char *s = py__utf8(text, "", &n);
+    lt_message(s, (size_t)n);
     Py_RETURN_NONE;
 }
 
@@ -492,9 +508,13 @@ PyDoc_STRVAR(signpost_doc,
 "signpost(header, body=None)\n--\n\nRecords a phase marker (a row in the op report).");
 
 static PyObject *m_signpost(PyObject *self, PyObject *args) {
-    const char *h, *b = NULL;
-    if (!PyArg_ParseTuple(args, "s|z", &h, &b)) return NULL;
-    if (ready()) lt_signpost(h, b ? b : "");
+    PyObject *h, *b = Py_None;
+    if (!PyArg_ParseTuple(args, "U|O", &h, &b)) return NULL;
+    if (b != Py_None && !PyUnicode_Check(b)) {
+        PyErr_SetString(PyExc_TypeError, "signpost body must be str or None");
+        return NULL;
+    }
+    if (ready()) lt_signpost(py__utf8(h, "", NULL), py__utf8(b, "", NULL));
     Py_RETURN_NONE;
 }
 
@@ -505,8 +525,7 @@ static PyObject *m_plot(PyObject *self, PyObject *args) {
     double value;
     if (!PyArg_ParseTuple(args, "Ud", &name, &value)) return NULL;
     if (!ready()) Py_RETURN_NONE;
-    const char *s = PyUnicode_AsUTF8(name);
-    if (!s) return NULL;
+    const char *s = py__utf8(name, "?", NULL);
     long id = cached_id(py__mstate(self)->plots, name, reg_plot, (void *)s);
     if (id < 0) return NULL;
     if (id > 0) lt_plot((uint32_t)id, value);
@@ -516,9 +535,13 @@ static PyObject *m_plot(PyObject *self, PyObject *args) {
 PyDoc_STRVAR(frame_mark_doc, "frame_mark(name=None)\n--\n\nRecords a frame mark.");
 
 static PyObject *m_frame_mark(PyObject *self, PyObject *args) {
-    const char *name = NULL;
-    if (!PyArg_ParseTuple(args, "|z", &name)) return NULL;
-    if (ready()) lt_frame_mark(name);
+    PyObject *name = Py_None;
+    if (!PyArg_ParseTuple(args, "|O", &name)) return NULL;
+    if (name != Py_None && !PyUnicode_Check(name)) {
+        PyErr_SetString(PyExc_TypeError, "frame_mark name must be str or None");
+        return NULL;
+    }
+    if (ready()) lt_frame_mark(name == Py_None ? NULL : py__utf8(name, "", NULL));
     Py_RETURN_NONE;
 }
 
@@ -532,10 +555,10 @@ PyDoc_STRVAR(thread_name_doc,
 "Names the calling thread, or the thread with OS id `tid`.");
 
 static PyObject *m_thread_name(PyObject *self, PyObject *args) {
-    const char *name;
-    PyObject *tid = Py_None;
-    if (!PyArg_ParseTuple(args, "s|O", &name, &tid)) return NULL;
+    PyObject *uname, *tid = Py_None;
+    if (!PyArg_ParseTuple(args, "U|O", &uname, &tid)) return NULL;
     if (g_stopped) Py_RETURN_NONE;
+    const char *name = py__utf8(uname, "?", NULL);
     if (tid == Py_None) {
         py__name_thread(name);
     } else {

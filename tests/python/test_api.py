@@ -1,11 +1,12 @@
 """The tracy Python API, child processes and the pytest plugin, checked in
 the decoded trace."""
+import os
 import subprocess
 import textwrap
 
 import pytest
 
-from conftest import PYTHON, env_for_tests
+from conftest import PYTHON, Run, env_for_tests
 
 
 def test_signpost_message_plot_frame_zone_and_thread_name(run_tracy):
@@ -44,6 +45,58 @@ def test_signpost_message_plot_frame_zone_and_thread_name(run_tracy):
     assert len(dec) == 2 and dec[0].file.endswith("prog.py")
     assert "renamed" in {th.name for th in t["threads"]}
     r.assert_balanced()
+
+
+UNDECODABLE = """
+import os, sys, tracy
+name = os.fsdecode(b"data\\xff.bin")  # as os.listdir gives an undecodable file name
+def f():
+    return 1
+with tracy.zone("load " + name):
+    f()
+tracy.message("read " + name)
+tracy.signpost("phase " + name, "of " + name)
+tracy.plot("bytes " + name, 3)
+tracy.frame_mark("frame " + name)
+tracy.thread_name("thread " + name)
+with tracy.zone("lone \\ud800"):
+    pass
+tracy.message("nul\\0inside")
+print("ok", ascii(sys.argv[1:]))
+"""
+
+
+def test_undecodable_names_and_arguments(tmp_path):
+    """A script whose name, arguments and zone, message, plot and thread
+    names hold bytes UTF-8 cannot decode (as os.fsdecode gives them) runs
+    as plain; the trace shows those bytes as \\xNN."""
+    script = os.path.join(os.fsencode(str(tmp_path)), b"prog\xfe.py")
+    with open(script, "w") as f:
+        f.write(UNDECODABLE)
+    arg = b"arg\xfd"
+    env = env_for_tests(TRACY_PORT="1", TRACY_QUIET="1")
+    plain = subprocess.run([os.fsencode(PYTHON), script, arg], env=env, capture_output=True,
+                           text=True, timeout=60)
+    assert (plain.returncode, plain.stdout) == (0, "ok ['arg\\udcfd']\n"), plain.stderr
+    out = str(tmp_path / "t.tracy")
+    p = subprocess.run([os.fsencode(PYTHON), b"-m", b"tracy", b"-o", os.fsencode(out), script,
+                        arg], env=env_for_tests(), capture_output=True, text=True, timeout=60)
+    r = Run(p, out)
+    assert (r.rc, r.out) == (0, plain.stdout), r.err
+    r.assert_balanced()
+    t = r.trace
+    assert t["processes"][0]["program"] == "prog\\xfe.py", t["processes"]
+    assert "arg\\xfd" in t["processes"][0]["argv"], t["processes"]
+    zones = {z.name: z for z in r.zones}
+    assert zones["load data\\xff.bin"].file.endswith("/prog\\xfe.py")
+    assert zones["f"].file.endswith("/prog\\xfe.py")
+    assert "lone \\ud800" in zones
+    assert [m.text for m in t["messages"]] == ["read data\\xff.bin", "nul\0inside"]
+    assert [(s.header, s.body) for s in t["signposts"]] == [
+        ("phase data\\xff.bin", "of data\\xff.bin")]
+    assert [pl.name for pl in t["plots"]] == ["bytes data\\xff.bin"]
+    assert [fr.name for fr in t["frames"]] == ["frame data\\xff.bin"]
+    assert [th.name for th in t["threads"]] == ["thread data\\xff.bin"]
 
 
 def test_api_is_silent_without_profiler_and_daemon(tmp_path):
