@@ -293,12 +293,24 @@ def prepare_script(path, args):
     code = compile_script(src, full)
     sys.argv[:] = [path] + list(args)
     sys.path[0] = os.path.dirname(os.path.realpath(path))
+    # the import system's loader class, loaded at every start
+    loader = sys.modules["_frozen_importlib_external"].SourceFileLoader("__main__", full)
+    return code, new_main(__loader__=loader, __file__=full, __cached__=None)
+
+
+def new_main(**names):
+    """A new __main__ module with the names the interpreter's own has, in
+    its order (what globals() and vars() show), and `names`; returns its
+    dict."""
     main = type(sys)("__main__")
-    main.__dict__.update(__file__=full, __cached__=None, __loader__=None,
-                         __package__=None, __spec__=None,
-                         __builtins__=__builtins__)
+    loader = names.pop("__loader__")
+    spec = names.pop("__spec__", None)
+    package = names.pop("__package__", None)
+    main.__dict__.update(__package__=package, __loader__=loader, __spec__=spec,
+                         __annotations__={}, __builtins__=__builtins__)
+    main.__dict__.update(names)
     sys.modules["__main__"] = main
-    return code, main.__dict__
+    return main.__dict__
 
 
 def prepare_module(name, args):
@@ -317,13 +329,8 @@ def prepare_module(name, args):
     except Exception as e:  # an error while importing the parent package
         raise refused("cannot run module %s: %s: %s" % (name, type(e).__name__, e), 1)
     sys.argv[:] = [spec.origin or name] + list(args)
-    main = type(sys)("__main__")
-    main.__dict__.update(__name__="__main__", __file__=spec.origin,
-                         __cached__=spec.cached, __doc__=None, __loader__=spec.loader,
-                         __package__=spec.parent, __spec__=spec,
-                         __builtins__=__builtins__)
-    sys.modules["__main__"] = main
-    return code, main.__dict__
+    return code, new_main(__package__=spec.parent, __loader__=spec.loader, __spec__=spec,
+                          __file__=spec.origin, __cached__=spec.cached)
 
 
 # The program ended by a signal, an uncaught KeyboardInterrupt (SIGINT), not
