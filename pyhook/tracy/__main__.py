@@ -14,6 +14,7 @@ from tracy import _runtime as _rt
 
 USAGE = """\
 usage: python -m tracy [options] [--] (script.py | -m module) [args...]
+       (script.py may be a folder or zipapp holding __main__.py, as for python)
 
 Records every Python function call of the program (all threads, child
 processes too) into a .tracy trace through the capture daemon. When no daemon
@@ -234,9 +235,10 @@ def output_path(cli):
     if cli["module"]:
         stem = cli["module"]
     else:
-        stem = os.path.basename(cli["script"])
-        if stem.endswith(".py"):
-            stem = stem[:-3]
+        stem = os.path.basename(os.path.normpath(cli["script"]))
+        for ext in (".py", ".pyz"):
+            if stem.endswith(ext):
+                stem = stem[:-len(ext)]
     out = cli["output"]
     if not out:
         return os.path.abspath(stem + ".tracy")
@@ -283,10 +285,45 @@ def compile_script(src, path):
     return _tracy._compile_exec(src, path)
 
 
+def is_path_entry(path):
+    """Whether python runs `path` as a folder or zip archive (a zipapp, .pyz)
+    holding a __main__ module, not as a script."""
+    if os.path.isdir(path):
+        return True
+    if path.endswith((".py", ".pyw")):
+        return False
+    import zipimport  # (loaded at every start)
+    try:
+        zipimport.zipimporter(path)
+        return True
+    except Exception:
+        return False
+
+
+def prepare_path_entry(path, args):
+    """As `python FOLDER` or `python APP.pyz`: the path goes first on
+    sys.path and its __main__ module runs (found before recording starts).
+    Raises refused() (status 1) when it has none."""
+    import runpy
+    # (3.9+ joins it to the working folder as it is, a final / kept)
+    sys.path[0] = path if sys.version_info < (3, 9) else os.path.join(os.getcwd(), path)
+    try:
+        _, spec, code = runpy._get_main_module_details()
+    except Exception as e:
+        raise refused(str(e).strip().splitlines()[-1] if str(e).strip()
+                      else "can't find '__main__' module in %r" % path, 1)
+    sys.argv[:] = [path] + list(args)
+    return code, new_main(__package__=spec.parent, __loader__=spec.loader, __spec__=spec,
+                          __file__=spec.origin, __cached__=spec.cached)
+
+
 def prepare_script(path, args):
     """Reads and compiles the script, sets up __main__; returns (code, globals).
     The code is compiled with the absolute path, as Python 3.9+ does, so that
-    a spawned child that imports the main module names its functions the same."""
+    a spawned child that imports the main module names its functions the same.
+    A folder or zip archive runs its __main__ module, as python runs it."""
+    if is_path_entry(path):
+        return prepare_path_entry(path, args)
     with open(path, "rb") as f:
         src = f.read()
     full = os.path.abspath(path)
@@ -603,10 +640,11 @@ def _die_like(status):
 def main(argv):
     try:
         opts, cli = parse_args(argv)
-        if cli["script"] and not os.path.isfile(cli["script"]):
+        if cli["script"] and not (os.path.isfile(cli["script"])
+                                  or os.path.isdir(cli["script"])):
             raise refused("cannot open %s" % cli["script"])
         out = output_path(cli)
-        program = cli["module"] or os.path.basename(cli["script"])
+        program = cli["module"] or os.path.basename(os.path.normpath(cli["script"]))
         if cli["module"]:
             code, glb = prepare_module(cli["module"], cli["args"])
         else:

@@ -67,6 +67,43 @@ def test_main_module_names_as_without_profiler(tmp_path, how):
     assert "'__annotations__'" in p.stdout and "SourceFileLoader" in p.stdout
 
 
+APP_MAIN = """
+import sys
+def work():
+    return 42
+print(work(), list(globals()), __file__, __package__, __spec__.name,
+      type(__loader__).__name__, sys.argv, sys.path[0])
+"""
+
+
+@pytest.mark.parametrize("form", ["app", "app/", "app.pyz", "empty"])
+def test_a_folder_or_zipapp_runs_its_main_module(tmp_path, form):
+    """python FOLDER and python APP.pyz (zipapp) run the __main__ module
+    they hold: so does python -m tracy, with the same names and argv, and
+    the trace holds its calls. One with no __main__ fails as plain does."""
+    import zipapp
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "__main__.py").write_text(APP_MAIN)
+    zipapp.create_archive(str(app), str(tmp_path / "app.pyz"))
+    (tmp_path / "empty").mkdir()
+    env = env_for_tests()
+    plain = subprocess.run([PYTHON, form, "x"], capture_output=True, text=True, timeout=60,
+                           env=env, cwd=str(tmp_path))
+    out = str(tmp_path / "t.tracy")
+    p = subprocess.run([PYTHON, "-m", "tracy", "-o", out, form, "x"], capture_output=True,
+                       text=True, timeout=60, env=env, cwd=str(tmp_path))
+    assert (p.returncode, p.stdout) == (plain.returncode, plain.stdout), p.stderr
+    if form == "empty":
+        assert p.returncode == 1 and "can't find '__main__' module" in p.stderr, p.stderr
+        assert "can't find '__main__' module" in plain.stderr
+        return
+    assert p.stdout.startswith("42 ["), p.stdout
+    r = Run(p, out)
+    assert r.count("work") == 1
+    r.assert_balanced()
+
+
 def test_the_tracy_command_runs_as_python_m_tracy(tmp_path):
     """build/bin/tracy (pip installs it too): the same main without runpy.
     The program sees what it sees under python -m tracy, and the trace holds
