@@ -13,8 +13,9 @@ from tracy import _capture
 from tracy import _runtime as _rt
 
 USAGE = """\
-usage: python -m tracy [options] [--] (script.py | -m module) [args...]
-       (script.py may be a folder or zipapp holding __main__.py, as for python)
+usage: python -m tracy [options] [--] (script.py | -m module | -c command | -) [args...]
+       (script.py may be a folder or zipapp holding __main__.py; - reads the
+       program from standard input: as for python)
 
 Records every Python function call of the program (all threads, child
 processes too) into a .tracy trace through the capture daemon. When no daemon
@@ -153,7 +154,7 @@ def parse_args(argv):
     """Returns (opts, cli) where cli holds output/port/report/verbose/target."""
     opts = _rt.defaults()
     cli = {"output": None, "port": None, "report": False, "verbose": False,
-           "module": None, "script": None, "args": [], "given": set()}
+           "module": None, "script": None, "command": None, "args": [], "given": set()}
     argv = list(argv)
     i = 0
     while i < len(argv):
@@ -167,16 +168,17 @@ def parse_args(argv):
         if a == "--":
             if i + 1 >= len(argv):
                 raise _usage_error("no script or -m module given")
-            if argv[i + 1] == "-m":
+            if argv[i + 1] in ("-m", "-c"):
                 i += 1
                 continue
             cli["script"] = argv[i + 1]
             cli["args"] = argv[i + 2:]
             break
-        if a == "-m":
+        if a in ("-m", "-c"):
             if i + 1 >= len(argv):
-                raise _usage_error("-m needs a module name")
-            cli["module"] = argv[i + 1]
+                raise _usage_error("-m needs a module name" if a == "-m" else
+                                   "-c needs a command")
+            cli["module" if a == "-m" else "command"] = argv[i + 1]
             cli["args"] = argv[i + 2:]
             break
         group = _expand_short(a)
@@ -206,7 +208,7 @@ def parse_args(argv):
             cli["args"] = argv[i + 1:]
             break
         i += 1
-    if cli["module"] is None and cli["script"] is None:
+    if cli["module"] is None and cli["script"] is None and cli["command"] is None:
         raise _usage_error("no script or -m module given")
     if opts["mechanism"] not in tracy.MECHANISMS:
         raise _usage_error("--mechanism (or TRACY_MECHANISM) takes auto, hook or exact, not %r"
@@ -234,6 +236,8 @@ def output_path(cli):
     it ends in .tracy, else a folder (tt-metal's `-o profile_out`)."""
     if cli["module"]:
         stem = cli["module"]
+    elif cli["command"] is not None or cli["script"] == "-":
+        stem = "command" if cli["command"] is not None else "stdin"
     else:
         stem = os.path.basename(os.path.normpath(cli["script"]))
         for ext in (".py", ".pyz"):
@@ -245,7 +249,7 @@ def output_path(cli):
     if out.endswith(".tracy") and not os.path.isdir(out):
         return os.path.abspath(out)
     if os.path.exists(out) and not os.path.isdir(out):
-        if cli["script"] and os.path.samefile(out, cli["script"]):
+        if cli["script"] not in (None, "-") and os.path.samefile(out, cli["script"]):
             raise refused("refusing to write the trace over the script %s" % out)
         raise refused("refusing to overwrite %s: not a trace (name the trace "
                           "*.tracy or give a folder)" % out)
@@ -256,7 +260,7 @@ def check_output(out, cli):
     """Refuses to write over the program itself or over a file that is not a
     trace; creates the folder. Raises refused()."""
     target = cli["script"]
-    if target and os.path.exists(out) and os.path.samefile(out, target):
+    if target not in (None, "-") and os.path.exists(out) and os.path.samefile(out, target):
         raise refused("refusing to write the trace over the script %s" % target)
     if os.path.isdir(out):
         raise refused("%s is a folder" % out)
@@ -315,6 +319,17 @@ def prepare_path_entry(path, args):
     sys.argv[:] = [path] + list(args)
     return code, new_main(__package__=spec.parent, __loader__=spec.loader, __spec__=spec,
                           __file__=spec.origin, __cached__=spec.cached)
+
+
+def prepare_source(src, filename, argv0, args, **names):
+    """As `python -c CODE` (filename <string>) and `python -` (<stdin>):
+    the code runs in a __main__ whose loader is BuiltinImporter, with '' (the
+    working folder) first on sys.path."""
+    code = compile_script(src, filename)
+    sys.argv[:] = [argv0] + list(args)
+    sys.path[0] = ""
+    loader = sys.modules["_frozen_importlib"].BuiltinImporter
+    return code, new_main(__loader__=loader, **names)
 
 
 def prepare_script(path, args):
@@ -640,15 +655,24 @@ def _die_like(status):
 def main(argv):
     try:
         opts, cli = parse_args(argv)
-        if cli["script"] and not (os.path.isfile(cli["script"])
-                                  or os.path.isdir(cli["script"])):
-            raise refused("cannot open %s" % cli["script"])
+        script = cli["script"]
+        if script and script != "-" and not (os.path.isfile(script) or os.path.isdir(script)):
+            raise refused("cannot open %s" % script)
         out = output_path(cli)
-        program = cli["module"] or os.path.basename(os.path.normpath(cli["script"]))
         if cli["module"]:
+            program = cli["module"]
             code, glb = prepare_module(cli["module"], cli["args"])
+        elif cli["command"] is not None:
+            program = "-c"
+            code, glb = prepare_source(os.fsencode(cli["command"]), "<string>", "-c",
+                                       cli["args"])
+        elif script == "-":
+            program = "-"
+            code, glb = prepare_source(sys.stdin.buffer.read(), "<stdin>", "-", cli["args"],
+                                       __file__="<stdin>", __cached__=None)
         else:
-            code, glb = prepare_script(cli["script"], cli["args"])
+            program = os.path.basename(os.path.normpath(script))
+            code, glb = prepare_script(script, cli["args"])
         _tracy.set_info(program, [program] + cli["args"])
         listen = cli.get("listen") or os.environ.get("TRACY_LISTEN")
         if listen:

@@ -104,6 +104,46 @@ def test_a_folder_or_zipapp_runs_its_main_module(tmp_path, form):
     r.assert_balanced()
 
 
+SOURCE = """import sys
+def work():
+    return 42
+print(work(), list(globals()), __loader__, __spec__, sys.argv, repr(sys.path[0]),
+      sys._getframe().f_code.co_filename)
+"""
+
+
+@pytest.mark.parametrize("how", ["-c", "-"])
+def test_a_command_or_standard_input_runs_as_python_runs_it(tmp_path, how):
+    """python -c CODE and python - (the program on standard input): the
+    program sees what plain python gives it (argv, sys.path[0], __main__'s
+    names, <string> or <stdin>), the default trace is command.tracy or
+    stdin.tracy, and it holds the program's calls; an error ends as
+    plain's."""
+    env = env_for_tests()
+    for src, rc in ((SOURCE, 0), ("import sys\nsys.exit(3)\n", 3), ("x = (\n", 1)):
+        target, given = ([how, src], None) if how == "-c" else ([how], src)
+        plain = subprocess.run([PYTHON] + target + ["a", "b"], input=given,
+                               capture_output=True, text=True, timeout=60, env=env,
+                               cwd=str(tmp_path))
+        assert plain.returncode == rc, plain.stderr
+        p = subprocess.run([PYTHON, "-m", "tracy"] + target + ["a", "b"], input=given,
+                           capture_output=True, text=True, timeout=60, env=env,
+                           cwd=str(tmp_path))
+        assert (p.returncode, p.stdout) == (rc, plain.stdout), p.stderr
+        if rc == 1:
+            assert plain.stderr.splitlines()[-1] in p.stderr, (plain.stderr, p.stderr)
+    assert plain.stdout == "" and "SyntaxError" in plain.stderr
+    out = tmp_path / ("command.tracy" if how == "-c" else "stdin.tracy")
+    p = subprocess.run([PYTHON, "-m", "tracy"] + target[:1] + ([SOURCE] if how == "-c" else []),
+                       input=None if how == "-c" else SOURCE, capture_output=True, text=True,
+                       timeout=60, env=env, cwd=str(tmp_path))
+    assert p.returncode == 0 and p.stdout.startswith("42 "), p.stderr
+    r = Run(p, str(out))
+    assert r.count("work") == 1
+    assert r.trace["processes"][0]["program"] == how
+    r.assert_balanced()
+
+
 def test_the_tracy_command_runs_as_python_m_tracy(tmp_path):
     """build/bin/tracy (pip installs it too): the same main without runpy.
     The program sees what it sees under python -m tracy, and the trace holds
