@@ -226,7 +226,7 @@ def parse_args(argv):
 
 def _say(cli, msg):
     if cli["verbose"]:
-        sys.stderr.write("tracy: %s\n" % msg)
+        _capture.tell("tracy: %s\n" % msg)
 
 
 # ---- the output path -----------------------------------------------------------
@@ -390,6 +390,29 @@ def prepare_module(name, args):
 INTERRUPTED = ("signal", 2)
 
 
+def _exit_message(code):
+    """What the interpreter writes for sys.exit(non-int): str(code) to
+    sys.stderr (to descriptor 2 when sys.stderr is None; dropped when it
+    cannot be written), then a newline, on descriptor 2 when sys.stderr
+    cannot take it."""
+    err = sys.stderr
+    try:
+        msg = "%s" % (code,)
+    except Exception:  # (a __str__ that raises: nothing but the newline)
+        msg = ""
+    for text in (msg, "\n"):
+        try:
+            if err is None:
+                raise ValueError
+            err.write(text)
+        except Exception:
+            if err is None or text == "\n":
+                try:
+                    os.write(2, text.encode("utf-8", "backslashreplace"))
+                except OSError:
+                    pass
+
+
 def run_program(code, glb, start):
     """Runs the target, calling start() just before; returns its exit status
     (what sys.exit was given, as the interpreter takes it), or INTERRUPTED
@@ -405,7 +428,7 @@ def run_program(code, glb, start):
             return 0
         if isinstance(code, int):
             return code
-        sys.stderr.write("%s\n" % (code,))
+        _exit_message(code)
         return 1
     except KeyboardInterrupt:
         _report()
@@ -430,12 +453,12 @@ def write_report(trace, cli):
     csv = _capture.find_tool("tracy-csv")
     report = trace[:-6] + ".csv" if trace.endswith(".tracy") else trace + ".csv"
     if csv is None:
-        sys.stderr.write("tracy: tracy-csv not found, no op report written\n")
+        _capture.tell("tracy: tracy-csv not found, no op report written\n")
         return None
     # (-o: tracy-csv creates it as every tool does, never through a link
     # another user made)
     if _capture.run_tool([csv, "-o", report, trace]) != 0:
-        sys.stderr.write("tracy: tracy-csv failed on %s\n" % trace)
+        _capture.tell("tracy: tracy-csv failed on %s\n" % trace)
         return None
     return report
 
@@ -445,7 +468,7 @@ def write_html_report(trace):
     exporter = _capture.find_tool("tracy-export")
     html = trace[:-6] + ".html" if trace.endswith(".tracy") else trace + ".html"
     if exporter is None:
-        sys.stderr.write("tracy: tracy-export not found, no HTML report written\n")
+        _capture.tell("tracy: tracy-export not found, no HTML report written\n")
         return None
     return html if _capture.run_tool([exporter, "-f", "html", "-o", html, trace]) == 0 else None
 
@@ -484,10 +507,10 @@ def summarize(run, sent, lost):
             extra = "" if procs == 1 else " from %d processes" % procs
             if flost:
                 extra += ", %d lost" % flost
-            sys.stderr.write("tracy: trace written to %s (%d events%s)\n"
+            _capture.tell("tracy: trace written to %s (%d events%s)\n"
                              % (run.out, events, extra))
         else:
-            sys.stderr.write("tracy: trace written to %s (%d events sent%s)\n"
+            _capture.tell("tracy: trace written to %s (%d events sent%s)\n"
                              % (run.out, sent, ", %d lost" % lost if lost else ""))
         return
     stored = _rt.stored()
@@ -495,13 +518,13 @@ def summarize(run, sent, lost):
     if run.mode == Mode.JOIN:
         daemon = "the capture of %s (capture-release pid %d)" % (run.out, run.pid)
     if stored is None:
-        sys.stderr.write("tracy: %s did not confirm storing any of the %d events sent "
+        _capture.tell("tracy: %s did not confirm storing any of the %d events sent "
                          "(it may have rejected them: see its log)\n" % (daemon, sent))
     elif stored < sent:
-        sys.stderr.write("tracy: %d of %d events stored by %s (%d rejected or lost)\n"
+        _capture.tell("tracy: %d of %d events stored by %s (%d rejected or lost)\n"
                          % (stored, sent, daemon, sent - stored))
     else:
-        sys.stderr.write("tracy: %d events stored by %s%s\n"
+        _capture.tell("tracy: %d events stored by %s%s\n"
                          % (stored, daemon, ", %d lost" % lost if lost else ""))
 
 
@@ -545,7 +568,7 @@ def connect(cli, out):
         _say(cli, "recording to the daemon at %s" % where(addr, port))
         asked = [o for o in ("output", "report") if o in cli["given"]]
         if asked:
-            sys.stderr.write("tracy: %s not applied: the capture daemon already running "
+            _capture.tell("tracy: %s not applied: the capture daemon already running "
                              "at %s writes the trace (use -t 0 for a daemon of this "
                              "run)\n" % (" and ".join("-" + o[0] for o in asked),
                                          where(addr, port)))
@@ -564,7 +587,7 @@ def connect(cli, out):
     if run.mode == Mode.JOIN:
         _say(cli, "joining the capture of %s (capture-release pid %d)" % (out, run.pid))
     if not _tracy.start():
-        sys.stderr.write("tracy: not recording (no capture daemon at %s)\n"
+        _capture.tell("tracy: not recording (no capture daemon at %s)\n"
                          % where(addr, port))
     elif run.mode == Mode.JOIN:
         run.rv.count_in(run.pid)
@@ -578,7 +601,7 @@ def _checked(fn):
     try:
         fn()
     except _tracy.HookError as e:
-        sys.stderr.write("tracy: %s\n" % e)
+        _capture.tell("tracy: %s\n" % e)
 
 
 def finish(run, cli, urgent=False):
@@ -613,20 +636,20 @@ def finish(run, cli, urgent=False):
         code = _capture.wait_daemon(run.pid, interrupted)
         run.rv.remove(run.pid)
         if code != 0:
-            sys.stderr.write("tracy: capture-release exited with status %d\n" % code)
+            _capture.tell("tracy: capture-release exited with status %d\n" % code)
     summarize(run, sent, lost)
     for line in unprofiled:
-        sys.stderr.write("tracy: %s\n" % line)
+        _capture.tell("tracy: %s\n" % line)
     final = run.out if run.mode == Mode.OWN else None
     if run.spread is not None:
         final = _gather(run, say) if not urgent else None
     if final and cli["report"]:
         report = write_report(final, cli)
         if report:
-            sys.stderr.write("tracy: op report written to %s\n" % report)
+            _capture.tell("tracy: op report written to %s\n" % report)
         html = write_html_report(final)
         if html:
-            sys.stderr.write("tracy: HTML report written to %s\n" % html)
+            _capture.tell("tracy: HTML report written to %s\n" % html)
 
 
 def _gather(run, say):
@@ -679,7 +702,7 @@ def main(argv):
             return run_listening(listen, code, glb)
         run = connect(cli, out)
     except OSError as e:
-        sys.stderr.write("tracy: %s\n" % e)
+        _capture.tell("tracy: %s\n" % e)
         return 1
     except SyntaxError:  # as the interpreter: the error alone, no frames
         t, v, _ = sys.exc_info()
@@ -689,7 +712,7 @@ def main(argv):
     except Exception as e:
         if not hasattr(e, "refused"):
             raise
-        sys.stderr.write("tracy: %s\n%s" % (e, USAGE.split("\n\n")[0] + "\n" if e.usage else ""))
+        _capture.tell("tracy: %s\n%s" % (e, USAGE.split("\n\n")[0] + "\n" if e.usage else ""))
         return e.refused
     _rt.setup_children_env(opts, program)
     _rt.configure(opts)
@@ -746,7 +769,7 @@ def run_listening(spec, code, glb):
         if _ondemand._srv["sock"] is None:  # (TRACY_LISTEN: import tracy started it)
             _ondemand.start_server(port, addr)
     except (ValueError, RuntimeError) as e:
-        sys.stderr.write("%s\n" % e)
+        _capture.tell("%s\n" % e)
         return 2
     os.environ.pop("TRACY_LISTEN", None)  # its children do not listen on the port
     # SIGTERM/SIGHUP with the default action: a capture under way is sent

@@ -59,6 +59,21 @@ def _fnv(s):
     return "%016x" % h
 
 
+def tell(text):
+    """Writes one of the profiler's own lines to the interpreter's standard
+    error (sys.__stderr__: not a stream the program put in sys.stderr), when
+    it can still be written: a program that closed or replaced its standard
+    error ends as it would unprofiled, without tracy's lines."""
+    f = sys.__stderr__
+    if f is None:
+        return
+    try:
+        f.write(text)
+        f.flush()
+    except Exception:
+        pass
+
+
 def _untrusted(msg):
     """The OSError for a rendezvous file that another user could have made
     or changed (marked `untrusted`; not a class of its own: each costs
@@ -285,7 +300,7 @@ def own_or_join(out, start_daemon):
     except OSError as e:
         if not getattr(e, "untrusted", False):
             raise
-        sys.stderr.write("tracy: not using the rendezvous file %s; this process "
+        tell("tracy: not using the rendezvous file %s; this process "
                          "starts a daemon of its own\n" % e)
         pid, addr = start_daemon()
         rv.shared = False
@@ -321,7 +336,7 @@ def wait_for_ranks(rv, size, say, limit=60.0):
         if n != seen:
             seen, last = n, time.monotonic()
         elif time.monotonic() - last > limit:
-            sys.stderr.write("tracy: %d of %d processes of this run never joined the "
+            tell("tracy: %d of %d processes of this run never joined the "
                              "capture\n" % (size - seen, size))
             return
     say("all %d processes joined" % size)
@@ -607,7 +622,7 @@ def wait_daemon(pid, interrupted=False):
     while waiting asks it to finish now; the wait then goes on."""
     asked = False
     if interrupted:
-        sys.stderr.write("tracy: interrupted; finishing the trace\n")
+        tell("tracy: interrupted; finishing the trace\n")
         _signal_daemon(pid)
         asked = True
     while True:
@@ -616,7 +631,7 @@ def wait_daemon(pid, interrupted=False):
             return exit_code(st)
         except KeyboardInterrupt:
             if not asked:
-                sys.stderr.write("tracy: interrupted; finishing the trace\n")
+                tell("tracy: interrupted; finishing the trace\n")
             asked = True
             _signal_daemon(pid)
         except ChildProcessError:

@@ -5,7 +5,7 @@ job."""
 import os
 import sys
 
-from tracy._capture import _fnv, find_tool
+from tracy._capture import _fnv, find_tool, tell
 
 
 def host_name():
@@ -78,13 +78,13 @@ def gather_parts(out, job, world, tools, say, limit=120.0):
             break
         time.sleep(0.2)
     if not done:
-        sys.stderr.write("tracy: no finished part of %s to merge\n" % out)
+        tell("tracy: no finished part of %s to merge\n" % out)
         return None
     parts = sorted(done)
     p = subprocess.run([merge_exe, "-q", "-f", "-o", out] + parts, capture_output=True,
                        text=True)
     if p.returncode not in (0, 3):
-        sys.stderr.write("tracy: merging the hosts' parts failed (tracy-merge status %d: %s);"
+        tell("tracy: merging the hosts' parts failed (tracy-merge status %d: %s);"
                          " they are kept: %s\n" % (p.returncode, p.stderr.strip(),
                                                    " ".join(parts)))
         return None
@@ -103,21 +103,21 @@ def gather(final, job, world, say):
     Returns its path, or None (no merge)."""
     tools = (find_tool("tracy-info"), find_tool("tracy-merge"))
     if None in tools:
-        sys.stderr.write("tracy: tracy-info or tracy-merge not found: the hosts' parts "
+        tell("tracy: tracy-info or tracy-merge not found: the hosts' parts "
                          "stay as they are\n")
         return None
     try:
         got = gather_parts(final, job, world, tools, say)
     except KeyboardInterrupt:
-        sys.stderr.write("tracy: interrupted; the hosts' parts of %s are not merged\n"
+        tell("tracy: interrupted; the hosts' parts of %s are not merged\n"
                          % final)
         return None
     if got is None:
         return None
     ranks, hosts, missing = got
-    sys.stderr.write("tracy: trace written to %s (%d of %d ranks from %d hosts)\n"
+    tell("tracy: trace written to %s (%d of %d ranks from %d hosts)\n"
                      % (final, ranks, world, hosts))
     if missing:
-        sys.stderr.write("tracy: ranks missing from the trace (their host's part never "
+        tell("tracy: ranks missing from the trace (their host's part never "
                          "finished): %s\n" % " ".join(map(str, missing[:50])))
     return final

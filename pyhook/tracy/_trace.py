@@ -229,14 +229,14 @@ def stop_trace():
         res.events, res.processes, res.lost = s
     if not _win["quiet"]:
         if s is None:
-            sys.stderr.write("tracy: trace written to %s (%d events stored)\n" % (out, stored))
+            _capture.tell("tracy: trace written to %s (%d events stored)\n" % (out, stored))
         else:
             extra = "" if res.processes == 1 else " from %d processes" % res.processes
-            sys.stderr.write("tracy: trace written to %s (%d events%s%s)\n"
+            _capture.tell("tracy: trace written to %s (%d events%s%s)\n"
                              % (out, res.events, extra,
                                 ", %d lost" % res.lost if res.lost else ""))
         for line in unprofiled:
-            sys.stderr.write("tracy: %s\n" % line)
+            _capture.tell("tracy: %s\n" % line)
     res.unprofiled = unprofiled
     return res
 

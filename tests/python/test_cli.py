@@ -144,6 +144,37 @@ def test_a_command_or_standard_input_runs_as_python_runs_it(tmp_path, how):
     r.assert_balanced()
 
 
+@pytest.mark.parametrize("ending", [
+    "import os; os.close(2)",
+    "import sys; sys.stderr.close()",
+    "import sys; sys.stderr = None",
+    "import os; os.close(1); os.close(2)",
+    "import io, sys; sys.stderr = io.StringIO()",
+    "import sys; sys.stderr = None; sys.exit('bye')",
+    "import sys; sys.stderr.close(); sys.exit('bye')",
+])
+def test_a_program_that_closes_or_replaces_its_stderr_ends_as_plain(tmp_path, ending):
+    """tracy's own lines at the end go to the interpreter's standard error
+    while it can be written, and never change how the program ends: its
+    status and output are plain's, whatever it did to sys.stderr or to
+    descriptor 2."""
+    (tmp_path / "prog.py").write_text("def f():\n    return 1\nf()\nprint('out')\n" + ending + "\n")
+    env = env_for_tests()
+    plain = subprocess.run([PYTHON, "prog.py"], capture_output=True, text=True, timeout=60,
+                           env=env, cwd=str(tmp_path))
+    out = str(tmp_path / "t.tracy")
+    p = subprocess.run([PYTHON, "-m", "tracy", "-o", out, "prog.py"], capture_output=True,
+                       text=True, timeout=60, env=env, cwd=str(tmp_path))
+    assert (p.returncode, p.stdout) == (plain.returncode, plain.stdout), p.stderr
+    ours = [ln for ln in p.stderr.splitlines() if ln.startswith("tracy: ")]
+    rest = [ln for ln in p.stderr.splitlines() if not ln.startswith("tracy: ")]
+    assert rest == plain.stderr.splitlines(), (p.stderr, plain.stderr)
+    assert all("trace written to" in ln for ln in ours), ours
+    r = Run(p, out)
+    assert r.count("f") == 1
+    r.assert_balanced()
+
+
 def test_the_tracy_command_runs_as_python_m_tracy(tmp_path):
     """build/bin/tracy (pip installs it too): the same main without runpy.
     The program sees what it sees under python -m tracy, and the trace holds
