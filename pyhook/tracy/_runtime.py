@@ -509,7 +509,7 @@ def setup_children_env(opts, program):
         opts = dict(opts, notes=notes)
     env["TRACY_PY_OPTS"] = encode_opts(opts)
     env["TRACY_PY_PROGRAM"] = program
-    paths = [os.path.join(PKG_DIR, "_child"), os.path.dirname(PKG_DIR)]
+    paths = [os.path.join(PKG_DIR, "_child")]  # (which imports the package from there)
     old = env.get("PYTHONPATH")
     if old:
         paths.append(old)

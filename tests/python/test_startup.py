@@ -6,6 +6,7 @@ functools, threading) come only with the program or a mechanism that needs
 them. Measured by what the interpreter holds, so load cannot move it."""
 import json
 import os
+import shutil
 import subprocess
 
 import pytest
@@ -146,9 +147,9 @@ def unprofiled_children(tmp_path, children, env):
     (tmp_path / "parent.py").write_text(
         "import os, subprocess, sys\n"
         "env = dict(os.environ)\n"
-        "if 'BROKEN_DIR' in env:  # tracy's package replaced by one that cannot load\n"
+        "if 'OTHER_CHILD' in env:  # tracy's package replaced by one that cannot load\n"
         "    env['PYTHONPATH'] = os.pathsep.join(\n"
-        "        env['BROKEN_DIR'] if p == env['PKG_DIR'] else p\n"
+        "        env['OTHER_CHILD'] if p.endswith('_child') else p\n"
         "        for p in env['PYTHONPATH'].split(os.pathsep))\n"
         "for argv in %r:\n"
         "    p = subprocess.run(argv + ['ask.py'], capture_output=True, text=True, env=env)\n"
@@ -177,22 +178,28 @@ def check_unprofiled(plain, r, n, why):
     assert not [f for f in os.listdir(rundir) if f.startswith("unprofiled-")]
 
 
+def unbuilt_copy(tmp_path):
+    """A copy of the tracy package with no extension built: the _child
+    folder of an installation made for another interpreter."""
+    copy = tmp_path / "unbuilt" / "tracy"
+    shutil.copytree(os.path.join(PYDIR, "tracy"), str(copy),
+                    ignore=shutil.ignore_patterns("*.so", "__pycache__"))
+    return str(copy / "_child")
+
+
 def test_a_child_that_cannot_load_tracy_runs_as_plain(tmp_path):
-    """A child whose tracy cannot load (here a package in its place that
-    raises, as one not built for that interpreter does) runs unprofiled
-    with its own sitecustomize, and prints nothing of tracy."""
+    """A child whose tracy cannot load (a package with no extension built
+    for it) runs unprofiled with its own sitecustomize, and prints nothing
+    of tracy."""
     site = tmp_path / "site"
     site.mkdir()
     (site / "sitecustomize.py").write_text(SITE)
-    broken = tmp_path / "broken" / "tracy"
-    broken.mkdir(parents=True)
-    (broken / "__init__.py").write_text("raise ImportError('tracy: not built for this one')\n")
-    env = env_for_tests(BROKEN_DIR=str(broken.parent), PKG_DIR=PYDIR)
+    env = env_for_tests(OTHER_CHILD=unbuilt_copy(tmp_path))
     env["PYTHONPATH"] += os.pathsep + str(site)
     plain, r = unprofiled_children(tmp_path, [[PYTHON], [PYTHON]], env)
     assert plain.stdout == "'yes False\\n' '' 0\n" * 2
     check_unprofiled(plain, r, 1, "2 child processes not profiled (pids ")
-    assert "): not built for this one" in r.err, r.err
+    assert "): not built for Python " in r.err, r.err
 
 
 OLD = [os.path.expanduser("~/.pyenv/versions/%s/bin/python%s" % (v, v[:3]))
@@ -244,24 +251,51 @@ def test_notes_left_by_a_killed_run_are_swept(tmp_path):
 def test_a_window_reports_children_it_could_not_profile(tmp_path):
     """tracy.trace: a child that cannot load tracy runs as plain and the
     window's result (and trace) says so."""
-    broken = tmp_path / "broken" / "tracy"
-    broken.mkdir(parents=True)
-    (broken / "__init__.py").write_text("raise ImportError('tracy: not built for this one')\n")
+    other = unbuilt_copy(tmp_path)
     (tmp_path / "ask.py").write_text(ASK)
     (tmp_path / "win.py").write_text(
         "import os, subprocess, sys, tracy\n"
         "with tracy.trace(%r, quiet=True) as w:\n"
         "    env = dict(os.environ)\n"
-        "    env['PYTHONPATH'] = os.pathsep.join(%r if p == %r else p\n"
+        "    env['PYTHONPATH'] = os.pathsep.join(%r if p.endswith('_child') else p\n"
         "                                        for p in env['PYTHONPATH'].split(os.pathsep))\n"
         "    p = subprocess.run([sys.executable, 'ask.py'], capture_output=True, text=True,\n"
         "                       env=env)\n"
         "print(repr(p.stdout), repr(p.stderr), p.returncode)\n"
-        "print(len(w.result.unprofiled), 'not built for this one' in w.result.unprofiled[0])\n"
-        % (str(tmp_path / "w.tracy"), str(broken.parent), PYDIR))
+        "print(len(w.result.unprofiled), 'not built for Python' in w.result.unprofiled[0])\n"
+        % (str(tmp_path / "w.tracy"), other))
     p = subprocess.run([PYTHON, "win.py"], capture_output=True, text=True, timeout=120,
                        cwd=str(tmp_path), env=env_for_tests())
     assert (p.returncode, p.stdout, p.stderr) == (0, "'None False\\n' '' 0\n1 True\n", ""), \
         p.stderr
     t = _tracy._read_trace(str(tmp_path / "w.tracy"))
     assert [m.text for m in t["messages"] if "not profiled" in m.text], t["messages"]
+
+
+def test_a_child_keeps_the_path_order_of_an_installed_tracy(tmp_path):
+    """tracy installed in a site-packages (here the user site): its child
+    processes get plain's sys.path, not that folder ahead of the standard
+    library, where a module of it named as a standard one (here
+    `fractions`) would replace the standard one."""
+    env = env_for_tests(PYTHONUSERBASE=str(tmp_path / "userbase"))
+    env.pop("PYTHONPATH")
+    site = subprocess.run([PYTHON, "-c", "import site; print(site.getusersitepackages())"],
+                          capture_output=True, text=True, timeout=60, env=env).stdout.strip()
+    shutil.copytree(os.path.join(PYDIR, "tracy"), os.path.join(site, "tracy"),
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    with open(os.path.join(site, "fractions.py"), "w") as f:
+        f.write("SHADOW = True\n")
+    (tmp_path / "kid.py").write_text(
+        "import fractions, sys\n"
+        "print(hasattr(fractions, 'SHADOW'), sys.path[1:])\n")
+    (tmp_path / "parent.py").write_text(PARENT.replace("show.py", "kid.py"))
+    plain = subprocess.run([PYTHON, "parent.py"], capture_output=True, text=True, timeout=60,
+                           env=env, cwd=str(tmp_path))
+    assert plain.returncode == 0 and plain.stdout.startswith("False ["), plain.stderr
+    out = str(tmp_path / "t.tracy")
+    p = subprocess.run([PYTHON, "-m", "tracy", "-o", out, "parent.py"], capture_output=True,
+                       text=True, timeout=60, env=env, cwd=str(tmp_path))
+    r = Run(p, out)
+    assert (r.rc, r.out) == (0, plain.stdout), r.err
+    assert len(r.trace["processes"]) == 2
+    r.assert_balanced()

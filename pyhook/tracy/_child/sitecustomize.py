@@ -8,6 +8,11 @@ not the program's, and leaves no module in sys.modules that an unprofiled
 start would not load. The hidden module itself runs recorded, as part of
 the program.
 
+The tracy package is the folder holding this one, imported from there: its
+parent folder (a site-packages, once installed) is not put on sys.path,
+where it would come before the standard library, nor is this folder left
+on it (the child's sys.path is plain's).
+
 Any interpreter the program starts reads this file: one tracy cannot
 profile (another version, tracy not installed for it, Python 2) runs as it
 would unprofiled, printing nothing; why it was not profiled goes to the
@@ -54,6 +59,7 @@ def _tracy_child():
               % (sys.version.split()[0], sys.executable))
         return
     try:
+        _import_tracy()
         from tracy import _runtime
         _runtime.start_child(opts)
     except Exception as e:  # the child must run even if profiling cannot
@@ -63,9 +69,29 @@ def _tracy_child():
         _note(opts, why)
 
 
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _import_tracy():
+    """Imports the package this folder is in as `tracy` (unless already)."""
+    if "tracy" in sys.modules:
+        return
+    import _frozen_importlib
+    import _frozen_importlib_external
+    pkg = os.path.dirname(_HERE)
+    spec = _frozen_importlib_external.spec_from_file_location(
+        "tracy", os.path.join(pkg, "__init__.py"), submodule_search_locations=[pkg])
+    mod = _frozen_importlib.module_from_spec(spec)
+    sys.modules["tracy"] = mod
+    try:
+        spec.loader.exec_module(mod)
+    except BaseException:
+        del sys.modules["tracy"]
+        raise
+
+
 def _rest_of_path():
-    here = os.path.dirname(os.path.abspath(__file__))
-    return [p for p in sys.path if os.path.abspath(p or ".") != here]
+    return [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
 
 
 def _hidden_spec():
@@ -102,6 +128,7 @@ def _run_hidden(how):
 
 
 _how = _hidden_spec()
+sys.path[:] = _rest_of_path()
 _tracy_child()
 if _how is not None:
     _run_hidden(_how)
