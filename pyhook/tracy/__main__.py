@@ -359,7 +359,7 @@ def new_main(**names):
     spec = names.pop("__spec__", None)
     package = names.pop("__package__", None)
     main.__dict__.update(__package__=package, __loader__=loader, __spec__=spec,
-                         __annotations__={}, __builtins__=__builtins__)
+                         __annotations__={}, __builtins__=sys.modules["builtins"])
     main.__dict__.update(names)
     sys.modules["__main__"] = main
     return main.__dict__

@@ -42,18 +42,20 @@ def test_program_sees_argv_main_and_path_as_without_profiler(run_tracy, tmp_path
 
 MAIN_NAMES = """
 import sys
-print(list(globals()))
+print(list(globals()), type(__builtins__).__name__)
 print(__annotations__, type(__loader__).__name__, getattr(__loader__, "name", None),
       __loader__.get_source("__main__" if __spec__ is None else __spec__.name) is not None,
       __spec__ and __spec__.name, __package__, __cached__ is None)
 """
 
 
+@pytest.mark.parametrize("command", [False, True])
 @pytest.mark.parametrize("how", ["script", "module"])
-def test_main_module_names_as_without_profiler(tmp_path, how):
+def test_main_module_names_as_without_profiler(tmp_path, how, command):
     """__main__ holds the names the interpreter's own has, in its order:
-    __annotations__, and a loader that reads the script's source, as
-    `python script.py` and `python -m module` give them."""
+    __annotations__, the builtins module, and a loader that reads the
+    script's source, as `python script.py` and `python -m module` give
+    them; under python -m tracy and the tracy command alike."""
     (tmp_path / "names.py").write_text(MAIN_NAMES)
     target = ["names.py"] if how == "script" else ["-m", "names"]
     env = env_for_tests()
@@ -61,10 +63,12 @@ def test_main_module_names_as_without_profiler(tmp_path, how):
                            env=env, cwd=str(tmp_path))
     assert plain.returncode == 0, plain.stderr
     out = str(tmp_path / "t.tracy")
-    p = subprocess.run([PYTHON, "-m", "tracy", "-o", out] + target, capture_output=True,
+    tracy = [os.path.join(BIN, "tracy")] if command else ["-m", "tracy"]
+    p = subprocess.run([PYTHON] + tracy + ["-o", out] + target, capture_output=True,
                        text=True, timeout=60, env=env, cwd=str(tmp_path))
     assert (p.returncode, p.stdout) == (0, plain.stdout), p.stderr
     assert "'__annotations__'" in p.stdout and "SourceFileLoader" in p.stdout
+    assert "] module\n" in p.stdout
 
 
 APP_MAIN = """
