@@ -1681,6 +1681,38 @@ static void install_all(void) {
 
 /* threading.setprofile/settrace target: in a new thread, replaces itself by
  * the C callbacks and handles the event that called it. */
+PyObject *py__call_detached(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_ssize_t n = PyTuple_GET_SIZE(args);
+    if (n < 1) {
+        PyErr_SetString(PyExc_TypeError, "_call_detached needs a callable");
+        return NULL;
+    }
+    PyObject *rest = PyTuple_GetSlice(args, 1, n);
+    if (!rest) return NULL;
+    PyThreadState *ts = PyThreadState_Get();
+#if PY_VERSION_HEX >= 0x030D0000
+    _PyInterpreterFrame *saved = ts->current_frame;
+    ts->current_frame = NULL;
+#elif PY_VERSION_HEX >= 0x030B0000
+    _PyInterpreterFrame *saved = ts->cframe->current_frame;
+    ts->cframe->current_frame = NULL;
+#else
+    PyFrameObject *saved = ts->frame;
+    ts->frame = NULL;
+#endif
+    PyObject *r = PyObject_Call(PyTuple_GET_ITEM(args, 0), rest, NULL);
+#if PY_VERSION_HEX >= 0x030D0000
+    ts->current_frame = saved;
+#elif PY_VERSION_HEX >= 0x030B0000
+    ts->cframe->current_frame = saved;
+#else
+    ts->frame = saved;
+#endif
+    Py_DECREF(rest);
+    return r;
+}
+
 PyObject *py__thread_hook(PyObject *self, PyObject *args) {
     PyObject *frame, *arg;
     const char *event;

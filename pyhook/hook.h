@@ -183,6 +183,14 @@ void py__fork_exec_seen(PyCodeObject *co);
 /* threading.setprofile/settrace target (METH_VARARGS). */
 PyObject *py__thread_hook(PyObject *self, PyObject *args);
 
+/* _call_detached(fn, *args): fn(*args) with the thread's chain of Python
+ * frames cut below the frames it runs, restored when it returns or
+ * raises: the outermost of them has no caller (f_back None), as the
+ * frames the interpreter runs from C (a script's, atexit callbacks'), so
+ * that inspect.stack(), warnings' stacklevel and traceback.print_stack()
+ * do not reach the profiler's frames. */
+PyObject *py__call_detached(PyObject *self, PyObject *args);
+
 /* The named tuples of _read_trace's lists (PyStructSequence heap types),
  * made by its first call: a traced program does not pay for them. */
 typedef struct py_trace_types {

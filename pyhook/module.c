@@ -593,6 +593,10 @@ static PyObject *m_compile_exec(PyObject *self, PyObject *args) {
     return Py_CompileStringObject(src, filename, Py_file_input, &cf, -1);
 }
 
+PyDoc_STRVAR(call_detached_doc,
+"_call_detached(fn, *args)\n--\n\n"
+"fn(*args) with no Python caller seen from the frames it runs (hook.h).");
+
 PyDoc_STRVAR(thread_hook_doc,
 "_thread_hook(frame, event, arg)\n--\n\n"
 "For threading.setprofile/settrace: installs the C callbacks in a new thread.");
@@ -667,6 +671,7 @@ static PyMethodDef tracy_methods[] = {
     {"_mark_profiled", m_mark_profiled, METH_VARARGS, mark_profiled_doc},
     {"_compile_exec", m_compile_exec, METH_VARARGS, compile_exec_doc},
     {"_thread_hook", py__thread_hook, METH_VARARGS, thread_hook_doc},
+    {"_call_detached", py__call_detached, METH_VARARGS, call_detached_doc},
     {"_read_trace", py__read_trace, METH_O, read_trace_doc},
     {"_function_stats", py__function_stats, METH_O, function_stats_doc},
     {"_fatal_guard", py__fatal_guard, METH_O, py__fatal_guard_doc},

@@ -420,7 +420,8 @@ def run_program(code, glb, start):
     interpreter would)."""
     try:
         start()
-        exec(code, glb)
+        # from no Python caller, as the interpreter runs a script
+        _tracy._call_detached(exec, code, glb)
         return 0
     except SystemExit as e:
         code = e.code
@@ -731,11 +732,11 @@ def main(argv):
         th = sys.modules.get("threading")
         if th is not None:
             try:
-                th._shutdown()
+                _tracy._call_detached(th._shutdown)
             except BaseException:
                 pass
         try:
-            atexit._run_exitfuncs()
+            _tracy._call_detached(atexit._run_exitfuncs)
         except (Exception, SystemExit):
             # 3.8/3.9 raise the last callback's exception again once all
             # have run (each was printed); the interpreter ignores it at exit

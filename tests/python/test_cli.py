@@ -179,6 +179,42 @@ def test_a_program_that_closes_or_replaces_its_stderr_ends_as_plain(tmp_path, en
     r.assert_balanced()
 
 
+STACK = """
+import atexit, inspect, sys, threading, traceback, warnings
+def where():
+    return [f.function for f in inspect.stack()], len(traceback.extract_stack())
+print(where(), sys._getframe().f_back)
+warnings.warn("beyond the stack", stacklevel=3)
+atexit.register(lambda: print("atexit", where()))
+t = threading.Thread(target=lambda: print("thread", where()[0][-1]))
+t.start(); t.join()
+"""
+
+
+@pytest.mark.parametrize("command", [False, True])
+def test_the_program_sees_no_frame_of_the_profiler(tmp_path, command):
+    """The script's frame has no caller and atexit callbacks run from none,
+    as the interpreter runs them from C: inspect.stack(), a warning's
+    stacklevel and traceback.extract_stack() give plain's answers, not
+    the profiler's frames (runpy's, tracy's)."""
+    (tmp_path / "stack.py").write_text(STACK)
+    env = env_for_tests()
+    plain = subprocess.run([PYTHON, "stack.py"], capture_output=True, text=True, timeout=60,
+                           env=env, cwd=str(tmp_path))
+    assert plain.returncode == 0 and "beyond the stack" in plain.stderr, plain.stderr
+    out = str(tmp_path / "t.tracy")
+    tracy = [os.path.join(BIN, "tracy")] if command else ["-m", "tracy"]
+    p = subprocess.run([PYTHON] + tracy + ["-o", out, "stack.py"], capture_output=True,
+                       text=True, timeout=60, env=env, cwd=str(tmp_path))
+    assert (p.returncode, p.stdout) == (0, plain.stdout), p.stderr
+    assert p.stdout.startswith("(['where', '<module>'], 2) None\n"), p.stdout
+    assert [ln for ln in p.stderr.splitlines() if not ln.startswith("tracy: ")] == \
+        plain.stderr.splitlines()
+    r = Run(p, out)
+    assert r.count("where") == 3
+    r.assert_balanced()
+
+
 def test_the_tracy_command_runs_as_python_m_tracy(tmp_path):
     """build/bin/tracy (pip installs it too): the same main without runpy.
     The program sees what it sees under python -m tracy, and the trace holds
