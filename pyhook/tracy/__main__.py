@@ -289,6 +289,19 @@ def compile_script(src, path):
     return _tracy._compile_exec(src, path)
 
 
+def set_path0(entry, needed=False):
+    """sys.path[0] as python sets it for the program: it replaces the entry
+    python put there to run tracy (runpy's working folder, the tracy
+    command's folder). Under -P or PYTHONSAFEPATH (3.11+) python puts none
+    there, and none is added but a folder or zipapp holding the program
+    (`needed`)."""
+    if getattr(sys.flags, "safe_path", False):
+        if needed:
+            sys.path.insert(0, entry)
+        return
+    sys.path[0] = entry
+
+
 def is_path_entry(path):
     """Whether python runs `path` as a folder or zip archive (a zipapp, .pyz)
     holding a __main__ module, not as a script."""
@@ -310,7 +323,8 @@ def prepare_path_entry(path, args):
     Raises refused() (status 1) when it has none."""
     import runpy
     # (3.9+ joins it to the working folder as it is, a final / kept)
-    sys.path[0] = path if sys.version_info < (3, 9) else os.path.join(os.getcwd(), path)
+    set_path0(path if sys.version_info < (3, 9) else os.path.join(os.getcwd(), path),
+              needed=True)
     try:
         _, spec, code = runpy._get_main_module_details()
     except Exception as e:
@@ -327,7 +341,7 @@ def prepare_source(src, filename, argv0, args, **names):
     working folder) first on sys.path."""
     code = compile_script(src, filename)
     sys.argv[:] = [argv0] + list(args)
-    sys.path[0] = ""
+    set_path0("")
     loader = sys.modules["_frozen_importlib"].BuiltinImporter
     return code, new_main(__loader__=loader, **names)
 
@@ -344,7 +358,7 @@ def prepare_script(path, args):
     full = os.path.abspath(path)
     code = compile_script(src, full)
     sys.argv[:] = [path] + list(args)
-    sys.path[0] = os.path.dirname(os.path.realpath(path))
+    set_path0(os.path.dirname(os.path.realpath(path)))
     # the import system's loader class, loaded at every start
     loader = sys.modules["_frozen_importlib_external"].SourceFileLoader("__main__", full)
     return code, new_main(__loader__=loader, __file__=full, __cached__=None)
@@ -372,7 +386,7 @@ def prepare_module(name, args):
     import runpy
     if name == "pytest" and "tracy.pytest_plugin" not in args:
         args = ["-p", "tracy.pytest_plugin"] + list(args)
-    sys.path[0] = os.getcwd()
+    set_path0(os.getcwd())
     try:
         mod_name, spec, code = runpy._get_module_details(name)
     except ImportError as e:

@@ -215,6 +215,31 @@ def test_the_program_sees_no_frame_of_the_profiler(tmp_path, command):
     r.assert_balanced()
 
 
+@pytest.mark.parametrize("command", [False, True])
+@pytest.mark.parametrize("target", [["path.py"], ["-c", "import sys; print(sys.path[:3])"],
+                                    ["-m", "path"], ["app"]])
+def test_sys_path_under_safe_path_as_plain(tmp_path, target, command):
+    """PYTHONSAFEPATH (-P, 3.11+): python puts neither the script's folder,
+    the working folder nor '' first on sys.path, but a folder holding
+    __main__; under tracy the program's sys.path is the same (it lost its
+    first PYTHONPATH entry to the script's folder). Before 3.11 the
+    variable means nothing, and the paths are plain's as well."""
+    (tmp_path / "path.py").write_text("import sys\nprint(sys.path[:3])\n")
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "__main__.py").write_text("import sys\nprint(sys.path[:3])\n")
+    (tmp_path / "extra").mkdir()
+    env = env_for_tests(PYTHONSAFEPATH="1")
+    env["PYTHONPATH"] += os.pathsep + str(tmp_path / "extra")
+    plain = subprocess.run([PYTHON] + target, capture_output=True, text=True, timeout=60,
+                           env=env, cwd=str(tmp_path))
+    out = str(tmp_path / "t.tracy")
+    tracy = [os.path.join(BIN, "tracy")] if command else ["-m", "tracy"]
+    p = subprocess.run([PYTHON] + tracy + ["-o", out] + target, capture_output=True,
+                       text=True, timeout=60, env=env, cwd=str(tmp_path))
+    assert (p.returncode, p.stdout) == (plain.returncode, plain.stdout), (p.stderr,
+                                                                          plain.stderr)
+
+
 def test_the_tracy_command_runs_as_python_m_tracy(tmp_path):
     """build/bin/tracy (pip installs it too): the same main without runpy.
     The program sees what it sees under python -m tracy, and the trace holds
