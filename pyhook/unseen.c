@@ -153,9 +153,195 @@ static PyObject *preexec_call(PyObject *fn, PyObject *unused) {
 static PyMethodDef g_preexec_def = {"preexec_fn", preexec_call, METH_NOARGS,
                                     "The program's preexec_fn, then the exec announced."};
 
+/* ---- fork_exec of a Python child with an environment of its own ------- */
+
+extern char **environ;
+
+/* 1 when the child's executable (executable_list's first path) is named
+ * python*, as the interpreters are. */
+static int python_child(PyObject *exe_list) {
+    if (!PySequence_Check(exe_list) || PySequence_Size(exe_list) < 1) return 0;
+    PyObject *first = PySequence_GetItem(exe_list, 0);
+    int yes = 0;
+    if (first && PyBytes_Check(first)) {
+        const char *p = PyBytes_AS_STRING(first), *b = strrchr(p, '/');
+        yes = strncmp(b ? b + 1 : p, "python", 6) == 0;
+    }
+    Py_XDECREF(first);
+    PyErr_Clear();
+    return yes;
+}
+
+/* This process's PYTHONPATH entry of tracy's _child folder (put there by
+ * _runtime.setup_children_env), or NULL. Its length in *len. */
+static const char *child_folder(size_t *len) {
+    const char *pp = getenv("PYTHONPATH");
+    static const char tail[] = "/tracy/_child";
+    for (const char *e = pp; e && *e;) {
+        const char *end = strchr(e, ':');
+        size_t n = end ? (size_t)(end - e) : strlen(e);
+        if (n >= sizeof tail - 1 && memcmp(e + n - (sizeof tail - 1), tail, sizeof tail - 1) == 0) {
+            *len = n;
+            return e;
+        }
+        e = end ? end + 1 : NULL;
+    }
+    return NULL;
+}
+
+/* Whether the environment list holds an entry starting with key=, and
+ * which (its index, else -1). */
+static Py_ssize_t env_find(PyObject *env, const char *key, size_t klen) {
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(env); i++) {
+        PyObject *e = PyList_GET_ITEM(env, i);
+        if (PyBytes_Check(e) && (size_t)PyBytes_GET_SIZE(e) > klen &&
+            memcmp(PyBytes_AS_STRING(e), key, klen) == 0 && PyBytes_AS_STRING(e)[klen] == '=')
+            return i;
+    }
+    return -1;
+}
+
+/* A Python child that subprocess starts with a copy of this process's
+ * environment (env_list, argument 5 in every version; None inherits it)
+ * from which PYTHONPATH was dropped (venv's ensurepip, pip's build steps:
+ * the copy still has TRACY_PY_OPTS) is profiled as one that inherits it:
+ * the list gets PYTHONPATH=<tracy's _child folder>, which leaves the
+ * child's sys.path once read (its sys.path is the one the program asked
+ * for), and the TRACY_ variables of this process it lacks. An environment
+ * that has no TRACY_PY_OPTS (env={}, a few variables) or a PYTHONPATH of
+ * its own is the program's choice, left as it is. Returns a new list, or
+ * NULL with no exception when nothing is to change. */
+static PyObject *child_env(PyObject *args) {
+    size_t clen = 0;
+    const char *child = child_folder(&clen);
+    if (!child || PyTuple_GET_SIZE(args) < 6) return NULL;
+    PyObject *env = PyTuple_GET_ITEM(args, 5);
+    if (!PyList_Check(env) || env_find(env, "TRACY_PY_OPTS", 13) < 0 ||
+        env_find(env, "PYTHONPATH", 10) >= 0 || !python_child(PyTuple_GET_ITEM(args, 1)))
+        return NULL;
+    PyObject *out = PyList_GetSlice(env, 0, PyList_GET_SIZE(env));
+    if (!out) return NULL;
+    for (char **v = environ; *v; v++) {
+        const char *eq = strchr(*v, '=');
+        if (strncmp(*v, "TRACY_", 6) != 0 || !eq || env_find(out, *v, (size_t)(eq - *v)) >= 0)
+            continue;
+        PyObject *t = PyBytes_FromString(*v);
+        int r = t ? PyList_Append(out, t) : -1;
+        Py_XDECREF(t);
+        if (r < 0) goto fail;
+    }
+    PyObject *b = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(11 + clen));
+    if (!b) goto fail;
+    memcpy(PyBytes_AS_STRING(b), "PYTHONPATH=", 11);
+    memcpy(PyBytes_AS_STRING(b) + 11, child, clen);
+    int r = PyList_Append(out, b);
+    Py_DECREF(b);
+    if (r < 0) goto fail;
+    return out;
+fail:
+    Py_DECREF(out);
+    PyErr_Clear();
+    return NULL;
+}
+
+/* The same for os.posix_spawn(path, argv, env, ...), which subprocess uses
+ * where it can (3.13: with close_fds too): a new dict when env is a dict
+ * (os.environ, inherited, is not) holding TRACY_PY_OPTS and no PYTHONPATH
+ * and path names a python*, else NULL with no exception. */
+static PyObject *child_env_map(PyObject *path, PyObject *env) {
+    size_t clen = 0;
+    const char *child = child_folder(&clen);
+    if (!child || !PyDict_Check(env) || !PyDict_GetItemString(env, "TRACY_PY_OPTS") ||
+        PyDict_GetItemString(env, "PYTHONPATH"))
+        return NULL;
+    PyObject *fs = NULL;
+    if (!PyUnicode_FSConverter(path, &fs)) {
+        PyErr_Clear();
+        return NULL;
+    }
+    PyObject *list = PyTuple_Pack(1, fs);
+    int py = list && python_child(list);
+    Py_XDECREF(list);
+    Py_DECREF(fs);
+    PyErr_Clear();
+    if (!py) return NULL;
+    PyObject *out = PyDict_Copy(env);
+    if (!out) goto fail;
+    for (char **v = environ; *v; v++) {
+        const char *eq = strchr(*v, '=');
+        if (strncmp(*v, "TRACY_", 6) != 0 || !eq) continue;
+        PyObject *k = PyUnicode_DecodeFSDefaultAndSize(*v, eq - *v);
+        PyObject *kb = PyBytes_FromStringAndSize(*v, eq - *v);
+        PyObject *val = PyUnicode_DecodeFSDefault(eq + 1);
+        int r = k && kb && val ? 0 : -1;
+        if (r == 0 && !PyDict_Contains(out, k) && !PyDict_Contains(out, kb))
+            r = PyDict_SetItem(out, k, val);
+        Py_XDECREF(k);
+        Py_XDECREF(kb);
+        Py_XDECREF(val);
+        if (r < 0) goto fail;
+    }
+    PyObject *v = PyUnicode_DecodeFSDefaultAndSize(child, (Py_ssize_t)clen);
+    if (!v || PyDict_SetItemString(out, "PYTHONPATH", v) < 0) {
+        Py_XDECREF(v);
+        goto fail;
+    }
+    Py_DECREF(v);
+    return out;
+fail:
+    Py_XDECREF(out);
+    PyErr_Clear();
+    return NULL;
+}
+
+/* self: the real os.posix_spawn (child_env_map). */
+static PyObject *posix_spawn_call(PyObject *real, PyObject *args, PyObject *kw) {
+    PyObject *env = PyTuple_Check(args) && PyTuple_GET_SIZE(args) >= 3
+                        ? child_env_map(PyTuple_GET_ITEM(args, 0), PyTuple_GET_ITEM(args, 2))
+                        : NULL;
+    if (!env) return PyObject_Call(real, args, kw);
+    Py_ssize_t n = PyTuple_GET_SIZE(args);
+    PyObject *copy = PyTuple_New(n);
+    if (!copy) {
+        Py_DECREF(env);
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *a = i == 2 ? env : PyTuple_GET_ITEM(args, i);
+        if (i != 2) Py_INCREF(a);
+        PyTuple_SET_ITEM(copy, i, a);
+    }
+    PyObject *r = PyObject_Call(real, copy, kw);
+    Py_DECREF(copy);
+    return r;
+}
+
+static PyMethodDef g_posix_spawn_def = {
+    "posix_spawn", (PyCFunction)(void (*)(void))posix_spawn_call, METH_VARARGS | METH_KEYWORDS,
+    "Execute the program specified by path in a new process (as os.posix_spawn;\n"
+    "a Python child given an environment of its own is profiled too)."};
+
 /* self: the real _posixsubprocess.fork_exec. Its arguments differ from
- * version to version; the preexec_fn is the only callable one. */
+ * version to version; the preexec_fn is the only callable one, the
+ * environment list the sixth (child_env). */
 static PyObject *fork_exec_call(PyObject *real, PyObject *args, PyObject *kw) {
+    PyObject *env = PyTuple_Check(args) ? child_env(args) : NULL;
+    if (env) {
+        Py_ssize_t n = PyTuple_GET_SIZE(args);
+        PyObject *copy = PyTuple_New(n);
+        if (!copy) {
+            Py_DECREF(env);
+            return NULL;
+        }
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PyObject *a = i == 5 ? env : PyTuple_GET_ITEM(args, i);
+            if (i != 5) Py_INCREF(a);
+            PyTuple_SET_ITEM(copy, i, a);
+        }
+        PyObject *r = fork_exec_call(real, copy, kw);
+        Py_DECREF(copy);
+        return r;
+    }
     Py_ssize_t n = PyTuple_Check(args) ? PyTuple_GET_SIZE(args) : 0, at = -1;
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *a = PyTuple_GET_ITEM(args, i);
@@ -225,6 +411,15 @@ void py__fork_exec_seen(PyCodeObject *co) {
     }
     Py_XDECREF(ours);
     Py_XDECREF(real);
+    PyObject *os = m ? PyImport_ImportModule("os") : NULL; /* (loaded at every start) */
+    PyObject *spawn = os ? PyObject_GetAttrString(os, "posix_spawn") : NULL;
+    PyObject *ours2 = spawn && PyCFunction_Check(spawn)
+                          ? c_callable(&g_posix_spawn_def, spawn, "posix", spawn)
+                          : NULL;
+    if (ours2) replace_in("os", "posix_spawn", spawn, ours2);
+    Py_XDECREF(ours2);
+    Py_XDECREF(spawn);
+    Py_XDECREF(os);
     Py_XDECREF(m);
     Py_XDECREF(key);
     PyErr_Clear();

@@ -180,11 +180,16 @@ def check_unprofiled(plain, r, n, why):
 
 def unbuilt_copy(tmp_path):
     """A copy of the tracy package with no extension built: the _child
-    folder of an installation made for another interpreter."""
+    folder of an installation made for another interpreter; and that
+    interpreter: the test's, under a name that is not python* (tracy gives
+    a Python child started with an environment of its own its _child
+    folder: this one keeps the one it is given)."""
     copy = tmp_path / "unbuilt" / "tracy"
     shutil.copytree(os.path.join(PYDIR, "tracy"), str(copy),
                     ignore=shutil.ignore_patterns("*.so", "__pycache__"))
-    return str(copy / "_child")
+    interp = tmp_path / "interp"
+    os.symlink(PYTHON, str(interp))
+    return str(copy / "_child"), str(interp)
 
 
 def test_a_child_that_cannot_load_tracy_runs_as_plain(tmp_path):
@@ -194,9 +199,10 @@ def test_a_child_that_cannot_load_tracy_runs_as_plain(tmp_path):
     site = tmp_path / "site"
     site.mkdir()
     (site / "sitecustomize.py").write_text(SITE)
-    env = env_for_tests(OTHER_CHILD=unbuilt_copy(tmp_path))
+    child, interp = unbuilt_copy(tmp_path)
+    env = env_for_tests(OTHER_CHILD=child)
     env["PYTHONPATH"] += os.pathsep + str(site)
-    plain, r = unprofiled_children(tmp_path, [[PYTHON], [PYTHON]], env)
+    plain, r = unprofiled_children(tmp_path, [[interp], [interp]], env)
     assert plain.stdout == "'yes False\\n' '' 0\n" * 2
     check_unprofiled(plain, r, 1, "2 child processes not profiled (pids ")
     assert "): not built for Python " in r.err, r.err
@@ -251,7 +257,7 @@ def test_notes_left_by_a_killed_run_are_swept(tmp_path):
 def test_a_window_reports_children_it_could_not_profile(tmp_path):
     """tracy.trace: a child that cannot load tracy runs as plain and the
     window's result (and trace) says so."""
-    other = unbuilt_copy(tmp_path)
+    other, interp = unbuilt_copy(tmp_path)
     (tmp_path / "ask.py").write_text(ASK)
     (tmp_path / "win.py").write_text(
         "import os, subprocess, sys, tracy\n"
@@ -259,11 +265,11 @@ def test_a_window_reports_children_it_could_not_profile(tmp_path):
         "    env = dict(os.environ)\n"
         "    env['PYTHONPATH'] = os.pathsep.join(%r if p.endswith('_child') else p\n"
         "                                        for p in env['PYTHONPATH'].split(os.pathsep))\n"
-        "    p = subprocess.run([sys.executable, 'ask.py'], capture_output=True, text=True,\n"
+        "    p = subprocess.run([%r, 'ask.py'], capture_output=True, text=True,\n"
         "                       env=env)\n"
         "print(repr(p.stdout), repr(p.stderr), p.returncode)\n"
         "print(len(w.result.unprofiled), 'not built for Python' in w.result.unprofiled[0])\n"
-        % (str(tmp_path / "w.tracy"), other))
+        % (str(tmp_path / "w.tracy"), other, interp))
     p = subprocess.run([PYTHON, "win.py"], capture_output=True, text=True, timeout=120,
                        cwd=str(tmp_path), env=env_for_tests())
     assert (p.returncode, p.stdout, p.stderr) == (0, "'None False\\n' '' 0\n1 True\n", ""), \
@@ -298,4 +304,41 @@ def test_a_child_keeps_the_path_order_of_an_installed_tracy(tmp_path):
     r = Run(p, out)
     assert (r.rc, r.out) == (0, plain.stdout), r.err
     assert len(r.trace["processes"]) == 2
+    r.assert_balanced()
+
+
+def test_a_python_child_given_a_copy_without_pythonpath_is_profiled(tmp_path):
+    """subprocess with env= a copy of the environment without PYTHONPATH
+    (venv's ensurepip, pip's build steps): the Python child is profiled as
+    one that inherits the environment, and its sys.path is the one the
+    program asked for. An environment made anew (env={...}) or with a
+    PYTHONPATH of its own is the program's choice: that child runs as
+    given, unprofiled."""
+    (tmp_path / "extra").mkdir()
+    (tmp_path / "kid.py").write_text(
+        "import sys\ndef kid():\n    return sys.path[1:]\nprint(kid())\n")
+    (tmp_path / "parent.py").write_text(
+        "import os, subprocess, sys\n"
+        "base = {k: v for k, v in os.environ.items() if k != 'PYTHONPATH'}\n"
+        "for env in (base, {'PATH': os.environ['PATH']},\n"
+        "            dict(base, PYTHONPATH=%r)):\n"
+        "    p = subprocess.run([sys.executable, 'kid.py'], env=env, capture_output=True,\n"
+        "                       text=True)\n"
+        "    print(p.stdout.strip(), repr(p.stderr), p.returncode)\n"
+        "p = subprocess.run([sys.executable, '-c', 'import os; print(sorted(os.environ))'],\n"
+        "                   env={'A': '1'}, capture_output=True, text=True)\n"
+        "print(p.stdout.strip())\n"
+        % str(tmp_path / "extra"))
+    env = env_for_tests()
+    plain = subprocess.run([PYTHON, "parent.py"], capture_output=True, text=True, timeout=60,
+                           env=env, cwd=str(tmp_path))
+    assert plain.returncode == 0 and plain.stdout.count("'' 0") == 3, plain.stderr
+    out = str(tmp_path / "t.tracy")
+    p = subprocess.run([PYTHON, "-m", "tracy", "-o", out, "parent.py"], capture_output=True,
+                       text=True, timeout=120, env=env, cwd=str(tmp_path))
+    r = Run(p, out)
+    assert (r.rc, r.out) == (0, plain.stdout), r.err
+    assert r.out.splitlines()[-1] in ("['A']", "['A', 'LC_CTYPE']"), r.out
+    assert len(r.trace["processes"]) == 2, r.trace["processes"]
+    assert r.count("kid") == 1
     r.assert_balanced()
