@@ -294,23 +294,31 @@ fail:
     return NULL;
 }
 
+/* A copy of the tuple args with item `at` replaced by v (stolen), or NULL
+ * with an exception. */
+static PyObject *tuple_with(PyObject *args, Py_ssize_t at, PyObject *v) {
+    Py_ssize_t n = PyTuple_GET_SIZE(args);
+    PyObject *copy = PyTuple_New(n);
+    if (!copy) {
+        Py_DECREF(v);
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *a = i == at ? v : PyTuple_GET_ITEM(args, i);
+        if (i != at) Py_INCREF(a);
+        PyTuple_SET_ITEM(copy, i, a);
+    }
+    return copy;
+}
+
 /* self: the real os.posix_spawn (child_env_map). */
 static PyObject *posix_spawn_call(PyObject *real, PyObject *args, PyObject *kw) {
     PyObject *env = PyTuple_Check(args) && PyTuple_GET_SIZE(args) >= 3
                         ? child_env_map(PyTuple_GET_ITEM(args, 0), PyTuple_GET_ITEM(args, 2))
                         : NULL;
     if (!env) return PyObject_Call(real, args, kw);
-    Py_ssize_t n = PyTuple_GET_SIZE(args);
-    PyObject *copy = PyTuple_New(n);
-    if (!copy) {
-        Py_DECREF(env);
-        return NULL;
-    }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *a = i == 2 ? env : PyTuple_GET_ITEM(args, i);
-        if (i != 2) Py_INCREF(a);
-        PyTuple_SET_ITEM(copy, i, a);
-    }
+    PyObject *copy = tuple_with(args, 2, env);
+    if (!copy) return NULL;
     PyObject *r = PyObject_Call(real, copy, kw);
     Py_DECREF(copy);
     return r;
@@ -327,17 +335,8 @@ static PyMethodDef g_posix_spawn_def = {
 static PyObject *fork_exec_call(PyObject *real, PyObject *args, PyObject *kw) {
     PyObject *env = PyTuple_Check(args) ? child_env(args) : NULL;
     if (env) {
-        Py_ssize_t n = PyTuple_GET_SIZE(args);
-        PyObject *copy = PyTuple_New(n);
-        if (!copy) {
-            Py_DECREF(env);
-            return NULL;
-        }
-        for (Py_ssize_t i = 0; i < n; i++) {
-            PyObject *a = i == 5 ? env : PyTuple_GET_ITEM(args, i);
-            if (i != 5) Py_INCREF(a);
-            PyTuple_SET_ITEM(copy, i, a);
-        }
+        PyObject *copy = tuple_with(args, 5, env);
+        if (!copy) return NULL;
         PyObject *r = fork_exec_call(real, copy, kw);
         Py_DECREF(copy);
         return r;
@@ -351,17 +350,9 @@ static PyObject *fork_exec_call(PyObject *real, PyObject *args, PyObject *kw) {
         }
     }
     if (at < 0) return PyObject_Call(real, args, kw);
-    PyObject *copy = PyTuple_New(n);
+    PyObject *fn = PyCFunction_NewEx(&g_preexec_def, PyTuple_GET_ITEM(args, at), NULL);
+    PyObject *copy = fn ? tuple_with(args, at, fn) : NULL;
     if (!copy) return NULL;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *a = PyTuple_GET_ITEM(args, i);
-        a = i == at ? PyCFunction_NewEx(&g_preexec_def, a, NULL) : (Py_INCREF(a), a);
-        if (!a) {
-            Py_DECREF(copy);
-            return NULL;
-        }
-        PyTuple_SET_ITEM(copy, i, a);
-    }
     PyObject *r = PyObject_Call(real, copy, kw);
     Py_DECREF(copy);
     return r;

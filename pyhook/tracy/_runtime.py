@@ -536,12 +536,8 @@ def take_unprofiled():
     try:
         if os.fstat(fd).st_uid != os.geteuid():
             return []
-        data = b""
-        while True:
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                break
-            data += chunk
+        with open(fd, "rb", closefd=False) as f:
+            data = f.read()
         os.unlink(path)
     except OSError:
         pass
