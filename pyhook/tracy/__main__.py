@@ -327,6 +327,8 @@ def prepare_path_entry(path, args):
               needed=True)
     try:
         _, spec, code = runpy._get_main_module_details()
+    except SyntaxError:  # (reported as the interpreter reports it)
+        raise
     except Exception as e:
         raise refused(str(e).strip().splitlines()[-1] if str(e).strip()
                       else "can't find '__main__' module in %r" % path, 1)
