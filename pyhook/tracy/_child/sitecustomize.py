@@ -40,14 +40,18 @@ def _note(opts, why):
                  | getattr(os, "O_CLOEXEC", 0))
         try:
             fd = os.open(path, flags, 0o600)
-            try:
-                os.write(fd, line.encode("utf-8", "replace"))
+            try:  # (Python 2: line is bytes already)
+                os.write(fd, line if isinstance(line, bytes) else
+                         line.encode("utf-8", "backslashreplace"))
             finally:
                 os.close(fd)
             return
-        except OSError:
+        except Exception:
             pass
-    sys.stderr.write("tracy: child process not profiled: %s" % line.split("\t", 1)[1])
+    try:
+        sys.stderr.write("tracy: child process not profiled: %s" % line.split("\t", 1)[1])
+    except Exception:
+        pass
 
 
 def _tracy_child():
