@@ -157,16 +157,17 @@ static PyMethodDef g_preexec_def = {"preexec_fn", preexec_call, METH_NOARGS,
 
 extern char **environ;
 
-/* 1 when the child's executable (executable_list's first path) is named
- * python*, as the interpreters are. */
+/* 1 when the file name of `path` is python*, as the interpreters' are. */
+static int python_named(const char *path) {
+    const char *b = strrchr(path, '/');
+    return strncmp(b ? b + 1 : path, "python", 6) == 0;
+}
+
+/* The same for the first path of fork_exec's executable_list. */
 static int python_child(PyObject *exe_list) {
     if (!PySequence_Check(exe_list) || PySequence_Size(exe_list) < 1) return 0;
     PyObject *first = PySequence_GetItem(exe_list, 0);
-    int yes = 0;
-    if (first && PyBytes_Check(first)) {
-        const char *p = PyBytes_AS_STRING(first), *b = strrchr(p, '/');
-        yes = strncmp(b ? b + 1 : p, "python", 6) == 0;
-    }
+    int yes = first && PyBytes_Check(first) && python_named(PyBytes_AS_STRING(first));
     Py_XDECREF(first);
     PyErr_Clear();
     return yes;
@@ -259,11 +260,8 @@ static PyObject *child_env_map(PyObject *path, PyObject *env) {
         PyErr_Clear();
         return NULL;
     }
-    PyObject *list = PyTuple_Pack(1, fs);
-    int py = list && python_child(list);
-    Py_XDECREF(list);
+    int py = python_named(PyBytes_AS_STRING(fs));
     Py_DECREF(fs);
-    PyErr_Clear();
     if (!py) return NULL;
     PyObject *out = PyDict_Copy(env);
     if (!out) goto fail;

@@ -330,11 +330,9 @@ def prepare_path_entry(path, args):
     except SyntaxError:  # (reported as the interpreter reports it)
         raise
     except Exception as e:
-        raise refused(str(e).strip().splitlines()[-1] if str(e).strip()
-                      else "can't find '__main__' module in %r" % path, 1)
+        raise refused(_last_line(e, "can't find '__main__' module in %r" % path), 1)
     sys.argv[:] = [path] + list(args)
-    return code, new_main(__package__=spec.parent, __loader__=spec.loader, __spec__=spec,
-                          __file__=spec.origin, __cached__=spec.cached)
+    return code, spec_main(spec)
 
 
 def prepare_source(src, filename, argv0, args, **names):
@@ -381,6 +379,18 @@ def new_main(**names):
     return main.__dict__
 
 
+def spec_main(spec):
+    """new_main() for a module found by runpy: its names as runpy sets them."""
+    return new_main(__package__=spec.parent, __loader__=spec.loader, __spec__=spec,
+                    __file__=spec.origin, __cached__=spec.cached)
+
+
+def _last_line(e, default):
+    """The last line of the error's message, or `default` when it has none."""
+    text = str(e).strip()
+    return text.splitlines()[-1] if text else default
+
+
 def prepare_module(name, args):
     """As `python -m name`: finds the module (importing its package) before
     recording starts, so that runpy's frames are not the program's. Raises
@@ -392,13 +402,11 @@ def prepare_module(name, args):
     try:
         mod_name, spec, code = runpy._get_module_details(name)
     except ImportError as e:
-        raise refused(str(e).strip().splitlines()[-1] if str(e).strip()
-                      else "no module named %s" % name, 1)
+        raise refused(_last_line(e, "no module named %s" % name), 1)
     except Exception as e:  # an error while importing the parent package
         raise refused("cannot run module %s: %s: %s" % (name, type(e).__name__, e), 1)
     sys.argv[:] = [spec.origin or name] + list(args)
-    return code, new_main(__package__=spec.parent, __loader__=spec.loader, __spec__=spec,
-                          __file__=spec.origin, __cached__=spec.cached)
+    return code, spec_main(spec)
 
 
 # The program ended by a signal, an uncaught KeyboardInterrupt (SIGINT), not

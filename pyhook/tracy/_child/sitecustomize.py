@@ -94,21 +94,18 @@ def _import_tracy():
         raise
 
 
-def _rest_of_path():
-    return [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
-
-
 def _hidden_spec():
-    """(how to run the hidden sitecustomize) or None."""
+    """(how to run the hidden sitecustomize, found on sys.path, which this
+    folder has left) or None."""
     try:
         import _frozen_importlib_external
     except ImportError:  # Python 2
         import imp
         try:
-            return ("imp", imp.find_module("sitecustomize", _rest_of_path()))
+            return ("imp", imp.find_module("sitecustomize", sys.path))
         except ImportError:
             return None
-    spec = _frozen_importlib_external.PathFinder.find_spec("sitecustomize", _rest_of_path())
+    spec = _frozen_importlib_external.PathFinder.find_spec("sitecustomize", sys.path)
     if spec is None or spec.loader is None:
         return None
     return ("spec", spec)
@@ -131,8 +128,8 @@ def _run_hidden(how):
     found.loader.exec_module(mod)
 
 
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
 _how = _hidden_spec()
-sys.path[:] = _rest_of_path()
 _tracy_child()
 if _how is not None:
     _run_hidden(_how)
