@@ -76,6 +76,8 @@ typedef struct cap_listen {
     int port;               /* the TCP port bound (-p 0: the one picked) */
     int number;             /* the N of daemon-N.sock (0: --socket) */
     char path[108];         /* the Unix socket ("" once removed) */
+    uv_timer_t touch;       /* keeps its time recent (listen.c) */
+    int have_touch;
     dev_t dev;              /* its inode: removed at the end only if still */
     ino_t ino;              /* the one bound here */
     void *data;             /* given to both handles */

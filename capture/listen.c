@@ -10,6 +10,7 @@
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <time.h>
 #include <stdio.h>
 #include <string.h>
@@ -27,9 +28,15 @@
 #define PICK_SPAN 16383
 #define PICK_TRIES 64
 
-/* A socket in the run folder older than this, that no one answers, was
- * left by a daemon that was killed (a daemon binds and listens at once). */
+/* A socket in the run folder older than this, that no one listens on,
+ * was left by a daemon that was killed (a daemon binds and listens at
+ * once). The kernel's table of Unix sockets (/proc/net/unix) shows only
+ * the sockets of the reader's network namespace, so a live daemon in
+ * another one (a container, `unshare --net`, a service with a private
+ * network, all sharing /tmp) sets its socket's time every TOUCH_S: its
+ * socket is never that old. */
 #define STALE_AGE_S 60
+#define TOUCH_S 15
 
 /* Whether a daemon listens at path (connect succeeds or is not refused). */
 static int unix_alive(const char *path) {
@@ -84,6 +91,15 @@ static void sweep_stale(const char *dir) {
         unlink(path);
     }
     closedir(d);
+}
+
+/* Sets the socket's time to now (STALE_AGE_S), while it is the one bound
+ * here. */
+static void touch_socket(uv_timer_t *t) {
+    cap_listen *l = t->data;
+    struct stat st;
+    if (l->path[0] && lstat(l->path, &st) == 0 && st.st_ino == l->ino && st.st_dev == l->dev)
+        (void)utimensat(AT_FDCWD, l->path, NULL, AT_SYMLINK_NOFOLLOW);
 }
 
 /* Binds the pipe at path; a socket left there by a daemon that died (no
@@ -149,6 +165,11 @@ static int open_unix(cap_listen *l, uv_loop_t *loop, const cap_opts *o,
         l->dev = st.st_dev;
         l->ino = st.st_ino;
     }
+    uv_timer_init(loop, &l->touch);
+    l->touch.data = l;
+    l->have_touch = 1;
+    uv_timer_start(&l->touch, touch_socket, TOUCH_S * 1000, TOUCH_S * 1000);
+    uv_unref((uv_handle_t *)&l->touch); /* (does not keep the daemon running) */
     return 0;
 }
 
@@ -208,6 +229,8 @@ void cap_listen_close(cap_listen *l) {
         uv_close((uv_handle_t *)&l->tcp, NULL);
     if (l->have_pipe && !uv_is_closing((uv_handle_t *)&l->pipe))
         uv_close((uv_handle_t *)&l->pipe, NULL);
+    if (l->have_touch && !uv_is_closing((uv_handle_t *)&l->touch))
+        uv_close((uv_handle_t *)&l->touch, NULL);
     /* Removed only while it is still the socket bound here. */
     if (l->path[0] && lstat(l->path, &st) == 0 && st.st_ino == l->ino &&
         st.st_dev == l->dev)

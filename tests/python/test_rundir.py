@@ -11,7 +11,9 @@ import subprocess
 import tempfile
 import time
 
-from conftest import PYTHON, env_for_tests
+import pytest
+
+from conftest import BIN, PYTHON, env_for_tests
 
 OLD = time.time() - 120
 
@@ -68,3 +70,49 @@ def _sweep_in(tmp_path, xdg):
         os.close(held)
         for s in (killed, live, young):
             s.close()
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"),
+                    reason="a network namespace of its own needs root and unshare "
+                           "(make check has both on CI)")
+@pytest.mark.skipif(os.path.realpath(PYTHON) != os.path.realpath("/usr/bin/python3"),
+                    reason="the daemon alone, no Python in it: checked once, in the run "
+                           "for /usr/bin/python3")
+def test_a_daemon_in_another_network_namespace_keeps_its_socket(tmp_path):
+    """/proc/net/unix lists the sockets of the reader's network namespace
+    only. A daemon in another one (a container, `unshare --net`, a service
+    with a private network) sharing the run folder keeps its socket's time
+    recent, so that a daemon started here does not take it for one a killed
+    daemon left and remove it (a suite run in its own namespace lost its
+    daemon's socket that way, and its later children ran unprofiled)."""
+    xdg = pathlib.Path(tempfile.mkdtemp(prefix="tr-", dir="/tmp"))
+    try:
+        (xdg / "tracy").mkdir(mode=0o700)
+        sock = xdg / "tracy" / "daemon-50010.sock"
+        env = env_for_tests(XDG_RUNTIME_DIR=str(xdg))
+        daemon = os.path.join(BIN, "capture-release")
+        there = subprocess.Popen(["unshare", "--net", "--", daemon, "-q", "-o",
+                                  str(tmp_path / "there.tracy"), "-p", "50010", "-s", "120"],
+                                 env=env)
+        try:
+            for _ in range(200):
+                if sock.exists():
+                    break
+                time.sleep(0.05)
+            os.utime(str(sock), (OLD, OLD))  # as if bound two minutes ago
+            for _ in range(250):  # the daemon sets it back to now (every 15 s)
+                if sock.stat().st_mtime > OLD + 60:
+                    break
+                time.sleep(0.1)
+            assert sock.stat().st_mtime > OLD + 60, "the live daemon's socket stayed old"
+            here = subprocess.run([daemon, "-q", "-o", str(tmp_path / "here.tracy"), "-p",
+                                   "50011", "-s", "0.2"], env=env, timeout=60)
+            assert here.returncode == 0
+            assert sock.exists(), "the live daemon's socket was swept"
+            assert there.poll() is None
+        finally:
+            there.terminate()
+            assert there.wait(timeout=60) == 0
+        assert not sock.exists()  # (removed by its daemon at the end)
+    finally:
+        shutil.rmtree(str(xdg), ignore_errors=True)
