@@ -1058,7 +1058,7 @@ START_TEST(thread_tables_are_freed_on_disconnect) {
     ft_daemon_start(&dm, &d, "-s", "600", NULL);
     uint64_t first = 0, last = 0;
     for (int i = 0; i < RECONNECTS; i++) {
-        many_threads_client(dm.port, 7000 + (uint64_t)i, 0);
+        many_threads_client(dm.port, FT_FAKE_PID + 7000 + (uint64_t)i, 0);
         /* The peak: what is resident after a free depends on the
          * allocator's trimming, the peak grows only when nothing is
          * reused. */

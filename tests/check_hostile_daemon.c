@@ -385,7 +385,7 @@ START_TEST(random_client_streams_always_give_a_readable_file) {
         ft_daemon dm;
         ft_daemon_start(&dm, &d, "-q", "-s", "600", NULL);
         pid_t good = start_good(dm.port, GOOD_ZONES, NULL);
-        for (int c = 0; c < RANDOM_CLIENTS; c++) random_client(dm.port, 7000 + (uint64_t)c);
+        for (int c = 0; c < RANDOM_CLIENTS; c++) random_client(dm.port, FT_FAKE_PID + 7000 + (uint64_t)c);
         ck_assert_int_eq(ft_wait(good, FT_WAIT_MS), 0);
         kill(dm.pid, SIGINT);
         ck_assert_int_eq(ft_daemon_wait(&dm), 0);
@@ -425,7 +425,7 @@ static int stallers(int port, int ms) {
         a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
         if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) continue;
         wbuf b = {.n = 0};
-        ft_hello_body(&b, "TRCYWIRE", 1, 9000 + (uint64_t)i);
+        ft_hello_body(&b, "TRCYWIRE", 1, FT_FAKE_PID + 9000 + (uint64_t)i);
         uint8_t h[5];
         raw_msg(fd, 0x01, &b);
         struct timeval tv = {10, 0};

@@ -32,6 +32,10 @@
 #include "trace_client.h"
 
 #define FT_WAIT_MS 60000 /* bound of every wait; never a timing assertion */
+/* The pids raw clients announce in their HELLO: above any pid_max (at most
+ * 2^22), so never the pid of a real client beside them (pid_max is 32768 on
+ * many machines: a real one was once 7003, the pid of a raw one). */
+#define FT_FAKE_PID 4200000u
 
 const char *ft_build(void);
 const char *ft_bin(const char *name);
