@@ -132,7 +132,10 @@ void lt__wire_signal_text(unsigned sig, char *buf, size_t n) {
         {SIGSEGV, "SIGSEGV"}, {SIGBUS, "SIGBUS"}, {SIGILL, "SIGILL"},
         {SIGFPE, "SIGFPE"}, {SIGABRT, "SIGABRT"}, {SIGTRAP, "SIGTRAP"},
         {SIGSYS, "SIGSYS"}, {SIGKILL, "SIGKILL"}, {SIGTERM, "SIGTERM"},
-        {SIGINT, "SIGINT"}, {SIGHUP, "SIGHUP"}};
+        {SIGINT, "SIGINT"}, {SIGHUP, "SIGHUP"}, {SIGQUIT, "SIGQUIT"},
+        {SIGPIPE, "SIGPIPE"}, {SIGALRM, "SIGALRM"}, {SIGUSR1, "SIGUSR1"},
+        {SIGUSR2, "SIGUSR2"}, {SIGXCPU, "SIGXCPU"}, {SIGXFSZ, "SIGXFSZ"},
+        {SIGVTALRM, "SIGVTALRM"}, {SIGPROF, "SIGPROF"}};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         if (names[i].sig == sig) {
             snprintf(buf, n, "%s (signal %u)", names[i].name, sig);
