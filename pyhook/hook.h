@@ -175,6 +175,26 @@ PyObject *py__exec_wrapper(PyObject *self, PyObject *real);
 PyObject *py__threading(PyObject *self, PyObject *unused);
 PyObject *py__on_thread(PyObject *self, PyObject *unused);
 PyObject *py__signal_wrappers(PyObject *self, PyObject *args);
+/* unseen.c: a C callable of def with self, its __module__ module, the doc
+ * and signature of `like` (the builtin it stands for) when named the same. */
+PyObject *py__c_callable(PyMethodDef *def, PyObject *self, const char *module, PyObject *like);
+/* childenv.c: the environment of a child process while children are
+ * profiled (docs there). py__child_env_list: fork_exec's environment list
+ * (None: inherited) for the executables exe_list, or NULL with no
+ * exception when unchanged; py__execve_env, py__execv_env: the real exec
+ * called with the child's environment; py__tuple_with: args with item at
+ * replaced by v (stolen), NULL with an exception. */
+extern const char py__children_doc[], py__spawn_wrapper_doc[];
+PyObject *py__children(PyObject *self, PyObject *folder);
+PyObject *py__spawn_wrapper(PyObject *self, PyObject *real);
+PyObject *py__child_env_list(PyObject *env, PyObject *exe_list);
+PyObject *py__execve_env(PyObject *real, PyObject *args, PyObject *kw);
+PyObject *py__execv_env(PyObject *real, PyObject *args, PyObject *kw);
+PyObject *py__tuple_with(PyObject *args, Py_ssize_t at, PyObject *v);
+/* A Python child started (pid) by exe with argv that will not read tracy's
+ * sitecustomize (-E, -I, -S): one line in the parent's notes file, which
+ * python -m tracy reports (children not profiled). */
+void py__note_unread(PyObject *exe, PyObject *argv, long pid);
 /* The first sight of a code object (hook.c): at subprocess's
  * Popen._execute_child, _posixsubprocess.fork_exec is wrapped so that a
  * preexec_fn child ships what it records before its exec (PROTOCOL.md). */

@@ -682,6 +682,8 @@ static PyMethodDef tracy_methods[] = {
     {"_fork_wrapper", py__fork_wrapper, METH_O, py__fork_wrapper_doc},
     {"_hidden", py__hidden, METH_VARARGS, py__hidden_doc},
     {"_exec_wrapper", py__exec_wrapper, METH_O, py__exec_wrapper_doc},
+    {"_spawn_wrapper", py__spawn_wrapper, METH_O, py__spawn_wrapper_doc},
+    {"_children", py__children, METH_O, py__children_doc},
     {"_threading", py__threading, METH_NOARGS, py__threading_doc},
     {"_on_thread", py__on_thread, METH_NOARGS, py__on_thread_doc},
     {"_signal_wrappers", py__signal_wrappers, METH_VARARGS, py__signal_wrappers_doc},

@@ -22,8 +22,7 @@
  * `like`, the builtin it stands for, is a C function of the same name, def
  * takes its internal doc: __doc__ and __text_signature__ (what
  * inspect.signature reads) are then the builtin's, as in plain Python. */
-static PyObject *c_callable(PyMethodDef *def, PyObject *self, const char *module,
-                            PyObject *like) {
+PyObject *py__c_callable(PyMethodDef *def, PyObject *self, const char *module, PyObject *like) {
     if (like && PyCFunction_Check(like)) {
         const PyMethodDef *m = ((PyCFunctionObject *)like)->m_ml;
         if (m && m->ml_doc && strcmp(m->ml_name, def->ml_name) == 0) def->ml_doc = m->ml_doc;
@@ -90,7 +89,7 @@ PyObject *py__hidden(PyObject *self, PyObject *args) {
     PyObject *real = posix ? PyObject_GetAttrString(posix, "_exit") : NULL;
     Py_XDECREF(posix);
     PyErr_Clear();
-    PyObject *r = c_callable(&g_hidden_defs[ex ? 0 : 1], fn, ex ? "posix" : "tracy", real);
+    PyObject *r = py__c_callable(&g_hidden_defs[ex ? 0 : 1], fn, ex ? "posix" : "tracy", real);
     Py_XDECREF(real);
     return r;
 }
@@ -98,18 +97,27 @@ PyObject *py__hidden(PyObject *self, PyObject *args) {
 /* ---- exec ------------------------------------------------------------- */
 
 /* self: the real os.execv or os.execve. Ships what was recorded and says
- * EXEC first; should the exec fail, recording goes on (EXEC_FAILED). */
-static PyObject *exec_call(PyObject *real, PyObject *args, PyObject *kw) {
+ * EXEC first; should the exec fail, recording goes on (EXEC_FAILED). The
+ * new program gets the environment of a profiled child (childenv.c). */
+static PyObject *exec_call(PyObject *real, PyObject *args, PyObject *kw, int ve) {
     py__exec_prepare();
-    PyObject *r = PyObject_Call(real, args, kw);
+    PyObject *r = ve ? py__execve_env(real, args, kw) : py__execv_env(real, args, kw);
     if (!r) py__exec_failed();
     return r;
 }
 
+static PyObject *execv_call(PyObject *real, PyObject *args, PyObject *kw) {
+    return exec_call(real, args, kw, 0);
+}
+
+static PyObject *execve_call(PyObject *real, PyObject *args, PyObject *kw) {
+    return exec_call(real, args, kw, 1);
+}
+
 static PyMethodDef g_exec_defs[] = {
-    {"execv", (PyCFunction)(void (*)(void))exec_call, METH_VARARGS | METH_KEYWORDS,
+    {"execv", (PyCFunction)(void (*)(void))execv_call, METH_VARARGS | METH_KEYWORDS,
      "Execute an executable path with arguments, replacing current process."},
-    {"execve", (PyCFunction)(void (*)(void))exec_call, METH_VARARGS | METH_KEYWORDS,
+    {"execve", (PyCFunction)(void (*)(void))execve_call, METH_VARARGS | METH_KEYWORDS,
      "Execute an executable path with arguments, replacing current process."},
 };
 
@@ -125,7 +133,7 @@ PyObject *py__exec_wrapper(PyObject *self, PyObject *real) {
     if (!name) return NULL;
     int ve = PyUnicode_Check(name) && PyUnicode_CompareWithASCIIString(name, "execve") == 0;
     Py_DECREF(name);
-    return c_callable(&g_exec_defs[ve], real, "posix", real);
+    return py__c_callable(&g_exec_defs[ve], real, "posix", real);
 }
 
 /* ---- fork_exec with a preexec_fn ---------------------------------------- */
@@ -153,193 +161,10 @@ static PyObject *preexec_call(PyObject *fn, PyObject *unused) {
 static PyMethodDef g_preexec_def = {"preexec_fn", preexec_call, METH_NOARGS,
                                     "The program's preexec_fn, then the exec announced."};
 
-/* ---- fork_exec of a Python child with an environment of its own ------- */
-
-extern char **environ;
-
-/* 1 when the file name of `path` is python*, as the interpreters' are. */
-static int python_named(const char *path) {
-    const char *b = strrchr(path, '/');
-    return strncmp(b ? b + 1 : path, "python", 6) == 0;
-}
-
-/* The same for the first path of fork_exec's executable_list. */
-static int python_child(PyObject *exe_list) {
-    if (!PySequence_Check(exe_list) || PySequence_Size(exe_list) < 1) return 0;
-    PyObject *first = PySequence_GetItem(exe_list, 0);
-    int yes = first && PyBytes_Check(first) && python_named(PyBytes_AS_STRING(first));
-    Py_XDECREF(first);
-    PyErr_Clear();
-    return yes;
-}
-
-/* This process's PYTHONPATH entry of tracy's _child folder (put there by
- * _runtime.setup_children_env), or NULL. Its length in *len. */
-static const char *child_folder(size_t *len) {
-    const char *pp = getenv("PYTHONPATH");
-    static const char tail[] = "/tracy/_child";
-    for (const char *e = pp; e && *e;) {
-        const char *end = strchr(e, ':');
-        size_t n = end ? (size_t)(end - e) : strlen(e);
-        if (n >= sizeof tail - 1 && memcmp(e + n - (sizeof tail - 1), tail, sizeof tail - 1) == 0) {
-            *len = n;
-            return e;
-        }
-        e = end ? end + 1 : NULL;
-    }
-    return NULL;
-}
-
-/* Whether the environment list holds an entry starting with key=, and
- * which (its index, else -1). */
-static Py_ssize_t env_find(PyObject *env, const char *key, size_t klen) {
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(env); i++) {
-        PyObject *e = PyList_GET_ITEM(env, i);
-        if (PyBytes_Check(e) && (size_t)PyBytes_GET_SIZE(e) > klen &&
-            memcmp(PyBytes_AS_STRING(e), key, klen) == 0 && PyBytes_AS_STRING(e)[klen] == '=')
-            return i;
-    }
-    return -1;
-}
-
-/* A Python child that subprocess starts with a copy of this process's
- * environment (env_list, argument 5 in every version; None inherits it)
- * from which PYTHONPATH was dropped (venv's ensurepip, pip's build steps:
- * the copy still has TRACY_PY_OPTS) is profiled as one that inherits it:
- * the list gets PYTHONPATH=<tracy's _child folder>, which leaves the
- * child's sys.path once read (its sys.path is the one the program asked
- * for), and the TRACY_ variables of this process it lacks. An environment
- * that has no TRACY_PY_OPTS (env={}, a few variables) or a PYTHONPATH of
- * its own is the program's choice, left as it is. Returns a new list, or
- * NULL with no exception when nothing is to change. */
-static PyObject *child_env(PyObject *args) {
-    size_t clen = 0;
-    const char *child = child_folder(&clen);
-    if (!child || PyTuple_GET_SIZE(args) < 6) return NULL;
-    PyObject *env = PyTuple_GET_ITEM(args, 5);
-    if (!PyList_Check(env) || env_find(env, "TRACY_PY_OPTS", 13) < 0 ||
-        env_find(env, "PYTHONPATH", 10) >= 0 || !python_child(PyTuple_GET_ITEM(args, 1)))
-        return NULL;
-    PyObject *out = PyList_GetSlice(env, 0, PyList_GET_SIZE(env));
-    if (!out) return NULL;
-    for (char **v = environ; *v; v++) {
-        const char *eq = strchr(*v, '=');
-        if (strncmp(*v, "TRACY_", 6) != 0 || !eq || env_find(out, *v, (size_t)(eq - *v)) >= 0)
-            continue;
-        PyObject *t = PyBytes_FromString(*v);
-        int r = t ? PyList_Append(out, t) : -1;
-        Py_XDECREF(t);
-        if (r < 0) goto fail;
-    }
-    PyObject *b = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(11 + clen));
-    if (!b) goto fail;
-    memcpy(PyBytes_AS_STRING(b), "PYTHONPATH=", 11);
-    memcpy(PyBytes_AS_STRING(b) + 11, child, clen);
-    int r = PyList_Append(out, b);
-    Py_DECREF(b);
-    if (r < 0) goto fail;
-    return out;
-fail:
-    Py_DECREF(out);
-    PyErr_Clear();
-    return NULL;
-}
-
-/* The same for os.posix_spawn(path, argv, env, ...), which subprocess uses
- * where it can (3.13: with close_fds too): a new dict when env is a dict
- * (os.environ, inherited, is not) holding TRACY_PY_OPTS and no PYTHONPATH
- * and path names a python*, else NULL with no exception. */
-static PyObject *child_env_map(PyObject *path, PyObject *env) {
-    size_t clen = 0;
-    const char *child = child_folder(&clen);
-    if (!child || !PyDict_Check(env) || !PyDict_GetItemString(env, "TRACY_PY_OPTS") ||
-        PyDict_GetItemString(env, "PYTHONPATH"))
-        return NULL;
-    PyObject *fs = NULL;
-    if (!PyUnicode_FSConverter(path, &fs)) {
-        PyErr_Clear();
-        return NULL;
-    }
-    int py = python_named(PyBytes_AS_STRING(fs));
-    Py_DECREF(fs);
-    if (!py) return NULL;
-    PyObject *out = PyDict_Copy(env);
-    if (!out) goto fail;
-    for (char **v = environ; *v; v++) {
-        const char *eq = strchr(*v, '=');
-        if (strncmp(*v, "TRACY_", 6) != 0 || !eq) continue;
-        PyObject *k = PyUnicode_DecodeFSDefaultAndSize(*v, eq - *v);
-        PyObject *kb = PyBytes_FromStringAndSize(*v, eq - *v);
-        PyObject *val = PyUnicode_DecodeFSDefault(eq + 1);
-        int r = k && kb && val ? 0 : -1;
-        if (r == 0 && !PyDict_Contains(out, k) && !PyDict_Contains(out, kb))
-            r = PyDict_SetItem(out, k, val);
-        Py_XDECREF(k);
-        Py_XDECREF(kb);
-        Py_XDECREF(val);
-        if (r < 0) goto fail;
-    }
-    PyObject *v = PyUnicode_DecodeFSDefaultAndSize(child, (Py_ssize_t)clen);
-    if (!v || PyDict_SetItemString(out, "PYTHONPATH", v) < 0) {
-        Py_XDECREF(v);
-        goto fail;
-    }
-    Py_DECREF(v);
-    return out;
-fail:
-    Py_XDECREF(out);
-    PyErr_Clear();
-    return NULL;
-}
-
-/* A copy of the tuple args with item `at` replaced by v (stolen), or NULL
- * with an exception. */
-static PyObject *tuple_with(PyObject *args, Py_ssize_t at, PyObject *v) {
-    Py_ssize_t n = PyTuple_GET_SIZE(args);
-    PyObject *copy = PyTuple_New(n);
-    if (!copy) {
-        Py_DECREF(v);
-        return NULL;
-    }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *a = i == at ? v : PyTuple_GET_ITEM(args, i);
-        if (i != at) Py_INCREF(a);
-        PyTuple_SET_ITEM(copy, i, a);
-    }
-    return copy;
-}
-
-/* self: the real os.posix_spawn (child_env_map). */
-static PyObject *posix_spawn_call(PyObject *real, PyObject *args, PyObject *kw) {
-    PyObject *env = PyTuple_Check(args) && PyTuple_GET_SIZE(args) >= 3
-                        ? child_env_map(PyTuple_GET_ITEM(args, 0), PyTuple_GET_ITEM(args, 2))
-                        : NULL;
-    if (!env) return PyObject_Call(real, args, kw);
-    PyObject *copy = tuple_with(args, 2, env);
-    if (!copy) return NULL;
-    PyObject *r = PyObject_Call(real, copy, kw);
-    Py_DECREF(copy);
-    return r;
-}
-
-static PyMethodDef g_posix_spawn_def = {
-    "posix_spawn", (PyCFunction)(void (*)(void))posix_spawn_call, METH_VARARGS | METH_KEYWORDS,
-    "Execute the program specified by path in a new process (as os.posix_spawn;\n"
-    "a Python child given an environment of its own is profiled too)."};
-
-/* self: the real _posixsubprocess.fork_exec. Its arguments differ from
- * version to version; the preexec_fn is the only callable one, the
- * environment list the sixth (child_env). */
-static PyObject *fork_exec_call(PyObject *real, PyObject *args, PyObject *kw) {
-    PyObject *env = PyTuple_Check(args) ? child_env(args) : NULL;
-    if (env) {
-        PyObject *copy = tuple_with(args, 5, env);
-        if (!copy) return NULL;
-        PyObject *r = fork_exec_call(real, copy, kw);
-        Py_DECREF(copy);
-        return r;
-    }
-    Py_ssize_t n = PyTuple_Check(args) ? PyTuple_GET_SIZE(args) : 0, at = -1;
+/* real(*args, **kw) with the program's preexec_fn (the only callable
+ * argument), if any, wrapped. */
+static PyObject *call_preexec_wrapped(PyObject *real, PyObject *args, PyObject *kw) {
+    Py_ssize_t n = PyTuple_GET_SIZE(args), at = -1;
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *a = PyTuple_GET_ITEM(args, i);
         if (a != Py_None && !PyType_Check(a) && PyCallable_Check(a)) {
@@ -349,10 +174,33 @@ static PyObject *fork_exec_call(PyObject *real, PyObject *args, PyObject *kw) {
     }
     if (at < 0) return PyObject_Call(real, args, kw);
     PyObject *fn = PyCFunction_NewEx(&g_preexec_def, PyTuple_GET_ITEM(args, at), NULL);
-    PyObject *copy = fn ? tuple_with(args, at, fn) : NULL;
+    PyObject *copy = fn ? py__tuple_with(args, at, fn) : NULL;
     if (!copy) return NULL;
     PyObject *r = PyObject_Call(real, copy, kw);
     Py_DECREF(copy);
+    return r;
+}
+
+/* self: the real _posixsubprocess.fork_exec. Its arguments differ from
+ * version to version; in all, the program's argv is the first, the
+ * executables the second, the environment list (None: inherited) the
+ * sixth (childenv.c). */
+static PyObject *fork_exec_call(PyObject *real, PyObject *args, PyObject *kw) {
+    if (!PyTuple_Check(args) || PyTuple_GET_SIZE(args) < 6) return PyObject_Call(real, args, kw);
+    PyObject *exes = PyTuple_GET_ITEM(args, 1);
+    PyObject *env = py__child_env_list(PyTuple_GET_ITEM(args, 5), exes);
+    PyObject *copy = env ? py__tuple_with(args, 5, env) : (Py_INCREF(args), args);
+    if (!copy) return NULL;
+    PyObject *r = call_preexec_wrapped(real, copy, kw);
+    Py_DECREF(copy);
+    if (r && PyLong_Check(r)) { /* (no exception pending: those below are cleared) */
+        PyObject *exe = PySequence_Check(exes) && PySequence_Size(exes) > 0
+                            ? PySequence_GetItem(exes, 0)
+                            : NULL;
+        PyErr_Clear();
+        if (exe) py__note_unread(exe, PyTuple_GET_ITEM(args, 0), PyLong_AsLong(r));
+        Py_XDECREF(exe);
+    }
     return r;
 }
 
@@ -392,7 +240,7 @@ void py__fork_exec_seen(PyCodeObject *co) {
         g_fork_exec_wrapped = 1;
     PyObject *real = m ? PyObject_GetAttrString(m, "fork_exec") : NULL;
     PyObject *ours = real && PyCFunction_Check(real)
-                         ? c_callable(&g_fork_exec_def, real, "_posixsubprocess", real)
+                         ? py__c_callable(&g_fork_exec_def, real, "_posixsubprocess", real)
                          : NULL;
     if (ours) {
         replace_in("_posixsubprocess", "fork_exec", real, ours);
@@ -400,15 +248,6 @@ void py__fork_exec_seen(PyCodeObject *co) {
     }
     Py_XDECREF(ours);
     Py_XDECREF(real);
-    PyObject *os = m ? PyImport_ImportModule("os") : NULL; /* (loaded at every start) */
-    PyObject *spawn = os ? PyObject_GetAttrString(os, "posix_spawn") : NULL;
-    PyObject *ours2 = spawn && PyCFunction_Check(spawn)
-                          ? c_callable(&g_posix_spawn_def, spawn, "posix", spawn)
-                          : NULL;
-    if (ours2) replace_in("os", "posix_spawn", spawn, ours2);
-    Py_XDECREF(ours2);
-    Py_XDECREF(spawn);
-    Py_XDECREF(os);
     Py_XDECREF(m);
     Py_XDECREF(key);
     PyErr_Clear();
@@ -568,8 +407,8 @@ PyObject *py__signal_wrappers(PyObject *self, PyObject *args) {
                         "_signal_wrappers(signal, getsignal, ours, SIG_DFL, fatal set)");
         return NULL;
     }
-    PyObject *g = c_callable(&g_signal_defs[0], args, "_signal", PyTuple_GET_ITEM(args, S_GET));
-    PyObject *s = g ? c_callable(&g_signal_defs[1], args, "_signal",
+    PyObject *g = py__c_callable(&g_signal_defs[0], args, "_signal", PyTuple_GET_ITEM(args, S_GET));
+    PyObject *s = g ? py__c_callable(&g_signal_defs[1], args, "_signal",
                                  PyTuple_GET_ITEM(args, S_SET)) : NULL;
     PyObject *r = s ? PyTuple_Pack(2, g, s) : NULL;
     Py_XDECREF(g);

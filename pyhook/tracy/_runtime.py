@@ -404,19 +404,41 @@ def stop_mp_helpers():
                 pass
 
 
+def _supports_as(real, ours):
+    """ours is in os.supports_fd (os.execve: fexecve) and the other
+    os.supports_* sets where real is, as a program checks before it calls
+    (`os.execve in os.supports_fd`)."""
+    for name in ("supports_fd", "supports_dir_fd", "supports_follow_symlinks",
+                 "supports_effective_ids"):
+        s = getattr(os, name, None)
+        if isinstance(s, set) and real in s:
+            s.add(ours)
+
+
+def _replace(name, ours):
+    """os.<name> and posix.<name> (the same function: test_posix calls
+    posix.execve) become ours."""
+    import posix  # (built in, loaded at every start)
+    real = getattr(os, name)
+    for m in (os, posix):
+        if getattr(m, name, None) is real:
+            setattr(m, name, ours)
+    _OURS.add(ours)
+    _supports_as(real, ours)
+
+
 def install_process_hooks(on_signal=None, at_exit=True):
     """at_exit: stop at interpreter exit (python -m tracy stops by itself,
     after the program's exit functions and the processes it started)."""
     if os._exit not in _OURS:
-        os._exit = _tracy._hidden(_exit, "_exit")
-        _OURS.add(os._exit)
-    for name in ("execv", "execve"):
+        _replace("_exit", _tracy._hidden(_exit, "_exit"))
+    for name in ("execv", "execve", "posix_spawn", "posix_spawnp"):
         real = getattr(os, name, None)
         if real is not None and real not in _OURS:
-            setattr(os, name, _tracy._exec_wrapper(real))
-            _OURS.add(getattr(os, name))
+            wrap = _tracy._exec_wrapper if name.startswith("exec") else _tracy._spawn_wrapper
+            _replace(name, wrap(real))
     if _real_fork is not None and sys.version_info >= (3, 12) and os.fork is _real_fork:
-        os.fork = _tracy._fork_wrapper(_real_fork)
+        _replace("fork", _tracy._fork_wrapper(_real_fork))
     if at_exit:
         import atexit
         atexit.register(_tracy.stop)
@@ -490,6 +512,7 @@ def start_child(env_opts):
         argv = getattr(sys, "argv", None) or []
         _tracy.set_info(name, [name] + [str(a) for a in argv[1:]])
     configure(opts)
+    _tracy._children(CHILD_DIR)
     install_process_hooks()
     # Connect now, not at the first recorded event: the capture stays open
     # for a process that is connected, even one started as its parent ends.
@@ -498,22 +521,37 @@ def start_child(env_opts):
         enable()
 
 
+CHILD_DIR = os.path.join(PKG_DIR, "_child")  # children's sitecustomize
+
+
 def setup_children_env(opts, program):
     """Child Python processes are profiled into the same capture (connect()
     has set TRACY_ADDR, or TRACY_PORT for a daemon found running). One that
     cannot be (another interpreter) writes why to this process's notes file
-    (take_unprofiled)."""
+    (take_unprofiled). The _child folder goes first on the PYTHONPATH of
+    the process's environment (what children inherit), not on the
+    program's view of it, os.environ: the program sees the PYTHONPATH it
+    was given. Children given an environment of their own get it there too
+    (pyhook/childenv.c)."""
     env = os.environ
     notes = _notes_path()
     if notes:
         opts = dict(opts, notes=notes)
     env["TRACY_PY_OPTS"] = encode_opts(opts)
     env["TRACY_PY_PROGRAM"] = program
-    paths = [os.path.join(PKG_DIR, "_child")]  # (which imports the package from there)
     old = env.get("PYTHONPATH")
-    if old:
-        paths.append(old)
-    env["PYTHONPATH"] = os.pathsep.join(paths)
+    os.putenv("PYTHONPATH", CHILD_DIR if old is None else CHILD_DIR + os.pathsep + old)
+    _tracy._children(CHILD_DIR)
+
+
+def end_children_env():
+    """Children are no longer profiled: PYTHONPATH is os.environ's again."""
+    _tracy._children(None)
+    old = os.environ.get("PYTHONPATH")
+    if old is None:
+        os.unsetenv("PYTHONPATH")
+    else:
+        os.putenv("PYTHONPATH", old)
 
 
 def _notes_path():

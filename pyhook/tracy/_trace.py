@@ -143,7 +143,7 @@ def _resolve(path):
 
 
 _starting = __import__("_thread").allocate_lock()
-_ENV = ("TRACY_ADDR", "TRACY_PORT", "TRACY_PY_OPTS", "TRACY_PY_PROGRAM", "PYTHONPATH")
+_ENV = ("TRACY_ADDR", "TRACY_PORT", "TRACY_PY_OPTS", "TRACY_PY_PROGRAM")
 _win = {"path": None, "pid": 0, "env": None, "quiet": False, "hooks": False}
 
 
@@ -222,6 +222,7 @@ def stop_trace():
                     os.environ.pop(k, None)
                 else:
                     os.environ[k] = v
+            _rt.end_children_env()
     res = TraceFile(out)
     res.stored = stored
     s = _capture.file_summary(out)

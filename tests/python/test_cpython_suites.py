@@ -40,7 +40,10 @@ SUITES = ["test_cprofile", "test_sys_settrace", "test_pdb", "test_sys_setprofile
           "test_inspect", "test_sys", "test_gc", "test_traceback", "test_coroutines",
           "test_exceptions", "test_thread", "test_atexit", "test_functools",
           # recursion past the C stack: 3.13's test_super_deep
-          "test_call"]
+          "test_call",
+          # children given environments of their own: posix_spawn(p),
+          # venv's ensurepip (pyhook/childenv.c)
+          "test_posix", "test_venv"]
 # suite -> regrtest -m patterns: the part of a long suite that is run (none:
 # the whole suite)
 SELECT = {}
@@ -67,7 +70,9 @@ LONGEST = ["test_subprocess", "test_signal", "test_asyncio.test_tasks", "test_th
 # os.spawnv started at once).
 SIGNALLED = {"test_os": {"SIGKILL", "SIGTERM"},
              "test_subprocess": {"SIGKILL", "SIGTERM", "SIGABRT", "SIGINT"},
-             "test_asyncio.test_events": {"SIGKILL", "SIGTERM", "SIGHUP", "SIGINT"}}
+             "test_asyncio.test_events": {"SIGKILL", "SIGTERM", "SIGHUP", "SIGINT"},
+             "test_venv": {"SIGTERM"},  # (multiprocessing's Pool.terminate)
+             "test_posix": {"SIGUSR1"}}  # (posix_spawn's setsigmask, setsigdef)
 UNCLOSED = 2  # zone flags (trace.h): the file ends before the zone does
 LOST, CRASHED = 1, 4  # process status (trace.h)
 

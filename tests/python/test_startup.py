@@ -6,6 +6,7 @@ functools, threading) come only with the program or a mechanism that needs
 them. Measured by what the interpreter holds, so load cannot move it."""
 import json
 import os
+import re
 import shutil
 import subprocess
 
@@ -147,10 +148,8 @@ def unprofiled_children(tmp_path, children, env):
     (tmp_path / "parent.py").write_text(
         "import os, subprocess, sys\n"
         "env = dict(os.environ)\n"
-        "if 'OTHER_CHILD' in env:  # tracy's package replaced by one that cannot load\n"
-        "    env['PYTHONPATH'] = os.pathsep.join(\n"
-        "        env['OTHER_CHILD'] if p.endswith('_child') else p\n"
-        "        for p in env['PYTHONPATH'].split(os.pathsep))\n"
+        "if 'OTHER_CHILD' in env:  # a tracy package that cannot load, first\n"
+        "    env['PYTHONPATH'] = env['OTHER_CHILD'] + os.pathsep + env['PYTHONPATH']\n"
         "for argv in %r:\n"
         "    p = subprocess.run(argv + ['ask.py'], capture_output=True, text=True, env=env)\n"
         "    print(repr(p.stdout), repr(p.stderr), p.returncode)\n" % (children,))
@@ -263,8 +262,7 @@ def test_a_window_reports_children_it_could_not_profile(tmp_path):
         "import os, subprocess, sys, tracy\n"
         "with tracy.trace(%r, quiet=True) as w:\n"
         "    env = dict(os.environ)\n"
-        "    env['PYTHONPATH'] = os.pathsep.join(%r if p.endswith('_child') else p\n"
-        "                                        for p in env['PYTHONPATH'].split(os.pathsep))\n"
+        "    env['PYTHONPATH'] = %r + os.pathsep + env['PYTHONPATH']  # first\n"
         "    p = subprocess.run([%r, 'ask.py'], capture_output=True, text=True,\n"
         "                       env=env)\n"
         "print(repr(p.stdout), repr(p.stderr), p.returncode)\n"
@@ -307,38 +305,118 @@ def test_a_child_keeps_the_path_order_of_an_installed_tracy(tmp_path):
     r.assert_balanced()
 
 
-def test_a_python_child_given_a_copy_without_pythonpath_is_profiled(tmp_path):
-    """subprocess with env= a copy of the environment without PYTHONPATH
-    (venv's ensurepip, pip's build steps): the Python child is profiled as
-    one that inherits the environment, and its sys.path is the one the
-    program asked for. An environment made anew (env={...}) or with a
-    PYTHONPATH of its own is the program's choice: that child runs as
-    given, unprofiled."""
+ENV_KID = ("import os, sys\n"
+       "def kid():\n"
+       "    return [p for p in sys.path[1:] if 'pyenv' not in p and '/usr/' not in p]\n"
+       "print(sys.argv[1], kid(), repr(os.environ.get('PYTHONPATH')),\n"
+       "      sorted(k for k in os.environ if not k.startswith('TRACY_')),\n"
+       "      [k for k in os.environ if k.startswith('TRACY_') and 'A' in os.environ])\n")
+
+# A program that starts Python children every way it can give them an
+# environment: inherited, a copy without PYTHONPATH (venv's ensurepip, pip's
+# build steps), one made anew, one with a PYTHONPATH of its own or an empty
+# one, a PYTHONPATH the program set in os.environ, os.execve, os.posix_spawnp,
+# and through a shell given a copy.
+ENV_PARENT = """import os, subprocess, sys
+print('parent', repr(os.environ.get('PYTHONPATH')))
+def run(tag, env=None, cmd=None):
+    p = subprocess.run(cmd or [sys.executable, 'kid.py', tag], env=env, capture_output=True,
+                       text=True)
+    print(p.stdout.strip(), repr(p.stderr), p.returncode)
+base = {k: v for k, v in os.environ.items() if k != 'PYTHONPATH'}
+run('inherit')
+run('copy', base)
+run('anew', {'A': '1'})
+run('own', dict(base, PYTHONPATH=%(extra)r))
+run('anew-own', {'A': '1', 'PYTHONPATH': %(extra)r})
+run('empty', dict(base, PYTHONPATH=''))
+run('shell', dict(base), ['sh', '-c', '%(py)s kid.py shell'])
+pid = os.posix_spawnp(%(py)r, [%(py)r, 'kid.py', 'spawnp'], {'A': '1'})
+os.waitpid(pid, 0)
+os.environ['PYTHONPATH'] = %(extra)r
+run('set')
+del os.environ['PYTHONPATH']
+run('unset')
+sys.stdout.flush()
+os.execve(sys.executable, [sys.executable, 'kid.py', 'execve'], base)
+"""
+
+
+def test_every_python_child_is_profiled_and_sees_what_it_was_given(tmp_path):
+    """Every Python child of a profiled program is profiled, however it is
+    given its environment, and sees the one it was given: its os.environ,
+    PYTHONPATH and sys.path are plain's (tracy's _child folder is on the
+    PYTHONPATH of the process's environment, not on the program's view;
+    the variables tracy adds to an environment made anew are taken off the
+    child's view). The program's own PYTHONPATH is plain's too."""
     (tmp_path / "extra").mkdir()
-    (tmp_path / "kid.py").write_text(
-        "import sys\ndef kid():\n    return sys.path[1:]\nprint(kid())\n")
-    (tmp_path / "parent.py").write_text(
-        "import os, subprocess, sys\n"
-        "base = {k: v for k, v in os.environ.items() if k != 'PYTHONPATH'}\n"
-        "for env in (base, {'PATH': os.environ['PATH']},\n"
-        "            dict(base, PYTHONPATH=%r)):\n"
-        "    p = subprocess.run([sys.executable, 'kid.py'], env=env, capture_output=True,\n"
-        "                       text=True)\n"
-        "    print(p.stdout.strip(), repr(p.stderr), p.returncode)\n"
-        "p = subprocess.run([sys.executable, '-c', 'import os; print(sorted(os.environ))'],\n"
-        "                   env={'A': '1'}, capture_output=True, text=True)\n"
-        "print(p.stdout.strip())\n"
-        % str(tmp_path / "extra"))
+    (tmp_path / "kid.py").write_text(ENV_KID)
+    py = os.path.realpath(PYTHON)
+    (tmp_path / "parent.py").write_text(ENV_PARENT % {"extra": str(tmp_path / "extra"), "py": py})
     env = env_for_tests()
     plain = subprocess.run([PYTHON, "parent.py"], capture_output=True, text=True, timeout=60,
                            env=env, cwd=str(tmp_path))
-    assert plain.returncode == 0 and plain.stdout.count("'' 0") == 3, plain.stderr
+    assert plain.returncode == 0 and plain.stdout.count("'' 0") == 9, plain
     out = str(tmp_path / "t.tracy")
     p = subprocess.run([PYTHON, "-m", "tracy", "-o", out, "parent.py"], capture_output=True,
                        text=True, timeout=120, env=env, cwd=str(tmp_path))
     r = Run(p, out)
+    # (a copy of the program's os.environ holds its TRACY_ variables)
     assert (r.rc, r.out) == (0, plain.stdout), r.err
-    assert r.out.splitlines()[-1] in ("['A']", "['A', 'LC_CTYPE']"), r.out
-    assert len(r.trace["processes"]) == 2, r.trace["processes"]
-    assert r.count("kid") == 1
-    r.assert_balanced()
+    assert "anew [] None ['A', 'LC_CTYPE'] []" in r.out or "anew [] None ['A'] []" in r.out
+    assert len(r.trace["processes"]) == 12, r.trace["processes"]
+    assert r.count("kid") == 11
+    t = r.trace
+    assert t["complete"] and all(p["status"] == 0 for p in t["processes"]), t["processes"]
+    # (the one zone left open: the parent's module, which execve replaced)
+    assert [(z.process, z.name) for z in t["zones"] if z.flags] == [(1, "<module>")]
+
+
+def test_a_python_child_that_skips_sitecustomize_is_reported(tmp_path):
+    """A Python child started with -E, -I or -S (alone or in a cluster)
+    does not read tracy's sitecustomize: it runs unprofiled, and the run
+    says so, one line per option; options after -c's code are the
+    program's, and -W and -X take a value."""
+    (tmp_path / "iso.py").write_text(
+        "import os, subprocess, sys\n"
+        "for flags in (['-I'], ['-Es'], ['-W', 'ignore', '-S'], ['-X', 'dev'],\n"
+        "              ['-W', 'I'], ['-c', 'print(1)', '-I']):\n"
+        "    code = [] if '-c' in flags else ['-c', 'print(1)']\n"
+        "    subprocess.run([sys.executable] + flags + code, check=True)\n"
+        "pid = os.posix_spawn(sys.executable, [sys.executable, '-I', '-c', 'print(1)'],\n"
+        "                     os.environ)\n"
+        "assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0\n")
+    out = str(tmp_path / "t.tracy")
+    p = subprocess.run([PYTHON, "-m", "tracy", "-o", out, "iso.py"], capture_output=True,
+                       text=True, timeout=120, env=env_for_tests(), cwd=str(tmp_path))
+    r = Run(p, out)
+    assert (r.rc, r.out) == (0, "1\n" * 7), r.err
+    said = {}
+    for ln in r.err.splitlines():
+        m = re.match(r"tracy: (?:a child process|(\d+) child processes) not profiled "
+                     r"\(pids? [\d ]+\): started with -(.): Python does not read tracy's "
+                     r"sitecustomize then$", ln)
+        if m:
+            said[m.group(2)] = int(m.group(1) or 1)
+    assert said == {"I": 2, "E": 1, "S": 1}, r.err
+    assert len(r.trace["processes"]) == 4  # the program, -X dev, -W I, -c ... -I
+
+
+def test_the_wrapped_os_functions_look_as_plain(tmp_path):
+    """os and posix hold the same wrapped functions (test_posix calls
+    posix.execve), which are in the os.supports_* sets where the real ones
+    are (`os.execve in os.supports_fd` decides whether fexecve is used)."""
+    (tmp_path / "look.py").write_text(
+        "import os, posix\n"
+        "for n in ('execv', 'execve', 'posix_spawn', 'posix_spawnp', '_exit', 'fork'):\n"
+        "    print(n, getattr(os, n) is getattr(posix, n), getattr(os, n).__name__,\n"
+        "          [s for s in ('supports_fd', 'supports_dir_fd', 'supports_follow_symlinks',\n"
+        "                       'supports_effective_ids') if getattr(os, n) in getattr(os, s)])\n")
+    env = env_for_tests()
+    plain = subprocess.run([PYTHON, "look.py"], capture_output=True, text=True, timeout=60,
+                           env=env, cwd=str(tmp_path))
+    assert plain.returncode == 0 and "execve True execve ['supports_fd']" in plain.stdout
+    out = str(tmp_path / "t.tracy")
+    p = subprocess.run([PYTHON, "-m", "tracy", "-o", out, "look.py"], capture_output=True,
+                       text=True, timeout=120, env=env, cwd=str(tmp_path))
+    assert (p.returncode, p.stdout) == (0, plain.stdout), p.stderr

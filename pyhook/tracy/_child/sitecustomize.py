@@ -11,7 +11,11 @@ the program.
 The tracy package is the folder holding this one, imported from there: its
 parent folder (a site-packages, once installed) is not put on sys.path,
 where it would come before the standard library, nor is this folder left
-on it (the child's sys.path is plain's).
+on it (the child's sys.path is plain's). os.environ shows the environment
+the program gave the child: this folder is taken off its PYTHONPATH, and
+the variables the parent's tracy added (TRACY_PY_HIDE, pyhook/childenv.c)
+are taken out, from os.environ only: the process's environment keeps them
+for its own children.
 
 Any interpreter the program starts reads this file: one tracy cannot
 profile (another version, tracy not installed for it, Python 2) runs as it
@@ -128,9 +132,60 @@ def _run_hidden(how):
     found.loader.exec_module(mod)
 
 
+def _environ_data():
+    """os.environ's own dict (and how its keys are written): changed
+    directly, the program's view changes, the process's environment (what
+    its children inherit) does not."""
+    data = getattr(os.environ, "_data", None)
+    if not isinstance(data, dict):
+        data = getattr(os.environ, "data", None)  # Python 2
+    if not isinstance(data, dict):
+        return None, None
+    fs = getattr(os, "fsencode", None)
+    return data, (fs if fs is not None and any(isinstance(k, bytes) for k in data)
+                  else (lambda s: s))
+
+
+def _plain_path():
+    """The PYTHONPATH the program gave: this folder, which the parent put
+    first, taken off os.environ's (the parent gave none: no PYTHONPATH)."""
+    data, fs = _environ_data()
+    if data is None:
+        return
+    key, here = fs("PYTHONPATH"), fs(_HERE)
+    v = data.get(key)
+    if v == here:
+        del data[key]
+    elif v is not None and v.startswith(here + fs(os.pathsep)):
+        data[key] = v[len(here) + 1:]
+        if not data[key]:  # PYTHONPATH= (empty): not the entry "folder:" made
+            _drop_after_here(os.getcwd())
+
+
+def _drop_after_here(entry):
+    """Takes the entry after this folder's off sys.path, when it is entry."""
+    for i, p in enumerate(sys.path[:-1]):
+        if os.path.abspath(p or ".") == _HERE:
+            if sys.path[i + 1] == entry:
+                del sys.path[i + 1]
+            return
+
+
+def _plain_rest():
+    """The variables the parent's tracy added to an environment the
+    program made for this child (TRACY_PY_HIDE) taken off os.environ, once
+    the recording has read them."""
+    data, fs = _environ_data()
+    names = data.pop(fs("TRACY_PY_HIDE"), None) if data is not None else None
+    for name in names.split(fs(",")) if names else ():
+        data.pop(name, None)
+
+
+_plain_path()
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
 _how = _hidden_spec()
 _tracy_child()
+_plain_rest()
 if _how is not None:
     _run_hidden(_how)
 del _how
