@@ -700,9 +700,33 @@ def _die_like(status):
     return 128 + sig
 
 
+def plain_orig_argv(argv, cli):
+    """sys.orig_argv (3.10+) as python gives it to the program run plain:
+    the interpreter's options, then the program's command line, without
+    `-m tracy` (or the tracy command) and tracy's options. None when the
+    command line is not one of those."""
+    orig = getattr(sys, "orig_argv", None)
+    if not isinstance(orig, list) or len(orig) < len(argv) + 2:
+        return None
+    head = orig[:len(orig) - len(argv)]
+    if head[-2:] == ["-m", "tracy"]:
+        head = head[:-2]
+    elif head[-1] == "-mtracy" or (head[-1] == sys.argv[0]
+                                   and os.path.basename(head[-1]) == "tracy"):
+        head = head[:-1]
+    else:
+        return None
+    if cli["module"]:
+        return head + ["-m", cli["module"]] + cli["args"]
+    if cli["command"] is not None:
+        return head + ["-c", cli["command"]] + cli["args"]
+    return head + [cli["script"]] + cli["args"]
+
+
 def main(argv):
     try:
         opts, cli = parse_args(argv)
+        orig = plain_orig_argv(argv, cli)
         script = cli["script"]
         if script and script != "-" and not (os.path.isfile(script) or os.path.isdir(script)):
             raise refused("cannot open %s" % script)
@@ -746,6 +770,8 @@ def main(argv):
     def start():
         if not opts["partial"]:
             _rt.enable()
+    if orig is not None:
+        sys.orig_argv = orig
     me = os.getpid()
     status = run_program(code, glb, start)
     # What the interpreter does at exit, while still recording: wait for

@@ -71,6 +71,28 @@ def test_main_module_names_as_without_profiler(tmp_path, how, command):
     assert "] module\n" in p.stdout
 
 
+@pytest.mark.parametrize("command", [False, True])
+def test_orig_argv_is_the_plain_command_line(tmp_path, command):
+    """sys.orig_argv (3.10+), which a program that restarts itself execs,
+    is the command line of the plain run: the interpreter's options, then
+    the program's, without tracy's part."""
+    show = "import sys\nprint(getattr(sys, 'orig_argv', ['?'])[1:])\n"
+    (tmp_path / "oa.py").write_text(show)
+    env = env_for_tests()
+    tracy = [os.path.join(BIN, "tracy")] if command else ["-m", "tracy"]
+    for opts, target in (([], ["oa.py", "a", "-b"]), (["-X", "dev", "-B"], ["-m", "oa", "x"]),
+                         (["-W", "ignore"], ["-c", show, "y"])):
+        plain = subprocess.run([PYTHON] + opts + target, capture_output=True, text=True,
+                               timeout=60, env=env, cwd=str(tmp_path))
+        assert plain.returncode == 0, plain.stderr
+        if plain.stdout == "[]\n":
+            pytest.skip("sys.orig_argv is 3.10+")
+        p = subprocess.run([PYTHON] + opts + tracy + ["-t", "0", "-o", "t.tracy", "-l"]
+                           + target, capture_output=True, text=True, timeout=60, env=env,
+                           cwd=str(tmp_path))
+        assert (p.returncode, p.stdout) == (0, plain.stdout), p.stderr
+
+
 APP_MAIN = """
 import sys
 def work():
