@@ -385,7 +385,7 @@ def test_a_python_child_that_skips_sitecustomize_is_reported(tmp_path):
         "    subprocess.run([sys.executable] + flags + code, check=True)\n"
         "pid = os.posix_spawn(sys.executable, [sys.executable, '-I', '-c', 'print(1)'],\n"
         "                     os.environ)\n"
-        "assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0\n")
+        "assert os.waitpid(pid, 0)[1] == 0\n")
     out = str(tmp_path / "t.tracy")
     p = subprocess.run([PYTHON, "-m", "tracy", "-o", out, "iso.py"], capture_output=True,
                        text=True, timeout=120, env=env_for_tests(), cwd=str(tmp_path))
