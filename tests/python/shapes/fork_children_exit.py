@@ -6,6 +6,7 @@ finished the parent's trace from the child and hung)."""
 import os
 import sys
 import threading
+import time
 
 stop = False
 
@@ -19,8 +20,13 @@ def spin():
 
 
 def busy():
+    # paced: the threads run Python code throughout the forks, and the trace
+    # stays small however long the forks take (unpaced, a loaded machine
+    # made 136M events of spin, and the test's reading of them 15 GB)
     while not stop:
-        spin()
+        for _ in range(10):
+            spin()
+        time.sleep(0.001)
 
 
 threads = [threading.Thread(target=busy) for _ in range(2)]
