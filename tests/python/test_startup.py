@@ -157,16 +157,20 @@ def unprofiled_children(tmp_path, children, env):
                            timeout=120, cwd=str(tmp_path), env=env)
     assert plain.returncode == 0, plain.stderr
     out = str(tmp_path / "t.tracy")
-    p = subprocess.run([PYTHON, "-m", "tracy", "-o", out, "parent.py"], capture_output=True,
-                       text=True, timeout=120, cwd=str(tmp_path), env=env)
-    return plain, Run(p, out)
+    p = subprocess.Popen([PYTHON, "-m", "tracy", "-o", out, "parent.py"], text=True,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=str(tmp_path),
+                         env=env)
+    stdout, stderr = p.communicate(timeout=120)
+    r = Run(subprocess.CompletedProcess(p.args, p.returncode, stdout, stderr), out)
+    r.pid = p.pid  # (its notes file: unprofiled-PID.txt)
+    return plain, r
 
 
 def check_unprofiled(plain, r, n, why):
     """The children ran and printed as plain (nothing of tracy on their
     standard error), the parent's run says which were not profiled and
     why, in one line per reason, and so does its trace; the notes file
-    is gone."""
+    is gone (other runs of this user may have theirs meanwhile)."""
     assert r.rc == 0 and r.out == plain.stdout, (r.out, plain.stdout, r.err)
     said = [ln for ln in r.err.splitlines() if "not profiled" in ln]
     assert len(said) == n and all(why in ln for ln in said), r.err
@@ -174,7 +178,7 @@ def check_unprofiled(plain, r, n, why):
     assert notes == said, (notes, said)
     r.assert_balanced()
     rundir = _tracy._rundir()
-    assert not [f for f in os.listdir(rundir) if f.startswith("unprofiled-")]
+    assert not os.path.exists(os.path.join(rundir, "unprofiled-%d.txt" % r.pid))
 
 
 def unbuilt_copy(tmp_path):
