@@ -306,11 +306,7 @@ const char py__spawn_wrapper_doc[] = PyDoc_STR(
 
 PyObject *py__spawn_wrapper(PyObject *self, PyObject *real) {
     (void)self;
-    PyObject *name = PyObject_GetAttrString(real, "__name__");
-    if (!name) return NULL;
-    int p = PyUnicode_Check(name) && PyUnicode_CompareWithASCIIString(name, "posix_spawnp") == 0;
-    Py_DECREF(name);
-    return py__c_callable(&g_spawn_defs[p], real, "posix", real);
+    return py__wrapper_named(g_spawn_defs, sizeof g_spawn_defs / sizeof *g_spawn_defs, real);
 }
 
 /* os.execve(path, argv, env): real with the environment a child gets. */

@@ -178,6 +178,9 @@ PyObject *py__signal_wrappers(PyObject *self, PyObject *args);
 /* unseen.c: a C callable of def with self, its __module__ module, the doc
  * and signature of `like` (the builtin it stands for) when named the same. */
 PyObject *py__c_callable(PyMethodDef *def, PyObject *self, const char *module, PyObject *like);
+/* The same for the real function real of module posix, with the def of
+ * defs[0..n) named as real (its __name__), else defs[0]. */
+PyObject *py__wrapper_named(PyMethodDef *defs, size_t n, PyObject *real);
 /* childenv.c: the environment of a child process while children are
  * profiled (docs there). py__child_env_list: fork_exec's environment list
  * (None: inherited) for the executables exe_list, or NULL with no

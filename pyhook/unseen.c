@@ -127,13 +127,20 @@ const char py__exec_wrapper_doc[] = PyDoc_STR(
 "ships what this process recorded and says an exec is coming (PROTOCOL.md,\n"
 "exec); should the exec fail, recording goes on.");
 
-PyObject *py__exec_wrapper(PyObject *self, PyObject *real) {
-    (void)self;
+PyObject *py__wrapper_named(PyMethodDef *defs, size_t n, PyObject *real) {
     PyObject *name = PyObject_GetAttrString(real, "__name__");
     if (!name) return NULL;
-    int ve = PyUnicode_Check(name) && PyUnicode_CompareWithASCIIString(name, "execve") == 0;
+    size_t at = 0;
+    for (size_t i = 1; i < n; i++)
+        if (PyUnicode_Check(name) && PyUnicode_CompareWithASCIIString(name, defs[i].ml_name) == 0)
+            at = i;
     Py_DECREF(name);
-    return py__c_callable(&g_exec_defs[ve], real, "posix", real);
+    return py__c_callable(&defs[at], real, "posix", real);
+}
+
+PyObject *py__exec_wrapper(PyObject *self, PyObject *real) {
+    (void)self;
+    return py__wrapper_named(g_exec_defs, sizeof g_exec_defs / sizeof *g_exec_defs, real);
 }
 
 /* ---- fork_exec with a preexec_fn ---------------------------------------- */
