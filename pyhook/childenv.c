@@ -202,6 +202,19 @@ static int inherited_needs_fix(void) {
     return g_child && getenv("TRACY_PY_OPTS") && !has_child(getenv("PYTHONPATH"));
 }
 
+/* The entries of env: fork_exec's list of b"K=V" (a new reference), a
+ * mapping (os.execve's, os.posix_spawn's), or None, the environment the
+ * child inherits (only when the _child folder must be put back on it).
+ * NULL with no exception: none to change. */
+static PyObject *entries_of(PyObject *env) {
+    if (env == Py_None) return inherited_needs_fix() ? environ_entries() : NULL;
+    if (PyList_Check(env)) {
+        Py_INCREF(env);
+        return env;
+    }
+    return mapping_entries(env);
+}
+
 PyObject *py__child_env_list(PyObject *env, PyObject *exe_list) {
     if (!g_child) return NULL;
     int python = 0;
@@ -210,20 +223,15 @@ PyObject *py__child_env_list(PyObject *env, PyObject *exe_list) {
         python = first && PyBytes_Check(first) && python_named(PyBytes_AS_STRING(first));
         Py_XDECREF(first);
     }
+    PyObject *entries = entries_of(env);
+    PyObject *out = entries ? fixed_entries(entries, python) : NULL;
+    Py_XDECREF(entries);
     PyErr_Clear();
-    if (env == Py_None) {
-        if (!inherited_needs_fix()) return NULL;
-        PyObject *all = environ_entries();
-        PyObject *out = all ? fixed_entries(all, python) : NULL;
-        Py_XDECREF(all);
-        PyErr_Clear();
-        return out;
-    }
-    return PyList_Check(env) ? fixed_entries(env, python) : NULL;
+    return out;
 }
 
-/* The mapping a child started by `path` is to get instead of env, or NULL
- * with no exception. */
+/* The mapping a child started by `path` is to get instead of env (None:
+ * 3.13's subprocess, inherited), or NULL with no exception. */
 static PyObject *child_env_map(PyObject *path, PyObject *env) {
     if (!g_child) return NULL;
     PyObject *fs = NULL;
@@ -233,9 +241,7 @@ static PyObject *child_env_map(PyObject *path, PyObject *env) {
     }
     int python = python_named(PyBytes_AS_STRING(fs));
     Py_DECREF(fs);
-    PyObject *entries = env != Py_None        ? mapping_entries(env)
-                        : inherited_needs_fix() ? environ_entries()
-                                                : NULL; /* (None: 3.13's inherited) */
+    PyObject *entries = entries_of(env);
     PyObject *fixed = entries ? fixed_entries(entries, python) : NULL;
     PyObject *out = fixed ? entries_dict(fixed) : NULL;
     Py_XDECREF(entries);
