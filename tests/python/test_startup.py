@@ -311,7 +311,8 @@ def test_a_child_keeps_the_path_order_of_an_installed_tracy(tmp_path):
 
 ENV_KID = ("import os, sys\n"
        "def kid():\n"
-       "    return [p for p in sys.path[1:] if 'pyenv' not in p and '/usr/' not in p]\n"
+       "    return [p for p in sys.path[1:]\n"
+       "            if 'pyenv' not in p and '/usr/' not in p and 'site-packages' not in p]\n"
        "print(sys.argv[1], kid(), repr(os.environ.get('PYTHONPATH')),\n"
        "      sorted(k for k in os.environ if not k.startswith('TRACY_')),\n"
        "      [k for k in os.environ if k.startswith('TRACY_') and 'A' in os.environ])\n")
