@@ -673,7 +673,9 @@ def test_live_capture_grows_on_screen(page, server, traces, tmp_path):
         page.click(row + " .path")
         page.wait("__tracy.meta && __tracy.meta.id === %s" % json.dumps(sid))
         assert page.eval("__tracy.meta.state") == "writing"
-        assert page.eval("!document.getElementById('live').hidden")
+        # (the badge is drawn once the session's functions are loaded, a
+        # moment after its meta is known)
+        page.wait("!document.getElementById('live').hidden")
         first = page.eval("[__tracy.meta.zones, __tracy.meta.duration_ns]")
         first_drawn = page.eval("__tracy.drawn.reduce((s, d) => s + d.count, 0)")
         before = page.eval("__tracy.asked")
