@@ -663,6 +663,37 @@ static int under_skip_prefix(PyObject *file) {
     return r > 0;
 }
 
+static PyObject *g_unrec[PY_UNREC_MAX]; /* (_unrecorded) */
+static int g_n_unrec;
+
+PyObject *py__unrecorded(PyObject *self, PyObject *args) {
+    (void)self;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(args); i++) {
+        PyObject *co = PyTuple_GET_ITEM(args, i);
+        if (!PyCode_Check(co)) {
+            PyErr_SetString(PyExc_TypeError, "_unrecorded takes code objects");
+            return NULL;
+        }
+        int known = 0;
+        for (int k = 0; k < g_n_unrec; k++) known |= g_unrec[k] == co;
+        if (known) continue;
+        if (g_n_unrec == PY_UNREC_MAX) {
+            PyErr_SetString(PyExc_ValueError, "_unrecorded: no room for more code objects");
+            return NULL;
+        }
+        Py_INCREF(co);
+        g_unrec[g_n_unrec++] = co;
+    }
+    Py_RETURN_NONE;
+}
+
+/* Code of the profiler's own: under skip_prefix, or given to _unrecorded. */
+static int code_is_ours(PyCodeObject *co) {
+    for (int k = 0; k < g_n_unrec; k++)
+        if (g_unrec[k] == (PyObject *)co) return 1;
+    return under_skip_prefix(co->co_filename);
+}
+
 #if PY_VERSION_HEX >= 0x030B0000
 static PyObject *code_qualname(PyCodeObject *co) {
     return co->co_qualname;
@@ -792,7 +823,7 @@ static __attribute__((noinline)) uint32_t code_loc_slow(PyCodeObject *co,
     uint32_t loc = 0;
     PyObject *file = co->co_filename;
     if (!globals) globals = PyEval_GetGlobals(); /* the callers' frame is co's */
-    if (!under_skip_prefix(file)) {
+    if (!code_is_ours(co)) {
         py__fork_exec_seen(co);
         qual_learn(co, globals); /* (the profiler's own code is not named) */
         PyObject *module = NULL;
@@ -1486,9 +1517,9 @@ static void init_alloc_all(int keep) {
 
 /* C calls made by the profiler's own package are not the program's. */
 static int caller_is_ours(PyFrameObject *frame) {
-    if (!py__opts.skip_prefix) return 0;
+    if (!py__opts.skip_prefix && g_n_unrec == 0) return 0;
     PyCodeObject *co = PyFrame_GetCode(frame);
-    int ours = under_skip_prefix(co->co_filename);
+    int ours = code_is_ours(co);
     Py_DECREF(co);
     return ours;
 }
@@ -1774,7 +1805,7 @@ int py__rec_exit(PyCodeObject *co) {
 }
 
 int py__rec_ccall(PyCodeObject *caller, PyObject *callable, PyObject *self) {
-    if (!g_enabled || under_skip_prefix(caller->co_filename)) return 0;
+    if (!g_enabled || code_is_ours(caller)) return 0;
     uint32_t loc;
     if (PyCFunction_Check(callable)) {
         loc = cfunc_loc(callable);

@@ -171,6 +171,12 @@ void py__name_thread(const char *name);
 extern const char py__hidden_doc[], py__exec_wrapper_doc[],
     py__threading_doc[], py__on_thread_doc[], py__signal_wrappers_doc[];
 PyObject *py__hidden(PyObject *self, PyObject *args);
+
+/* _then(first, then): a C callable that calls first() and then returns
+ * then(*args): between its caller's frame and then's frames there is none
+ * of the profiler's (python -m tracy starts recording through it). */
+extern const char py__then_doc[];
+PyObject *py__then(PyObject *self, PyObject *args);
 PyObject *py__exec_wrapper(PyObject *self, PyObject *real);
 PyObject *py__threading(PyObject *self, PyObject *unused);
 PyObject *py__on_thread(PyObject *self, PyObject *unused);
@@ -213,6 +219,14 @@ PyObject *py__thread_hook(PyObject *self, PyObject *args);
  * that inspect.stack(), warnings' stacklevel and traceback.print_stack()
  * do not reach the profiler's frames. */
 PyObject *py__call_detached(PyObject *self, PyObject *args);
+
+/* _unrecorded(*codes): these code objects are the profiler's from now on,
+ * as the code under skip_prefix: their frames and the C calls they make
+ * are never recorded (runpy's two functions that run a -m module, which
+ * the program sees below its frames as under plain python). At most
+ * PY_UNREC_MAX, kept for the process's life. */
+#define PY_UNREC_MAX 4
+PyObject *py__unrecorded(PyObject *self, PyObject *args);
 
 /* The named tuples of _read_trace's lists (PyStructSequence heap types),
  * made by its first call: a traced program does not pay for them. */

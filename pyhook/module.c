@@ -597,6 +597,10 @@ PyDoc_STRVAR(call_detached_doc,
 "_call_detached(fn, *args)\n--\n\n"
 "fn(*args) with no Python caller seen from the frames it runs (hook.h).");
 
+PyDoc_STRVAR(unrecorded_doc,
+"_unrecorded(*codes)\n--\n\n"
+"These code objects are the profiler's: never recorded (hook.h).");
+
 PyDoc_STRVAR(thread_hook_doc,
 "_thread_hook(frame, event, arg)\n--\n\n"
 "For threading.setprofile/settrace: installs the C callbacks in a new thread.");
@@ -681,6 +685,8 @@ static PyMethodDef tracy_methods[] = {
     {"_exec_failed", m_exec_failed, METH_NOARGS, exec_failed_doc},
     {"_fork_wrapper", py__fork_wrapper, METH_O, py__fork_wrapper_doc},
     {"_hidden", py__hidden, METH_VARARGS, py__hidden_doc},
+    {"_unrecorded", py__unrecorded, METH_VARARGS, unrecorded_doc},
+    {"_then", py__then, METH_VARARGS, py__then_doc},
     {"_exec_wrapper", py__exec_wrapper, METH_O, py__exec_wrapper_doc},
     {"_spawn_wrapper", py__spawn_wrapper, METH_O, py__spawn_wrapper_doc},
     {"_children", py__children, METH_O, py__children_doc},

@@ -348,14 +348,15 @@ def prepare_source(src, filename, argv0, args, **names):
 
 def prepare_script(path, args):
     """Reads and compiles the script, sets up __main__; returns (code, globals).
-    The code is compiled with the absolute path, as Python 3.9+ does, so that
-    a spawned child that imports the main module names its functions the same.
-    A folder or zip archive runs its __main__ module, as python runs it."""
+    The script's name (__file__, the code's, its frames' in tracebacks) is
+    the interpreter's: on 3.9+ the path joined to the working folder as it
+    is (./x.py is /cwd/./x.py), on 3.8 the path as given. A folder or zip
+    archive runs its __main__ module, as python runs it."""
     if is_path_entry(path):
         return prepare_path_entry(path, args)
     with open(path, "rb") as f:
         src = f.read()
-    full = os.path.abspath(path)
+    full = os.path.join(os.getcwd(), path) if sys.version_info >= (3, 9) else path
     code = compile_script(src, full)
     sys.argv[:] = [path] + list(args)
     set_path0(os.path.dirname(os.path.realpath(path)))
@@ -437,15 +438,48 @@ def _exit_message(code):
                     pass
 
 
-def run_program(code, glb, start):
-    """Runs the target, calling start() just before; returns its exit status
-    (what sys.exit was given, as the interpreter takes it), or INTERRUPTED
-    when it ended by KeyboardInterrupt (exceptions are reported as the
-    interpreter would)."""
-    try:
+def run_code(code, glb, start, runpy_name=None):
+    """Calls start(), then runs the program's code in glb from no Python
+    caller, as the interpreter runs a script; a module (-m, runpy_name its
+    name) or a folder or zipapp (runpy_name "__main__") as python runs
+    them: through runpy's _run_module_as_main and _run_code, the frames the
+    program sees below its own (stack, tracebacks). Those are not recorded:
+    runpy is handed the module found before recording began instead of
+    finding it again, and start() runs when _run_code calls exec."""
+    if runpy_name is None:
         start()
-        # from no Python caller, as the interpreter runs a script
         _tracy._call_detached(exec, code, glb)
+        return
+    import runpy
+    spec = glb["__spec__"]
+    finder = "_get_module_details" if runpy_name != "__main__" else "_get_main_module_details"
+    real = getattr(runpy, finder)
+
+    def found(*args):
+        setattr(runpy, finder, real)
+        return spec.name, spec, code
+
+    def begin():
+        del runpy.exec  # (runpy's globals are plain's again)
+        start()
+    _tracy._unrecorded(runpy._run_module_as_main.__code__, runpy._run_code.__code__)
+    setattr(runpy, finder, found)
+    runpy.exec = _tracy._then(begin, exec)
+    try:
+        _tracy._call_detached(runpy._run_module_as_main, runpy_name,
+                              runpy_name != "__main__")
+    finally:
+        setattr(runpy, finder, real)
+        runpy.__dict__.pop("exec", None)
+
+
+def run_program(code, glb, start, runpy_name=None):
+    """Runs the target (run_code), calling start() just before; returns its
+    exit status (what sys.exit was given, as the interpreter takes it), or
+    INTERRUPTED when it ended by KeyboardInterrupt (exceptions are reported
+    as the interpreter would)."""
+    try:
+        run_code(code, glb, start, runpy_name)
         return 0
     except SystemExit as e:
         code = e.code
@@ -467,8 +501,9 @@ def _report():
     """The traceback as the interpreter prints it: from the program's first
     frame, without this module's."""
     t, v, tb = sys.exc_info()
-    if tb is not None and tb.tb_frame.f_code is run_program.__code__:
-        tb = tb.tb_next
+    if tb is not None and tb.tb_frame.f_globals is globals():
+        while tb is not None and tb.tb_frame.f_globals is globals():
+            tb = tb.tb_next
         if v is not None:
             v.__traceback__ = tb
     sys.excepthook(t, v, tb)
@@ -746,9 +781,11 @@ def main(argv):
             program = os.path.basename(os.path.normpath(script))
             code, glb = prepare_script(script, cli["args"])
         _tracy.set_info(program, [program] + cli["args"])
+        # a module, folder or zipapp runs through runpy (run_code)
+        runpy_name = cli["module"] or ("__main__" if glb["__spec__"] is not None else None)
         listen = cli.get("listen") or os.environ.get("TRACY_LISTEN")
         if listen:
-            return run_listening(listen, code, glb)
+            return run_listening(listen, code, glb, runpy_name)
         run = connect(cli, out)
     except OSError as e:
         _capture.tell("tracy: %s\n" % e)
@@ -773,7 +810,7 @@ def main(argv):
     if orig is not None:
         sys.orig_argv = orig
     me = os.getpid()
-    status = run_program(code, glb, start)
+    status = run_program(code, glb, start, runpy_name)
     # What the interpreter does at exit, while still recording: wait for
     # non-daemon threads, run atexit callbacks. Here, in a frame older than
     # any tracer the program set, not in a function of the profiler's, whose
@@ -810,7 +847,7 @@ def main(argv):
     return _die_like(status)
 
 
-def run_listening(spec, code, glb):
+def run_listening(spec, code, glb, runpy_name):
     """--listen: the program runs unprofiled, as under plain python, and a
     capture-release --connect records it for a while (tracy/_ondemand.py).
     Its exit status is the program's."""
@@ -826,7 +863,7 @@ def run_listening(spec, code, glb):
     # SIGTERM/SIGHUP with the default action: a capture under way is sent
     # before the program ends by the signal (otherwise it ends at once)
     _rt.install_signals(None)
-    status = run_program(code, glb, lambda: None)
+    status = run_program(code, glb, lambda: None, runpy_name)
     return _die_like(status)
 
 

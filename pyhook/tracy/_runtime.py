@@ -490,7 +490,7 @@ def _cmdline_arg(flag):
 
 def child_name():
     """The name a child process is shown under: its script (`python3 x.py`
-    is x.py), its module (-m), and for multiprocessing's spawned processes
+    is x.py), its module (-m), its package or folder (a __main__.py), and for multiprocessing's spawned processes
     (-c ... multiprocessing ...) the program that started them."""
     argv = getattr(sys, "argv", None) or [""]
     a0 = argv[0]
@@ -501,7 +501,10 @@ def child_name():
         return None
     if a0 == "-m":
         return _cmdline_arg("-m")
-    return os.path.basename(a0) or None
+    base = os.path.basename(a0)
+    if base == "__main__.py":  # python -m PACKAGE, python FOLDER: its name
+        base = os.path.basename(os.path.dirname(os.path.abspath(a0))) or base
+    return base or None
 
 
 def start_child(env_opts):

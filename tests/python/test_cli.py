@@ -71,6 +71,59 @@ def test_main_module_names_as_without_profiler(tmp_path, how, command):
     assert "] module\n" in p.stdout
 
 
+SEEN_BELOW = """
+import inspect, sys, traceback
+def work():
+    return len(inspect.stack())
+print([f.function for f in inspect.stack()], work(), __file__, __name__)
+print(sys._getframe().f_code.co_filename, getattr(sys._getframe().f_back, "f_code", None)
+      and sys._getframe().f_back.f_code.co_name)
+traceback.print_stack(limit=None)
+raise ValueError("the end")
+"""
+
+
+@pytest.mark.parametrize("mechanism", ["hook", "exact"])
+@pytest.mark.parametrize("command", [False, True])
+def test_the_program_sees_below_it_what_python_puts_there(tmp_path, command, mechanism):
+    """What the program finds under its first frame is the plain run's: for
+    a module (-m), a package's __main__, a folder and a zipapp, runpy's
+    _run_module_as_main and _run_code (inspect.stack(), f_back, tracebacks);
+    for a script, nothing, its name as the interpreter gives it (./x.py on
+    3.9+ is CWD/./x.py, not normalized). The runpy frames, and the spec's
+    properties _run_code reads, are not recorded: the trace's outermost
+    zones are the program's <module>."""
+    (tmp_path / "below.py").write_text(SEEN_BELOW)
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "__main__.py").write_text(SEEN_BELOW)
+    make_app(tmp_path, SEEN_BELOW)
+    (tmp_path / "sub").mkdir()
+    env = env_for_tests()
+    tracy = [os.path.join(BIN, "tracy")] if command else ["-m", "tracy"]
+    for target in (["-m", "below"], ["-m", "pkg"], ["app"], ["app.pyz"], ["./below.py"],
+                   ["sub/../below.py"], ["below.py"]):
+        plain = subprocess.run([PYTHON] + target, capture_output=True, text=True,
+                               timeout=60, env=env, cwd=str(tmp_path))
+        assert plain.returncode == 1 and "ValueError: the end" in plain.stderr, plain.stderr
+        out = str(tmp_path / ("t%d.tracy" % len(os.listdir(str(tmp_path)))))
+        p = subprocess.run([PYTHON] + tracy + ["-o", out, "--mechanism", mechanism]
+                           + target, capture_output=True, text=True, timeout=60, env=env,
+                           cwd=str(tmp_path))
+        assert (p.returncode, p.stdout) == (1, plain.stdout), (target, p.stderr)
+        err = [line for line in p.stderr.splitlines() if not line.startswith("tracy: ")]
+        assert err == plain.stderr.splitlines(), target
+        r = Run(p, out)
+        roots = {z.name for z in r.zones if z.depth == 0}
+        assert "<module>" in roots, (target, roots)
+        assert not roots & {"_run_module_as_main", "_run_code", "_get_module_details",
+                            "parent", "cached", "ModuleSpec.parent", "ModuleSpec.cached"}, \
+            (target, roots)
+        assert r.count("work") == 1, target
+        r.assert_balanced()
+
+
 @pytest.mark.parametrize("command", [False, True])
 def test_orig_argv_is_the_plain_command_line(tmp_path, command):
     """sys.orig_argv (3.10+), which a program that restarts itself execs,
@@ -102,16 +155,21 @@ print(work(), list(globals()), __file__, __package__, __spec__.name,
 """
 
 
+def make_app(tmp_path, main_source):
+    """tmp_path/app, a folder holding __main__.py, and app.pyz, its zipapp."""
+    import zipapp
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "__main__.py").write_text(main_source)
+    zipapp.create_archive(str(app), str(tmp_path / "app.pyz"))
+
+
 @pytest.mark.parametrize("form", ["app", "app/", "app.pyz", "empty"])
 def test_a_folder_or_zipapp_runs_its_main_module(tmp_path, form):
     """python FOLDER and python APP.pyz (zipapp) run the __main__ module
     they hold: so does python -m tracy, with the same names and argv, and
     the trace holds its calls. One with no __main__ fails as plain does."""
-    import zipapp
-    app = tmp_path / "app"
-    app.mkdir()
-    (app / "__main__.py").write_text(APP_MAIN)
-    zipapp.create_archive(str(app), str(tmp_path / "app.pyz"))
+    make_app(tmp_path, APP_MAIN)
     (tmp_path / "empty").mkdir()
     env = env_for_tests()
     plain = subprocess.run([PYTHON, form, "x"], capture_output=True, text=True, timeout=60,

@@ -164,6 +164,26 @@ def test_two_windows_in_a_row_into_a_folder(tmp_path):
     assert sorted(os.listdir(folder)) == sorted(os.path.basename(p) for p in (first, second))
 
 
+def test_a_window_into_a_folder_is_named_as_the_program(tmp_path):
+    """<program>.<time>.tracy: a script's name, a module's, and for a
+    package or folder run by its __main__.py, the package's or folder's."""
+    for d in ("pkg", "app"):
+        (tmp_path / d).mkdir()
+        (tmp_path / d / "__main__.py").write_text(FIB + textwrap.dedent("""
+            with tracy.trace(sys.argv[1], quiet=True) as t:
+                fib(5)
+            print(os.path.basename(t.result).split(".")[0])
+        """))
+    (tmp_path / "mod.py").write_text((tmp_path / "app" / "__main__.py").read_text())
+    env = env_for_tests()
+    env.pop("TRACY_PORT", None)
+    for target, name in ((["-m", "pkg"], "pkg"), (["app"], "app"), (["-m", "mod"], "mod"),
+                         (["mod.py"], "mod")):
+        proc = subprocess.run([PYTHON] + target + [str(tmp_path / "out")], capture_output=True,
+                              text=True, timeout=180, env=env, cwd=str(tmp_path))
+        assert (proc.returncode, proc.stdout) == (0, name + "\n"), proc.stderr
+
+
 def test_a_file_that_is_not_a_trace_is_kept(tmp_path):
     notes = tmp_path / "notes.tracy"
     notes.write_text("keep me\n")
