@@ -17,6 +17,9 @@ the variables the parent's tracy added (TRACY_PY_HIDE, pyhook/childenv.c)
 are taken out, from os.environ only: the process's environment keeps them
 for its own children.
 
+With no sitecustomize of its own, the child has none in sys.modules, as
+plain: this module ends by the ImportError site ignores.
+
 Any interpreter the program starts reads this file: one tracy cannot
 profile (another version, tracy not installed for it, Python 2) runs as it
 would unprofiled, printing nothing; why it was not profiled goes to the
@@ -188,4 +191,11 @@ _tracy_child()
 _plain_rest()
 if _how is not None:
     _run_hidden(_how)
+else:
+    # As when there is no sitecustomize: site ignores this error, and the
+    # import system takes this module off sys.modules.
+    del _how
+    if sys.version_info[0] < 3:  # (site ignores any ImportError there)
+        raise ImportError("No module named sitecustomize")
+    raise ImportError("No module named 'sitecustomize'", name="sitecustomize")
 del _how
