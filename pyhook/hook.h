@@ -171,12 +171,6 @@ void py__name_thread(const char *name);
 extern const char py__hidden_doc[], py__exec_wrapper_doc[],
     py__threading_doc[], py__on_thread_doc[], py__signal_wrappers_doc[];
 PyObject *py__hidden(PyObject *self, PyObject *args);
-
-/* _then(first, then): a C callable that calls first() and then returns
- * then(*args): between its caller's frame and then's frames there is none
- * of the profiler's (python -m tracy starts recording through it). */
-extern const char py__then_doc[];
-PyObject *py__then(PyObject *self, PyObject *args);
 PyObject *py__exec_wrapper(PyObject *self, PyObject *real);
 PyObject *py__threading(PyObject *self, PyObject *unused);
 PyObject *py__on_thread(PyObject *self, PyObject *unused);

@@ -686,7 +686,6 @@ static PyMethodDef tracy_methods[] = {
     {"_fork_wrapper", py__fork_wrapper, METH_O, py__fork_wrapper_doc},
     {"_hidden", py__hidden, METH_VARARGS, py__hidden_doc},
     {"_unrecorded", py__unrecorded, METH_VARARGS, unrecorded_doc},
-    {"_then", py__then, METH_VARARGS, py__then_doc},
     {"_exec_wrapper", py__exec_wrapper, METH_O, py__exec_wrapper_doc},
     {"_spawn_wrapper", py__spawn_wrapper, METH_O, py__spawn_wrapper_doc},
     {"_children", py__children, METH_O, py__children_doc},

@@ -14,7 +14,6 @@
  * The C callables are named as what they replace (execv, fork_exec,
  * signal, ...) and live for the rest of the process. */
 #include "hook.h"
-#include "pycompat.h"
 
 #include <string.h>
 #include <unistd.h>
@@ -92,36 +91,6 @@ PyObject *py__hidden(PyObject *self, PyObject *args) {
     PyErr_Clear();
     PyObject *r = py__c_callable(&g_hidden_defs[ex ? 0 : 1], fn, ex ? "posix" : "tracy", real);
     Py_XDECREF(real);
-    return r;
-}
-
-/* ---- first this, then that --------------------------------------------- */
-
-/* self: (first, then). */
-static PyObject *then_call(PyObject *pair, PyObject *args, PyObject *kw) {
-    PyObject *r = PyObject_CallNoArgs(PyTuple_GET_ITEM(pair, 0));
-    if (!r) return NULL;
-    Py_DECREF(r);
-    return PyObject_Call(PyTuple_GET_ITEM(pair, 1), args, kw);
-}
-
-static PyMethodDef g_then_def = {
-    "exec", (PyCFunction)(void (*)(void))then_call, METH_VARARGS | METH_KEYWORDS,
-    "first(), then then(*args, **kwargs) (tracy._tracy._then)."};
-
-const char py__then_doc[] = PyDoc_STR(
-"_then(first, then) -> callable\n--\n\n"
-"A C callable (named exec) that calls first() and then returns\n"
-"then(*args, **kwargs): no frame of its own between its caller and then's.");
-
-PyObject *py__then(PyObject *self, PyObject *args) {
-    (void)self;
-    PyObject *first, *then;
-    if (!PyArg_ParseTuple(args, "OO", &first, &then)) return NULL;
-    PyObject *pair = PyTuple_Pack(2, first, then);
-    if (!pair) return NULL;
-    PyObject *r = py__c_callable(&g_then_def, pair, "tracy", NULL);
-    Py_DECREF(pair);
     return r;
 }
 

@@ -393,21 +393,29 @@ def _last_line(e, default):
 
 
 def prepare_module(name, args):
-    """As `python -m name`: finds the module (importing its package) before
-    recording starts, so that runpy's frames are not the program's. Raises
-    refused() (status 1) when there is no such module."""
-    import runpy
+    """As `python -m name`: a __main__ module for runpy to fill, and argv as
+    python has it until runpy found the module (['-m', args...]). The
+    module is found, its parent packages imported and its code loaded by
+    runpy once recording began (run_code), as python does it: a package's
+    import is the program's, recorded, and an error in it is reported as
+    python reports it. A top-level name no finder knows is refused here
+    (status 1), before a daemon is started for nothing."""
     if name == "pytest" and "tracy.pytest_plugin" not in args:
         args = ["-p", "tracy.pytest_plugin"] + list(args)
     set_path0(os.getcwd())
+    top = name.partition(".")[0]
     try:
-        mod_name, spec, code = runpy._get_module_details(name)
-    except ImportError as e:
-        raise refused(_last_line(e, "no module named %s" % name), 1)
-    except Exception as e:  # an error while importing the parent package
-        raise refused("cannot run module %s: %s: %s" % (name, type(e).__name__, e), 1)
-    sys.argv[:] = [spec.origin or name] + list(args)
-    return code, spec_main(spec)
+        import importlib.util  # (runpy's, loaded with it)
+        missing = bool(top) and importlib.util.find_spec(top) is None
+    except Exception:  # (runpy says what is wrong with such a name)
+        missing = False
+    if missing:
+        raise refused("No module named %s" % name if top == name else
+                      "Error while finding module specification for %r "
+                      "(ModuleNotFoundError: No module named %r)" % (name, top), 1)
+    sys.argv[:] = ["-m"] + list(args)
+    loader = sys.modules["_frozen_importlib"].BuiltinImporter
+    return None, new_main(__loader__=loader)
 
 
 # The program ended by a signal, an uncaught KeyboardInterrupt (SIGINT), not
@@ -439,38 +447,22 @@ def _exit_message(code):
 
 
 def run_code(code, glb, start, runpy_name=None):
-    """Calls start(), then runs the program's code in glb from no Python
+    """Calls start(), then runs the program: its code in glb from no Python
     caller, as the interpreter runs a script; a module (-m, runpy_name its
-    name) or a folder or zipapp (runpy_name "__main__") as python runs
-    them: through runpy's _run_module_as_main and _run_code, the frames the
-    program sees below its own (stack, tracebacks). Those are not recorded:
-    runpy is handed the module found before recording began instead of
-    finding it again, and start() runs when _run_code calls exec."""
+    name; code None) or a folder or zipapp (runpy_name "__main__") as
+    python runs them, through runpy's _run_module_as_main, which finds the
+    module and runs it in sys.modules["__main__"] (glb). The program sees
+    runpy's frames below its own (stack, tracebacks), as under python;
+    runpy's functions are not recorded, what they call is."""
+    start()
     if runpy_name is None:
-        start()
         _tracy._call_detached(exec, code, glb)
         return
     import runpy
-    spec = glb["__spec__"]
-    finder = "_get_module_details" if runpy_name != "__main__" else "_get_main_module_details"
-    real = getattr(runpy, finder)
-
-    def found(*args):
-        setattr(runpy, finder, real)
-        return spec.name, spec, code
-
-    def begin():
-        del runpy.exec  # (runpy's globals are plain's again)
-        start()
-    _tracy._unrecorded(runpy._run_module_as_main.__code__, runpy._run_code.__code__)
-    setattr(runpy, finder, found)
-    runpy.exec = _tracy._then(begin, exec)
-    try:
-        _tracy._call_detached(runpy._run_module_as_main, runpy_name,
-                              runpy_name != "__main__")
-    finally:
-        setattr(runpy, finder, real)
-        runpy.__dict__.pop("exec", None)
+    _tracy._unrecorded(*(getattr(runpy, f).__code__ for f in (
+        "_run_module_as_main", "_run_code", "_get_module_details",
+        "_get_main_module_details")))
+    _tracy._call_detached(runpy._run_module_as_main, runpy_name, runpy_name != "__main__")
 
 
 def run_program(code, glb, start, runpy_name=None):

@@ -90,9 +90,8 @@ def test_the_program_sees_below_it_what_python_puts_there(tmp_path, command, mec
     a module (-m), a package's __main__, a folder and a zipapp, runpy's
     _run_module_as_main and _run_code (inspect.stack(), f_back, tracebacks);
     for a script, nothing, its name as the interpreter gives it (./x.py on
-    3.9+ is CWD/./x.py, not normalized). The runpy frames, and the spec's
-    properties _run_code reads, are not recorded: the trace's outermost
-    zones are the program's <module>."""
+    3.9+ is CWD/./x.py, not normalized). runpy's own functions are not
+    recorded."""
     (tmp_path / "below.py").write_text(SEEN_BELOW)
     pkg = tmp_path / "pkg"
     pkg.mkdir()
@@ -118,8 +117,7 @@ def test_the_program_sees_below_it_what_python_puts_there(tmp_path, command, mec
         roots = {z.name for z in r.zones if z.depth == 0}
         assert "<module>" in roots, (target, roots)
         assert not roots & {"_run_module_as_main", "_run_code", "_get_module_details",
-                            "parent", "cached", "ModuleSpec.parent", "ModuleSpec.cached"}, \
-            (target, roots)
+                            "_get_main_module_details"}, (target, roots)
         assert r.count("work") == 1, target
         r.assert_balanced()
 
@@ -153,6 +151,48 @@ def work():
 print(work(), list(globals()), __file__, __package__, __spec__.name,
       type(__loader__).__name__, sys.argv, sys.path[0])
 """
+
+
+PKG_INIT = """
+import time
+def setup():
+    time.sleep(0.01)
+setup()
+"""
+
+
+def test_a_modules_package_is_imported_recorded_as_python_imports_it(tmp_path):
+    """python -m pkg.mod imports pkg first: under python -m tracy that
+    import is the program's, recorded (its functions' zones are in the
+    trace), and an error in it is reported as python reports it, with its
+    traceback; a package without __main__ and a missing submodule end as
+    plain's (the message on stderr, status 1)."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text(PKG_INIT)
+    (pkg / "mod.py").write_text("def work():\n    return 1\nwork()\n")
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "__init__.py").write_text("def fails():\n    raise RuntimeError('no')\nfails()\n")
+    (bad / "mod.py").write_text("")
+    env = env_for_tests()
+    for target, rc in (("pkg.mod", 0), ("bad.mod", 1), ("pkg", 1), ("pkg.nothing", 1)):
+        plain = subprocess.run([PYTHON, "-m", target], capture_output=True, text=True,
+                               timeout=60, env=env, cwd=str(tmp_path))
+        assert plain.returncode == rc, plain.stderr
+        out = str(tmp_path / ("%s.tracy" % target))
+        p = subprocess.run([PYTHON, "-m", "tracy", "-o", out, "-m", target],
+                           capture_output=True, text=True, timeout=60, env=env,
+                           cwd=str(tmp_path))
+        assert (p.returncode, p.stdout) == (rc, plain.stdout), p.stderr
+        err = [line for line in p.stderr.splitlines() if not line.startswith("tracy: ")]
+        assert err == plain.stderr.splitlines(), target
+        r = Run(p, out)
+        r.assert_balanced()
+        if target == "pkg.mod":
+            assert (r.count("setup"), r.count("work")) == (1, 1)
+        if target == "bad.mod":
+            assert r.count("fails") == 1 and "RuntimeError: no" in p.stderr
 
 
 def make_app(tmp_path, main_source):
