@@ -4,20 +4,22 @@
  * A Python child is profiled when tracy's _child folder comes first on its
  * PYTHONPATH (its sitecustomize starts the recording) and TRACY_PY_OPTS is
  * set. The process's own environment (what children inherit, also through
- * a shell or mpirun) holds both; the program's view of it, os.environ,
- * shows PYTHONPATH as the program set it (_runtime.setup_children_env; a
- * child's sitecustomize takes the folder off its own view).
+ * a shell or mpirun) holds both, and the other TRACY_ variables tracy set
+ * for them; the program's view of it, os.environ, is left as the program
+ * was given it (_runtime.set_env: none of those variables, PYTHONPATH as
+ * the program set it), and TRACY_PY_HIDE names what a child's sitecustomize
+ * takes off its own view.
  *
  * So a child given an environment (subprocess's env=, os.execve,
- * os.posix_spawn) gets the folder put back first on its PYTHONPATH when the
- * environment holds TRACY_PY_OPTS (a copy of os.environ, any program: a
- * shell, mpirun); and a Python child given one without it (env={...}, a
- * few variables) gets this process's TRACY_ variables too, named in
- * TRACY_PY_HIDE so that the child takes them off its view: it sees the
- * environment it was given. A child that inherits the environment after
- * the program replaced PYTHONPATH gets the folder back in front of the new
- * value. A non-Python child given an environment without TRACY_PY_OPTS is
- * left as given. */
+ * os.posix_spawn) that is a copy of the program's view (copy_of_view: most
+ * of the process's other variables, with their values; any program: a
+ * shell, mpirun) or that holds TRACY_PY_OPTS, or that is made anew for a
+ * Python child (env={...}, a few variables), gets this process's TRACY_
+ * variables it lacks, named in TRACY_PY_HIDE, and the folder put back first
+ * on its PYTHONPATH: it sees the environment it was given. A child that
+ * inherits the environment after the program replaced PYTHONPATH gets the
+ * folder back in front of the new value. A non-Python child given an
+ * environment made anew is left as given. */
 #include "hook.h"
 
 #include <fcntl.h>
@@ -30,6 +32,21 @@ extern char **environ;
 
 static char *g_child;    /* the _child folder, or NULL: children not profiled */
 static size_t g_child_len;
+
+const char py__getenv_doc[] = PyDoc_STR(
+"_getenv(name) -> str or None\n--\n\n"
+"name's value in the process's environment (what children inherit), which\n"
+"os.environ, the program's view, does not show for tracy's own variables.");
+
+PyObject *py__getenv(PyObject *self, PyObject *name) {
+    (void)self;
+    PyObject *b = NULL;
+    if (!PyUnicode_FSConverter(name, &b)) return NULL;
+    const char *v = getenv(PyBytes_AS_STRING(b));
+    Py_DECREF(b);
+    if (!v) Py_RETURN_NONE;
+    return PyUnicode_DecodeFSDefault(v);
+}
 
 const char py__children_doc[] = PyDoc_STR(
 "_children(folder)\n--\n\n"
@@ -114,6 +131,48 @@ static int add_tracy_vars(PyObject *out) {
     return hn ? append_bytes(out, "TRACY_PY_HIDE=", 14, hide, hn) : 0;
 }
 
+/* 1 when env holds at least half of this process's variables but the
+ * TRACY_ ones and PYTHONPATH (and one at least), each with its value: a
+ * copy of the program's view, changed or not (os.environ.copy(),
+ * dict(os.environ, ...)), not one made anew. */
+static int copy_of_view(PyObject *env) {
+    size_t mine = 0, same = 0;
+    for (char **v = environ; *v; v++) {
+        const char *eq = strchr(*v, '=');
+        if (!eq || strncmp(*v, "TRACY_", 6) == 0 || strncmp(*v, "PYTHONPATH=", 11) == 0)
+            continue;
+        mine++;
+        Py_ssize_t i = env_find(env, *v, (size_t)(eq - *v));
+        same += i >= 0 && strcmp(PyBytes_AS_STRING(PyList_GET_ITEM(env, i)), *v) == 0;
+    }
+    return same > 0 && 2 * same >= mine;
+}
+
+/* The TRACY_ entries of out (a copy of the program's view) made this
+ * process's: those it has not (unset by tracy, TRACY_PORT=0) dropped, the
+ * others given its values. Returns 0, or -1 with an exception. */
+static int sync_tracy_vars(PyObject *out) {
+    for (Py_ssize_t i = PyList_GET_SIZE(out) - 1; i >= 0; i--) {
+        const char *e = PyBytes_AS_STRING(PyList_GET_ITEM(out, i));
+        const char *eq = strchr(e, '=');
+        if (!eq || strncmp(e, "TRACY_", 6) != 0) continue;
+        char key[256];
+        size_t kn = (size_t)(eq - e);
+        if (kn >= sizeof key) continue;
+        memcpy(key, e, kn);
+        key[kn] = 0;
+        const char *mine = getenv(key);
+        if (mine && strcmp(mine, eq + 1) == 0) continue;
+        if (!mine) {
+            if (PyList_SetSlice(out, i, i + 1, NULL) < 0) return -1;
+            continue;
+        }
+        PyObject *fixed = PyBytes_FromFormat("%s=%s", key, mine);
+        if (!fixed || PyList_SetItem(out, i, fixed) < 0) return -1;
+    }
+    return 0;
+}
+
 /* The entries of env (a list of b"K=V") a child is to get instead, or
  * NULL with no exception when they stay as they are. python: the child is
  * a python*. */
@@ -122,9 +181,12 @@ static PyObject *fixed_entries(PyObject *env, int python) {
     Py_ssize_t pp = env_find(env, "PYTHONPATH", 10);
     const char *ppv = pp >= 0 ? PyBytes_AS_STRING(PyList_GET_ITEM(env, pp)) + 11 : NULL;
     int opts = env_find(env, "TRACY_PY_OPTS", 13) >= 0;
-    if (opts ? has_child(ppv) : !python) return NULL;
+    int copy = !opts && copy_of_view(env);
+    if (opts ? has_child(ppv) : !python && !copy) return NULL;
     PyObject *out = PyList_GetSlice(env, 0, PyList_GET_SIZE(env));
-    if (!out || add_tracy_vars(out) < 0) goto fail;
+    if (!out || (copy && sync_tracy_vars(out) < 0) || add_tracy_vars(out) < 0) goto fail;
+    if (has_child(ppv)) return out; /* (the program put one there: kept first) */
+    pp = env_find(out, "PYTHONPATH", 10); /* (ppv is env's: out holds it too) */
     PyObject *e = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(11 + g_child_len +
                                                                (ppv ? 1 + strlen(ppv) : 0)));
     if (!e) goto fail;

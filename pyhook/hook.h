@@ -187,8 +187,9 @@ PyObject *py__wrapper_named(PyMethodDef *defs, size_t n, PyObject *real);
  * exception when unchanged; py__execve_env, py__execv_env: the real exec
  * called with the child's environment; py__tuple_with: args with item at
  * replaced by v (stolen), NULL with an exception. */
-extern const char py__children_doc[], py__spawn_wrapper_doc[];
+extern const char py__children_doc[], py__spawn_wrapper_doc[], py__getenv_doc[];
 PyObject *py__children(PyObject *self, PyObject *folder);
+PyObject *py__getenv(PyObject *self, PyObject *name);
 PyObject *py__spawn_wrapper(PyObject *self, PyObject *real);
 PyObject *py__child_env_list(PyObject *env, PyObject *exe_list);
 PyObject *py__execve_env(PyObject *real, PyObject *args, PyObject *kw);

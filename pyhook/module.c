@@ -689,6 +689,7 @@ static PyMethodDef tracy_methods[] = {
     {"_exec_wrapper", py__exec_wrapper, METH_O, py__exec_wrapper_doc},
     {"_spawn_wrapper", py__spawn_wrapper, METH_O, py__spawn_wrapper_doc},
     {"_children", py__children, METH_O, py__children_doc},
+    {"_getenv", py__getenv, METH_O, py__getenv_doc},
     {"_threading", py__threading, METH_NOARGS, py__threading_doc},
     {"_on_thread", py__on_thread, METH_NOARGS, py__on_thread_doc},
     {"_signal_wrappers", py__signal_wrappers, METH_VARARGS, py__signal_wrappers_doc},

@@ -702,6 +702,9 @@ static int local_socket(lt__target *t, char *why, size_t why_len) {
 static int configure(lt__target *t, double *wait_s, int flight) {
     lt__client *g = &lt__g;
     const char *a = getenv("TRACY_ADDR"), *p = flight ? NULL : getenv("TRACY_PORT");
+    if (a && strncmp(a, LT_UNIX_PREFIX, strlen(LT_UNIX_PREFIX)) == 0)
+        p = NULL; /* (a socket path: no port; TRACY_PORT=0, which python -m
+                     tracy takes for "a daemon of the run's", may be there) */
     g->quiet = env_flag("TRACY_QUIET");
     const char *pv = getenv("TRACY_PRIVATE_FD");
     g->private_wanted = !(pv && strcmp(pv, "0") == 0);

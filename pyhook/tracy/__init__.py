@@ -243,6 +243,6 @@ def __dir__():
                   | {n for n in globals() if n.startswith("__") and n.endswith("__")})
 
 
-if _os.environ.get("TRACY_LISTEN") and "TRACY_PY_OPTS" not in _os.environ:
+if _os.environ.get("TRACY_LISTEN") and _tracy._getenv("TRACY_PY_OPTS") is None:
     from . import _ondemand  # listen for captures from the start
     _ondemand.from_environment()

@@ -536,16 +536,16 @@ def where(addr, port):
 def connect_existing(port):
     """Connects to a daemon already listening, without a word when none is.
     Nothing is sent to a daemon unless it is one: no probe connection."""
-    old = os.environ.get("TRACY_QUIET")
-    os.environ["TRACY_QUIET"] = "1"
-    os.environ["TRACY_PORT"] = str(port)
+    old = _tracy._getenv("TRACY_QUIET")
+    os.putenv("TRACY_QUIET", "1")
+    _rt.set_env("TRACY_PORT", str(port))  # (for the children too)
     try:
         return _tracy.start()
     finally:
         if old is None:
-            del os.environ["TRACY_QUIET"]
+            os.unsetenv("TRACY_QUIET")
         else:
-            os.environ["TRACY_QUIET"] = old
+            os.putenv("TRACY_QUIET", old)
 
 
 def summarize(run, sent, lost):
@@ -609,8 +609,8 @@ def connect(cli, out):
     run = new_run(addr, port, out)
     flight = cli.get("flight")
     if flight:  # the client keeps the events in memory: no daemon
-        os.environ["TRACY_FLIGHT"] = flight
-        os.environ["TRACY_FLIGHT_OUT"] = out
+        _rt.set_env("TRACY_FLIGHT", flight)
+        _rt.set_env("TRACY_FLIGHT_OUT", out)
         run.mode = Mode.FLIGHT
         if not _tracy.start():
             raise refused("not recording (invalid --flight %s)" % flight)
@@ -633,8 +633,9 @@ def connect(cli, out):
         out = run.out = _hosts.part_path(out, spread[0])
     run.mode, run.pid, addr, run.rv, run.size = _capture.own_or_join(
         out, lambda: _capture.start_daemon(out, lambda msg: _say(cli, msg)))
-    os.environ["TRACY_ADDR"] = addr
-    os.environ.pop("TRACY_PORT", None)  # (TRACY_PORT=0 would be refused)
+    _rt.set_env("TRACY_ADDR", addr)
+    if not addr.startswith("unix:"):  # (TRACY_PORT=0 would be refused)
+        _rt.unset_env("TRACY_PORT")
     run.addr = addr
     if run.mode == Mode.JOIN:
         _say(cli, "joining the capture of %s (capture-release pid %d)" % (out, run.pid))

@@ -117,7 +117,7 @@ def configure(opts):
 
 def ensure_setup():
     if not state.setup:
-        env = os.environ.get("TRACY_PY_OPTS")
+        env = _tracy._getenv("TRACY_PY_OPTS")
         configure(decode_opts(env) if env is not None else defaults())
         install_process_hooks()
 
@@ -443,7 +443,7 @@ def install_process_hooks(on_signal=None, at_exit=True):
         import atexit
         atexit.register(_tracy.stop)
     install_signals(on_signal)
-    if os.environ.get("TRACY_FLIGHT", "0") != "0":
+    if (_tracy._getenv("TRACY_FLIGHT") or "0") != "0":
         _flight_hooks()
 
 
@@ -497,7 +497,7 @@ def child_name():
     if a0 == "-c":
         code = _cmdline_arg("-c") or ""
         if "multiprocessing" in code:
-            return os.environ.get("TRACY_PY_PROGRAM") or None
+            return _tracy._getenv("TRACY_PY_PROGRAM") or None
         return None
     if a0 == "-m":
         return _cmdline_arg("-m")
@@ -527,6 +527,25 @@ def start_child(env_opts):
 CHILD_DIR = os.path.join(PKG_DIR, "_child")  # children's sitecustomize
 
 
+def set_env(name, value):
+    """Sets name in the process's environment (what its children inherit;
+    the client reads it there), not in the program's view of it
+    (os.environ): the program sees the environment it was given. A name
+    the view lacks is named in TRACY_PY_HIDE, which a child's sitecustomize
+    reads to take it off the child's view (pyhook/childenv.c)."""
+    os.putenv(name, value)
+    if name in os.environ:
+        return
+    hidden = (_tracy._getenv("TRACY_PY_HIDE") or "").split(",")
+    if name not in hidden:
+        os.putenv("TRACY_PY_HIDE", ",".join([h for h in hidden if h] + [name]))
+
+
+def unset_env(name):
+    """Takes name off the process's environment, not off the program's view."""
+    os.unsetenv(name)
+
+
 def setup_children_env(opts, program):
     """Child Python processes are profiled into the same capture (connect()
     has set TRACY_ADDR, or TRACY_PORT for a daemon found running). One that
@@ -536,13 +555,12 @@ def setup_children_env(opts, program):
     program's view of it, os.environ: the program sees the PYTHONPATH it
     was given. Children given an environment of their own get it there too
     (pyhook/childenv.c)."""
-    env = os.environ
     notes = _notes_path()
     if notes:
         opts = dict(opts, notes=notes)
-    env["TRACY_PY_OPTS"] = encode_opts(opts)
-    env["TRACY_PY_PROGRAM"] = program
-    old = env.get("PYTHONPATH")
+    set_env("TRACY_PY_OPTS", encode_opts(opts))
+    set_env("TRACY_PY_PROGRAM", program)
+    old = os.environ.get("PYTHONPATH")
     os.putenv("PYTHONPATH", CHILD_DIR if old is None else CHILD_DIR + os.pathsep + old)
     _tracy._children(CHILD_DIR)
 

@@ -143,7 +143,8 @@ def _resolve(path):
 
 
 _starting = __import__("_thread").allocate_lock()
-_ENV = ("TRACY_ADDR", "TRACY_PORT", "TRACY_PY_OPTS", "TRACY_PY_PROGRAM")
+_ENV = ("TRACY_ADDR", "TRACY_PORT", "TRACY_OUTPUT", "TRACY_PY_OPTS", "TRACY_PY_PROGRAM",
+        "TRACY_PY_HIDE")
 _win = {"path": None, "pid": 0, "env": None, "quiet": False, "hooks": False}
 
 
@@ -180,14 +181,14 @@ def _start(path, options, kw):
         raise RuntimeError("tracy: capture-release not found next to the tracy package or "
                            "on PATH (install the toolkit, or set TRACY_CAPTURE)")
     out = _resolve(path)
-    env = {k: os.environ.get(k) for k in _ENV}
+    env = {k: _tracy._getenv(k) for k in _ENV}
     try:
         addr = _tracy._trace_start(out, exe)
     except OSError as e:
         raise RuntimeError("tracy: cannot record to %s: %s" % (out, e))
-    os.environ["TRACY_ADDR"] = addr  # as libtrace set it: for every kind of child
-    os.environ.pop("TRACY_PORT", None)
-    os.environ.pop("TRACY_OUTPUT", None)
+    _rt.set_env("TRACY_ADDR", addr)  # (libtrace has set it already)
+    _rt.unset_env("TRACY_PORT")
+    _rt.unset_env("TRACY_OUTPUT")
     _rt.setup_children_env(settings, _program())
     _win.update(path=out, pid=os.getpid(), env=env, quiet=opts.quiet)
     _rt.configure(settings)
@@ -217,11 +218,11 @@ def stop_trace():
         try:
             stored = _tracy._trace_stop()
         finally:
-            for k, v in env.items():
+            for k, v in env.items():  # (the process's; the view was left alone)
                 if v is None:
-                    os.environ.pop(k, None)
+                    os.unsetenv(k)
                 else:
-                    os.environ[k] = v
+                    os.putenv(k, v)
             _rt.end_children_env()
     res = TraceFile(out)
     res.stored = stored

@@ -10,7 +10,7 @@ from tracy import _tracy
 CUT, UNCLOSED = 0x4, 0x2
 
 PROGRAM = """
-import os, signal, time, tracy
+import os, signal, sys, time, tracy
 def early(i): return i
 def late(i): return i
 def after(i): return i
@@ -18,7 +18,7 @@ def main():
     for i in range(600000): early(i)
     for i in range(1000): late(i)
     os.kill(os.getpid(), signal.SIGUSR1)
-    out = os.environ["TRACY_FLIGHT_OUT"]
+    out = sys.argv[1]              # the trace: the first dump's path
     for _ in range(1000):          # the dump is being written once it exists
         if os.path.exists(out): break
         time.sleep(0.01)
@@ -48,7 +48,7 @@ def numbered(base, k):
 
 
 def test_signal_dump_holds_the_window_exactly(run_tracy, tmp_path):
-    r = run_tracy(PROGRAM, "--flight", "1M")
+    r = run_tracy(PROGRAM, "--flight", "1M", args=[str(tmp_path / "trace.tracy")])
     assert r.rc == 0, r.err
     base = r.path
     # 1: SIGUSR1, after the late calls; 2: tracy.dump(); 3: exit
@@ -66,11 +66,11 @@ def test_signal_dump_holds_the_window_exactly(run_tracy, tmp_path):
     assert t["processes"][0]["status"] == -1         # a window: no end record
 
 
-def test_escaping_exception_dumps(run_tracy):
+def test_escaping_exception_dumps(run_tracy, tmp_path):
     env = None
     from conftest import env_for_tests
     env = env_for_tests(RAISE="1")
-    r = run_tracy(PROGRAM, "--flight", "30s", env=env)
+    r = run_tracy(PROGRAM, "--flight", "30s", env=env, args=[str(tmp_path / "trace.tracy")])
     assert r.rc == 1 and "ValueError: boom" in r.err
     # signal, tracy.dump(), the exception, then exit (the exception's shutdown)
     dumps = [numbered(r.path, k) for k in range(4)]
