@@ -274,11 +274,6 @@ void py__fatal_init(void) {
 
 /* ---- Python-callable ---------------------------------------------------- */
 
-const char py__fatal_guard_doc[] = PyDoc_STR(
-"_fatal_guard(signum) -> bool\n--\n\n"
-"Right after signal.signal(signum, handler) in the main thread: a signum the\n"
-"main thread misses (it arrived just before a blocking call) is sent to it\n"
-"again until _fatal_begin(signum).");
 const char py__fatal_begin_doc[] = PyDoc_STR(
 "_fatal_begin(signum) -> int\n--\n\n"
 "The fatal-signal handler has begun: 1 the first time in this process;\n"
@@ -289,11 +284,28 @@ const char py__fatal_after_fork_doc[] = PyDoc_STR(
 "_fatal_after_fork()\n--\n\n"
 "In a forked child, before the signals held across fork are unblocked.");
 
-PyObject *py__fatal_guard(PyObject *self, PyObject *arg) {
+const char py__fatal_install_doc[] = PyDoc_STR(
+"_fatal_install(set, signum, handler) -> old\n--\n\n"
+"set(signum, handler) (signal.signal, in the main thread), then the relay\n"
+"around Python's C-level handler: a signum the main thread misses is sent\n"
+"to it again until _fatal_begin(signum). signum is blocked in this thread\n"
+"meanwhile: one that came in between would reach Python's handler alone,\n"
+"which then takes it for _thread.interrupt_main.");
+
+PyObject *py__fatal_install(PyObject *self, PyObject *args) {
     (void)self;
-    long sig = PyLong_AsLong(arg);
+    PyObject *set, *num, *handler;
+    if (!PyArg_ParseTuple(args, "OOO", &set, &num, &handler)) return NULL;
+    long sig = PyLong_AsLong(num);
     if (sig == -1 && PyErr_Occurred()) return NULL;
-    return PyBool_FromLong(fatal_guard((int)sig));
+    sigset_t one, old;
+    sigemptyset(&one);
+    if (sig > 0 && sig < MAX_SIG) sigaddset(&one, (int)sig);
+    pthread_sigmask(SIG_BLOCK, &one, &old);
+    PyObject *prev = PyObject_CallFunctionObjArgs(set, num, handler, NULL);
+    if (prev) fatal_guard((int)sig);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return prev;
 }
 
 PyObject *py__fatal_begin(PyObject *self, PyObject *arg) {

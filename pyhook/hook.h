@@ -122,11 +122,13 @@ int py__hook_raise(PyObject *err_type);
 /* 1 when running in the main interpreter. */
 int py__main_interpreter(void);
 
-/* fatal.c. _fatal_guard(sig): right after signal.signal(sig, handler) in
- * the main thread, wraps Python's C-level handler of sig so that a signal
- * the main thread misses (it arrived just before a blocking call) is sent
- * to it again until _fatal_begin(sig) says the Python handler has begun;
- * True when done. _fatal_begin(sig): 1 the first time in this process,
+/* fatal.c. _fatal_install(set, sig, handler): set(sig, handler)
+ * (signal.signal, in the main thread), then wraps Python's C-level handler
+ * of sig so that a signal the main thread misses (it arrived just before a
+ * blocking call) is sent to it again until _fatal_begin(sig) says the
+ * Python handler has begun; sig is blocked in this thread in between (one
+ * that came then, before the wrap, would be taken for interrupt_main).
+ * Returns what set returned. _fatal_begin(sig): 1 the first time in this process,
  * 0 when the handler is already running, -1 when no signal came through
  * the relay (_thread.interrupt_main). _fatal_after_fork(): in a
  * forked child, before the signals held across fork are unblocked. */
@@ -149,10 +151,10 @@ void *py__symtab_find(const py_symtab_where *w, const char *anchor_name, const c
 
 /* The crash handler of the client notes the Python stack (fatal.c). */
 void py__fatal_init(void);
-extern const char py__fatal_guard_doc[], py__fatal_begin_doc[], py__fatal_after_fork_doc[];
+extern const char py__fatal_install_doc[], py__fatal_begin_doc[], py__fatal_after_fork_doc[];
 extern const char py__fork_wrapper_doc[];
 PyObject *py__fork_wrapper(PyObject *self, PyObject *real);
-PyObject *py__fatal_guard(PyObject *self, PyObject *arg);
+PyObject *py__fatal_install(PyObject *self, PyObject *args);
 PyObject *py__fatal_begin(PyObject *self, PyObject *arg);
 PyObject *py__fatal_after_fork(PyObject *self, PyObject *unused);
 

@@ -678,7 +678,7 @@ static PyMethodDef tracy_methods[] = {
     {"_call_detached", py__call_detached, METH_VARARGS, call_detached_doc},
     {"_read_trace", py__read_trace, METH_O, read_trace_doc},
     {"_function_stats", py__function_stats, METH_O, function_stats_doc},
-    {"_fatal_guard", py__fatal_guard, METH_O, py__fatal_guard_doc},
+    {"_fatal_install", py__fatal_install, METH_VARARGS, py__fatal_install_doc},
     {"_fatal_begin", py__fatal_begin, METH_O, py__fatal_begin_doc},
     {"_fatal_after_fork", py__fatal_after_fork, METH_NOARGS, py__fatal_after_fork_doc},
     {"_exec_prepare", m_exec_prepare, METH_NOARGS, exec_prepare_doc},

@@ -382,15 +382,13 @@ static int sets_default(PyObject *st, PyObject *args, PyObject *kw) {
 static PyObject *signal_call(PyObject *st, PyObject *args, PyObject *kw) {
     PyObject *set = PyTuple_GET_ITEM(st, S_SET);
     if (!sets_default(st, args, kw)) return shown(st, PyObject_Call(set, args, kw));
-    PyObject *sig = PyTuple_GET_ITEM(args, 0);
-    PyObject *old = PyObject_CallFunctionObjArgs(set, sig, PyTuple_GET_ITEM(st, S_OURS), NULL);
-    if (!old) return NULL;
-    PyObject *num = PyNumber_Index(sig);
-    PyObject *ok = num ? py__fatal_guard(NULL, num) : NULL;
-    Py_XDECREF(num);
-    Py_XDECREF(ok);
-    PyErr_Clear();
-    return shown(st, old);
+    PyObject *num = PyNumber_Index(PyTuple_GET_ITEM(args, 0));
+    if (!num) return NULL;
+    PyObject *pass = Py_BuildValue("(OOO)", set, num, PyTuple_GET_ITEM(st, S_OURS));
+    PyObject *old = pass ? py__fatal_install(NULL, pass) : NULL;
+    Py_DECREF(num);
+    Py_XDECREF(pass);
+    return old ? shown(st, old) : NULL;
 }
 
 static PyMethodDef g_signal_defs[] = {

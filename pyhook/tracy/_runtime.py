@@ -275,9 +275,7 @@ def sig():
 def _install_ours(signum):
     """Installs _on_fatal (and the extension's relay) for signum; returns
     the handler it replaces."""
-    old = sig()[0](signum, _ON_FATAL)
-    _tracy._fatal_guard(signum)
-    return old
+    return _tracy._fatal_install(sig()[0], signum, _ON_FATAL)
 
 
 def _take_default(signum):
