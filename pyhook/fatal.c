@@ -292,10 +292,7 @@ const char py__fatal_install_doc[] = PyDoc_STR(
 "meanwhile: one that came in between would reach Python's handler alone,\n"
 "which then takes it for _thread.interrupt_main.");
 
-PyObject *py__fatal_install(PyObject *self, PyObject *args) {
-    (void)self;
-    PyObject *set, *num, *handler;
-    if (!PyArg_ParseTuple(args, "OOO", &set, &num, &handler)) return NULL;
+PyObject *py__fatal_set(PyObject *set, PyObject *num, PyObject *handler) {
     long sig = PyLong_AsLong(num);
     if (sig == -1 && PyErr_Occurred()) return NULL;
     sigset_t one, old;
@@ -306,6 +303,13 @@ PyObject *py__fatal_install(PyObject *self, PyObject *args) {
     if (prev) fatal_guard((int)sig);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     return prev;
+}
+
+PyObject *py__fatal_install(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *set, *num, *handler;
+    if (!PyArg_ParseTuple(args, "OOO", &set, &num, &handler)) return NULL;
+    return py__fatal_set(set, num, handler);
 }
 
 PyObject *py__fatal_begin(PyObject *self, PyObject *arg) {

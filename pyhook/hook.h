@@ -122,16 +122,17 @@ int py__hook_raise(PyObject *err_type);
 /* 1 when running in the main interpreter. */
 int py__main_interpreter(void);
 
-/* fatal.c. _fatal_install(set, sig, handler): set(sig, handler)
- * (signal.signal, in the main thread), then wraps Python's C-level handler
- * of sig so that a signal the main thread misses (it arrived just before a
- * blocking call) is sent to it again until _fatal_begin(sig) says the
- * Python handler has begun; sig is blocked in this thread in between (one
- * that came then, before the wrap, would be taken for interrupt_main).
- * Returns what set returned. _fatal_begin(sig): 1 the first time in this process,
- * 0 when the handler is already running, -1 when no signal came through
- * the relay (_thread.interrupt_main). _fatal_after_fork(): in a
- * forked child, before the signals held across fork are unblocked. */
+/* fatal.c. _fatal_install(set, sig, handler), py__fatal_set in C:
+ * set(sig, handler) (signal.signal, in the main thread), then wraps
+ * Python's C-level handler of sig so that a signal the main thread misses
+ * (it arrived just before a blocking call) is sent to it again until
+ * _fatal_begin(sig) says the Python handler has begun; sig is blocked in
+ * this thread in between (one that came then, before the wrap, would be
+ * taken for interrupt_main). Returns what set returned.
+ * _fatal_begin(sig): 1 the first time in this process, 0 when the handler
+ * is already running, -1 when no signal came through the relay
+ * (_thread.interrupt_main). _fatal_after_fork(): in a forked child, before
+ * the signals held across fork are unblocked. */
 /* symtab.c: the address of a function that the object holding the
  * exported function `anchor` has in its full symbol table but does not
  * export. In two steps, so that start-up reads no file:
@@ -154,6 +155,7 @@ void py__fatal_init(void);
 extern const char py__fatal_install_doc[], py__fatal_begin_doc[], py__fatal_after_fork_doc[];
 extern const char py__fork_wrapper_doc[];
 PyObject *py__fork_wrapper(PyObject *self, PyObject *real);
+PyObject *py__fatal_set(PyObject *set, PyObject *sig, PyObject *handler);
 PyObject *py__fatal_install(PyObject *self, PyObject *args);
 PyObject *py__fatal_begin(PyObject *self, PyObject *arg);
 PyObject *py__fatal_after_fork(PyObject *self, PyObject *unused);

@@ -382,12 +382,7 @@ static int sets_default(PyObject *st, PyObject *args, PyObject *kw) {
 static PyObject *signal_call(PyObject *st, PyObject *args, PyObject *kw) {
     PyObject *set = PyTuple_GET_ITEM(st, S_SET);
     if (!sets_default(st, args, kw)) return shown(st, PyObject_Call(set, args, kw));
-    PyObject *num = PyNumber_Index(PyTuple_GET_ITEM(args, 0));
-    if (!num) return NULL;
-    PyObject *pass = Py_BuildValue("(OOO)", set, num, PyTuple_GET_ITEM(st, S_OURS));
-    PyObject *old = pass ? py__fatal_install(NULL, pass) : NULL;
-    Py_DECREF(num);
-    Py_XDECREF(pass);
+    PyObject *old = py__fatal_set(set, PyTuple_GET_ITEM(args, 0), PyTuple_GET_ITEM(st, S_OURS));
     return old ? shown(st, old) : NULL;
 }
 

@@ -488,8 +488,9 @@ def _cmdline_arg(flag):
 
 def child_name():
     """The name a child process is shown under: its script (`python3 x.py`
-    is x.py), its module (-m), its package or folder (a __main__.py), and for multiprocessing's spawned processes
-    (-c ... multiprocessing ...) the program that started them."""
+    is x.py), its module (-m), its package or folder (a __main__.py), and
+    for multiprocessing's spawned processes (-c ... multiprocessing ...)
+    the program that started them."""
     argv = getattr(sys, "argv", None) or [""]
     a0 = argv[0]
     if a0 == "-c":

@@ -189,13 +189,11 @@ sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
 _how = _hidden_spec()
 _tracy_child()
 _plain_rest()
-if _how is not None:
-    _run_hidden(_how)
-else:
+if _how is None:
     # As when there is no sitecustomize: site ignores this error, and the
     # import system takes this module off sys.modules.
-    del _how
     if sys.version_info[0] < 3:  # (site ignores any ImportError there)
         raise ImportError("No module named sitecustomize")
     raise ImportError("No module named 'sitecustomize'", name="sitecustomize")
+_run_hidden(_how)
 del _how
