@@ -4,8 +4,39 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* ---- Input -------------------------------------------------------------- */
+
+/* Every trace this program opened, by file (device and inode, as opened:
+ * its name may be replaced later): cv_check_output refuses each of them as
+ * an output. */
+typedef struct cv_seen {
+    dev_t dev;
+    ino_t ino;
+    const char *path;
+} cv_seen;
+static cv_seen *g_seen;
+static size_t g_nseen;
+
+static void note_input(const char *path) {
+    struct stat st;
+    cv_seen *s;
+    if (stat(path, &st) != 0) return;
+    if (!(s = realloc(g_seen, (g_nseen + 1) * sizeof *s))) return;
+    g_seen = s;
+    g_seen[g_nseen++] = (cv_seen){st.st_dev, st.st_ino, path};
+}
+
+int cv_check_output(const char *out) {
+    struct stat st;
+    if (!out || strcmp(out, "-") == 0 || stat(out, &st) != 0) return 0;
+    for (size_t i = 0; i < g_nseen; i++)
+        if (g_seen[i].dev == st.st_dev && g_seen[i].ino == st.st_ino)
+            return cv_usage_error("%s: the output would overwrite the input %s", out,
+                                  g_seen[i].path);
+    return 0;
+}
 
 int cv_exit_for(int lt_err) {
     switch (lt_err) {
@@ -22,7 +53,10 @@ int cv_exit_for(int lt_err) {
 static int cv_open_any(const char *path, lt_reader **out) {
     char detail[512] = "";
     int rc = lt_reader_open(out, path, detail, sizeof detail);
-    if (rc == 0) return 0;
+    if (rc == 0) {
+        note_input(path);
+        return 0;
+    }
     *out = NULL;
     /* The detail is the better message; it may already name the file. */
     if (!detail[0])

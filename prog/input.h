@@ -17,6 +17,12 @@ int cv_exit_for(int lt_err);
  * line tracy-info prints. */
 int cv_open(const char *path, lt_reader **out);
 
+/* Refuses an output path that names a trace this program opened (cv_open,
+ * cv_run_open), through any name or link: writing it would destroy the
+ * input. Returns 0, or CV_EXIT_USAGE after one line ("PROG: OUT: the output
+ * would overwrite the input IN"). cv_out_open checks it too. */
+int cv_check_output(const char *out);
+
 /* When the file has no trailer, warns on stderr with the number of bytes
  * ignored. Returns CV_EXIT_TRUNCATED for an incomplete file unless
  * allow_truncated, else 0. */

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "prog/input.h"
 #include "prog/prog.h"
 
 /* ---- Buffered output ---------------------------------------------------- */
@@ -37,6 +38,8 @@ int cv_out_open(cv_out *o, const char *path) {
     memset(o, 0, sizeof *o);
     o->fd = 1;
     if (path && strcmp(path, "-") != 0) {
+        int code = cv_check_output(path);
+        if (code) return code;
         o->fd = create_output(path);
         if (o->fd < 0) {
             cv_err("%s: cannot create: %s", path,

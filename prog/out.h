@@ -26,8 +26,9 @@ typedef struct cv_out {
     uint64_t total;    /* bytes handed to the sink */
 } cv_out;
 
-/* Opens `path` for writing (NULL or "-": stdout). Returns 0, or
- * CV_EXIT_OUTPUT after printing an error. */
+/* Opens `path` for writing (NULL or "-": stdout). Returns 0, CV_EXIT_USAGE
+ * when path is a trace the program opened (cv_check_output: nothing is
+ * written), or CV_EXIT_OUTPUT after printing an error. */
 int cv_out_open(cv_out *o, const char *path);
 /* Flushes, closes and frees. Returns 0, or -1 after printing an error naming
  * `what` (the path, or "standard output"). */

@@ -10,16 +10,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int sc_check_output(const char *out, char *const *inputs, int ninputs) {
-    struct stat so, si;
-    if (stat(out, &so) < 0) return 0; /* does not exist yet */
-    for (int i = 0; i < ninputs; i++)
-        if (stat(inputs[i], &si) == 0 && si.st_dev == so.st_dev && si.st_ino == so.st_ino)
-            return cv_usage_error("%s: the output would overwrite the input %s", out,
-                                  inputs[i]);
-    return 0;
-}
-
 /* Parses a zstd level 1..19. Returns 0 or -1. */
 static int sc_parse_level(const char *arg, int *level) {
     uint64_t v;

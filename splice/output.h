@@ -41,11 +41,6 @@ int sc_option(int c, sc_output *o, const char *usage, char *const *argv);
  * no input left in argv. Returns 0 when both are there. */
 int sc_check_args(const sc_output *o, int argc);
 
-/* Refuses (message, CV_EXIT_USAGE) an output path that names one of the
- * inputs, even through another name or a link: writing it would destroy
- * the input while it is read. Returns 0 when the output is not an input. */
-int sc_check_output(const char *out, char *const *inputs, int ninputs);
-
 /* Creates the output o->path (O_EXCL unless o->force) at o->level. Returns
  * 0 with *s set, or an exit code after one message ("exists (use -f to
  * overwrite)"). */

@@ -87,9 +87,9 @@ static int ct_run(const ct_opts *o) {
     lt_splice *s = NULL;
     uint32_t *out = NULL;
     int64_t *shift = NULL;
-    char *inputs[1] = {(char *)o->in};
-    int code = sc_check_output(o->output.path, inputs, 1);
-    if (code || (code = cv_open(o->in, &r))) return code;
+    int code = cv_open(o->in, &r);
+    if (code) return code;
+    if ((code = cv_check_output(o->output.path))) goto out;
     int trunc = cv_check_complete(r, o->in, 1) == 0 && !lt_reader_info(r)->complete;
     cv_sel sel = {r, o->procs, o->threads};
     lt_splice_input in = {.r = r, .name = o->in, .keep_thread = ct_keep_thread, .ctx = &sel};

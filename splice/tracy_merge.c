@@ -176,13 +176,13 @@ static int mg_run(const mg_opts *o) {
         cv_err("out of memory");
         return CV_EXIT_INPUT;
     }
-    if ((code = sc_check_output(o->output.path, o->inputs, o->ninputs))) goto out;
     for (int i = 0; i < o->ninputs && code == 0; i++) {
         code = cv_open(o->inputs[i], &m.r[i]);
         if (code == 0 && cv_check_complete(m.r[i], o->inputs[i], 1) == 0 &&
             !lt_reader_info(m.r[i])->complete)
             trunc = 1;
     }
+    if (!code) code = cv_check_output(o->output.path);
     if (code) goto out;
     if (mg_align(&m, o) < 0) {
         cv_err("out of memory");

@@ -271,6 +271,7 @@ static int run(const diff_opts *o) {
     }
     code = open_inputs(o->base, o->nbase, ia, o->allow_truncated);
     if (!code) code = open_inputs(o->next, o->nnext, ib, o->allow_truncated);
+    if (!code && cv_check_output(o->output)) code = DIFF_EXIT_USAGE;
     if (code) goto out;
     a = dp_profile_new(&o->prof, ia, o->nbase);
     b = dp_profile_new(&o->prof, ib, o->nnext);

@@ -334,6 +334,7 @@ static int run(const sql_opts *o) {
     }
     cv_run run;
     int code = cv_run_open(&run, o->path, o->allow_truncated ? CV_TRUNC_ALLOW : CV_TRUNC_REFUSE);
+    if (!code && (code = cv_check_output(o->output))) cv_run_close(&run);
     if (code) return code;
     int is_temp = 0;
     char *db_path = NULL;
