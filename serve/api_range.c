@@ -599,7 +599,7 @@ void sv_api_diff(sv_ctx *c, const sv_req *q, sv_answer *a) {
     }
     sv_session *sa = sv_session_find(c->ss, ida);
     sv_session *sb = sa ? sv_session_find(c->ss, idb) : NULL;
-    sa = sb ? sv_session_find(c->ss, ida) : NULL; /* the second find may rescan */
+    if (sa && sb) sa = sv_session_find(c->ss, ida); /* the second find may rescan */
     if (!sa || !sb) {
         sv_error(a, 404, "not_found", "no session %s", sa ? idb : ida);
         return;

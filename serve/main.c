@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
 
@@ -26,12 +27,12 @@ static const char usage_text[] =
     "      --cache DIR       index folder (default $XDG_CACHE_HOME/tracy/index\n"
     "                        or ~/.cache/tracy/index)\n"
     "  -h, --help            this help\n"
-    "      --version         the version\n"
+    "  -V, --version         the version\n"
     "\n"
     "Exit status: 0 stopped by a signal; 1 usage; 2 a PATH cannot be read;\n"
     "3 cannot listen.\n";
 
-enum { OPT_TOKEN = 256, OPT_CACHE, OPT_VERSION };
+enum { OPT_TOKEN = 256, OPT_CACHE };
 
 /* The secret: the file's content without trailing newlines; the file must
  * not be readable or writable by others, and the secret URL-safe (it is
@@ -81,13 +82,12 @@ static int parse(sv_opts *o, int argc, char **argv) {
         {"addr", required_argument, NULL, 'a'},   {"port", required_argument, NULL, 'p'},
         {"token-file", required_argument, NULL, OPT_TOKEN},
         {"cache", required_argument, NULL, OPT_CACHE},
-        {"help", no_argument, NULL, 'h'},         {"version", no_argument, NULL, OPT_VERSION},
-        {NULL, 0, NULL, 0}};
-    int c;
+        CV_STD_LONG_OPTIONS,                      {NULL, 0, NULL, 0}};
+    int c, rc;
     o->addr = "127.0.0.1";
     o->port = SV_DEFAULT_PORT;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":a:p:h", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":a:p:hV", longs, NULL)) != -1) {
         char *e;
         long v;
         switch (c) {
@@ -105,13 +105,12 @@ static int parse(sv_opts *o, int argc, char **argv) {
             break;
         case OPT_CACHE:
             if (snprintf(o->cache, sizeof o->cache, "%s", optarg) >= (int)sizeof o->cache)
-                return CV_EXIT_USAGE;
+                return cv_usage_error("--cache: a path of at most %zu bytes",
+                                      sizeof o->cache - 1);
             break;
-        case 'h': fputs(usage_text, stdout); exit(0);
-        case OPT_VERSION: printf(SV_NAME " " LT_VERSION_STRING "\n"); exit(0);
         default:
-            return cv_usage_error("%s '%s'", c == ':' ? "option needs a value" : "unknown option",
-                                  argv[optind - 1]);
+            if ((rc = cv_std_option(c, usage_text, argv)) == 0) exit(0); /* -h, -V */
+            return rc;
         }
     }
     if (optind >= argc) {
@@ -132,6 +131,23 @@ static int parse(sv_opts *o, int argc, char **argv) {
     return 0;
 }
 
+/* The index folder: made when missing; a folder this process can write
+ * into. Returns 0, or -1 after one line. */
+static int check_cache(const char *dir) {
+    struct stat st;
+    if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+        cv_err("cannot create %s: %s", dir, strerror(errno));
+        return -1;
+    }
+    int err = stat(dir, &st) < 0 ? errno : !S_ISDIR(st.st_mode) ? ENOTDIR
+                                   : access(dir, W_OK | X_OK) < 0 ? errno : 0;
+    if (err) {
+        cv_err("index folder %s: %s", dir, strerror(err));
+        return -1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv) {
     sv_opts o;
     memset(&o, 0, sizeof o);
@@ -142,10 +158,7 @@ int main(int argc, char **argv) {
         cv_err("no cache folder: set XDG_CACHE_HOME or HOME, or give --cache");
         return CV_EXIT_USAGE;
     }
-    if (mkdir(o.cache, 0700) < 0 && errno != EEXIST) {
-        cv_err("cannot create %s: %s", o.cache, strerror(errno));
-        return CV_EXIT_USAGE;
-    }
+    if (check_cache(o.cache) < 0) return CV_EXIT_USAGE;
     sv_sessions ss;
     if (sv_sessions_init(&ss, o.paths, o.npaths, o.cache) < 0) return CV_EXIT_INPUT;
     rc = sv_run(&o, &ss);

@@ -636,8 +636,14 @@ START_TEST(diff_and_trend) {
     cJSON_Delete(cli);
     free(dj);
     cJSON_Delete(j);
+    /* the error names the side that is missing */
     snprintf(t, sizeof t, "/api/diff?a=%s&b=0000000000000000", a);
     j = get_json(s.port, t, 404);
+    ck_assert_str_eq(str(j, "error"), "no session 0000000000000000");
+    cJSON_Delete(j);
+    snprintf(t, sizeof t, "/api/diff?a=0000000000000000&b=%s", b);
+    j = get_json(s.port, t, 404);
+    ck_assert_str_eq(str(j, "error"), "no session 0000000000000000");
     cJSON_Delete(j);
     j = get_json(s.port, "/api/trend?program=app1", 200);
     ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(j, "sessions")), 2);

@@ -1,0 +1,1 @@
+tracy-serve -V | sed "s/ [0-9.]* (/ VERSION (/"
