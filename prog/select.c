@@ -54,6 +54,8 @@ int cv_sel_keeps(const cv_sel *s, uint32_t p, uint32_t t) {
 
 int cv_sel_check(const cv_sel *s) {
     uint32_t np = lt_reader_nprocesses(s->r);
+    if (s->procs && !*s->procs) return cv_usage_error("--process: an empty list");
+    if (s->threads && !*s->threads) return cv_usage_error("--thread: an empty list");
     for (const char *l = s->procs; l && *l;) {
         const char *e = strchr(l, ',');
         size_t len = e ? (size_t)(e - l) : strlen(l);
@@ -75,7 +77,11 @@ int cv_sel_check(const cv_sel *s) {
         if (!found) return cv_usage_error("--thread: no thread '%.*s' in the trace", (int)len, l);
         l = e ? e + 1 : l + len;
     }
-    return 0;
+    if (!s->procs || !s->threads) return 0; /* each item names something */
+    for (uint32_t p = 1; p <= np; p++)
+        for (uint32_t t = 1; t <= lt_reader_nthreads(s->r, p); t++)
+            if (cv_sel_keeps(s, p, t)) return 0;
+    return cv_usage_error("--process and --thread together select no thread of the trace");
 }
 
 int cv_sel_table_init(cv_sel_table *t, const cv_sel *s) {

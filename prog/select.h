@@ -25,8 +25,10 @@ int cv_sel_keep_thread(const cv_sel *s, uint32_t p, uint32_t t);
 int cv_sel_keeps(const cv_sel *s, uint32_t p, uint32_t t);
 
 /* Checks that every item of both lists names a process or a thread of the
- * trace. Returns 0, or CV_EXIT_USAGE after one line ("--process: '9' is
- * not a process of the trace (1..4)", "--thread: no thread 'x' in the
+ * trace, and that the lists together select a thread. Returns 0, or
+ * CV_EXIT_USAGE after one line ("--process: '9' is not a process of the
+ * trace (1..4)", "--thread: no thread 'x' in the trace", "--process: an
+ * empty list", "--process and --thread together select no thread of the
  * trace"). */
 int cv_sel_check(const cv_sel *s);
 

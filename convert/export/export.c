@@ -218,10 +218,6 @@ static int run(const ex_opts *o, int fmt) {
         code = CV_EXIT_INPUT;
         goto done;
     }
-    if (t.keep && t.kept == 0) {
-        code = cv_usage_error("--process and --thread together select no thread of the trace");
-        goto done;
-    }
     code = o->split ? export_split(o, r, fmt, &sel) : export_one(o, r, fmt, o->output, &t);
     code = cv_final_exit(code, trunc);
 done:
