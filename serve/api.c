@@ -227,6 +227,7 @@ static void api_meta(sv_ctx *c, sv_session *s, sv_answer *a) {
     jb_key(j, "wall_start_ns"), jb_u64s(j, have ? s->sum.wall_start : 0);
     jb_key(j, "duration_ns"), jb_u64(j, t->duration);
     jb_key(j, "zones"), jb_u64(j, t->zones);
+    jb_key(j, "records"), jb_u64(j, vw_nrecs(s->ix));
     jb_key(j, "max_depth"), jb_u64(j, t->max_depth);
     jb_key(j, "functions"), jb_u64(j, vw_nfuncs(s->ix));
     jb_key(j, "processes"), meta_processes(j, s);

@@ -282,6 +282,35 @@ START_TEST(hostile_paths) {
 }
 END_TEST
 
+/* Every id below /meta's `records` is a zone's (/zone answers it) or
+ * another record's (404); the zones are exactly `zones` of them. */
+START_TEST(zone_ids_below_records) {
+    gen(scratch_path("ids.tracy"), "-z 300 -t 2 -d 3 --messages 6 --plots 4 --frames 3");
+    srv s;
+    ck_assert_int_eq(start(&s, scratch_path("ids.tracy")), 0);
+    char *id = session_id(s.port, "ids.tracy");
+    char t[200];
+    snprintf(t, sizeof t, "/api/t/%s/meta", id);
+    cJSON *m = get_json(s.port, t, 200);
+    double zones = num(m, "zones"), records = num(m, "records");
+    cJSON_Delete(m);
+    ck_assert_double_gt(records, zones); /* markers, samples, frame marks */
+    int found = 0;
+    for (int i = 0; i <= (int)records; i++) {
+        snprintf(t, sizeof t, "/api/t/%s/zone?id=%d", id, i);
+        resp r = get(s.port, t);
+        ck_assert_msg(r.status == 200 || (r.status == 404 && strstr(r.body, "no zone")),
+                      "%s: %d", t, r.status);
+        ck_assert_msg(i < (int)records || r.status == 404, "id %d past records answered", i);
+        found += r.status == 200;
+        free(r.raw);
+    }
+    ck_assert_int_eq(found, (int)zones);
+    free(id);
+    stop(&s);
+}
+END_TEST
+
 /* Parameters out of range get a 4xx JSON error; the server goes on. */
 START_TEST(bad_parameters) {
     gen(scratch_path("p.tracy"), "-z 3000 -t 2 -d 4");
@@ -1009,6 +1038,7 @@ Suite *serve_suite(void) {
     tcase_add_test(tc, sessions_match_tracy_info);
     tcase_add_test(tc, hostile_paths);
     tcase_add_test(tc, bad_parameters);
+    tcase_add_test(tc, zone_ids_below_records);
     tcase_add_test(tc, hostile_names);
     tcase_add_test(tc, token);
     tcase_add_test(tc, json_escapes);

@@ -295,6 +295,7 @@ const vw_track *vw_track_at(const vw_index *ix, uint32_t i) {
     return i < ix->h->n_tracks ? &ix->tracks[i] : NULL;
 }
 uint32_t vw_nfuncs(const vw_index *ix) { return (uint32_t)ix->h->n_funcs; }
+uint64_t vw_nrecs(const vw_index *ix) { return ix->h->n_recs; }
 const vw_func *vw_func_at(const vw_index *ix, uint32_t i) {
     return i < ix->h->n_funcs ? &ix->funcs[i] : NULL;
 }

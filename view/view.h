@@ -211,6 +211,9 @@ long vw_find_row(const vw_index *ix, uint32_t kind, uint32_t key, uint32_t depth
 const vw_row *vw_row_at(const vw_index *ix, uint32_t row);
 /* Record i of a row (i < n): a vw_zone, vw_marker or vw_sample. */
 const void *vw_rec(const vw_index *ix, uint32_t row, uint64_t i);
+/* How many records the index holds (zones, markers, plot samples, frame
+ * marks, lost ranges): their global ids are 0..n-1. */
+uint64_t vw_nrecs(const vw_index *ix);
 /* Global id of record i of a row. */
 uint64_t vw_rec_id(const vw_index *ix, uint32_t row, uint64_t i);
 /* The row and position of record `id`; returns 0, or -1 when out of range. */
