@@ -99,10 +99,12 @@ static int thread_matches(const lt_thread *t, const char *want) {
     return t->name && strcmp(t->name, want) == 0;
 }
 
-/* Builds the per-stream keep table for --thread/--process. */
-static int build_keep(csv_state *s) {
+/* Builds the per-stream keep table for --thread/--process. Returns how
+ * many threads it keeps (1 without a table), or -1 on out-of-memory. */
+static long build_keep(csv_state *s) {
     const csv_opts *o = s->o;
-    if (!o->thread && !o->process) return 0;
+    long kept = 0;
+    if (!o->thread && !o->process) return 1;
     s->nproc = lt_reader_nprocesses(s->r);
     s->keep = calloc(s->nproc + 1, sizeof *s->keep);
     if (!s->keep) return -1;
@@ -115,9 +117,17 @@ static int build_keep(csv_state *s) {
         for (uint32_t t = 1; t <= nt; t++) {
             const lt_thread *th = lt_reader_thread(s->r, p, t);
             s->keep[p][t] = pok && (!o->thread || (th && thread_matches(th, o->thread)));
+            kept += s->keep[p][t];
         }
     }
-    return 0;
+    return kept;
+}
+
+/* A --thread or --process that selects nothing: one line, CV_EXIT_USAGE. */
+static int selects_nothing(const csv_opts *o) {
+    if (!o->process) return cv_usage_error("--thread: no thread '%s' in the trace", o->thread);
+    if (!o->thread) return cv_usage_error("--process: no process '%s' in the trace", o->process);
+    return cv_usage_error("--process and --thread together select no thread of the trace");
 }
 
 static int stream_kept(const csv_state *s, uint32_t p, uint32_t t) {
@@ -387,9 +397,14 @@ static int run(const csv_opts *o) {
     s.zones = cv_zones_new();
     s.funcs = cv_map_new();
     s.active = ct_active_new();
-    if (!s.zones || !s.funcs || !s.active || build_keep(&s)) {
+    long kept = s.zones && s.funcs && s.active ? build_keep(&s) : -1;
+    if (kept < 0) {
         cv_err("out of memory");
         code = CV_EXIT_INPUT;
+        goto out;
+    }
+    if (kept == 0) {
+        code = selects_nothing(o);
         goto out;
     }
     if ((code = cv_out_open(&s.out, o->output))) goto out;

@@ -35,15 +35,16 @@ int sv_time_param(const sv_req *q, sv_answer *a, const char *name, uint64_t *out
     return 1;
 }
 
-static int uint_param(const sv_req *q, sv_answer *a, const char *name, uint64_t max, uint64_t *out) {
+static int uint_param(const sv_req *q, sv_answer *a, const char *name, uint64_t min, uint64_t max,
+                      uint64_t *out) {
     char buf[32];
     long n = sv_param(q, name, buf, sizeof buf);
     if (n == -1) return 0;
     char *e;
     unsigned long long v = n > 0 && isdigit((unsigned char)buf[0]) ? strtoull(buf, &e, 10) : 0;
-    if (n <= 0 || !isdigit((unsigned char)buf[0]) || *e || v > max) {
-        sv_error(a, 400, "bad_param", "%s must be an integer in [0, %llu]", name,
-                 (unsigned long long)max);
+    if (n <= 0 || !isdigit((unsigned char)buf[0]) || *e || v < min || v > max) {
+        sv_error(a, 400, "bad_param", "%s must be an integer in [%llu, %llu]", name,
+                 (unsigned long long)min, (unsigned long long)max);
         return -1;
     }
     *out = v;
@@ -386,9 +387,9 @@ static void numbered_rows(jb *j, const vw_index *ix, uint32_t kind, uint32_t n, 
 static void api_view(sv_session *s, const sv_req *q, sv_answer *a) {
     uint64_t t0 = 0, t1 = 0, px = 0;
     int r0 = sv_time_param(q, a, "t0", &t0), r1 = r0 < 0 ? -1 : sv_time_param(q, a, "t1", &t1);
-    int rp = r1 < 0 ? -1 : uint_param(q, a, "px", MAX_PX, &px);
+    int rp = r1 < 0 ? -1 : uint_param(q, a, "px", 1, MAX_PX, &px);
     if (r0 < 0 || r1 < 0 || rp < 0) return;
-    if (!r0 || !r1 || !rp || t1 <= t0 || px < 1) {
+    if (!r0 || !r1 || !rp || t1 <= t0) {
         sv_error(a, 400, "bad_param", "view needs t0 < t1 and px in 1..%d", MAX_PX);
         return;
     }
@@ -484,7 +485,7 @@ static void zone_brief(jb *j, const vw_index *ix, uint32_t row, uint64_t i) {
 
 static void api_zone(sv_session *s, const sv_req *q, sv_answer *a) {
     uint64_t id = 0;
-    int r = uint_param(q, a, "id", UINT64_MAX >> 11, &id);
+    int r = uint_param(q, a, "id", 0, UINT64_MAX >> 11, &id);
     if (r < 0) return;
     const vw_index *ix = s->ix;
     uint32_t row;
@@ -539,11 +540,11 @@ static void api_find(sv_session *s, const sv_req *q, sv_answer *a) {
     }
     uint64_t fid = 0, after = 0, before = 0, track = 0;
     char text[260];
-    int rf = uint_param(q, a, "func", UINT32_MAX, &fid);
+    int rf = uint_param(q, a, "func", 0, UINT32_MAX, &fid);
     long ql = rf < 0 ? -1 : sv_param(q, "q", text, sizeof text);
     int ra = rf < 0 ? -1 : sv_time_param(q, a, "after", &after);
     int rb = ra < 0 ? -1 : sv_time_param(q, a, "before", &before);
-    int rt = rb < 0 ? -1 : uint_param(q, a, "track", nt ? nt - 1 : 0, &track);
+    int rt = rb < 0 ? -1 : uint_param(q, a, "track", 0, nt ? nt - 1 : 0, &track);
     if (rf < 0 || ra < 0 || rb < 0 || rt < 0) goto out;
     if (rt && track >= nt) {
         sv_error(a, 404, "not_found", "no track %llu", (unsigned long long)track);

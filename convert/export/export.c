@@ -71,9 +71,10 @@ static const char *const format_names[] = {"pstats", "callgrind", "folded", "spe
 static const char *const format_ext[] = {".prof", ".callgrind", ".folded", ".speedscope.json",
                                          ".html", ".lines.txt", ".ranks.txt"};
 
+/* Whether s ends with suffix, in either case (report.HTML, run.PROF). */
 static int ends_with(const char *s, const char *suffix) {
     size_t n = strlen(s), m = strlen(suffix);
-    return n >= m && strcmp(s + n - m, suffix) == 0;
+    return n >= m && strcasecmp(s + n - m, suffix) == 0;
 }
 
 static int format_of_name(const char *name) {
