@@ -35,7 +35,7 @@ static const char usage_text[] =
     "      --frames N        frame marks in all (default 0)\n"
     "      --lost N          LOST records in all (default 0)\n"
     "      --no-trailer      leave the trailer out (an incomplete file)\n"
-    "      --slow LOC:PCT    zones of location LOC last PCT%% longer (tracy-diff tests)\n"
+    "      --slow LOC:PCT    zones of location LOC last PCT% longer (tracy-diff tests)\n"
     "      --drop LOC        record no zone of location LOC (its time stays)\n"
     "      --rename LOC:NAME name location LOC NAME instead of func_LOC\n"
     "      --fixed NAME      write a fixed trace instead: 'small' (two processes,\n"

@@ -209,6 +209,8 @@ static void process_item(ex_ctx *x, size_t i) {
     ex_html_str(o, pr ? pr->hostname : "");
     cv_out_str(o, ",\"status\":");
     ex_html_str(o, cv_status_name(pr ? pr->status : -2));
+    cv_out_str(o, ",\"reason\":"); /* what tracy-info shows after the status */
+    ex_html_str(o, pr && pr->end_reason ? pr->end_reason : "");
     cv_out_printf(o, ",\"lost\":%llu,\"args\":", (unsigned long long)(pr ? pr->events_lost : 0));
     char args[1024];
     size_t n = 0;

@@ -456,6 +456,11 @@ def test_html_report_of_an_empty_and_a_two_process_trace(browser, tmp_path):
             assert rows == 0
             continue
         assert rows == 5
+        # each process's end as tracy-info gives it, its reason included
+        shown = browser.eval("Array.from(document.querySelectorAll('tr')).map(r => "
+                             "r.textContent).find(t => t.startsWith('processes'))")
+        assert "1001 rank 0 on node0: clean" in shown, shown
+        assert "2001 rank 1 on node1: lost (connection reset)" in shown, shown
         # one process of the two: its functions only (numpy.dot is process 1's)
         browser.eval("var f = document.getElementById('filter'); f.value = Array.from("
                      "f.options).find(o => o.text.includes('2001')).value;"

@@ -104,7 +104,7 @@
       ["programs", Object.keys(programs).join("; ")],
       ["processes", D.processes.map(function (p) {
         return basename(p.program) + " " + p.pid + (p.rank >= 0 ? " rank " + p.rank : "") +
-          " on " + p.host + ": " + p.status;
+          " on " + p.host + ": " + p.status + (p.reason ? " (" + p.reason + ")" : "");
       }).join("; ")],
       ["threads", String(D.threads.length)],
       ["time range", ms(span) + " ms"],
