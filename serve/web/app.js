@@ -1554,7 +1554,22 @@
       setStatus('');
       showError('Cannot open this session: ' + e.message);
       T.meta = null;
+      nameUnopened(id, current);
     }
+  }
+
+  // A session that cannot be opened is named in the header by its file, as
+  // in the list (which a direct link has not loaded), not by its id.
+  async function nameUnopened(id, current) {
+    let s = S.byId.get(id);
+    if (!s) {
+      try {
+        s = ((await api('/api/sessions')).sessions || []).find((x) => x.id === id);
+      } catch (e) {
+        return; // the id stays
+      }
+    }
+    if (s && current()) crumbs([{text: 'sessions', href: '#/'}, {text: sessionLabel(s)}]);
   }
 
   // ---- routes -----------------------------------------------------------

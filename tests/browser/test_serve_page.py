@@ -263,6 +263,9 @@ def test_unreadable_trace_is_an_error_in_the_page(page, server, traces):
     page.open(server + "#/t/" + sid, ready="!document.getElementById('error').hidden")
     assert page.eval("document.getElementById('error').textContent").startswith(
         "Cannot open this session: ")
+    # the header names it by its file, as the list does, not by its id
+    page.wait("document.getElementById('crumbs').textContent.includes('broken.tracy')")
+    assert sid not in page.eval("document.getElementById('crumbs').textContent")
     # the browser reports the 422 answer itself; nothing else went wrong
     log = page.log()
     assert all("status of 422" in e for e in log["errors"]), log
