@@ -408,7 +408,8 @@ static int summarize(sv_summary *m, lt_reader *r) {
         m->threads += lt_reader_nthreads(r, p);
         const lt_process *pr = lt_reader_process(r, p);
         if (!pr) continue;
-        if (!anchored && pr->has_info && pr->anchor_wall_ns) {
+        /* (no event read yet, first_ts 0: the file's creation time stays) */
+        if (!anchored && pr->has_info && pr->anchor_wall_ns && fi->first_ts) {
             m->wall_start = pr->anchor_wall_ns + fi->first_ts - pr->anchor_mono_ns;
             anchored = 1;
         }

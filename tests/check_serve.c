@@ -216,16 +216,21 @@ START_TEST(sessions_match_tracy_info) {
     gen(scratch_path("runs/a.tracy"), "-z 20000 -t 3 -d 5 --lost 4");
     gen(scratch_path("runs/sub/b.tracy"), "-z 7000 -t 2 -p 2 -d 4");
     gen(scratch_path("runs/sub/c.tracy"), "-z 5000 -t 2 -d 4 --no-trailer");
+    gen(scratch_path("runs/d.tracy"), "-z 0 --no-trailer"); /* no event yet */
     sh("echo not a trace > '%s/runs/notes.txt'", scratch_dir);
     srv s;
     ck_assert_int_eq(start(&s, scratch_path("runs")), 0);
     cJSON *j = get_json(s.port, "/api/sessions", 200);
     const cJSON *arr = cJSON_GetObjectItem(j, "sessions"), *e;
-    ck_assert_int_eq(cJSON_GetArraySize(arr), 3);
+    ck_assert_int_eq(cJSON_GetArraySize(arr), 4);
     cJSON_ArrayForEach(e, arr) {
         char path[300];
         snprintf(path, sizeof path, "%s/runs/%s", scratch_dir, str(e, "path"));
         cJSON *info = info_json(path);
+        /* a start in wall time: of the first event, or (none yet) the
+         * file's creation, never the time the clock's count began */
+        if (num(info, "first_ts") == 0)
+            ck_assert_double_eq(strtod(str(e, "wall_start_ns"), NULL), num(info, "created_wall_ns"));
         ck_assert_double_eq(num(e, "zones"), num(info, "zones"));
         ck_assert_double_eq(num(e, "lost"), num(info, "lost_events"));
         ck_assert_double_eq(num(e, "threads"), num(info, "threads"));
@@ -239,10 +244,10 @@ START_TEST(sessions_match_tracy_info) {
     }
     cJSON_Delete(j);
     /* a new file appears without a restart */
-    gen(scratch_path("runs/sub/d.tracy"), "-z 100");
+    gen(scratch_path("runs/sub/e.tracy"), "-z 100");
     j = get_json(s.port, "/api/sessions", 200);
-    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(j, "sessions")), 4);
-    ck_assert_str_eq(str(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "sessions"), 0), "path"), "sub/d.tracy");
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(j, "sessions")), 5);
+    ck_assert_str_eq(str(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "sessions"), 0), "path"), "sub/e.tracy");
     cJSON_Delete(j);
     stop(&s);
 }
