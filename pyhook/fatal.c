@@ -1,7 +1,8 @@
 /* fatal.c -- a fatal signal that Python would miss is delivered again.
  *
- * The tracy package handles SIGTERM/SIGHUP in Python (_on_fatal: ship what
- * was recorded, then end by the same signal). A Python handler runs when the
+ * The tracy package handles SIGTERM, SIGHUP and the other signals that end
+ * a process by default in Python (_on_fatal: ship what was recorded, then
+ * end by the same signal). A Python handler runs when the
  * main thread next checks for signals, and CPython's blocking calls check
  * after a system call fails with EINTR. A signal that arrives between such a
  * call's last check and the system call itself (multiprocessing's

@@ -2186,8 +2186,9 @@ int py__hook_init(void) {
 #endif
     pthread_key_create(&g_tls_key, tstate_free);
     pthread_atfork(NULL, NULL, child_after_fork);
-    /* SIGTERM/SIGHUP are the tracy package's (Python handlers, fatal.c);
-     * SIGINT is Python's KeyboardInterrupt */
+    /* SIGTERM, SIGHUP and the other signals that end a process by default
+     * are the tracy package's (Python handlers, fatal.c); SIGINT is
+     * Python's KeyboardInterrupt */
     lt_client_catch_signals(0);
     py__fatal_init();
     return 0;

@@ -377,8 +377,9 @@ static int sets_default(PyObject *st, PyObject *args, PyObject *kw) {
     return dfl > 0 && fatal > 0;
 }
 
-/* Setting SIG_DFL back on SIGTERM/SIGHUP installs the profiler's handler
- * again (it is the default action, shipping the recording first). */
+/* Setting SIG_DFL back on a signal of the set `fatal` (SIGTERM, SIGHUP...)
+ * installs the profiler's handler again (it is the default action,
+ * shipping the recording first). */
 static PyObject *signal_call(PyObject *st, PyObject *args, PyObject *kw) {
     PyObject *set = PyTuple_GET_ITEM(st, S_SET);
     if (!sets_default(st, args, kw)) return shown(st, PyObject_Call(set, args, kw));

@@ -115,12 +115,11 @@ static void daemon_cleanup(capd *d) {
 typedef void (*scenario)(void *arg);
 
 /* A profiled child starts as a program does: the test runner's handlers of
- * SIGTERM, SIGINT and SIGHUP (which end the runner's process group) are not
- * the program's. */
+ * SIGTERM, SIGINT, SIGHUP and SIGALRM (its timeout: they end the runner's
+ * process group) are not the program's. */
 static void default_signals(void) {
-    signal(SIGTERM, SIG_DFL);
-    signal(SIGINT, SIG_DFL);
-    signal(SIGHUP, SIG_DFL);
+    static const int sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGALRM};
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) signal(sigs[i], SIG_DFL);
 }
 
 /* In a forked test child: default signals, the daemon at `port`. */
@@ -164,6 +163,7 @@ static void assert_clean_exit(int st) {
 /* ---- reading the file back ------------------------------------------- */
 
 #define MAXT 80
+#define MAXP 6 /* processes a test's trace may hold */
 
 /* Per-stream facts gathered from a file. */
 typedef struct stream {
@@ -176,12 +176,12 @@ typedef struct stream {
 
 typedef struct facts {
     lt_reader *r;
-    stream s[4][MAXT + 1];   /* [process][thread] */
+    stream s[MAXP + 1][MAXT + 1]; /* [process][thread] */
     uint64_t unclosed, aborted, lost;
     uint64_t zones_named[8]; /* ZONE_ENDs per name in `names` */
     const char *names[8];
-    uint64_t crash_notes[4]; /* per process: "tracy: crashed by SIG..." */
-    uint64_t notes_unread[4]; /* those saying the runtime's part failed */
+    uint64_t crash_notes[MAXP + 1]; /* per process: "tracy: crashed by SIG..." */
+    uint64_t notes_unread[MAXP + 1]; /* those saying the runtime's part failed */
 } facts;
 
 static void facts_read(facts *f, const char *path, const char *const *names) {
@@ -195,7 +195,7 @@ static void facts_read(facts *f, const char *path, const char *const *names) {
     /* No ck_assert per event: each one is a message to the test runner. */
     const char *bad = NULL;
     while ((rc = lt_reader_next(f->r, &ev)) == 1) {
-        if (ev.process > 3 || ev.thread > MAXT) {
+        if (ev.process > MAXP || ev.thread > MAXT) {
             bad = "process or thread index out of the expected range";
             break;
         }
@@ -864,10 +864,10 @@ static void zones_then_wait(void *arg) {
 }
 
 START_TEST(fatal_signals_ship_then_end_the_process_by_them) {
-    static const int sigs[] = {SIGTERM, SIGINT, SIGHUP};
+    static const int sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGALRM};
     capd d;
-    daemon_start(&d, 3);
-    for (int i = 0; i < 3; i++) {
+    daemon_start(&d, 6);
+    for (int i = 0; i < 6; i++) {
         int st = run_signalled(zones_then_wait, NULL, d.port, NULL, sigs[i]);
         ck_assert_msg(st >= 0 && WIFSIGNALED(st) && WTERMSIG(st) == sigs[i],
                       "signal %d: child status %d", sigs[i], st);
@@ -876,14 +876,15 @@ START_TEST(fatal_signals_ship_then_end_the_process_by_them) {
     facts f;
     const char *names[] = {"before signal", NULL};
     facts_read(&f, d.path, names);
-    ck_assert_uint_eq(lt_reader_nprocesses(f.r), 3);
+    ck_assert_uint_eq(lt_reader_nprocesses(f.r), 6);
     static const char *reasons[] = {"SIGTERM (signal 15)", "SIGINT (signal 2)",
-                                    "SIGHUP (signal 1)"}; /* BYE names it (1.2) */
-    for (uint32_t p = 1; p <= 3; p++) {
+                                    "SIGHUP (signal 1)", "SIGQUIT (signal 3)",
+                                    "SIGUSR1 (signal 10)", "SIGALRM (signal 14)"};
+    for (uint32_t p = 1; p <= 6; p++) { /* BYE names the signal (1.2) */
         assert_process_clean(&f, p);
         ck_assert_str_eq(lt_reader_process(f.r, p)->end_reason, reasons[p - 1]);
     }
-    ck_assert_uint_eq(f.zones_named[0], 3 * SIG_ZONES);
+    ck_assert_uint_eq(f.zones_named[0], 6 * SIG_ZONES);
     facts_free(&f);
     daemon_cleanup(&d);
 }

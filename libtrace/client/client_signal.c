@@ -1,5 +1,6 @@
-/* client_signal.c -- a profiled process that SIGTERM, SIGINT or SIGHUP ends
- * (the default action) first ships what it recorded.
+/* client_signal.c -- a profiled process that SIGTERM, SIGINT, SIGHUP or
+ * another signal ends by its default action (SIGQUIT, SIGUSR1, SIGALRM...:
+ * fatal_sigs) first ships what it recorded.
  *
  * When the client connects, each of these signals whose action is still the
  * default gets on_fatal(), installed with SA_RESETHAND | SA_NODEFER: the
@@ -35,7 +36,13 @@
 
 #define LT__FATAL_WAIT_MS 5000
 
-static const int fatal_sigs[] = {SIGTERM, SIGINT, SIGHUP};
+/* Every signal whose default action ends the process, but the crash signals
+ * (client_crash.c), those that the instruction raising them decides
+ * (SIGTRAP, SIGSYS), SIGPIPE and SIGXFSZ (a write's error) and the
+ * real-time ones. */
+static const int fatal_sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2,
+                                 SIGALRM, SIGVTALRM, SIGPROF, SIGXCPU, SIGIO, SIGPWR,
+                                 SIGSTKFLT};
 static int catch_mode = -1;           /* -1 from TRACY_SIGNALS, else 0/1 */
 static sem_t req;                     /* handler -> reaper (sem_post is
                                          async-signal-safe) */

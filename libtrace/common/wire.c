@@ -135,7 +135,8 @@ void lt__wire_signal_text(unsigned sig, char *buf, size_t n) {
         {SIGINT, "SIGINT"}, {SIGHUP, "SIGHUP"}, {SIGQUIT, "SIGQUIT"},
         {SIGPIPE, "SIGPIPE"}, {SIGALRM, "SIGALRM"}, {SIGUSR1, "SIGUSR1"},
         {SIGUSR2, "SIGUSR2"}, {SIGXCPU, "SIGXCPU"}, {SIGXFSZ, "SIGXFSZ"},
-        {SIGVTALRM, "SIGVTALRM"}, {SIGPROF, "SIGPROF"}};
+        {SIGVTALRM, "SIGVTALRM"}, {SIGPROF, "SIGPROF"}, {SIGIO, "SIGIO"},
+        {SIGPWR, "SIGPWR"}, {SIGSTKFLT, "SIGSTKFLT"}};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         if (names[i].sig == sig) {
             snprintf(buf, n, "%s (signal %u)", names[i].name, sig);

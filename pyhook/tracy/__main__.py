@@ -675,6 +675,8 @@ def finish(run, cli, urgent=False):
             _capture.wait_for_children(say)
     except KeyboardInterrupt:
         interrupted = True
+    if not urgent and run.mode == Mode.OWN:
+        _rt.signals_hurry(lambda: _capture.hurry_daemon(run.pid))
     unprofiled = _rt.take_unprofiled()
     for line in unprofiled:  # in the trace too, on this process's timeline
         _tracy.message("tracy: " + line)
@@ -837,6 +839,8 @@ def main(argv):
     _rt.stop_mp_helpers()
     _rt.signals_done()
     finish(run, cli)
+    if status is not INTERRUPTED:
+        _rt.signals_quiet()
     return _die_like(status)
 
 

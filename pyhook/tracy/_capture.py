@@ -526,9 +526,17 @@ def _environ():
 
 def run_tool(argv):
     """Runs a toolkit program; returns its exit status (as exit_code)."""
-    pid = os.posix_spawn(argv[0], argv, _environ())
-    _, status = os.waitpid(pid, 0)
-    return exit_code(status)
+    return _reap(os.posix_spawn(argv[0], argv, _environ()))
+
+
+def _reap(pid):
+    """Waits for a child of tracy's; its exit status (exit_code), or 0 when
+    the program's SIGCHLD handling took it first (a window of tracy.trace
+    closes while the program runs)."""
+    try:
+        return exit_code(os.waitpid(pid, 0)[1])
+    except ChildProcessError:
+        return 0
 
 
 def file_summary(out):
@@ -554,7 +562,7 @@ def file_summary(out):
             break
         data += chunk
     os.close(r)
-    os.waitpid(pid, 0)
+    _reap(pid)
     # tracy-info's summary lines "events:", "lost events:", "processes:"
     # (its text, not --json: python -m tracy imports nothing it can avoid)
     got = {}
@@ -617,22 +625,27 @@ def _signal_daemon(pid):
         pass
 
 
+_hurried = []  # the daemons asked to finish at once
+
+
+def hurry_daemon(pid):
+    """Asks the daemon to finish the file now (once said, each time done)."""
+    if not _hurried:
+        tell("tracy: interrupted; finishing the trace\n")
+    _hurried.append(pid)
+    _signal_daemon(pid)
+
+
 def wait_daemon(pid, interrupted=False):
     """Waits for the daemon to finish the file. An interrupt (Ctrl-C, SIGTERM)
     while waiting asks it to finish now; the wait then goes on."""
-    asked = False
     if interrupted:
-        tell("tracy: interrupted; finishing the trace\n")
-        _signal_daemon(pid)
-        asked = True
+        hurry_daemon(pid)
     while True:
         try:
             _, st = os.waitpid(pid, 0)
             return exit_code(st)
         except KeyboardInterrupt:
-            if not asked:
-                tell("tracy: interrupted; finishing the trace\n")
-            asked = True
-            _signal_daemon(pid)
+            hurry_daemon(pid)
         except ChildProcessError:
             return 0

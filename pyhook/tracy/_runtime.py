@@ -223,13 +223,19 @@ def _exit(code):
         _real_exit(code)
 
 
-_FATAL = ("SIGTERM", "SIGHUP")
+# The signals whose default action ends the process and that Python leaves
+# at the default: SIGTERM, SIGHUP, Ctrl-\'s SIGQUIT, alarms and timers, the
+# user's. (SIGINT is Python's KeyboardInterrupt; SIGPIPE and SIGXFSZ are
+# ignored by Python; the crash signals are the client's, client_crash.c;
+# SIGTRAP and SIGSYS come from the instruction that raised them.)
+_FATAL = ("SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGALRM", "SIGVTALRM",
+          "SIGPROF", "SIGXCPU", "SIGIO", "SIGPWR", "SIGSTKFLT")
 
 
 def _on_fatal(signum, frame):
-    """SIGTERM/SIGHUP where the program left the default action (end the
-    process): ship what was recorded, then end by the same signal, so that
-    the program's parent sees what it would have seen unprofiled."""
+    """A signal of _FATAL where the program left the default action (end
+    the process): ship what was recorded, then end by the same signal, so
+    that the program's parent sees what it would have seen unprofiled."""
     if _tracy._fatal_begin(signum) <= 0:
         # under way (here, or in the extension's watchdog: fatal.c), or no
         # signal at all: _thread.interrupt_main(signum) does nothing in plain
@@ -371,11 +377,55 @@ def _guard_forks():
 
 
 def signals_done():
-    """The program has ended (python -m tracy is finishing the trace): a
-    SIGTERM/SIGHUP now interrupts that wait instead."""
-    for signum in _fatal_ours():
+    """The program has ended (python -m tracy is finishing the trace): its
+    handlers no longer run. A SIGTERM/SIGHUP (where the action was ours)
+    or a SIGINT (unless the program ignored it) now interrupts that wait
+    (KeyboardInterrupt); SIGCHLD takes its default action again, so that
+    tracy's own children (the daemon, tracy-info) are not reaped or
+    ignored away by what the program set."""
+    import _signal as signal
+    late = [(s, _on_late_signal) for s in _fatal_ours()]
+    if sig()[1](signal.SIGINT) != signal.SIG_IGN:
+        late.append((signal.SIGINT, signal.default_int_handler))
+    if hasattr(signal, "SIGCHLD"):
+        late.append((signal.SIGCHLD, signal.SIG_DFL))
+    for signum, handler in late:
         try:
-            sig()[0](signum, _on_late_signal)
+            sig()[0](signum, handler)
+        except (ValueError, OSError):
+            pass
+
+
+def signals_hurry(fn):
+    """The last part of the finish: a SIGINT or a signal of _FATAL that
+    would interrupt it calls fn (ask the daemon to finish at once) instead
+    of raising, so that nothing of the finish is cut and the program's exit
+    status stands."""
+    def hurry(signum, frame):
+        fn()
+    _late_signals(hurry)
+
+
+def signals_quiet():
+    """Everything is written: the process only exits, with the program's
+    status. An interrupt now (a Ctrl-C pressed again) is ignored: the
+    interpreter's exit would restore the default action and end the
+    process by the signal instead."""
+    import _signal as signal
+    _late_signals(signal.SIG_IGN)
+
+
+def _late_signals(handler):
+    """handler for SIGINT and the signals of _FATAL, unless ignored or left
+    at the default action: the program is over, its handlers no longer run
+    (signals_done has set tracy's where the action was the program's
+    default)."""
+    import _signal as signal
+    for signum in [signal.SIGINT] + [getattr(signal, n, None) for n in _FATAL]:
+        try:
+            current = sig()[1](signum) if signum is not None else signal.SIG_IGN
+            if current not in (signal.SIG_IGN, signal.SIG_DFL, None):
+                sig()[0](signum, handler)
         except (ValueError, OSError):
             pass
 

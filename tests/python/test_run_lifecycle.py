@@ -85,39 +85,102 @@ def test_ctrl_c_during_the_program_ends_as_python_would(tmp_path):
     assert r.count("work") == 1 and r.trace["complete"]
 
 
-def test_ctrl_c_while_the_trace_waits_for_a_child_keeps_the_status(tmp_path):
+def ended_leaving_a_child(tmp_path, status):
+    """python -m tracy on a program that exits with status while a profiled
+    child sleeps: (the tracy process, waiting for the child; the child's
+    pid), once the child has connected."""
     script = write(tmp_path, "leaves.py", """
     import subprocess, sys
     nap = "import time\\nopen('up', 'w').close()\\ndef nap():\\n    time.sleep(60)\\nnap()"
     c = subprocess.Popen([sys.executable, "-c", nap], stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL)
     print("parent done", c.pid, flush=True)
-    sys.exit(5)
-    """)
-    out = tmp_path / "leaves.tracy"
-    p = subprocess.Popen(tracy_cmd("-o", out, script), env=env_for_tests(),
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         cwd=str(tmp_path))
+    sys.exit(%d)
+    """ % status)
+    p = subprocess.Popen(tracy_cmd("-o", tmp_path / "leaves.tracy", script),
+                         env=env_for_tests(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, cwd=str(tmp_path))
     said, child = p.stdout.readline().rsplit(None, 1)
     assert said == "parent done"
+    # the child runs its code once connected: it says so by a file
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "up").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return p, int(child)
+
+
+def test_ctrl_c_while_the_trace_waits_for_a_child_keeps_the_status(tmp_path):
+    p, child = ended_leaving_a_child(tmp_path, 5)
     try:
-        # the child runs its code once connected: it says so by a file
-        deadline = time.monotonic() + 60
-        while not (tmp_path / "up").exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
         assert p.poll() is None  # the sleeping child is still recording
         p.send_signal(signal.SIGINT)
         _, err = p.communicate(timeout=60)
     finally:
-        os.kill(int(child), signal.SIGKILL)
+        os.kill(child, signal.SIGKILL)
     assert p.returncode == 5, err
     assert "Traceback" not in err, err
     assert "finishing the trace" in err
-    t = info(out)
+    t = info(tmp_path / "leaves.tracy")
     assert t["complete"] and len(t["processes"]) == 2
     # the child was ended by the daemon: recorded as such, not lost silently
     assert sorted(p["status"] for p in t["processes"]) == ["clean", "stopped"], t
 
+
+def test_ctrl_c_pressed_again_and_again_while_tracy_finishes_keeps_the_status(tmp_path):
+    # Ctrl-C at a terminal reaches tracy while it finishes the trace, as
+    # often as it is pressed: each asks the daemon to finish at once, none
+    # cuts tracy's finish short (a traceback) or ends it by SIGINT.
+    p, child = ended_leaving_a_child(tmp_path, 9)
+    try:
+        sent = 0
+        while p.poll() is None and sent < 400:  # until it has ended (bounded)
+            p.send_signal(signal.SIGINT)
+            sent += 1
+            time.sleep(0.003)
+        _, err = p.communicate(timeout=60)
+    finally:
+        os.kill(child, signal.SIGKILL)
+    assert sent > 1
+    assert p.returncode == 9, err
+    assert "Traceback" not in err, err
+    assert err.count("finishing the trace") == 1, err
+    assert "trace written" in err, err
+    assert info(tmp_path / "leaves.tracy")["complete"]
+
+
+SIGCHLD_PROGRAMS = {
+    # a service that lets the kernel reap its children
+    "ignore": "signal.signal(signal.SIGCHLD, signal.SIG_IGN)",
+    # a pre-fork server's reaper
+    "reap": """
+def reap(signum, frame):
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+signal.signal(signal.SIGCHLD, reap)""",
+}
+
+
+def test_a_program_that_ignores_or_reaps_sigchld_ends_as_plain(run_tracy, tmp_path):
+    # What the program set for SIGCHLD took tracy's own children at the end
+    # (tracy-info's: "ChildProcessError" in tracy's finish, exit 1).
+    for name, setup in SIGCHLD_PROGRAMS.items():
+        src = "import os, signal, subprocess, sys\n" + setup + """
+def child():
+    return subprocess.run([sys.executable, "-c", "print('child')"]).returncode
+print("child status", child(), flush=True)
+"""
+        plain = plain_run(tmp_path, src)
+        r = run_tracy(src, timeout=60)
+        assert (r.rc, r.out, r.err.count("Traceback")) == (plain.returncode, plain.stdout, 0), \
+            (name, r.err)
+        assert r.rc == 0, name
+        assert "trace written" in r.err and "ChildProcessError" not in r.err, (name, r.err)
+        assert r.trace["complete"] and len(r.trace["processes"]) == 2, name
 
 
 def test_a_non_python_child_left_running_does_not_hold_the_trace(run_tracy):
@@ -312,7 +375,9 @@ def plain_run(tmp_path, src, args=()):
 
 
 def test_sigterm_sighup_sigint_keep_status_and_what_was_recorded(run_tracy, tmp_path):
-    for sig in ("SIGTERM", "SIGHUP", "SIGINT"):
+    # (and the other signals that end a process by default: Ctrl-\'s,
+    # the user's, an alarm; they lost every event)
+    for sig in ("SIGTERM", "SIGHUP", "SIGINT", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGALRM"):
         src = SIGNALLED % ("", sig)
         plain = plain_run(tmp_path, src)
         r = run_tracy(src, timeout=60)
