@@ -104,6 +104,7 @@ void lt__signals_install(void) {
     if (!wanted() || reaper_pid == getpid() || start_reaper() < 0) return;
     for (size_t i = 0; i < sizeof fatal_sigs / sizeof *fatal_sigs; i++) {
         struct sigaction old, sa;
+        if (fatal_sigs[i] == SIGUSR1 && lt__ring_on()) continue; /* the flight dump's */
         if (sigaction(fatal_sigs[i], NULL, &old) < 0) continue;
         if (old.sa_handler == on_fatal) continue; /* a forked child's, inherited */
         if ((old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL) continue;

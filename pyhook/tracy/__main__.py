@@ -688,7 +688,8 @@ def finish(run, cli, urgent=False):
             # A thread still running may have started multiprocessing's
             # helpers again: connected, they would hold the capture open.
             _rt.stop_mp_helpers()
-        code = _capture.wait_daemon(run.pid, interrupted)
+        code = _capture.wait_daemon(run.pid, interrupted,
+                                    run.addr if run.size <= 1 and run.spread is None else None)
         run.rv.remove(run.pid)
         if code != 0:
             _capture.tell("tracy: capture-release exited with status %d\n" % code)

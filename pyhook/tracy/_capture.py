@@ -393,12 +393,10 @@ def _profiled(pid):
     return (b"\0TRACY_PY_OPTS=" in b"\0" + env) if env else None
 
 
-def _python_descendants():
-    """{pid: _profiled(pid)} of the live descendants of this process that
-    run a Python interpreter, from /proc."""
-    if not _has_children():
-        return {}
-    parent = {}
+def _descendants():
+    """{pid: session id} of the live descendants of this process, from
+    /proc."""
+    parent, session = {}, {}
     for d in os.listdir("/proc"):
         if not d.isdigit():
             continue
@@ -408,17 +406,25 @@ def _python_descendants():
         except OSError:
             continue
         fields = st[st.rfind(b")") + 2:].split()
-        if len(fields) > 1 and fields[0] != b"Z":
-            parent[int(d)] = int(fields[1])
+        if len(fields) > 3 and fields[0] != b"Z":
+            parent[int(d)], session[int(d)] = int(fields[1]), int(fields[3])
     me, found = os.getpid(), {}
-    me_exe = os.path.realpath(sys.executable)
     for pid in parent:
         p, seen = parent.get(pid), 0
         while p and p != me and seen < 64:
             p, seen = parent.get(p), seen + 1
-        if p == me and _is_python(pid, me_exe):
-            found[pid] = _profiled(pid)
+        if p == me:
+            found[pid] = session[pid]
     return found
+
+
+def _python_descendants():
+    """{pid: _profiled(pid)} of the live descendants of this process that
+    run a Python interpreter."""
+    if not _has_children():
+        return {}
+    me_exe = os.path.realpath(sys.executable)
+    return {pid: _profiled(pid) for pid in _descendants() if _is_python(pid, me_exe)}
 
 
 def _mp_helper(pid):
@@ -636,15 +642,64 @@ def hurry_daemon(pid):
     _signal_daemon(pid)
 
 
-def wait_daemon(pid, interrupted=False):
-    """Waits for the daemon to finish the file. An interrupt (Ctrl-C, SIGTERM)
-    while waiting asks it to finish now; the wait then goes on."""
+def _detached_only(daemon, addr, sid):
+    """Whether the processes recording into this run's capture (their
+    environment names its address) are all in sessions other than this
+    one, and none of this process's descendants is left in it: services
+    the program started, which outlive it unprofiled."""
+    key = b"\0TRACY_ADDR=" + os.fsencode(addr) + b"\0"
+    me, clients = os.getpid(), 0
+    for d in os.listdir("/proc"):
+        pid = int(d) if d.isdigit() else 0
+        if pid in (0, me, daemon):
+            continue
+        try:
+            with open("/proc/%d/environ" % pid, "rb") as f:
+                if key not in b"\0" + f.read() + b"\0":
+                    continue
+            if os.getsid(pid) == sid:
+                return False
+        except OSError:
+            continue
+        clients += 1
+    return clients > 0 and not any(s == sid and k != daemon
+                                   for k, s in _descendants().items())
+
+
+def wait_daemon(pid, interrupted=False, addr=None, limit=2.0):
+    """Waits for the daemon to finish the file: once every process still
+    connected has ended. An interrupt (Ctrl-C, SIGTERM) while waiting asks
+    it to finish now; the wait then goes on. With addr (a run of one
+    process, not MPI ranks), the processes left recording are looked at
+    twice a second: when they all left the program (a session of their
+    own: a service; nothing of the program is left in its session), which
+    unprofiled would not wait for them, they are waited for `limit`
+    seconds more, then recorded as stopped."""
+    import time
     if interrupted:
         hurry_daemon(pid)
+    nap, alone_since, sid = 0.002, None, os.getsid(0)
+    scan = time.monotonic() + 0.5  # (the usual wait: a few milliseconds)
     while True:
         try:
-            _, st = os.waitpid(pid, 0)
-            return exit_code(st)
+            done, st = os.waitpid(pid, os.WNOHANG)
+            if done:
+                return exit_code(st)
+            time.sleep(nap)
+            nap = min(nap * 2, 0.1)
+            now = time.monotonic()
+            if addr is None or now < scan or pid in _hurried:
+                continue
+            scan = now + 0.5
+            if not _detached_only(pid, addr, sid):
+                alone_since = None
+            elif alone_since is None:
+                alone_since = now
+            elif now - alone_since > limit:
+                tell("tracy: the processes still recording left the program (a "
+                     "session of their own, a service); the trace ends here\n")
+                _hurried.append(pid)
+                _signal_daemon(pid)
         except KeyboardInterrupt:
             hurry_daemon(pid)
         except ChildProcessError:

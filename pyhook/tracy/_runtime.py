@@ -232,6 +232,14 @@ _FATAL = ("SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2", "SIGALRM", "SIGV
           "SIGPROF", "SIGXCPU", "SIGIO", "SIGPWR", "SIGSTKFLT")
 
 
+def fatal_names():
+    """_FATAL, but SIGUSR1 under the flight recorder (--flight), which
+    dumps the recording on it (libtrace/client/client_flight.c)."""
+    if (_tracy._getenv("TRACY_FLIGHT") or "0") != "0":
+        return tuple(n for n in _FATAL if n != "SIGUSR1")
+    return _FATAL
+
+
 def _on_fatal(signum, frame):
     """A signal of _FATAL where the program left the default action (end
     the process): ship what was recorded, then end by the same signal, so
@@ -298,7 +306,7 @@ def install_signals(on_signal):
     import _signal as signal
     state.on_signal = (os.getpid(), on_signal)
     sig()
-    for name in _FATAL:
+    for name in fatal_names():
         signum = getattr(signal, name, None)
         try:
             if signum is not None:
@@ -321,7 +329,7 @@ def _hide_ours(signal):
     if _signal.getsignal in _OURS:
         return
     real_set, real_get, _ = sig()
-    fatal = {int(getattr(signal, n)) for n in _FATAL if hasattr(signal, n)}
+    fatal = {int(getattr(signal, n)) for n in fatal_names() if hasattr(signal, n)}
     get, set_ = _tracy._signal_wrappers(real_set, real_get, _ON_FATAL, _signal.SIG_DFL,
                                         fatal)
     _OURS.update((get, set_))
@@ -332,7 +340,7 @@ def _fatal_ours():
     """The fatal signals whose handler is _on_fatal in this process."""
     import _signal as signal
     sigs = []
-    for name in _FATAL:
+    for name in fatal_names():
         signum = getattr(signal, name, None)
         try:
             if signum is not None and sig()[1](signum) is _ON_FATAL:
@@ -421,7 +429,7 @@ def _late_signals(handler):
     (signals_done has set tracy's where the action was the program's
     default)."""
     import _signal as signal
-    for signum in [signal.SIGINT] + [getattr(signal, n, None) for n in _FATAL]:
+    for signum in [signal.SIGINT] + [getattr(signal, n, None) for n in fatal_names()]:
         try:
             current = sig()[1](signum) if signum is not None else signal.SIG_IGN
             if current not in (signal.SIG_IGN, signal.SIG_DFL, None):

@@ -148,6 +148,39 @@ def test_ctrl_c_pressed_again_and_again_while_tracy_finishes_keeps_the_status(tm
     assert info(tmp_path / "leaves.tracy")["complete"]
 
 
+def test_a_service_the_program_starts_does_not_hold_the_trace_for_ever(tmp_path):
+    # `app start`: a service in a session of its own, still running (and
+    # recording) when the program ends. Unprofiled, the program returns at
+    # once; tracy waited for the service to end, for ever.
+    script = write(tmp_path, "start.py", """
+    import os, subprocess, sys, time
+    code = ("import time\\nopen('up', 'w').close()\\ndef tick():\\n    time.sleep(0.1)\\n"
+            "for i in range(600):\\n    tick()")
+    s = subprocess.Popen([sys.executable, "-c", code], start_new_session=True,
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+    while not os.path.exists("up"):
+        time.sleep(0.05)
+    print("service started", s.pid, flush=True)
+    """)
+    out = tmp_path / "start.tracy"
+    t0 = time.monotonic()
+    p = subprocess.run(tracy_cmd("-o", out, script), env=env_for_tests(), capture_output=True,
+                       text=True, cwd=str(tmp_path), timeout=120)
+    took = time.monotonic() - t0
+    said, service = p.stdout.rsplit(None, 1)
+    try:
+        assert os.getsid(int(service)) != os.getsid(0)  # still running, detached
+    finally:
+        os.kill(int(service), signal.SIGKILL)
+    assert (p.returncode, said) == (0, "service started"), p.stderr
+    assert took < 50, took  # (the service would run 60 s)
+    assert "left the program" in p.stderr and "Traceback" not in p.stderr, p.stderr
+    t = info(out)
+    assert t["complete"] and len(t["processes"]) == 2, t
+    assert sorted(q["status"] for q in t["processes"]) == ["clean", "stopped"], t
+
+
 SIGCHLD_PROGRAMS = {
     # a service that lets the kernel reap its children
     "ignore": "signal.signal(signal.SIGCHLD, signal.SIG_IGN)",
