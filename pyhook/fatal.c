@@ -313,6 +313,35 @@ PyObject *py__fatal_install(PyObject *self, PyObject *args) {
     return py__fatal_set(set, num, handler);
 }
 
+const char py__fatal_take_doc[] = PyDoc_STR(
+"_fatal_take(set, get, SIG_DFL, signums, handler)\n--\n\n"
+"_fatal_install(set, signum, handler) for each signum whose action\n"
+"get(signum) is SIG_DFL: one call for the dozen signals that end a\n"
+"process by default (a Python loop costs some 10K instructions more a\n"
+"signal, at every start).");
+
+PyObject *py__fatal_take(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *set, *get, *dfl, *nums, *handler;
+    if (!PyArg_ParseTuple(args, "OOOOO", &set, &get, &dfl, &nums, &handler)) return NULL;
+    PyObject *seq = PySequence_Fast(nums, "signums must be a sequence");
+    if (!seq) return NULL;
+    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq); i++) {
+        PyObject *num = PySequence_Fast_GET_ITEM(seq, i);
+        PyObject *cur = PyObject_CallFunctionObjArgs(get, num, NULL);
+        int is_dfl = cur ? PyObject_RichCompareBool(cur, dfl, Py_EQ) : -1;
+        Py_XDECREF(cur);
+        PyObject *prev = is_dfl > 0 ? py__fatal_set(set, num, handler) : NULL;
+        if (is_dfl < 0 || (is_dfl > 0 && !prev)) {
+            Py_DECREF(seq);
+            return NULL;
+        }
+        Py_XDECREF(prev);
+    }
+    Py_DECREF(seq);
+    Py_RETURN_NONE;
+}
+
 PyObject *py__fatal_begin(PyObject *self, PyObject *arg) {
     (void)self;
     long sig = PyLong_AsLong(arg);

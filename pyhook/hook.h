@@ -152,11 +152,13 @@ void *py__symtab_find(const py_symtab_where *w, const char *anchor_name, const c
 
 /* The crash handler of the client notes the Python stack (fatal.c). */
 void py__fatal_init(void);
-extern const char py__fatal_install_doc[], py__fatal_begin_doc[], py__fatal_after_fork_doc[];
+extern const char py__fatal_install_doc[], py__fatal_begin_doc[], py__fatal_after_fork_doc[],
+    py__fatal_take_doc[];
 extern const char py__fork_wrapper_doc[];
 PyObject *py__fork_wrapper(PyObject *self, PyObject *real);
 PyObject *py__fatal_set(PyObject *set, PyObject *sig, PyObject *handler);
 PyObject *py__fatal_install(PyObject *self, PyObject *args);
+PyObject *py__fatal_take(PyObject *self, PyObject *args);
 PyObject *py__fatal_begin(PyObject *self, PyObject *arg);
 PyObject *py__fatal_after_fork(PyObject *self, PyObject *unused);
 
@@ -259,6 +261,7 @@ int py__trace_types_init(PyObject *m, py_trace_types *t);
 /* tracy._tracy._read_trace(path) -> dict (readtrace.c); `module` is the
  * tracy._tracy module. */
 PyObject *py__read_trace(PyObject *module, PyObject *arg);
+PyObject *py__trace_summary(PyObject *module, PyObject *arg);
 /* tracy._tracy._function_stats(path) -> [(name, kind, file, line, calls,
  * self_ns, cum_ns)]: one row per function (kind, name, file and line), its
  * zones of every thread and process summed on the converters' call-tree

@@ -611,6 +611,12 @@ PyDoc_STRVAR(function_stats_doc,
 "(name, kind, file, line, calls, self_ns, cum_ns), cum_ns counting each\n"
 "function's outermost activations only (cProfile's cumtime).");
 
+PyDoc_STRVAR(trace_summary_doc,
+"_trace_summary(path) -> (events, processes, lost) or None\n--\n\n"
+"What a finished .tracy file's trailer says (tracy-info's events, processes\n"
+"and lost events), read without decoding an event; None for a file without\n"
+"a trailer. ValueError when it cannot be opened as a trace.");
+
 PyDoc_STRVAR(read_trace_doc,
 "_read_trace(path) -> dict\n--\n\n"
 "Decodes a .tracy file: processes, threads, zones (process, thread, name,\n"
@@ -677,8 +683,10 @@ static PyMethodDef tracy_methods[] = {
     {"_thread_hook", py__thread_hook, METH_VARARGS, thread_hook_doc},
     {"_call_detached", py__call_detached, METH_VARARGS, call_detached_doc},
     {"_read_trace", py__read_trace, METH_O, read_trace_doc},
+    {"_trace_summary", py__trace_summary, METH_O, trace_summary_doc},
     {"_function_stats", py__function_stats, METH_O, function_stats_doc},
     {"_fatal_install", py__fatal_install, METH_VARARGS, py__fatal_install_doc},
+    {"_fatal_take", py__fatal_take, METH_VARARGS, py__fatal_take_doc},
     {"_fatal_begin", py__fatal_begin, METH_O, py__fatal_begin_doc},
     {"_fatal_after_fork", py__fatal_after_fork, METH_NOARGS, py__fatal_after_fork_doc},
     {"_exec_prepare", m_exec_prepare, METH_NOARGS, exec_prepare_doc},

@@ -262,6 +262,21 @@ static lt_reader *open_trace(PyObject *arg) {
     return r;
 }
 
+PyObject *py__trace_summary(PyObject *module, PyObject *arg) {
+    (void)module;
+    lt_reader *r = open_trace(arg);
+    if (!r) return NULL;
+    uint64_t lost;
+    PyObject *out = Py_None;
+    if (lt_reader_info(r)->complete && lt_reader_total(r, "lost_events", &lost))
+        out = Py_BuildValue("(KIK)", (unsigned long long)lt_reader_info(r)->n_events,
+                            (unsigned)lt_reader_nprocesses(r), (unsigned long long)lost);
+    else
+        Py_INCREF(out);
+    lt_reader_free(r);
+    return out;
+}
+
 PyObject *py__read_trace(PyObject *module, PyObject *arg) {
     py_trace_types *ty = &py__mstate(module)->trace;
     if (!ty->zone && py__trace_types_init(module, ty) < 0) return NULL;

@@ -530,9 +530,18 @@ def _environ():
     return data if isinstance(data, dict) else os.environ
 
 
+def _spawn(*args, **kw):
+    """os.posix_spawn as the interpreter has it: tracy's own programs need
+    nothing of what the program's children are given (pyhook/childenv.c),
+    whose wrapper costs some 0.25M instructions a call."""
+    rt = sys.modules.get("tracy._runtime")
+    real = rt.REAL.get("posix_spawn") if rt is not None else None
+    return (real or os.posix_spawn)(*args, **kw)
+
+
 def run_tool(argv):
     """Runs a toolkit program; returns its exit status (as exit_code)."""
-    return _reap(os.posix_spawn(argv[0], argv, _environ()))
+    return _reap(_spawn(argv[0], argv, _environ()))
 
 
 def _reap(pid):
@@ -546,40 +555,13 @@ def _reap(pid):
 
 
 def file_summary(out):
-    """(events, processes, lost) as the finished file holds them, or None."""
-    info = find_tool("tracy-info")
-    if info is None:
-        return None
-    r, w = os.pipe()
+    """(events, processes, lost) as the finished file holds them (its
+    trailer, tracy-info's figures), or None."""
+    from tracy import _tracy
     try:
-        pid = os.posix_spawn(info, [info, out], _environ(),
-                             file_actions=[(os.POSIX_SPAWN_DUP2, w, 1),
-                                           (os.POSIX_SPAWN_OPEN, 2, os.devnull,
-                                            os.O_WRONLY, 0)])
-    except OSError:
-        os.close(r)
-        os.close(w)
+        return _tracy._trace_summary(out)
+    except ValueError:
         return None
-    os.close(w)
-    data = b""
-    while True:
-        chunk = os.read(r, 65536)
-        if not chunk:
-            break
-        data += chunk
-    os.close(r)
-    _reap(pid)
-    # tracy-info's summary lines "events:", "lost events:", "processes:"
-    # (its text, not --json: python -m tracy imports nothing it can avoid)
-    got = {}
-    for line in data.decode("utf-8", "replace").splitlines():
-        key, sep, val = line.partition(":")
-        val = val.split()
-        if sep and key in ("events", "lost events", "processes") and val and val[0].isdigit():
-            got.setdefault(key, int(val[0]))
-    if len(got) != 3:
-        return None
-    return got["events"], got["processes"], got["lost events"]
 
 
 def daemon_socket(port):
@@ -597,10 +579,9 @@ def start_daemon(out, say):
     rfd, wfd = os.pipe()
     argv = [exe, "-o", out, "-f", "-p", "0", "-q"]
     try:
-        pid = os.posix_spawn(exe, argv, _environ(),
-                             file_actions=[(os.POSIX_SPAWN_DUP2, wfd, 1),
-                                           (os.POSIX_SPAWN_CLOSE, rfd)],
-                             setpgroup=0)
+        pid = _spawn(exe, argv, _environ(),
+                     file_actions=[(os.POSIX_SPAWN_DUP2, wfd, 1), (os.POSIX_SPAWN_CLOSE, rfd)],
+                     setpgroup=0)
     finally:
         os.close(wfd)
     buf = b""

@@ -34,7 +34,8 @@ _real_fork = getattr(os, "fork", None)
 # (fork_guard).
 state = type(sys.implementation)(setup=False, count=0, hooked=False, start_failed=None,
                                  threads=False, opts=None,
-                                 on_signal=None, sigfuncs=None, fork_guard=False)
+                                 on_signal=None, sigfuncs=None, fork_guard=False,
+                                 hurry=None)
 
 
 # ---- options ---------------------------------------------------------------
@@ -271,7 +272,12 @@ def _ending():
 
 
 def _on_late_signal(signum, frame):
-    raise KeyboardInterrupt
+    """An interrupt while python -m tracy finishes: it stops the wait for
+    children (KeyboardInterrupt), later it asks the daemon to finish at
+    once (signals_hurry)."""
+    if state.hurry is None:
+        raise KeyboardInterrupt
+    state.hurry()
 
 
 def sig():
@@ -292,27 +298,18 @@ def _install_ours(signum):
     return _tracy._fatal_install(sig()[0], signum, _ON_FATAL)
 
 
-def _take_default(signum):
-    """Installs _on_fatal where the action of signum is the default one."""
-    import _signal as signal
-    if sig()[1](signum) == signal.SIG_DFL:
-        _install_ours(signum)
-
-
 def install_signals(on_signal):
     """Handlers only where the action is the default one: a signal the
     program ignores stays ignored, and a handler the program installs later
     replaces this one (its handler then decides; exit paths flush)."""
     import _signal as signal
     state.on_signal = (os.getpid(), on_signal)
-    sig()
-    for name in fatal_names():
-        signum = getattr(signal, name, None)
-        try:
-            if signum is not None:
-                _take_default(signum)
-        except (ValueError, OSError):  # not the main thread
-            pass
+    set_, get, dfl = sig()
+    try:
+        _tracy._fatal_take(set_, get, dfl, [getattr(signal, n) for n in fatal_names()
+                                            if hasattr(signal, n)], _ON_FATAL)
+    except (ValueError, OSError):  # not the main thread
+        pass
     _hide_ours(signal)
     _guard_forks()
 
@@ -386,56 +383,44 @@ def _guard_forks():
 
 def signals_done():
     """The program has ended (python -m tracy is finishing the trace): its
-    handlers no longer run. A SIGTERM/SIGHUP (where the action was ours)
-    or a SIGINT (unless the program ignored it) now interrupts that wait
-    (KeyboardInterrupt); SIGCHLD takes its default action again, so that
-    tracy's own children (the daemon, tracy-info) are not reaped or
+    handlers no longer run. SIGINT and the signals of _FATAL, unless
+    ignored or left at the default action, now interrupt that finish
+    (_on_late_signal); SIGCHLD takes its default action again, so that
+    tracy's own children (the daemon, the report's tools) are not reaped or
     ignored away by what the program set."""
     import _signal as signal
-    late = [(s, _on_late_signal) for s in _fatal_ours()]
-    if sig()[1](signal.SIGINT) != signal.SIG_IGN:
-        late.append((signal.SIGINT, signal.default_int_handler))
-    if hasattr(signal, "SIGCHLD"):
-        late.append((signal.SIGCHLD, signal.SIG_DFL))
-    for signum, handler in late:
+    set_, get, dfl = sig()
+    for signum in [signal.SIGINT] + [getattr(signal, n, None) for n in fatal_names()]:
         try:
-            sig()[0](signum, handler)
+            if signum is not None and get(signum) not in (signal.SIG_IGN, dfl, None):
+                set_(signum, _on_late_signal)
+        except (ValueError, OSError):
+            pass
+    if hasattr(signal, "SIGCHLD"):
+        try:
+            set_(signal.SIGCHLD, dfl)
         except (ValueError, OSError):
             pass
 
 
 def signals_hurry(fn):
-    """The last part of the finish: a SIGINT or a signal of _FATAL that
-    would interrupt it calls fn (ask the daemon to finish at once) instead
-    of raising, so that nothing of the finish is cut and the program's exit
-    status stands."""
-    def hurry(signum, frame):
-        fn()
-    _late_signals(hurry)
+    """The last part of the finish: an interrupt calls fn (ask the daemon to
+    finish at once) instead of raising, so that nothing of the finish is
+    cut and the program's exit status stands."""
+    state.hurry = fn
 
 
 def signals_quiet():
     """Everything is written: the process only exits, with the program's
-    status. An interrupt now (a Ctrl-C pressed again) is ignored: the
-    interpreter's exit would restore the default action and end the
-    process by the signal instead."""
+    status. A Ctrl-C now (pressed again) is ignored: the interpreter's exit
+    would restore the default action and end the process by SIGINT."""
     import _signal as signal
-    _late_signals(signal.SIG_IGN)
-
-
-def _late_signals(handler):
-    """handler for SIGINT and the signals of _FATAL, unless ignored or left
-    at the default action: the program is over, its handlers no longer run
-    (signals_done has set tracy's where the action was the program's
-    default)."""
-    import _signal as signal
-    for signum in [signal.SIGINT] + [getattr(signal, n, None) for n in fatal_names()]:
-        try:
-            current = sig()[1](signum) if signum is not None else signal.SIG_IGN
-            if current not in (signal.SIG_IGN, signal.SIG_DFL, None):
-                sig()[0](signum, handler)
-        except (ValueError, OSError):
-            pass
+    state.hurry = lambda: None
+    try:
+        if sig()[1](signal.SIGINT) is _on_late_signal:
+            sig()[0](signal.SIGINT, signal.SIG_IGN)
+    except (ValueError, OSError):
+        pass
 
 
 def die_by(signum):
@@ -471,11 +456,15 @@ def _supports_as(real, ours):
             s.add(ours)
 
 
+REAL = {}  # name: os's function that _replace replaced (tracy's own use)
+
+
 def _replace(name, ours):
     """os.<name> and posix.<name> (the same function: test_posix calls
     posix.execve) become ours."""
     import posix  # (built in, loaded at every start)
     real = getattr(os, name)
+    REAL.setdefault(name, real)
     for m in (os, posix):
         if getattr(m, name, None) is real:
             setattr(m, name, ours)

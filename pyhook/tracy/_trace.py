@@ -85,7 +85,7 @@ class Options:
 
 class TraceFile(str):
     """The path of a written trace (a str), with what it holds: events,
-    processes and lost (None when tracy-info could not say), stored:
+    processes and lost (None when its trailer could not say), stored:
     the events the daemon confirmed storing from this process, and
     unprofiled: lines saying which child processes could not be profiled
     and why (also messages in the trace)."""
