@@ -8,3 +8,4 @@ tracy-export -t '' -o c.prof gen.tracy
 echo "exit $?"
 ls a.tracy b.tracy c.prof 2>/dev/null
 tracy-cut -q -t 1:1 -p 1 -o d.tracy gen.tracy && tracy-info d.tracy 2>/dev/null | grep "^processes\|^threads"
+rm -f d.tracy  # (nothing left for tests/identity)

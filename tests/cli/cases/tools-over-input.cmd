@@ -13,3 +13,4 @@ for c in "tracy-csv -o small.tracy small.tracy" "tracy-json -o link.tracy small.
 done
 [ "$(cksum < small.tracy)" = "$sum" ] && cmp -s small.tracy other.tracy && echo "inputs intact"
 tracy-csv -o out.csv small.tracy && tracy-csv -o out.csv small.tracy && echo "an output that is no input: written again"
+rm -f link.tracy hard.tracy other.tracy out.csv  # (nothing left for tests/identity)
