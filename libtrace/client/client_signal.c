@@ -39,7 +39,9 @@
 /* Every signal whose default action ends the process, but the crash signals
  * (client_crash.c), those that the instruction raising them decides
  * (SIGTRAP, SIGSYS), SIGPIPE and SIGXFSZ (a write's error) and the
- * real-time ones. */
+ * real-time ones. Under the flight recorder SIGUSR1 is already its dump's
+ * (lt__ring_start, earlier in the same start): not the default action, so
+ * left alone like any handler. */
 static const int fatal_sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2,
                                  SIGALRM, SIGVTALRM, SIGPROF, SIGXCPU, SIGIO, SIGPWR,
                                  SIGSTKFLT};
@@ -104,7 +106,6 @@ void lt__signals_install(void) {
     if (!wanted() || reaper_pid == getpid() || start_reaper() < 0) return;
     for (size_t i = 0; i < sizeof fatal_sigs / sizeof *fatal_sigs; i++) {
         struct sigaction old, sa;
-        if (fatal_sigs[i] == SIGUSR1 && lt__ring_on()) continue; /* the flight dump's */
         if (sigaction(fatal_sigs[i], NULL, &old) < 0) continue;
         if (old.sa_handler == on_fatal) continue; /* a forked child's, inherited */
         if ((old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL) continue;
