@@ -540,14 +540,11 @@ def _spawn(*args, **kw):
 
 
 def run_tool(argv):
-    """Runs a toolkit program; returns its exit status (as exit_code)."""
-    return _reap(_spawn(argv[0], argv, _environ()))
-
-
-def _reap(pid):
-    """Waits for a child of tracy's; its exit status (exit_code), or 0 when
-    the program's SIGCHLD handling took it first (a window of tracy.trace
-    closes while the program runs)."""
+    """Runs a toolkit program; returns its exit status (as exit_code), or 0
+    when the program's SIGCHLD setting took the child first (still in
+    force when a fatal signal ends the run: finish(urgent=True) does not
+    go through signals_done)."""
+    pid = _spawn(argv[0], argv, _environ())
     try:
         return exit_code(os.waitpid(pid, 0)[1])
     except ChildProcessError:
