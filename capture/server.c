@@ -484,7 +484,7 @@ static void turn_away(cap_client *c) {
     cap_store_stat_add(c->srv->store, CAP_ST_CLIENTS_DRAINED, 1);
     cap_logv("turned away connection from %s (pid %llu): the capture is draining",
              c->peer, (unsigned long long)c->pid);
-    send_refuse(c, "the capture is finishing: the traced program has ended");
+    send_refuse(c, LT_WIRE_REFUSE_FINISHING);
     discard_input(c);
     client_close(c);
 }

@@ -82,6 +82,8 @@ static int env_flag(const char *name) {
 /* At most one "running unprofiled" line per process, also when a failed
  * start is tried again. */
 static int warned;
+/* lt__client.of_run has been read (again in a child of fork). */
+static int of_run_read;
 
 static void warn(const char *fmt, const char *a, const char *b) {
     if (lt__g.quiet || warned) return;
@@ -89,6 +91,15 @@ static void warn(const char *fmt, const char *a, const char *b) {
     fprintf(stderr, "tracy: ");
     fprintf(stderr, fmt, a, b);
     fprintf(stderr, "; running unprofiled\n");
+}
+
+/* The same for the end of the capture, which a process of a run leaves to
+ * the run to report (lt__client.of_run). */
+static void warn_ended(const char *fmt, const char *a, const char *b) {
+    if (lt__g.of_run)
+        warned = 1;
+    else
+        warn(fmt, a, b);
 }
 
 /* ---- synchronisation objects, fork ------------------------------------ */
@@ -118,6 +129,8 @@ static void atfork_child(void) {
     pthread_mutex_init(&init_mu, NULL);
     start_failed = 0;
     warned = 0;
+    of_run_read = 0;
+    g->forked = 1;
     init_sync();
     /* The parent's socket, unless its program replaced it before fork; a
      * private one (the sender's table) was never in the program's table,
@@ -626,10 +639,10 @@ static int handshake(int fd, const char *token) {
     uint64_t deadline = mono_ms() + LT_WIRE_HANDSHAKE_MS;
     uint8_t h[LT_WIRE_HEADER], body[1024];
     if (read_full(fd, h, sizeof h, deadline) < 0) {
-        warn(errno == ETIMEDOUT
-                 ? "capture daemon at %s did not answer within 5 s%s"
-                 : "capture daemon at %s closed the connection%s",
-             g->where, "");
+        if (errno == ETIMEDOUT)
+            warn("capture daemon at %s did not answer within 5 s%s", g->where, "");
+        else
+            warn_ended("capture daemon at %s closed the connection%s", g->where, "");
         return LT_ECONNECT;
     }
     uint32_t len = lt__wire_length(h);
@@ -646,7 +659,10 @@ static int handshake(int fd, const char *token) {
         refusal_text(body, len - 1, &maj, &min, safe, sizeof safe);
         snprintf(msg, sizeof msg, "%s; daemon protocol %u.%u, client %u.%u", safe, maj,
                  min, LT_WIRE_MAJOR, LT_WIRE_MINOR);
-        warn("capture daemon at %s refused the connection (%s)", g->where, msg);
+        if (strncmp(safe, LT_WIRE_REFUSE_FINISHING, strlen(LT_WIRE_REFUSE_FINISHING)) == 0)
+            warn_ended("capture daemon at %s refused the connection (%s)", g->where, msg);
+        else
+            warn("capture daemon at %s refused the connection (%s)", g->where, msg);
         return LT_EPROTO;
     }
     uint32_t index = 0;
@@ -706,6 +722,11 @@ static int configure(lt__target *t, double *wait_s, int flight) {
         p = NULL; /* (a socket path: no port; TRACY_PORT=0, which python -m
                      tracy takes for "a daemon of the run's", may be there) */
     g->quiet = env_flag("TRACY_QUIET");
+    /* (read at the first start only: the run's own process sets it after) */
+    if (!of_run_read) {
+        of_run_read = 1;
+        g->of_run = getenv("TRACY_PY_OPTS") != NULL;
+    }
     const char *pv = getenv("TRACY_PRIVATE_FD");
     g->private_wanted = !(pv && strcmp(pv, "0") == 0);
     g->drop = env_flag("TRACY_DROP");
@@ -781,6 +802,10 @@ static int open_daemon(lt__target *t, double wait_s) {
     }
     fd = t->path[0] ? connect_unix(t->path, wait_s, why, sizeof why)
                     : connect_daemon(t->addr, t->port, wait_s, why, sizeof why);
+    if (fd == -ENOENT || fd == -ECONNREFUSED) {
+        warn_ended("no capture daemon at %s (%s)", lt__g.where, why);
+        return -1;
+    }
     if (fd < 0) {
         warn("no capture daemon at %s (%s)", lt__g.where, why);
         return -1;
@@ -1004,6 +1029,7 @@ int lt__client_rearm(void) {
     start_err = 0;
     start_failed = 0;
     warned = 0;
+    of_run_read = 0;
     pthread_mutex_unlock(&init_mu);
     return 0;
 }

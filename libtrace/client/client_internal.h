@@ -105,6 +105,14 @@ typedef struct lt__client {
     pthread_t sender;
     /* configuration */
     int drop, quiet;
+    /* A process of a `python -m tracy` run (TRACY_PY_OPTS in its
+     * environment, read at start: the run sets it for its children after
+     * its own start): the run reports its capture, and the trace each
+     * process's loss, so the end of the capture (no daemon any more, one
+     * that is finishing, a connection it closed) is not said on the
+     * program's stderr, where plain Python says nothing. */
+    int of_run;
+    int forked;               /* a child of fork() of a process that started */
     size_t max_chunks;        /* chunks beyond one per live thread */
     uint64_t wait_max_ms;     /* longest wait for a free chunk */
     char where[300];          /* "addr:port" for messages */

@@ -284,11 +284,12 @@ static int send_one(const uint8_t *b, size_t n, char *why, size_t why_len) {
     return 0;
 }
 
-/* The connection cannot go on: unprofiled from now on, said in one line. */
+/* The connection cannot go on: unprofiled from now on, said in one line
+ * (by a process of a run, left to the run: lt__client.of_run). */
 static void give_up(const char *why) {
     lt__client *g = &lt__g;
     __atomic_store_n(&g->broken, 1, __ATOMIC_RELAXED);
-    if (!g->quiet)
+    if (!g->quiet && !g->of_run)
         lt__say("tracy: lost the connection to the capture daemon at %s (%s); "
                 "running unprofiled\n", g->where, why);
 }

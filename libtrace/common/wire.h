@@ -35,6 +35,9 @@ enum lt_wire_type {
     LT_MSG_RESUMED = 0x84 /* 1.1: answer to RESUME: varint stream offset */
 };
 
+/* The reason of the REFUSE a draining daemon gives a newcomer. */
+#define LT_WIRE_REFUSE_FINISHING "the capture is finishing: the traced program has ended"
+
 /* ---- Encoding ----------------------------------------------------------
  * Each writes into a buffer the caller sized with the bounds below and
  * returns the end of what it wrote (or its size). */

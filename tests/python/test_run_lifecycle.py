@@ -148,17 +148,34 @@ def test_ctrl_c_pressed_again_and_again_while_tracy_finishes_keeps_the_status(tm
     assert info(tmp_path / "leaves.tracy")["complete"]
 
 
+def wait_gone(pid, limit=60):
+    """Waits (bounded) for a process that is not our child to end."""
+    deadline = time.monotonic() + limit
+    while os.path.exists("/proc/%d" % pid) and time.monotonic() < deadline:
+        try:
+            with open("/proc/%d/stat" % pid) as f:
+                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    return
+        except OSError:
+            return
+        time.sleep(0.05)
+    assert not os.path.exists("/proc/%d" % pid), "process %d still running" % pid
+
+
 def test_a_service_the_program_starts_does_not_hold_the_trace_for_ever(tmp_path):
     # `app start`: a service in a session of its own, still running (and
     # recording) when the program ends. Unprofiled, the program returns at
-    # once; tracy waited for the service to end, for ever.
+    # once; tracy waited for the service to end, for ever. The service,
+    # cut from the capture, goes on as it would unprofiled: it said "lost
+    # the connection" on its stderr.
     script = write(tmp_path, "start.py", """
     import os, subprocess, sys, time
-    code = ("import time\\nopen('up', 'w').close()\\ndef tick():\\n    time.sleep(0.1)\\n"
-            "for i in range(600):\\n    tick()")
-    s = subprocess.Popen([sys.executable, "-c", code], start_new_session=True,
-                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL)
+    code = ("import os, time\\nopen('up', 'w').close()\\ndef tick():\\n    time.sleep(0.05)\\n"
+            "for i in range(1200):\\n    if os.path.exists('stop'):\\n        break\\n    tick()\\n"
+            "print('service ended', i > 0)")
+    with open("service.log", "w") as log:
+        s = subprocess.Popen([sys.executable, "-c", code], start_new_session=True,
+                             stdin=subprocess.DEVNULL, stdout=log, stderr=log)
     while not os.path.exists("up"):
         time.sleep(0.05)
     print("service started", s.pid, flush=True)
@@ -171,14 +188,47 @@ def test_a_service_the_program_starts_does_not_hold_the_trace_for_ever(tmp_path)
     said, service = p.stdout.rsplit(None, 1)
     try:
         assert os.getsid(int(service)) != os.getsid(0)  # still running, detached
+        (tmp_path / "stop").touch()
+        wait_gone(int(service))
     finally:
-        os.kill(int(service), signal.SIGKILL)
+        if os.path.exists("/proc/%s" % service):
+            os.kill(int(service), signal.SIGKILL)
     assert (p.returncode, said) == (0, "service started"), p.stderr
     assert took < 50, took  # (the service would run 60 s)
     assert "left the program" in p.stderr and "Traceback" not in p.stderr, p.stderr
+    assert (tmp_path / "service.log").read_text() == "service ended True\n"
     t = info(out)
     assert t["complete"] and len(t["processes"]) == 2, t
     assert sorted(q["status"] for q in t["processes"]) == ["clean", "stopped"], t
+
+
+def test_a_service_started_after_the_program_ended_says_nothing(tmp_path):
+    # A launcher whose shell starts the service a moment after the launcher
+    # has ended, as plain does: the service, started after the capture's
+    # end, runs unprofiled and says nothing of it (it said "no capture
+    # daemon ... running unprofiled" on its stderr).
+    script = write(tmp_path, "launch.py", """
+    import subprocess, sys
+    code = "import os\\nprint('service', os.getpid() > 0)"
+    with open("service.log", "w") as log:
+        subprocess.Popen(["sh", "-c", 'sleep 0.5; exec "$0" -c "$1"; ', sys.executable, code],
+                         start_new_session=True, stdin=subprocess.DEVNULL, stdout=log,
+                         stderr=log)
+    print("launched")
+    """)
+    for run in ("plain", "tracy"):
+        log = tmp_path / "service.log"
+        cmd = [PYTHON, str(script)] if run == "plain" else tracy_cmd("-o", tmp_path / "l.tracy",
+                                                                   script)
+        p = subprocess.run(cmd, env=env_for_tests(), capture_output=True, text=True,
+                           cwd=str(tmp_path), timeout=120)
+        assert (p.returncode, p.stdout) == (0, "launched\n"), (run, p.stderr)
+        deadline = time.monotonic() + 60
+        while log.read_text().count("\n") < 1 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.2)  # (a line said after the service's output would come now)
+        assert log.read_text() == "service True\n", run
+    assert info(tmp_path / "l.tracy")["complete"]
 
 
 SIGCHLD_PROGRAMS = {
