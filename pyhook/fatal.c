@@ -349,6 +349,23 @@ PyObject *py__fatal_begin(PyObject *self, PyObject *arg) {
     return PyLong_FromLong(fatal_begin((int)sig));
 }
 
+const char py__end_signal_doc[] = PyDoc_STR(
+"_end_signal(signum)\n--\n\n"
+"The goodbye names signum as what ends the process, which then dies by it\n"
+"(an uncaught KeyboardInterrupt: SIGINT, as the interpreter does).");
+
+PyObject *py__end_signal(PyObject *self, PyObject *arg) {
+    (void)self;
+    long sig = PyLong_AsLong(arg);
+    if (sig == -1 && PyErr_Occurred()) return NULL;
+    if (sig <= 0 || sig >= MAX_SIG) {
+        PyErr_SetString(PyExc_ValueError, "signal number out of range");
+        return NULL;
+    }
+    lt__end_signal((int)sig);
+    Py_RETURN_NONE;
+}
+
 PyObject *py__fatal_after_fork(PyObject *self, PyObject *unused) {
     (void)self;
     (void)unused;

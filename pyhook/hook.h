@@ -129,6 +129,7 @@ int py__main_interpreter(void);
  * _fatal_begin(sig) says the Python handler has begun; sig is blocked in
  * this thread in between (one that came then, before the wrap, would be
  * taken for interrupt_main). Returns what set returned.
+ * _end_signal(sig): the goodbye names sig as the process's end.
  * _fatal_begin(sig): 1 the first time in this process, 0 when the handler
  * is already running, -1 when no signal came through the relay
  * (_thread.interrupt_main). _fatal_after_fork(): in a forked child, before
@@ -153,7 +154,7 @@ void *py__symtab_find(const py_symtab_where *w, const char *anchor_name, const c
 /* The crash handler of the client notes the Python stack (fatal.c). */
 void py__fatal_init(void);
 extern const char py__fatal_install_doc[], py__fatal_begin_doc[], py__fatal_after_fork_doc[],
-    py__fatal_take_doc[];
+    py__fatal_take_doc[], py__end_signal_doc[];
 extern const char py__fork_wrapper_doc[];
 PyObject *py__fork_wrapper(PyObject *self, PyObject *real);
 PyObject *py__fatal_set(PyObject *set, PyObject *sig, PyObject *handler);
@@ -161,6 +162,7 @@ PyObject *py__fatal_install(PyObject *self, PyObject *args);
 PyObject *py__fatal_take(PyObject *self, PyObject *args);
 PyObject *py__fatal_begin(PyObject *self, PyObject *arg);
 PyObject *py__fatal_after_fork(PyObject *self, PyObject *unused);
+PyObject *py__end_signal(PyObject *self, PyObject *arg);
 
 /* module.c, for C callers. py__exec_prepare: before an exec, ship what was
  * recorded and say EXEC (PROTOCOL.md, exec); py__exec_failed: it failed,

@@ -689,6 +689,7 @@ static PyMethodDef tracy_methods[] = {
     {"_fatal_take", py__fatal_take, METH_VARARGS, py__fatal_take_doc},
     {"_fatal_begin", py__fatal_begin, METH_O, py__fatal_begin_doc},
     {"_fatal_after_fork", py__fatal_after_fork, METH_NOARGS, py__fatal_after_fork_doc},
+    {"_end_signal", py__end_signal, METH_O, py__end_signal_doc},
     {"_exec_prepare", m_exec_prepare, METH_NOARGS, exec_prepare_doc},
     {"_exec_failed", m_exec_failed, METH_NOARGS, exec_failed_doc},
     {"_fork_wrapper", py__fork_wrapper, METH_O, py__fork_wrapper_doc},

@@ -826,6 +826,8 @@ def main(argv):
             pass
     except KeyboardInterrupt:
         status = INTERRUPTED
+    if status is INTERRUPTED:
+        _tracy._end_signal(INTERRUPTED[1])  # (the goodbye names it)
     if os.getpid() != me:
         # a child forked by the program (os.fork, not multiprocessing, which
         # ends its children itself) ended by sys.exit or by returning: it

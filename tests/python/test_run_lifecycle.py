@@ -468,9 +468,9 @@ def test_sigterm_sighup_sigint_keep_status_and_what_was_recorded(run_tracy, tmp_
         assert r.rc == -getattr(signal, sig)
         assert r.count("tick") == 300, sig
         assert r.trace["complete"]
-        # the goodbye names the signal (SIGINT: Python's KeyboardInterrupt
+        # the goodbye names the signal (SIGINT too: Python's KeyboardInterrupt
         # unwinds the program first, then ends it by SIGINT)
-        want = "" if sig == "SIGINT" else "%s (signal %d)" % (sig, getattr(signal, sig))
+        want = "%s (signal %d)" % (sig, getattr(signal, sig))
         assert [(p["status"], p["end_reason"]) for p in r.trace["processes"]] == [(0, want)]
 
 
