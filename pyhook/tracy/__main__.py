@@ -755,6 +755,7 @@ def plain_orig_argv(argv, cli):
 
 
 def main(argv):
+    _capture.keep_stderr()
     try:
         opts, cli = parse_args(argv)
         orig = plain_orig_argv(argv, cli)

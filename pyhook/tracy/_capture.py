@@ -59,13 +59,39 @@ def _fnv(s):
     return "%016x" % h
 
 
+_stderr_id = None  # (st_dev, st_ino) of descriptor 2 when the run began
+
+
+def keep_stderr():
+    """Notes what descriptor 2 is as the run begins: the run's lines go
+    there only (tell)."""
+    global _stderr_id
+    try:
+        st = os.fstat(2)
+    except OSError:
+        return
+    _stderr_id = (st.st_dev, st.st_ino)
+
+
+def _stderr_moved():
+    if _stderr_id is None:
+        return False
+    try:
+        st = os.fstat(2)
+    except OSError:
+        return True
+    return (st.st_dev, st.st_ino) != _stderr_id
+
+
 def tell(text):
     """Writes one of the profiler's own lines to the interpreter's standard
     error (sys.__stderr__: not a stream the program put in sys.stderr), when
     it can still be written: a program that closed or replaced its standard
-    error ends as it would unprofiled, without tracy's lines."""
+    error ends as it would unprofiled, without tracy's lines. So does one
+    that pointed descriptor 2 elsewhere (its log file, /dev/null) after the
+    run began (keep_stderr): the lines are not written into its file."""
     f = sys.__stderr__
-    if f is None:
+    if f is None or _stderr_moved():
         return
     try:
         f.write(text)

@@ -825,3 +825,27 @@ if __name__ == "__main__":
     main = [p for p in t["processes"] if p["status"] == 0]
     assert len(main) == 1, t["processes"]
     assert all(p["status"] != 0 for p in t["processes"] if p not in main)
+
+
+def test_a_program_that_points_its_stderr_at_a_log_gets_no_tracy_line_there(run_tracy, tmp_path):
+    # A service that makes descriptor 2 its log file (os.dup2, as logging
+    # set-ups and daemons do): plain writes nothing there but the program's
+    # own lines; tracy's "trace written" line went into the log.
+    src = """
+    import os, sys
+    def work(n):
+        return n if n < 2 else work(n - 1) + work(n - 2)
+    log = os.path.join(os.path.dirname(os.path.abspath(__file__)), "app.log")
+    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.dup2(fd, 2)
+    os.close(fd)
+    print("app: started", work(15), file=sys.stderr, flush=True)
+    print("done")
+    """
+    plain = plain_run(tmp_path, src)
+    plain_log = (tmp_path / "app.log").read_text()
+    assert plain_log == "app: started 610\n"
+    r = run_tracy(src, timeout=60)
+    assert (r.rc, r.out, r.err) == (plain.returncode, plain.stdout, plain.stderr)
+    assert (tmp_path / "app.log").read_text() == plain_log
+    assert r.trace["complete"] and r.count("work") == 1973, r.trace
