@@ -59,6 +59,7 @@ static struct {
     uint64_t max_bytes, window_ns;
     char base[4096];          /* dump path; numbered after the first */
     unsigned dumps;
+    unsigned name_from;       /* 1: dumps are numbered from the first */
     lt__bytes proc_info;      /* PROC_INFO record */
     lt__bytes meta;           /* every metadata record so far */
     rg_stream *streams;       /* by thread index - 1 */
@@ -181,6 +182,9 @@ int lt__ring_start(const uint8_t *hello, size_t n) {
     rg_reset();
     int rc = rg_proc_info(hello, n);
     if (rc < 0) return rc;
+    /* The path itself is the program's: a child (of fork, or of a run)
+     * that dumps before it takes the next number. */
+    rg.name_from = lt__g.forked || lt__g.of_run;
     rg.on = 1;
     rg_signalled = 0;
     struct sigaction sa, old;
@@ -399,10 +403,11 @@ static void rg_trim(uint64_t now) {
 
 static void rg_name(char *out, size_t n) {
     size_t len = strlen(rg.base);
-    if (rg.dumps == 0) snprintf(out, n, "%s", rg.base);
+    unsigned k = rg.dumps + rg.name_from;
+    if (k == 0) snprintf(out, n, "%s", rg.base);
     else if (len > 6 && strcmp(rg.base + len - 6, ".tracy") == 0)
-        snprintf(out, n, "%.*s.%u.tracy", (int)(len - 6), rg.base, rg.dumps);
-    else snprintf(out, n, "%s.%u", rg.base, rg.dumps);
+        snprintf(out, n, "%.*s.%u.tracy", (int)(len - 6), rg.base, k);
+    else snprintf(out, n, "%s.%u", rg.base, k);
 }
 
 typedef struct rg_out {

@@ -84,3 +84,37 @@ def test_dump_outside_flight_mode_is_an_error(run_tracy):
     r = run_tracy("import tracy\ntry:\n    tracy.dump()\nexcept RuntimeError as e:\n"
                   "    print('ERR', e)\n")
     assert r.rc == 0 and "ERR tracy.dump(): not recording in flight" in r.out
+
+
+FAMILY = """
+import os, subprocess, sys
+def child_work(i): return i
+def parent_work(i): return i
+pid = os.fork()
+if pid == 0:
+    for i in range(100): child_work(i)
+    sys.exit(0)
+os.waitpid(pid, 0)
+subprocess.run([sys.executable, "-c", "def sub_work(i): return i\\nfor i in range(100): sub_work(i)\\n"],
+               check=True)
+for i in range(100): parent_work(i)
+print("parent", os.getpid())
+"""
+
+
+def test_the_output_path_holds_the_program_even_when_a_child_dumps_first(run_tracy, tmp_path):
+    # A forked child and a child process end (and dump) before the program:
+    # the first of them took the -o path, the program's dump a number.
+    r = run_tracy(FAMILY, "--flight", "30s")
+    assert r.rc == 0, r.err
+    parent = int(r.out.split()[-1])
+    base = _tracy._read_trace(r.path)
+    assert [p["pid"] for p in base["processes"]] == [parent]
+    names = zones_by_name(r.path)
+    assert names["parent_work"] == {"whole": 100} and "child_work" not in names
+    children = [zones_by_name(numbered(r.path, k)) for k in (1, 2)]
+    assert not os.path.exists(numbered(r.path, 3))
+    assert sorted(n for c in children for n in ("child_work", "sub_work") if n in c) == \
+        ["child_work", "sub_work"]
+    for c in children:
+        assert "parent_work" not in c
