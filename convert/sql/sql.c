@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -47,6 +48,37 @@ static const char usage_text[] =
     "Exit status: 0 ok, 1 usage or a failed query, 2 cannot read input or not a\n"
     "trace, 3 truncated input, 4 corrupt input, 5 cannot write output.\n";
 
+/* ---- Files of the run's own, removed when it is cut short ---------------- */
+
+/* The temporary database (TMP_DB) until the queries hold it open, and an
+ * export not yet renamed into place (TMP_EXPORT): a SIGINT, SIGTERM, SIGHUP
+ * or SIGPIPE (`tracy-sql ... | head`) removes them, then ends the process
+ * by that signal as it would have. */
+enum { TMP_DB, TMP_EXPORT, N_TMP };
+static char *volatile tmp_files[N_TMP];
+
+static void on_cut(int sig) {
+    for (int i = 0; i < N_TMP; i++)
+        if (tmp_files[i]) unlink(tmp_files[i]);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+/* Installs on_cut where the signal's action is the default one (a signal
+ * the caller ignores, as nohup does, stays ignored). */
+static void remove_on_cut(void) {
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+    struct sigaction sa = {.sa_handler = on_cut}, old;
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++)
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL)
+            sigaction(sigs[i], &sa, NULL);
+}
+
+static void hold_tmp(int slot, char *path) {
+    __atomic_store_n(&tmp_files[slot], path, __ATOMIC_SEQ_CST);
+}
+
 /* ---- Building the database ---------------------------------------------- */
 
 /* Exports into `dest` through a temporary file renamed over it on success.
@@ -62,6 +94,7 @@ static int export_to(lt_reader *r, const sqlx_source *src, const char *dest,
     snprintf(tmp, n, "%s.tmp-%ld", dest, (long)getpid());
     int code = CV_EXIT_OUTPUT;
     unlink(tmp);
+    hold_tmp(TMP_EXPORT, tmp);
     if (sqlx_export(r, tmp, src, read_exit) != 0) goto out;
     if (rename(tmp, dest) != 0) {
         cv_err("%s: cannot write: %s", dest, strerror(errno));
@@ -69,6 +102,7 @@ static int export_to(lt_reader *r, const sqlx_source *src, const char *dest,
     }
     code = 0;
 out:
+    hold_tmp(TMP_EXPORT, NULL);
     if (code) unlink(tmp);
     free(tmp);
     return code;
@@ -267,14 +301,21 @@ static int run_query(sqlite3 *db, const char *sql, int fmt, cv_out *o, int *prin
     return 0;
 }
 
-static int run_queries(const sql_opts *o, const char *db_path) {
+/* Runs the queries on db_path; a temporary database is removed once open,
+ * so that nothing is left of it however the process ends. */
+static int run_queries(const sql_opts *o, const char *db_path, int is_temp) {
     sqlite3 *db = NULL;
     cv_out out;
     int code = 0, printed = 0;
-    if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+    if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
+        sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL) != SQLITE_OK) {
         cv_err("%s: cannot open database: %s", db_path, db ? sqlite3_errmsg(db) : "out of memory");
         sqlite3_close(db);
         return CV_EXIT_INPUT;
+    }
+    if (is_temp) {
+        unlink(db_path);
+        hold_tmp(TMP_DB, NULL);
     }
     if (cv_out_open(&out, NULL)) {
         sqlite3_close(db);
@@ -322,6 +363,7 @@ static int prepare_db(const sql_opts *o, lt_reader *r, const sqlx_source *src,
     }
     close(fd);
     *is_temp = 1;
+    hold_tmp(TMP_DB, *db_path);
     return export_to(r, src, *db_path, read_exit);
 }
 
@@ -338,10 +380,12 @@ static int run(const sql_opts *o) {
     if (code) return code;
     int is_temp = 0;
     char *db_path = NULL;
+    remove_on_cut();
     code = prepare_db(o, run.r, &src, &db_path, &is_temp, &run.read_exit);
     cv_run_close(&run);
-    if (!code && o->nqueries) code = run_queries(o, db_path);
+    if (!code && o->nqueries) code = run_queries(o, db_path, is_temp);
     if (is_temp && db_path) unlink(db_path);
+    hold_tmp(TMP_DB, NULL);
     free(db_path);
     return code ? code : cv_run_exit(&run, 0);
 }

@@ -7,8 +7,10 @@ import csv
 import io
 import json
 import os
+import signal
 import sqlite3
 import subprocess
+import time
 
 from conftest import BIN, BUILD
 
@@ -166,3 +168,38 @@ def test_many_zones_spill_sorted_runs_and_keep_every_row(tmp_path):
         f" WHERE tt.utid IN ({','.join(map(str, utids))}) AND d.depth < 3").fetchall()
     assert con.execute(q).fetchall() == scan and scan[0][0] > 0
     con.close()
+
+
+def test_an_export_cut_short_leaves_no_file_behind(tmp_path):
+    """SIGINT, SIGTERM or SIGHUP during an export (Ctrl-C on a long one):
+    tracy-sql ends by that signal, as it would, and leaves neither the
+    database half written next to -o's name nor the temporary database of a
+    query in TMPDIR (before, both stayed)."""
+    trace = str(tmp_path / "big.tracy")
+    gen = subprocess.run([os.path.join(BUILD, "tools", "tracegen"), "-z", "3000000", "-t", "2",
+                          "-o", trace], capture_output=True, text=True, timeout=600)
+    assert gen.returncode == 0, gen.stderr
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = dict(os.environ, TMPDIR=str(tmp))
+    sql = os.path.join(BIN, "tracy-sql")
+    for sig, args in ((signal.SIGINT, ["-o", str(tmp_path / "out.db")]),
+                      (signal.SIGTERM, ["SELECT count(*) FROM slice"]),
+                      (signal.SIGHUP, ["-o", str(tmp_path / "out.db"), "SELECT 1"])):
+        p = subprocess.Popen([sql, trace] + args, env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+        try:
+            # the export has begun once its file is there
+            deadline = time.monotonic() + 60
+            while not [f for d in (tmp, tmp_path) for f in os.listdir(str(d))
+                       if ".tmp-" in f] and time.monotonic() < deadline:
+                time.sleep(0.002)
+            p.send_signal(sig)
+            out, err = p.communicate(timeout=120)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        assert p.returncode == -sig, (sig, p.returncode, err)
+        assert os.listdir(str(tmp)) == [], sig
+        assert sorted(os.listdir(str(tmp_path))) == ["big.tracy", "tmp"], sig
