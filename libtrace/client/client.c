@@ -802,7 +802,9 @@ static int open_daemon(lt__target *t, double wait_s) {
     }
     fd = t->path[0] ? connect_unix(t->path, wait_s, why, sizeof why)
                     : connect_daemon(t->addr, t->port, wait_s, why, sizeof why);
-    if (fd == -ENOENT || fd == -ECONNREFUSED) {
+    if (t->path[0] && (fd == -ENOENT || fd == -ECONNREFUSED)) {
+        /* (the run's socket, gone: over TCP, another host's process may
+           have been given a wrong address, which only it can say) */
         warn_ended("no capture daemon at %s (%s)", lt__g.where, why);
         return -1;
     }
