@@ -45,6 +45,54 @@ int cv_std_option(int c, const char *usage, char *const *argv);
  * (<getopt.h> names no_argument). */
 #define CV_STD_LONG_OPTIONS {"help", no_argument, 0, 'h'}, {"version", no_argument, 0, 'V'}
 
+/* ---- Options that exclude each other (option.c) ---------------------------
+ * A careful command line refuses what it cannot honour instead of letting
+ * the last option win or ignoring one: the same option twice with different
+ * values where one value holds (-o A -o B), two options that pick different
+ * outputs or modes (--csv --json), an option the chosen mode does not use
+ * (--period with -f pstats). Each setting the program checks has a cv_opt
+ * slot, zeroed before parsing, that remembers which option set it and how
+ * the user spelt it, for the message. */
+
+struct option;
+
+typedef struct cv_opt {
+    int code;            /* getopt_long's answer for the option; 0: not given */
+    char name[32];       /* as given: "-o", "--output" (long names cut to fit) */
+    const char *value;   /* its value (argv memory), NULL for a flag */
+} cv_opt;
+
+/* getopt_long (opterr must be 0) that also remembers the spelling of the
+ * option it returns ("-u", or "--unwrap" however it was abbreviated), for
+ * cv_opt_set. Same arguments and answers as getopt_long. */
+int cv_getopt(int argc, char *const *argv, const char *shorts, const struct option *longs);
+
+/* Records into `slot` the option cv_getopt returned last, with `value`
+ * (optarg, or NULL for a flag). One slot serves one setting: an option that
+ * takes one value (-o), or every option that picks the same setting (the
+ * output kind: --stats, -u, -m). The same option with the same value again
+ * is accepted (-o a --output a); anything else in a slot already set is
+ * refused: returns CV_EXIT_USAGE after "PROG: -o a and -o b cannot be used
+ * together" (cv_usage_error), else 0. */
+int cv_opt_set(cv_opt *slot, const char *value);
+
+/* Whether the slot was set. */
+static inline int cv_opt_given(const cv_opt *slot) { return slot->code != 0; }
+
+/* Refuses `opt` when it was given but the mode in force does not use it
+ * (the caller decides that): `mode` is the slot of the option that chose
+ * the mode, or NULL (or a slot not set) when the mode is the default one;
+ * `needs` completes "OPT needs ..." ("--stats or -u"). Prints "PROG: -e
+ * and -m cannot be used together (-e needs --stats or -u)", or without a
+ * mode option "PROG: -e needs --stats or -u", and returns CV_EXIT_USAGE;
+ * returns 0 when opt was not given. */
+int cv_opt_unused(const cv_opt *opt, const cv_opt *mode, const char *needs);
+
+/* Refuses two options that exclude each other whatever the mode (tracy-sql's
+ * -o and --cache): when both slots are set, CV_EXIT_USAGE after "PROG: -o
+ * db and --cache cannot be used together"; else 0. */
+int cv_opt_excl(const cv_opt *a, const cv_opt *b);
+
 /* After the options, the one trace the program reads: returns 0 with *path
  * set, or CV_EXIT_USAGE after one line when there is none or more. */
 int cv_one_trace(int argc, char *const *argv, const char **path);
