@@ -443,39 +443,60 @@ static int parse_args(int argc, char **argv, csv_opts *o, int *done) {
         {"allow-truncated", no_argument, 0, OPT_ALLOW},
         CV_STD_LONG_OPTIONS,
         {0, 0, 0, 0}};
+    /* What one option sets (slots: prog.h): the output kind, and every
+     * option with a value. */
+    cv_opt mode = {0}, self = {0}, filter = {0}, cs = {0}, sep = {0}, out = {0}, min = {0},
+           depth = {0}, thread = {0}, process = {0};
     uint64_t v;
-    int c;
+    int c, rc = 0;
     *done = 0;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":umef:cs:o:hV", longs, NULL)) != -1) {
+    while (!rc && (c = cv_getopt(argc, argv, ":umef:cs:o:hV", longs)) != -1) {
         switch (c) {
-        case OPT_STATS: o->mode = MODE_STATS; break;
-        case 'u': o->mode = MODE_UNWRAP; break;
-        case 'm': o->mode = MODE_MESSAGES; break;
-        case 'e': o->self = 1; break;
-        case 'f': o->filter = optarg; o->filter_len = strlen(optarg); break;
-        case 'c': o->case_sensitive = 1; break;
+        case OPT_STATS: rc = cv_opt_set(&mode, NULL); o->mode = MODE_STATS; break;
+        case 'u': rc = cv_opt_set(&mode, NULL); o->mode = MODE_UNWRAP; break;
+        case 'm': rc = cv_opt_set(&mode, NULL); o->mode = MODE_MESSAGES; break;
+        case 'e': rc = cv_opt_set(&self, NULL); o->self = 1; break;
+        case 'f':
+            rc = cv_opt_set(&filter, optarg);
+            o->filter = optarg;
+            o->filter_len = strlen(optarg);
+            break;
+        case 'c': rc = cv_opt_set(&cs, NULL); o->case_sensitive = 1; break;
         case 's':
             if (strlen(optarg) != 1 || optarg[0] == '"' || optarg[0] == '\n' || optarg[0] == '\r')
                 return cv_usage_error("--sep takes one character other than a quote or newline");
+            rc = cv_opt_set(&sep, optarg);
             o->sep = optarg[0];
             break;
-        case 'o': o->output = optarg; break;
+        case 'o': rc = cv_opt_set(&out, optarg); o->output = optarg; break;
         case OPT_MIN_DUR:
             if (cv_parse_u64(optarg, &o->min_dur))
                 return cv_usage_error("--min-duration: not a number of nanoseconds: '%s'", optarg);
+            rc = cv_opt_set(&min, optarg);
             break;
         case OPT_MAX_DEPTH:
             if (cv_parse_u64(optarg, &v) || v > LT_MAX_DEPTH)
                 return cv_usage_error("--max-depth: not a depth: '%s'", optarg);
+            rc = cv_opt_set(&depth, optarg);
             o->max_depth = v;
             break;
-        case OPT_THREAD: o->thread = optarg; break;
-        case OPT_PROCESS: o->process = optarg; break;
+        case OPT_THREAD: rc = cv_opt_set(&thread, optarg); o->thread = optarg; break;
+        case OPT_PROCESS: rc = cv_opt_set(&process, optarg); o->process = optarg; break;
         case OPT_ALLOW: o->allow_truncated = 1; break;
         default: *done = 1; return cv_std_option(c, usage_text, argv);
         }
     }
+    if (rc) return rc;
+    /* Options the output kind does not use: self time is a column of
+     * --stats and -u only; -m prints no zones for the zone filters. */
+    const cv_opt *zoneless = o->mode == MODE_MESSAGES ? &mode : NULL;
+    if ((o->mode != MODE_STATS && o->mode != MODE_UNWRAP &&
+         (rc = cv_opt_unused(&self, &mode, "--stats or -u"))) ||
+        (!o->filter && (rc = cv_opt_unused(&cs, NULL, "-f"))) ||
+        (zoneless && ((rc = cv_opt_unused(&min, zoneless, "an output of zones")) ||
+                      (rc = cv_opt_unused(&depth, zoneless, "an output of zones")))))
+        return rc;
     if (cv_one_trace(argc, argv, &o->path)) return CV_EXIT_USAGE;
     return 0;
 }
