@@ -432,12 +432,16 @@ int main(int argc, char **argv) {
         CV_STD_LONG_OPTIONS,
         {0, 0, 0, 0}};
     json_opts o = {0};
+    cv_opt out = {0};
     int c;
     cv_prog = "tracy-json";
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":o:hV", longs, NULL)) != -1) {
+    while ((c = cv_getopt(argc, argv, ":o:hV", longs)) != -1) {
         switch (c) {
-        case 'o': o.output = optarg; break;
+        case 'o':
+            if (cv_opt_set(&out, optarg)) return CV_EXIT_USAGE;
+            o.output = optarg;
+            break;
         case OPT_ALLOW: o.allow_truncated = 1; break;
         default: return cv_std_option(c, usage_text, argv);
         }

@@ -404,33 +404,40 @@ int main(int argc, char **argv) {
         CV_STD_LONG_OPTIONS,
         {0, 0, 0, 0}};
     sql_opts o = {.page_size = 65536};
+    cv_opt out = {0}, fmt = {0}, cache = {0}, page = {0};
     uint64_t v;
-    int c;
+    int c, rc = 0;
     cv_prog = "tracy-sql";
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":o:hV", longs, NULL)) != -1) {
+    while (!rc && (c = cv_getopt(argc, argv, ":o:hV", longs)) != -1) {
         switch (c) {
-        case 'o': o.output = optarg; break;
-        case OPT_CSV: o.fmt = FMT_CSV; break;
-        case OPT_JSON: o.fmt = FMT_JSON; break;
-        case OPT_TABLE: o.fmt = FMT_TABLE; break;
-        case OPT_CACHE: o.cache = 1; break;
+        case 'o': rc = cv_opt_set(&out, optarg); o.output = optarg; break;
+        case OPT_CSV: rc = cv_opt_set(&fmt, NULL); o.fmt = FMT_CSV; break;
+        case OPT_JSON: rc = cv_opt_set(&fmt, NULL); o.fmt = FMT_JSON; break;
+        case OPT_TABLE: rc = cv_opt_set(&fmt, NULL); o.fmt = FMT_TABLE; break;
+        case OPT_CACHE: rc = cv_opt_set(&cache, NULL); o.cache = 1; break;
         case OPT_ALLOW: o.allow_truncated = 1; break;
         case OPT_PAGE:
             if (cv_parse_u64(optarg, &v) || v < 512 || v > 65536 || (v & (v - 1)))
                 return cv_usage_error("--page-size wants a power of two from 512 to 65536, not '%s'",
                                       optarg);
+            rc = cv_opt_set(&page, optarg);
             o.page_size = (uint32_t)v;
             break;
         default: return cv_std_option(c, usage_text, argv);
         }
     }
+    if (rc) return rc;
     if (optind >= argc) return cv_usage_error("no trace file given");
     o.path = argv[optind++];
     o.queries = argv + optind;
     o.nqueries = argc - optind;
     if (!o.output && !o.nqueries)
         return cv_usage_error("nothing to do: give -o FILE and/or a query");
-    if (o.output && o.cache) return cv_usage_error("--cache and -o exclude each other");
+    /* -o writes the database the queries run on; --cache keeps its own. The
+     * result formats print the results of the queries. */
+    if ((rc = cv_opt_excl(&out, &cache)) ||
+        (!o.nqueries && (rc = cv_opt_unused(&fmt, NULL, "a QUERY"))))
+        return rc;
     return run(&o);
 }
