@@ -245,32 +245,48 @@ static int check_regex(const char *re) {
     return 0;
 }
 
-static int parse_more(int c, ex_opts *o) {
+/* The slots of the options (prog.h): which option set each setting, and
+ * how it was spelt. */
+typedef struct ex_given {
+    cv_opt format, output, procs, threads, split, function, sort, top, period;
+    cv_opt per_thread, csv, all_functions;
+} ex_given;
+
+static int parse_more(int c, ex_opts *o, ex_given *g) {
     switch (c) {
-    case 'p': o->procs = optarg; return 0;
-    case 't': o->threads = optarg; return 0;
+    case 'p': o->procs = optarg; return cv_opt_set(&g->procs, optarg);
+    case 't': o->threads = optarg; return cv_opt_set(&g->threads, optarg);
     case OPT_SPLIT:
         if (strcmp(optarg, "process") != 0)
             return cv_usage_error("--split: 'process' is the one way to split, not '%s'", optarg);
         o->split = 1;
-        return 0;
-    case OPT_FUNCTION: o->function = optarg; return check_regex(optarg);
+        return cv_opt_set(&g->split, optarg);
+    case OPT_FUNCTION:
+        o->function = optarg;
+        return check_regex(optarg) ? CV_EXIT_USAGE : cv_opt_set(&g->function, optarg);
     case OPT_SORT:
         if (strcmp(optarg, "time") != 0 && strcmp(optarg, "file") != 0)
             return cv_usage_error("--sort: 'time' or 'file', not '%s'", optarg);
         o->sort_time = strcmp(optarg, "time") == 0;
-        return 0;
+        return cv_opt_set(&g->sort, optarg);
     case OPT_TOP:
         if (cv_parse_u64(optarg, &o->top) || o->top == 0)
             return cv_usage_error("--top: not a positive number: '%s'", optarg);
-        return 0;
-    case OPT_CSV: o->csv = 1; return 0;
-    case OPT_ALL_FUNCTIONS: o->all_functions = 1; return 0;
+        return cv_opt_set(&g->top, optarg);
+    case OPT_CSV: o->csv = 1; return cv_opt_set(&g->csv, NULL);
+    case OPT_ALL_FUNCTIONS: o->all_functions = 1; return cv_opt_set(&g->all_functions, NULL);
+    case OPT_PER_THREAD: o->per_thread = 1; return cv_opt_set(&g->per_thread, NULL);
+    case OPT_PERIOD:
+        if (cv_parse_u64(optarg, &o->period) || o->period == 0)
+            return cv_usage_error("--period: not a number of nanoseconds: '%s'", optarg);
+        return cv_opt_set(&g->period, optarg);
+    case 'f': o->format = optarg; return cv_opt_set(&g->format, optarg);
+    case 'o': o->output = optarg; return cv_opt_set(&g->output, optarg);
     default: return -1;
     }
 }
 
-static int parse_args(int argc, char **argv, ex_opts *o, int *done) {
+static int parse_args(int argc, char **argv, ex_opts *o, ex_given *g, int *done) {
     static const struct option longs[] = {
         {"format", required_argument, 0, 'f'},
         {"output", required_argument, 0, 'o'},
@@ -290,18 +306,11 @@ static int parse_args(int argc, char **argv, ex_opts *o, int *done) {
     int c;
     *done = 0;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":f:o:p:t:hV", longs, NULL)) != -1) {
-        int more = parse_more(c, o);
+    while ((c = cv_getopt(argc, argv, ":f:o:p:t:hV", longs)) != -1) {
+        int more = parse_more(c, o, g);
         if (more > 0) return more;
         if (more == 0) continue;
         switch (c) {
-        case 'f': o->format = optarg; break;
-        case 'o': o->output = optarg; break;
-        case OPT_PER_THREAD: o->per_thread = 1; break;
-        case OPT_PERIOD:
-            if (cv_parse_u64(optarg, &o->period) || o->period == 0)
-                return cv_usage_error("--period: not a number of nanoseconds: '%s'", optarg);
-            break;
         case OPT_ALLOW: o->allow_truncated = 1; break;
         default: *done = 1; return cv_std_option(c, usage_text, argv);
         }
@@ -311,11 +320,30 @@ static int parse_args(int argc, char **argv, ex_opts *o, int *done) {
     return 0;
 }
 
+/* Refuses the options that format fmt does not use; `chose` is the option
+ * that chose it (-f, or -o or --split when they tell the format). */
+static int check_unused(const ex_given *g, int fmt, const cv_opt *chose) {
+    int lines = fmt == FMT_LINES, ranks = fmt == FMT_RANKS;
+    int rc = 0;
+    if ((fmt != FMT_FOLDED && !lines &&
+         (rc = cv_opt_unused(&g->per_thread, chose, "-f folded or lines"))) ||
+        (fmt != FMT_FOLDED && (rc = cv_opt_unused(&g->period, chose, "-f folded"))) ||
+        (!lines && !ranks && (rc = cv_opt_unused(&g->function, chose, "-f lines or ranks"))) ||
+        (!lines && !ranks && (rc = cv_opt_unused(&g->top, chose, "-f lines or ranks"))) ||
+        (!lines && (rc = cv_opt_unused(&g->sort, chose, "-f lines"))) ||
+        (!lines && (rc = cv_opt_unused(&g->all_functions, chose, "-f lines"))) ||
+        (!ranks && (rc = cv_opt_unused(&g->csv, chose, "-f ranks"))))
+        return rc;
+    return 0;
+}
+
 int main(int argc, char **argv) {
     ex_opts o = {0};
+    ex_given g;
+    memset(&g, 0, sizeof g);
     int done;
     cv_prog = "tracy-export";
-    int code = parse_args(argc, argv, &o, &done);
+    int code = parse_args(argc, argv, &o, &g, &done);
     if (code || done) return code;
     int fmt = o.format ? format_of_name(o.format) : o.split ? FMT_PSTATS
                                                             : format_of_path(o.output);
@@ -328,5 +356,7 @@ int main(int argc, char **argv) {
                                                : "--split writes files: -o names a folder");
     if (fmt == FMT_NONE)
         return cv_usage_error("cannot tell the format from '%s': give -f FORMAT", o.output);
+    const cv_opt *chose = o.format ? &g.format : o.split ? &g.split : &g.output;
+    if ((code = check_unused(&g, fmt, chose))) return code;
     return run(&o, fmt);
 }
