@@ -218,7 +218,7 @@ START_TEST(many_streams_read_by_every_tool) {
     ck_assert_uint_eq(count_str(out, MANY_S "\n"), 2);
     TOOL((char *)ft_bin("tracy-export"), "-f", "folded", "--per-thread", "-o", "-", in);
     ck_assert_uint_eq(count_lines(out), MANY);
-    TOOL((char *)ft_bin("tracy-diff"), "-f", "csv", "-a", in, in);
+    TOOL((char *)ft_bin("tracy-diff"), "-f", "csv", in, in);
     TOOL((char *)ft_bin("tracy-cut"), "-q", "-f", "-o", o3, in);
     TOOL((char *)ft_bin("tracy-merge"), "-q", "-f", "-o", o2, in, o3);
     TOOL((char *)ft_bin("tracy-info"), "--verify", o2);

@@ -117,7 +117,17 @@ static int add_file(const char ***list, uint32_t *n, const char *path) {
 enum { OPT_ALPHA = 256, OPT_MIN_CALLS, OPT_TEST, OPT_BY_THREAD, OPT_ALLOW, OPT_NO_NORM,
        OPT_NO_CORR };
 
-static int parse_opt(int c, diff_opts *o, int *done) {
+/* The slots of the options that hold one value (prog.h). */
+typedef struct diff_given {
+    cv_opt format, output, threshold, min_time, alpha, min_calls, test, all;
+} diff_given;
+
+/* cv_opt_set with tracy-diff's usage exit code. */
+static int once(cv_opt *slot, const char *value) {
+    return cv_opt_set(slot, value) ? DIFF_EXIT_USAGE : 0;
+}
+
+static int parse_opt(int c, diff_opts *o, diff_given *g, int *done) {
     static const char *const formats[] = {"table", "markdown", "json", "csv"};
     static const char *const tests[] = {"auto", "calls", "runs"};
     double v;
@@ -128,35 +138,35 @@ static int parse_opt(int c, diff_opts *o, int *done) {
     case 'f':
         if ((o->rep.format = parse_choice(optarg, formats, 4)) < 0)
             return usage_error("--format: not table, markdown, json or csv: '%s'", optarg);
-        return 0;
-    case 'o': o->output = optarg; return 0;
+        return once(&g->format, optarg);
+    case 'o': o->output = optarg; return once(&g->output, optarg);
     case 't':
         if (parse_double(optarg, 0, 1e6, &v))
             return usage_error("--threshold: not a percentage: '%s'", optarg);
         o->rep.threshold = v / 100;
-        return 0;
+        return once(&g->threshold, optarg);
     case 'm':
         if (parse_time(optarg, &o->rep.min_time))
             return usage_error("--min-time: not a duration (e.g. 100us, 2ms): '%s'", optarg);
-        return 0;
+        return once(&g->min_time, optarg);
     case OPT_ALPHA:
         if (parse_double(optarg, 0, 1, &o->rep.alpha) || strchr(optarg, '%'))
             return usage_error("--alpha: not a probability between 0 and 1: '%s'", optarg);
-        return 0;
+        return once(&g->alpha, optarg);
     case OPT_MIN_CALLS:
         if (cv_parse_u64(optarg, &u) || u < 2)
             return usage_error("--min-calls: not a count of 2 or more: '%s'", optarg);
         o->rep.min_calls = u;
-        return 0;
+        return once(&g->min_calls, optarg);
     case OPT_TEST:
         if ((o->rep.test = parse_choice(optarg, tests, 3)) < 0)
             return usage_error("--test: not auto, calls or runs: '%s'", optarg);
-        return 0;
+        return once(&g->test, optarg);
     case 'e': o->prof.self = o->rep.self = 1; return 0;
     case OPT_BY_THREAD: o->prof.by_thread = 1; return 0;
     case OPT_NO_NORM: o->rep.no_normalize = 1; return 0;
     case OPT_NO_CORR: o->rep.no_correction = 1; return 0;
-    case 'a': o->rep.all = 1; return 0;
+    case 'a': o->rep.all = 1; return once(&g->all, NULL);
     case OPT_ALLOW: o->allow_truncated = 1; return 0;
     case 'h': fputs(usage_text, stdout); *done = 1; return 0;
     case 'V': cv_print_version(); *done = 1; return 0;
@@ -176,12 +186,14 @@ static int parse_args(int argc, char **argv, diff_opts *o, int *done) {
         {"no-normalize", no_argument, 0, OPT_NO_NORM},
         {"no-correction", no_argument, 0, OPT_NO_CORR},
         {"version", no_argument, 0, 'V'},           {0, 0, 0, 0}};
+    diff_given g;
     int c;
+    memset(&g, 0, sizeof g);
     *done = 0;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":b:n:f:o:t:m:eahV", longs, NULL)) != -1) {
+    while ((c = cv_getopt(argc, argv, ":b:n:f:o:t:m:eahV", longs)) != -1) {
         if (c == ':') return usage_error("option '%s' needs an argument", argv[optind - 1]);
-        int rc = parse_opt(c, o, done);
+        int rc = parse_opt(c, o, &g, done);
         if (rc < 0) return usage_error("unknown option '%s'", argv[optind - 1]);
         if (rc || *done) return rc;
     }
@@ -199,6 +211,10 @@ static int parse_args(int argc, char **argv, diff_opts *o, int *done) {
     if (!o->nbase || !o->nnext)
         return usage_error("%s", !o->nbase && !o->nnext ? "no trace files given"
                                  : !o->nbase ? "no base run (--base)" : "no new run (--new)");
+    /* JSON and CSV always hold every row. */
+    if (o->rep.format != DR_TABLE && o->rep.format != DR_MARKDOWN &&
+        cv_opt_unused(&g.all, &g.format, "-f table or markdown"))
+        return DIFF_EXIT_USAGE;
     return 0;
 }
 
