@@ -20,13 +20,15 @@ static int sc_parse_level(const char *arg, int *level) {
 
 int sc_option(int c, sc_output *o, const char *usage, char *const *argv) {
     switch (c) {
-    case 'o': o->path = optarg; return SC_MORE;
+    case 'o':
+        o->path = optarg;
+        return cv_opt_set(&o->given_path, optarg) ? CV_EXIT_USAGE : SC_MORE;
     case 'f': o->force = 1; return SC_MORE;
     case 'q': o->quiet = 1; return SC_MORE;
     case SC_OPT_LEVEL:
         if (sc_parse_level(optarg, &o->level) < 0)
             return cv_usage_error("--level: '%s' is not a level from 1 to 19", optarg);
-        return SC_MORE;
+        return cv_opt_set(&o->given_level, optarg) ? CV_EXIT_USAGE : SC_MORE;
     case ':': return cv_usage_error("option '%s' needs a value", argv[optind - 1]);
     default: return cv_std_option(c, usage, argv);
     }

@@ -14,6 +14,7 @@ typedef struct sc_output {
     const char *path;       /* -o FILE (required) */
     int force, quiet;       /* -f, -q */
     int level;              /* --level N, zstd 1..19 (set the default: 3) */
+    cv_opt given_path, given_level; /* which option set them (prog.h) */
 } sc_output;
 
 /* getopt_long's answer for --level (above every other option's). */
@@ -29,12 +30,13 @@ typedef struct sc_output {
 /* sc_option() took the option: parsing goes on. */
 #define SC_MORE (-1)
 
-/* Takes an option getopt_long returned (opterr = 0, an optstring that
+/* Takes an option cv_getopt returned (opterr = 0, an optstring that
  * starts with ':' and holds "o:fqhV"), for the default branch of the
  * program's switch: -o, -f, -q and --level into *o; -h prints `usage` on
  * stdout. Returns SC_MORE, or the exit code when the program ends here
  * (CV_EXIT_OK for -h and -V, CV_EXIT_USAGE after one line for a bad level,
- * a missing value or an unknown option). */
+ * -o or --level given twice with different values, a missing value or an
+ * unknown option). */
 int sc_option(int c, sc_output *o, const char *usage, char *const *argv);
 
 /* After the options: refuses (CV_EXIT_USAGE, one line) a missing -o or

@@ -131,21 +131,25 @@ int main(int argc, char **argv) {
         {"absolute", no_argument, 0, OPT_ABS}, {"process", required_argument, 0, 'p'},
         {"thread", required_argument, 0, 't'}, SC_LONG_OPTIONS, {0, 0, 0, 0}};
     ct_opts o = {.output.level = 3};
-    int c, code;
+    cv_opt procs = {0}, threads = {0}, from = {0}, to = {0}, absolute = {0};
+    int c, code = 0;
     cv_prog = "tracy-cut";
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":o:fp:t:qhV", longs, NULL)) != -1) {
+    while (!code && (c = cv_getopt(argc, argv, ":o:fp:t:qhV", longs)) != -1) {
         switch (c) {
-        case 'p': o.procs = optarg; break;
-        case 't': o.threads = optarg; break;
-        case OPT_FROM: o.from_s = optarg; break;
-        case OPT_TO: o.to_s = optarg; break;
-        case OPT_ABS: o.absolute = 1; break;
+        case 'p': code = cv_opt_set(&procs, optarg); o.procs = optarg; break;
+        case 't': code = cv_opt_set(&threads, optarg); o.threads = optarg; break;
+        case OPT_FROM: code = cv_opt_set(&from, optarg); o.from_s = optarg; break;
+        case OPT_TO: code = cv_opt_set(&to, optarg); o.to_s = optarg; break;
+        case OPT_ABS: code = cv_opt_set(&absolute, NULL); o.absolute = 1; break;
         default:
             if ((code = sc_option(c, &o.output, usage_text, argv)) != SC_MORE) return code;
+            code = 0;
         }
     }
-    if ((code = sc_check_args(&o.output, argc))) return code;
+    if (code || (code = sc_check_args(&o.output, argc))) return code;
+    if (!o.from_s && !o.to_s && (code = cv_opt_unused(&absolute, NULL, "--from or --to")))
+        return code;
     if (argc - optind > 1) return cv_usage_error("one input trace only (tracy-merge joins several)");
     o.in = argv[optind];
     return ct_run(&o);

@@ -211,7 +211,7 @@ int main(int argc, char **argv) {
     int c, code;
     cv_prog = "tracy-merge";
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":o:fqhV", longs, NULL)) != -1) {
+    while ((c = cv_getopt(argc, argv, ":o:fqhV", longs)) != -1) {
         switch (c) {
         case OPT_NO_ALIGN: o.no_align = 1; break;
         default:
