@@ -83,13 +83,18 @@ static int parse(sv_opts *o, int argc, char **argv) {
         {"token-file", required_argument, NULL, OPT_TOKEN},
         {"cache", required_argument, NULL, OPT_CACHE},
         CV_STD_LONG_OPTIONS,                      {NULL, 0, NULL, 0}};
+    /* Each option holds one value: given again, only with the same one. */
+    cv_opt addr = {0}, port = {0}, token = {0}, cache = {0};
     int c, rc;
     o->addr = "127.0.0.1";
     o->port = SV_DEFAULT_PORT;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":a:p:hV", longs, NULL)) != -1) {
+    while ((c = cv_getopt(argc, argv, ":a:p:hV", longs)) != -1) {
         char *e;
         long v;
+        cv_opt *slot = c == 'a' ? &addr : c == 'p' ? &port : c == OPT_TOKEN ? &token
+                     : c == OPT_CACHE ? &cache : NULL;
+        if (slot && (rc = cv_opt_set(slot, optarg))) return rc;
         switch (c) {
         case 'a': o->addr = optarg; break;
         case 'p':
@@ -101,7 +106,7 @@ static int parse(sv_opts *o, int argc, char **argv) {
             o->port = (int)v;
             break;
         case OPT_TOKEN:
-            if (read_token(o, optarg) < 0) return CV_EXIT_USAGE;
+            if (!o->token && read_token(o, optarg) < 0) return CV_EXIT_USAGE;
             break;
         case OPT_CACHE:
             if (snprintf(o->cache, sizeof o->cache, "%s", optarg) >= (int)sizeof o->cache)
