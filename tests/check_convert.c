@@ -16,6 +16,7 @@
 #include "../prog/prog.c"
 #include "../prog/input.c"
 #include "../prog/out.c"
+#include "../prog/option.c"
 #include "../convert/convert.c"
 #include "../convert/strmap.c"
 #include "trace_builder.h"
@@ -486,6 +487,71 @@ START_TEST(sql_index_orders_zones_starting_together_by_duration) {
 }
 END_TEST
 
+/* ---- Options that exclude each other (prog/option.c) -------------------- */
+
+/* Parses `args` (space-separated) as a program with an output kind (-a,
+ * -b, --bee), a value (-o, --out) and a flag for the kind -b (-x) would:
+ * returns the first usage exit code (0 when every option passes) with its
+ * message, the first line written on stderr, in msg. */
+static int parse_options(const char *args, char *msg, size_t n) {
+    static const struct option longs[] = {
+        {"bee", no_argument, 0, 'b'}, {"out", required_argument, 0, 'o'}, {0, 0, 0, 0}};
+    char buf[256], *argv[16] = {"prog"};
+    int argc = 1, c, rc = 0;
+    snprintf(buf, sizeof buf, "%s", args);
+    for (char *t = strtok(buf, " "); t && argc < 15; t = strtok(NULL, " ")) argv[argc++] = t;
+    argv[argc] = NULL;
+    cv_opt kind = {0}, out = {0}, x = {0};
+    FILE *err = tmpfile();
+    ck_assert_ptr_nonnull(err);
+    fflush(stderr);
+    int saved = dup(2);
+    dup2(fileno(err), 2);
+    optind = 0;
+    opterr = 0;
+    while (!rc && (c = cv_getopt(argc, argv, ":abo:x", longs)) != -1) {
+        if (c == 'a' || c == 'b') rc = cv_opt_set(&kind, NULL);
+        if (c == 'o') rc = cv_opt_set(&out, optarg);
+        if (c == 'x') rc = cv_opt_set(&x, NULL);
+    }
+    if (!rc && kind.code != 'b') rc = cv_opt_unused(&x, &kind, "-b");
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    rewind(err);
+    if (!fgets(msg, (int)n, err)) msg[0] = '\0';
+    msg[strcspn(msg, "\n")] = '\0';
+    fclose(err);
+    return rc;
+}
+
+START_TEST(options_that_contradict_each_other_are_refused) {
+    static const struct { const char *args, *msg; } cases[] = {
+        {"-b -b --bee -o f --out f -x -x", NULL},
+        {"-a -a -of", NULL},
+        {"-ab", "prog: -a and -b cannot be used together"},
+        {"--bee -a", "prog: --bee and -a cannot be used together"},
+        {"--be -a", "prog: --bee and -a cannot be used together"},
+        {"-o f -o g", "prog: -o f and -o g cannot be used together"},
+        {"-of --out=g", "prog: -o f and --out g cannot be used together"},
+        {"-o a -o b", "prog: -o a and -o b cannot be used together"},
+        {"-x", "prog: -x needs -b"},
+        {"-x -a", "prog: -x and -a cannot be used together (-x needs -b)"},
+    };
+    const char *saved = cv_prog;
+    cv_prog = "prog";
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char msg[256];
+        int rc = parse_options(cases[i].args, msg, sizeof msg);
+        ck_assert_msg(rc == (cases[i].msg ? CV_EXIT_USAGE : 0), "%s: exit %d", cases[i].args, rc);
+        ck_assert_str_eq(msg, cases[i].msg ? cases[i].msg : "");
+    }
+    cv_opt a = {0}, b = {0};
+    ck_assert_int_eq(cv_opt_excl(&a, &b), 0);
+    cv_prog = saved;
+}
+END_TEST
+
 Suite *convert_suite(void) {
     Suite *s = suite_create("convert");
     TCase *units = tcase_create("units");
@@ -495,6 +561,7 @@ Suite *convert_suite(void) {
     tcase_add_test(units, microseconds_keep_nanosecond_decimals);
     tcase_add_test(units, zones_are_numbered_by_start_with_parents_per_thread);
     tcase_add_test(units, map_finds_keys_with_embedded_nuls_across_growth);
+    tcase_add_test(units, options_that_contradict_each_other_are_refused);
     suite_add_tcase(s, units);
     TCase *programs = tcase_create("programs");
     tcase_set_timeout(programs, 120);
