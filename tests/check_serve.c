@@ -196,6 +196,13 @@ static cJSON *info_json(const char *trace) {
     return j;
 }
 
+/* GET /api/t/ID/meta, answered with want_status: its JSON. */
+static cJSON *get_meta(int port, const char *id, int want_status) {
+    char t[200];
+    snprintf(t, sizeof t, "/api/t/%s/meta", id);
+    return get_json(port, t, want_status);
+}
+
 /* The id of the session whose path is `rel`. */
 static char *session_id(int port, const char *rel) {
     cJSON *j = get_json(port, "/api/sessions", 200);
@@ -295,8 +302,7 @@ START_TEST(zone_ids_below_records) {
     ck_assert_int_eq(start(&s, scratch_path("ids.tracy")), 0);
     char *id = session_id(s.port, "ids.tracy");
     char t[200];
-    snprintf(t, sizeof t, "/api/t/%s/meta", id);
-    cJSON *m = get_json(s.port, t, 200);
+    cJSON *m = get_meta(s.port, id, 200);
     double zones = num(m, "zones"), records = num(m, "records");
     cJSON_Delete(m);
     ck_assert_double_gt(records, zones); /* markers, samples, frame marks */
@@ -489,9 +495,7 @@ START_TEST(growing_trace) {
     srv s;
     ck_assert_int_eq(start(&s, scratch_path("live")), 0);
     char *id = session_id(s.port, "g.tracy");
-    char t[200];
-    snprintf(t, sizeof t, "/api/t/%s/meta", id);
-    cJSON *j = get_json(s.port, t, 200);
+    cJSON *j = get_meta(s.port, id, 200);
     double z1 = num(j, "zones"), g1 = num(j, "generation");
     ck_assert_str_eq(str(j, "state"), "writing");
     cJSON_Delete(j);
@@ -504,11 +508,11 @@ START_TEST(growing_trace) {
     ck_assert_int_eq(fclose(f), 0);
     /* the first request after the growth answers from the index in hand and
      * starts the new one: the page polls until the generation moves */
-    j = get_json(s.port, t, 200);
+    j = get_meta(s.port, id, 200);
     for (int k = 0; k < 400 && num(j, "generation") == g1; k++) {
         cJSON_Delete(j);
         usleep(20000);
-        j = get_json(s.port, t, 200);
+        j = get_meta(s.port, id, 200);
     }
     ck_assert_double_eq(num(j, "zones"), 30000);
     ck_assert_double_gt(30000, z1);
@@ -559,8 +563,7 @@ START_TEST(range_matches_csv_stats) {
     ck_assert_int_eq(start(&s, scratch_path("r.tracy")), 0);
     char *id = session_id(s.port, "r.tracy");
     char t[300];
-    snprintf(t, sizeof t, "/api/t/%s/meta", id);
-    cJSON *m = get_json(s.port, t, 200);
+    cJSON *m = get_meta(s.port, id, 200);
     double dur = num(m, "duration_ns");
     cJSON_Delete(m);
     snprintf(t, sizeof t, "/api/t/%s/range?t0=0&t1=%.0f", id, dur + 1);
@@ -844,8 +847,7 @@ START_TEST(capture_from_server) {
     cJSON_Delete(e);
     cJSON_Delete(post_capture(s.port, body, 409));
     char t[256];
-    snprintf(t, sizeof t, "/api/t/%s/meta", id);
-    cJSON_Delete(get_json(s.port, t, 409));
+    cJSON_Delete(get_meta(s.port, id, 409));
     /* then complete, with the program's zones */
     e = wait_complete(s.port, id);
     char file[600];
