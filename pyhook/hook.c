@@ -108,7 +108,7 @@ static pthread_key_t g_tls_key;
  * first event in a window records the calls it is already inside (see
  * "Calls running when a trace window opens"). */
 static uint32_t g_win_gen;
-static __thread uint32_t tls_win_gen;
+static __thread uint32_t tls_win_gen __attribute__((tls_model("initial-exec")));
 static void win_first(PyFrameObject *top, int given);
 static __thread int tls_win_prof; /* profile_cb set by win_first (3.12+, no tool id) */
 /* Zones win_first began that are still open: the outermost ones. An end
@@ -1189,6 +1189,44 @@ static __attribute__((noinline)) PyObject *eval_hook_top(EVAL_PARAMS, lt__tbuf *
 #endif
 #endif
 
+#if defined(__x86_64__)
+/* The end of a generator's or coroutine's run whose begin was written
+ * inline, as eval_hook_after; the user zones it suspends in are kept by
+ * its frame (f: a key, not read). */
+static __attribute__((noinline)) PyObject *eval_hook_gen_after(lt__tbuf *t, py_frame *f,
+                                                               PyObject *r) {
+    if (UNLIKELY(!g_live || t->wp > t->limit || t->depth <= tls_synth || t->uz_top == t->depth)) {
+        if (lt__tls == t && g_live) { /* (as eval_hook_loc's end) */
+            UZ_FRAME_END(t, f, r != NULL, 1);
+            if (WIN_HOOK_END(t)) lt__put_end(t, lt__now());
+            else WIN_RETURNED();
+        }
+        return r;
+    }
+    lt__write_end(t, lt__tsc_ns(lt__clock()));
+    return r;
+}
+#endif
+
+/* A generator's or coroutine's run (a resume) recorded at loc: its two
+ * records written inline, as the hot path does, where eval_hook_loc would
+ * write them the same way (a thread's first event in a window has no
+ * buffer yet: eval_hook_loc). */
+static __attribute__((noinline)) PyObject *eval_hook_gen(EVAL_PARAMS, uint32_t loc) {
+#if defined(__x86_64__)
+    lt__tbuf *t = lt__tls;
+    const lt__clock_map *c = lt__clock();
+    if (UNLIKELY(t == NULL || c == NULL || t->wp > t->limit || t->depth >= g_depth_limit ||
+                 WIN_TOP_HOT(t)))
+        return eval_hook_loc(EVAL_ARGS, loc);
+    lt__write_begin(t, loc, lt__tsc_ns(c));
+    UZ_RESUME(t, f);
+    return eval_hook_gen_after(t, f, EVAL_DEFAULT());
+#else
+    return eval_hook_loc(EVAL_ARGS, loc);
+#endif
+}
+
 /* Code of this epoch that is not recorded, generators and coroutines, or
  * code new in this epoch. */
 static __attribute__((noinline)) PyObject *eval_hook_other(EVAL_PARAMS, uintptr_t v) {
@@ -1197,7 +1235,7 @@ static __attribute__((noinline)) PyObject *eval_hook_other(EVAL_PARAMS, uintptr_
     if (tag == (g_epoch | PY_GEN_BIT)) {
         if (!PYF_IS_RESUME(f)) return EVAL_DEFAULT();
         if ((uint32_t)v == 0) return eval_hook_gen_unrec(EVAL_ARGS);
-        return eval_hook_loc(EVAL_ARGS, (uint32_t)v);
+        return eval_hook_gen(EVAL_ARGS, (uint32_t)v);
     }
     if (tag == (g_epoch | PY_INIT_BIT)) return eval_hook_init(EVAL_ARGS, (uint32_t)v);
     return eval_hook_cold(EVAL_ARGS);
