@@ -16,7 +16,6 @@ in the user's private run folder or at TRACY_ADDR; `python -m tracy
 script.py` starts one for the run. See tracy(1).
 """
 import os as _os
-import sys as _sys
 
 try:
     from . import _tracy
@@ -36,6 +35,18 @@ __version__ = _tracy.VERSION
 # "auto", exact on 3.12+ when another tool is active at start, else hook.
 MECHANISMS = ("auto", "hook", "exact")
 _PKG_DIR = _os.path.dirname(_os.path.abspath(__file__))  # frames here are the profiler's
+
+def _env_get(name):
+    """os.environ.get(name), from the bytes dict os.environ keeps: a missing
+    name costs os.environ.get a KeyError raised and caught inside (some 9K
+    instructions on 3.12), and a run looks up many that are missing."""
+    env = _os.environ
+    data = getattr(env, "_data", None)
+    if type(data) is not dict:
+        return env.get(name)
+    v = data.get(name.encode())
+    return None if v is None else _os.fsdecode(v)
+
 
 # The process's runtime (tracy/_runtime.py: options, signals, fork and exec
 # wrappers), imported when recording is first asked for: a program that
@@ -63,109 +74,11 @@ def enabled():
     return _tracy.mode() != 0
 
 
-# Profiler, profile and zone are made when first asked for (__getattr__):
-# a class costs every process that imports tracy some 0.1M instructions to
-# make on 3.12+, and most runs (python -m tracy, its children) use none.
+# Profiler, profile and zone live in _api.py, imported when first asked for
+# (__getattr__): their classes and methods cost every process that imports
+# tracy some 0.4M instructions to load and make on 3.12+, and most runs
+# (python -m tracy, its children) use none.
 _API_NAMES = ("Profiler", "_Profile", "profile", "zone")
-
-
-def _make_api():
-    """Makes the API's classes and puts them in the module's namespace."""
-    class Profiler:
-        """Records function zones (every thread) between enable() and disable().
-
-        Under `python -m tracy -p` these regions are all that is recorded.
-        Also a context manager. Nested regions are counted: recording stops
-        when the outermost one ends.
-        """
-
-        def __init__(self):
-            self._on = False
-
-        def enable(self):
-            if not self._on:
-                self._on = True
-                (_rt or _load_runtime()).enable()
-            return self
-
-        def disable(self):
-            if self._on:
-                self._on = False
-                (_rt or _load_runtime()).disable()
-
-        def __enter__(self):
-            return self.enable()
-
-        def __exit__(self, *exc):
-            self.disable()
-            return False
-
-
-    class _Profile:
-        """`profile` as a decorator or a context manager (Omnitrace style)."""
-
-        def __call__(self, func=None):
-            if func is None:
-                return self
-            from ._wrap import wrap
-            rt = _rt or _load_runtime()
-            code = getattr(func, "__code__", None)
-            if code is not None and rt.lines_on():
-                # under -l, a line report shows the decorated functions only
-                _tracy._mark_profiled(code.co_filename, code.co_firstlineno)
-            # a generator's or coroutine's steps, each (tracy/_wrap.py)
-            return wrap(func, rt.enable, lambda _: rt.disable())
-
-        def __enter__(self):
-            (_rt or _load_runtime()).enable()
-            return self
-
-        def __exit__(self, *exc):
-            (_rt or _load_runtime()).disable()
-            return False
-
-
-
-
-    class zone:
-        """A named zone: `with tracy.zone("load"):` or `@tracy.zone("load")`."""
-
-        def __init__(self, name, text=None):
-            self.name = str(name)
-            self.text = text
-            self._open = []
-
-        def __enter__(self):
-            caller = _sys._getframe(1)  # the zone's file and line: the with statement's
-            on = _tracy.zone_begin(self.name, caller.f_code.co_filename, caller.f_lineno,
-                                   caller)
-            self._open.append(on)
-            if on and self.text is not None:
-                _tracy.zone_text(str(self.text))
-            return self
-
-        def __exit__(self, *exc):
-            on = self._open.pop()
-            if on:
-                _tracy.zone_end(on)
-            return False
-
-        def __call__(self, func):
-            from ._wrap import wrap
-            name = self.name
-            code = getattr(func, "__code__", None)
-            file = code.co_filename if code else ""
-            line = code.co_firstlineno if code else 0
-
-            def end(on):
-                if on:
-                    _tracy.zone_end(on)
-            # a generator's or coroutine's steps, a zone each (tracy/_wrap.py)
-            return wrap(func, lambda: _tracy.zone_begin(name, file, line), end)
-
-    for cls in (Profiler, _Profile, zone):
-        cls.__qualname__ = cls.__name__
-    globals().update(Profiler=Profiler, _Profile=_Profile, profile=_Profile(), zone=zone)
 
 
 def signpost(header, message=None):
@@ -206,10 +119,12 @@ _TRACE_NAMES = ("Options", "start_trace", "stop_trace", "trace")
 def __getattr__(name):
     """tracy.trace, start_trace, stop_trace and Options live in _trace.py,
     imported when first asked for: most runs never use them, and every run
-    pays for what `import tracy` imports. Profiler, profile and zone are
-    made then too (_make_api)."""
+    pays for what `import tracy` imports. Profiler, profile and zone come
+    from _api.py the same way."""
     if name in _API_NAMES:
-        _make_api()
+        from . import _api
+        for n in _API_NAMES:
+            globals()[n] = getattr(_api, n)
         return globals()[name]
     if name in _TRACE_NAMES:
         from . import _trace
@@ -243,6 +158,6 @@ def __dir__():
                   | {n for n in globals() if n.startswith("__") and n.endswith("__")})
 
 
-if _os.environ.get("TRACY_LISTEN") and _tracy._getenv("TRACY_PY_OPTS") is None:
+if _env_get("TRACY_LISTEN") and _tracy._getenv("TRACY_PY_OPTS") is None:
     from . import _ondemand  # listen for captures from the start
     _ondemand.from_environment()
