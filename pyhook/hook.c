@@ -195,6 +195,8 @@ void py__hook_failed(const char *what) {
     Py_XDECREF(tbk);
 }
 
+int py__hook_failures(void) { return g_fail.n != 0; }
+
 int py__hook_raise(PyObject *err_type) {
     if (g_fail.n == 0) return 0;
     unsigned long n = g_fail.n;

@@ -119,6 +119,9 @@ void py__hook_failed(const char *what);
  * Returns -1 with the exception set, or 0 when there were none. */
 int py__hook_raise(PyObject *err_type);
 
+/* 1 when failures wait for py__hook_raise. */
+int py__hook_failures(void);
+
 /* 1 when running in the main interpreter. */
 int py__main_interpreter(void);
 

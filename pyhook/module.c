@@ -28,6 +28,70 @@ int py__module_add(PyObject *m, const char *name, PyObject *o) {
     return 0;
 }
 
+PyDoc_STRVAR(hook_error_doc,
+"A failure inside the profiler's hook (a filter or on_thread callback that\n"
+"raised, memory exhausted), raised by the next disable() or stop(); its\n"
+"__cause__ is the first failure's exception.");
+
+/* tracy._tracy.HookError, made when first needed (a failure to raise, the
+ * name looked up: m_getattr): making an exception class costs every import
+ * of tracy some 0.1M instructions, and most runs raise none. Borrowed. */
+static PyObject *hook_error(PyObject *m) {
+    py_mstate *st = py__mstate(m);
+    if (!st->hook_error) {
+        PyObject *t = PyErr_NewExceptionWithDoc("tracy._tracy.HookError", hook_error_doc,
+                                                PyExc_RuntimeError, NULL);
+        if (!t) return NULL;
+        if (py__module_add(m, "HookError", t) < 0) {
+            Py_DECREF(t);
+            return NULL;
+        }
+        st->hook_error = t;
+    }
+    return st->hook_error;
+}
+
+/* The hook's failures since the last disable() or stop(), raised as one
+ * HookError: -1 with it set, 0 when there were none. */
+static int raise_hook_failures(PyObject *m) {
+    if (!py__hook_failures()) return 0;
+    PyObject *t = hook_error(m);
+    return t ? py__hook_raise(t) : -1;
+}
+
+PyDoc_STRVAR(getattr_doc,
+"__getattr__(name)\n--\n\n"
+"The module's names made when first asked for (HookError).");
+
+static PyObject *m_getattr(PyObject *self, PyObject *name) {
+    if (PyUnicode_Check(name) && PyUnicode_CompareWithASCIIString(name, "HookError") == 0) {
+        PyObject *t = hook_error(self);
+        Py_XINCREF(t);
+        return t;
+    }
+    PyErr_Format(PyExc_AttributeError, "module 'tracy._tracy' has no attribute %R", name);
+    return NULL;
+}
+
+PyDoc_STRVAR(dir_doc,
+"__dir__()\n--\n\n"
+"The module's names, HookError among them before it is made.");
+
+static PyObject *m_dir(PyObject *self, PyObject *unused) {
+    PyObject *names = PyDict_Keys(PyModule_GetDict(self));
+    if (!names) return NULL;
+    if (!py__mstate(self)->hook_error) {
+        PyObject *n = PyUnicode_FromString("HookError");
+        if (!n || PyList_Append(names, n) < 0) {
+            Py_XDECREF(n);
+            Py_DECREF(names);
+            return NULL;
+        }
+        Py_DECREF(n);
+    }
+    return names;
+}
+
 /* ---- Configuration and recording -------------------------------------------- */
 
 PyDoc_STRVAR(configure_doc,
@@ -119,7 +183,7 @@ PyDoc_STRVAR(disable_doc,
 
 static PyObject *m_disable(PyObject *self, PyObject *unused) {
     py__disable();
-    if (py__hook_raise(py__mstate(self)->hook_error) < 0) return NULL;
+    if (raise_hook_failures(self) < 0) return NULL;
     Py_RETURN_NONE;
 }
 
@@ -282,7 +346,7 @@ void py__stop(void) {
 static PyObject *m_stop(PyObject *self, PyObject *unused) {
     if (g_stopped) Py_RETURN_NONE;
     py__stop();
-    if (py__hook_raise(py__mstate(self)->hook_error) < 0) return NULL;
+    if (raise_hook_failures(self) < 0) return NULL;
     Py_RETURN_NONE;
 }
 
@@ -328,7 +392,7 @@ static PyObject *m_trace_stop(PyObject *self, PyObject *unused) {
     Py_BEGIN_ALLOW_THREADS
     rc = lt__trace_stop(&stored);
     Py_END_ALLOW_THREADS
-    if (py__hook_raise(py__mstate(self)->hook_error) < 0) return NULL;
+    if (raise_hook_failures(self) < 0) return NULL;
     if (rc < 0) return PyErr_Format(PyExc_OSError, "%s", lt_strerror(rc));
     return PyLong_FromUnsignedLongLong((unsigned long long)stored);
 }
@@ -699,6 +763,8 @@ static PyMethodDef tracy_methods[] = {
     {"_spawn_wrapper", py__spawn_wrapper, METH_O, py__spawn_wrapper_doc},
     {"_children", py__children, METH_O, py__children_doc},
     {"_getenv", py__getenv, METH_O, py__getenv_doc},
+    {"__getattr__", m_getattr, METH_O, getattr_doc},
+    {"__dir__", m_dir, METH_NOARGS, dir_doc},
     {"_threading", py__threading, METH_NOARGS, py__threading_doc},
     {"_on_thread", py__on_thread, METH_NOARGS, py__on_thread_doc},
     {"_signal_wrappers", py__signal_wrappers, METH_VARARGS, py__signal_wrappers_doc},
@@ -718,21 +784,13 @@ static int refuse_subinterpreter(void) {
     return -1;
 }
 
-PyDoc_STRVAR(hook_error_doc,
-"A failure inside the profiler's hook (a filter or on_thread callback that\n"
-"raised, memory exhausted), raised by the next disable() or stop(); its\n"
-"__cause__ is the first failure's exception.");
-
 static int tracy_exec(PyObject *m) {
     py_mstate *st = py__mstate(m);
     if (refuse_subinterpreter() < 0 || py__hook_init() < 0) return -1;
     st->user_locs = PyDict_New();
     st->plots = PyDict_New();
-    st->hook_error = PyErr_NewExceptionWithDoc("tracy._tracy.HookError", hook_error_doc,
-                                               PyExc_RuntimeError, NULL);
     st->counts = PyStructSequence_NewType(&counts_desc);
-    if (!st->user_locs || !st->plots || !st->hook_error || !st->counts ||
-        py__module_add(m, "HookError", st->hook_error) < 0 ||
+    if (!st->user_locs || !st->plots || !st->counts ||
         py__module_add(m, "Counts", (PyObject *)st->counts) < 0 ||
         PyModule_AddIntConstant(m, "MODE_EVAL", PY_MODE_EVAL) < 0 ||
         PyModule_AddIntConstant(m, "MODE_PROFILE", PY_MODE_PROFILE) < 0 ||
