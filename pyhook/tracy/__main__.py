@@ -602,10 +602,10 @@ def new_run(addr, port, out):
 
 def connect(cli, out):
     """Finds or starts the daemon and connects. Returns the run record."""
-    addr = os.environ.get("TRACY_ADDR") or None  # None: this user's local daemon
+    addr = tracy._env_get("TRACY_ADDR") or None  # None: this user's local daemon
     port = cli["port"]
     if port is None:
-        port = _int_opt("TRACY_PORT", os.environ.get("TRACY_PORT", "8086") or "8086")
+        port = _int_opt("TRACY_PORT", tracy._env_get("TRACY_PORT") or "8086")
     run = new_run(addr, port, out)
     flight = cli.get("flight")
     if flight:  # the client keeps the events in memory: no daemon
@@ -780,7 +780,7 @@ def main(argv):
         _tracy.set_info(program, [program] + cli["args"])
         # a module, folder or zipapp runs through runpy (run_code)
         runpy_name = cli["module"] or ("__main__" if glb["__spec__"] is not None else None)
-        listen = cli.get("listen") or os.environ.get("TRACY_LISTEN")
+        listen = cli.get("listen") or tracy._env_get("TRACY_LISTEN")
         if listen:
             return run_listening(listen, code, glb, runpy_name)
         run = connect(cli, out)

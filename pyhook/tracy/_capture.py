@@ -14,23 +14,18 @@ connected while profiled children it started are alive, so that the daemon
 import os
 import sys
 
-
-def _getenv(name):
-    """os.environ.get(name), for the many MPI and Slurm names each run looks
-    for, most of them missing: read from the bytes dict os.environ keeps
-    (os.environ.get of a missing name raises and catches a KeyError inside,
-    some 9K instructions on 3.12)."""
-    env = _environ()
-    if env is os.environ:
-        return env.get(name)
-    v = env.get(name.encode())
-    return None if v is None else os.fsdecode(v)
+# os.environ.get, cheaper for the many MPI and Slurm names a run looks for,
+# most of them missing
+from tracy import _env_get as _getenv
 
 
 def _env_int(names):
-    """The first of these environment variables that holds a number, or None."""
+    """The first of these environment variables that holds a number, or None
+    (os.environ's bytes dict, _environ, fetched once for them all)."""
+    env = _environ()
+    raw = env is not os.environ
     for n in names:
-        v = _getenv(n)
+        v = env.get(n.encode() if raw else n)
         if v and v.isdigit():
             return int(v)
     return None

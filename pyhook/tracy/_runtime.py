@@ -18,7 +18,7 @@ import sys
 
 from . import _tracy
 
-from . import _PKG_DIR as PKG_DIR
+from . import _PKG_DIR as PKG_DIR, _env_get
 _real_exit = os._exit
 _real_fork = getattr(os, "fork", None)
 
@@ -47,7 +47,7 @@ def defaults():
     return {"partial": False, "lines": False, "trace_c": False, "label": "",
             "max_depth": 0, "min_duration": 0, "I": [], "E": [], "R": [],
             "MI": [], "ME": [], "MR": [],
-            "mechanism": os.environ.get("TRACY_MECHANISM") or "auto"}
+            "mechanism": _env_get("TRACY_MECHANISM") or "auto"}
 
 
 def encode_opts(o):
@@ -580,7 +580,7 @@ def set_env(name, value):
     the view lacks is named in TRACY_PY_HIDE, which a child's sitecustomize
     reads to take it off the child's view (pyhook/childenv.c)."""
     os.putenv(name, value)
-    if name in os.environ:
+    if _env_get(name) is not None:
         return
     hidden = (_tracy._getenv("TRACY_PY_HIDE") or "").split(",")
     if name not in hidden:
@@ -606,7 +606,7 @@ def setup_children_env(opts, program):
         opts = dict(opts, notes=notes)
     set_env("TRACY_PY_OPTS", encode_opts(opts))
     set_env("TRACY_PY_PROGRAM", program)
-    old = os.environ.get("PYTHONPATH")
+    old = _env_get("PYTHONPATH")
     os.putenv("PYTHONPATH", CHILD_DIR if old is None else CHILD_DIR + os.pathsep + old)
     _tracy._children(CHILD_DIR)
 
@@ -614,7 +614,7 @@ def setup_children_env(opts, program):
 def end_children_env():
     """Children are no longer profiled: PYTHONPATH is os.environ's again."""
     _tracy._children(None)
-    old = os.environ.get("PYTHONPATH")
+    old = _env_get("PYTHONPATH")
     if old is None:
         os.unsetenv("PYTHONPATH")
     else:
