@@ -92,7 +92,8 @@ struct cap_server {
     const cap_opts *o;
     cap_listen listen;
     uv_timer_t tick, status, stop, deadline;
-    uv_signal_t sigint, sigterm, sigusr1;
+    uv_signal_t sigint, sigterm, sighup, sigusr1;
+    int have_sighup;          /* SIGHUP was not ignored (nohup) at start */
     int have_status, have_deadline;
     cap_store *store;
     cap_worker *wk;
@@ -1248,9 +1249,12 @@ static void on_drain(uv_signal_t *s, int signum) {
     check_stop(srv);
 }
 
+/* SIGINT, SIGTERM and SIGHUP (the terminal of a daemon started in it
+ * closed): the capture is finished now, the file whole. */
 static void on_signal(uv_signal_t *s, int signum) {
     cap_server *srv = s->data;
-    cap_logv("%s: finishing the capture", signum == SIGINT ? "SIGINT" : "SIGTERM");
+    cap_logv("%s: finishing the capture",
+             signum == SIGINT ? "SIGINT" : signum == SIGHUP ? "SIGHUP" : "SIGTERM");
     request_stop(srv, CAP_EXIT_OK);
 }
 
@@ -1291,13 +1295,16 @@ static void do_stop(uv_timer_t *t) {
     sigaddset(&stops, SIGINT);
     sigaddset(&stops, SIGTERM);
     sigaddset(&stops, SIGUSR1);
+    sigaddset(&stops, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &stops, &old);
     uv_close((uv_handle_t *)&srv->sigint, NULL);
     uv_close((uv_handle_t *)&srv->sigterm, NULL);
     uv_close((uv_handle_t *)&srv->sigusr1, NULL);
+    if (srv->have_sighup) uv_close((uv_handle_t *)&srv->sighup, NULL);
     signal(SIGINT, SIG_IGN);
     signal(SIGTERM, SIG_IGN);
     signal(SIGUSR1, SIG_IGN);
+    signal(SIGHUP, SIG_IGN);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (srv->have_status) uv_close((uv_handle_t *)&srv->status, NULL);
     if (srv->have_deadline) uv_close((uv_handle_t *)&srv->deadline, NULL);
@@ -1386,6 +1393,13 @@ int cap_server_run(cap_server *srv, cap_store *store, cap_worker *wk) {
     srv->sigint.data = srv->sigterm.data = srv;
     uv_signal_start(&srv->sigint, on_signal, SIGINT);
     uv_signal_start(&srv->sigterm, on_signal, SIGTERM);
+    struct sigaction hup;
+    if (sigaction(SIGHUP, NULL, &hup) == 0 && hup.sa_handler != SIG_IGN) {
+        uv_signal_init(srv->loop, &srv->sighup);
+        srv->sighup.data = srv;
+        uv_signal_start(&srv->sighup, on_signal, SIGHUP);
+        srv->have_sighup = 1;
+    }
     uv_signal_init(srv->loop, &srv->sigusr1);
     srv->sigusr1.data = srv;
     uv_signal_start(&srv->sigusr1, on_drain, SIGUSR1);

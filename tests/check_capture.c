@@ -1025,7 +1025,13 @@ END_TEST
 
 /* ---- Tests: stopping ----------------------------------------------------- */
 
-START_TEST(sigint_leaves_complete_file) {
+/* SIGINT, SIGTERM, SIGHUP (a daemon whose terminal closed: it died with
+ * no trailer), and SIGHUP ignored as nohup leaves it, then SIGINT. */
+static const int stop_sigs[] = {SIGINT, SIGTERM, SIGHUP, -SIGHUP};
+
+START_TEST(stop_signals_leave_complete_file) {
+    int sig = stop_sigs[_i];
+    if (sig < 0) signal(SIGHUP, SIG_IGN); /* (inherited by the daemon) */
     dproc d;
     d_init(&d);
     d_start(&d, NULL);
@@ -1038,7 +1044,14 @@ START_TEST(sigint_leaves_complete_file) {
     /* Wait (bounded) until the daemon has flushed it all, so the signal
      * finds the zones open. */
     ck_assert_uint_eq(ft_wait_events(d.out, 302), 302);
-    ck_assert_int_eq(kill(d.pid, SIGINT), 0);
+    if (sig < 0) {
+        int st;
+        ck_assert_int_eq(kill(d.pid, -sig), 0);
+        usleep(200000);
+        ck_assert_msg(waitpid(d.pid, &st, WNOHANG) == 0, "an ignored SIGHUP ended the daemon");
+        sig = SIGINT;
+    }
+    ck_assert_int_eq(kill(d.pid, sig), 0);
     ck_assert_int_eq(d_wait(&d), 0);
     ck_assert(tc_wait_closed(c.fd, NULL, 0));
     tc_close(&c);
@@ -1274,7 +1287,8 @@ Suite *capture_suite(void) {
 
     tc = tcase_create("stopping");
     tcase_set_timeout(tc, 60);
-    tcase_add_test(tc, sigint_leaves_complete_file);
+    tcase_add_loop_test(tc, stop_signals_leave_complete_file, 0,
+                        (int)(sizeof stop_sigs / sizeof *stop_sigs));
     tcase_add_test(tc, kill9_leaves_readable_prefix);
     tcase_add_test(tc, time_limit_stops_with_clients_connected);
     suite_add_tcase(s, tc);
