@@ -344,8 +344,9 @@ typedef struct lt_writer lt_writer;
  * LT_WRITE_FORCE; then a device, FIFO or socket (or a link to one) and any
  * name under /dev or /proc (/dev/stdout) is written in place, and anything
  * else is replaced by a new file renamed over it (a link to a file is
- * replaced, never written through). On failure nothing new is left at
- * `path`. `creator` names the program (NULL: "libtrace").
+ * replaced, never written through) unless another writer is still writing
+ * it (LT_EOPEN, errno EBUSY: every writer locks its file). On failure
+ * nothing new is left at `path`. `creator` names the program (NULL: "libtrace").
  * `level` is the zstd level (0: default 3). Returns 0 or LT_EEXIST, LT_EOPEN,
  * LT_EIO, LT_ENOSPC, LT_ENOMEM. */
 LT_API int lt_writer_open(lt_writer **out, const char *path, int flags,

@@ -52,6 +52,29 @@ START_TEST(refuses_existing_file_unless_forced) {
 }
 END_TEST
 
+/* -f does not replace a file another writer is still writing: the later
+ * one's rename left the first writing into a file no name reached. */
+START_TEST(force_refuses_a_file_being_written) {
+    const char *p = scratch_path("busy.tracy");
+    lt_writer *a, *b;
+    ck_assert_int_eq(lt_writer_open(&a, p, LT_WRITE_FORCE, "t", 0), 0);
+    errno = 0;
+    ck_assert_int_eq(lt_writer_open(&b, p, LT_WRITE_FORCE, "t", 0), LT_EOPEN);
+    ck_assert_int_eq(errno, EBUSY);
+    ck_assert_ptr_null(b);
+    ck_assert_int_eq(lt_writer_close(a, NULL, 0, NULL, 0), 0);
+    ck_assert_int_eq(lt_writer_open(&b, p, LT_WRITE_FORCE, "t", 0), 0); /* closed: replaced */
+    ck_assert_int_eq(lt_writer_close(b, NULL, 0, NULL, 0), 0);
+    /* a link to a file being written is the link's name: replaced */
+    const char *l = scratch_path("link.tracy");
+    ck_assert_int_eq(lt_writer_open(&a, p, LT_WRITE_FORCE, "t", 0), 0);
+    ck_assert_int_eq(symlink(p, l), 0);
+    ck_assert_int_eq(lt_writer_open(&b, l, LT_WRITE_FORCE, "t", 0), 0);
+    ck_assert_int_eq(lt_writer_close(b, NULL, 0, NULL, 0), 0);
+    ck_assert_int_eq(lt_writer_close(a, NULL, 0, NULL, 0), 0);
+}
+END_TEST
+
 /* The header and the first unit, byte by byte against FORMAT.md. */
 START_TEST(layout_matches_the_format) {
     const char *p = scratch_path("l.tracy");
@@ -216,6 +239,7 @@ Suite *writer_suite(void) {
     tcase_add_checked_fixture(t, setup_dir, scratch_remove);
     tcase_add_test(t, errors_have_messages);
     tcase_add_test(t, refuses_existing_file_unless_forced);
+    tcase_add_test(t, force_refuses_a_file_being_written);
     tcase_add_test(t, layout_matches_the_format);
     tcase_add_test(t, disk_full_is_reported);
     tcase_add_test(t, oversized_block_is_refused);

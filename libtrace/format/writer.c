@@ -1,5 +1,6 @@
 /* writer.c -- appends header, units (descriptor + zstd frame) and the
  * trailer, which it can make itself from the descriptors (writer_sums.c). */
+#define _GNU_SOURCE /* F_OFD_SETLK */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -139,6 +140,36 @@ static int lt__in_place(const char *path, const struct stat *lst) {
                : strncmp(real, "/proc", 5) == 0 && (real[5] == 0 || real[5] == '/');
 }
 
+/* Every writer holds a write lock on its file (an open file description's:
+ * it goes with the file's closing or the process's end), so that
+ * LT_WRITE_FORCE does not replace a file another writer is writing (two
+ * processes given one output: the later one's rename left the earlier one
+ * writing into a file no name reaches, and its trace was lost unsaid). */
+static void lt__lock_out(int fd) {
+#ifdef F_OFD_SETLK
+    struct flock l = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+    (void)fcntl(fd, F_OFD_SETLK, &l);
+#endif
+}
+
+/* 1 when the regular file at `path` (not through a link) is locked by a
+ * writer (lt__lock_out). */
+static int lt__being_written(const char *path) {
+#ifdef F_OFD_GETLK
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0) return 0;
+    struct stat st;
+    struct flock l = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+    int busy = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+               fcntl(fd, F_OFD_GETLK, &l) == 0 && l.l_type != F_UNLCK;
+    close(fd);
+    return busy;
+#else
+    (void)path;
+    return 0;
+#endif
+}
+
 /* Opens the output. Without LT_WRITE_FORCE an existing name (a symbolic
  * link included) is refused. With it, what lt__in_place() says is written
  * in place, and anything else is replaced by a new file renamed over it
@@ -161,6 +192,10 @@ static int lt__open_out(const char *path, int flags, char **tmp, int *created) {
         return -1;
     }
     if (lt__in_place(path, &st)) return open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+    if (lt__being_written(path)) {
+        errno = EBUSY;
+        return -1;
+    }
     size_t cap = strlen(path) + 48;
     *tmp = malloc(cap);
     if (!*tmp) {
@@ -206,6 +241,7 @@ int lt_writer_open(lt_writer **out, const char *path, int flags,
         rc = lt__open_error(e);
         goto err;
     }
+    lt__lock_out(w->fd);
     rc = lt__write_header(w, creator ? creator : "libtrace",
                           (flags & LT_WRITE_CUTS) ? 1 : LT_FORMAT_MINOR);
     if (rc < 0) {
@@ -311,6 +347,7 @@ int lt__writer_replay(lt_writer *w, const lt_block_desc *d, const void *raw,
 int lt__writer_reopen(lt_writer *w, const char *path) {
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0) return errno == EEXIST ? LT_EEXIST : lt_from_errno(errno);
+    lt__lock_out(fd);
     close(w->fd);
     w->fd = fd;
     w->bytes = 0;
