@@ -14,6 +14,12 @@
  * (longest wait for buffer memory before dropping, default 10),
  * TRACY_QUIET=1 (no warning).
  *
+ * Every lt_* function may be called from any thread, but none from a signal
+ * handler: they take locks (the first event of a thread makes its buffer, a
+ * full buffer waits for memory), and a handler that interrupts the same
+ * thread inside one waits for ever. Sample in a thread of your own instead
+ * (a timer thread, or sigwait()).
+ *
  *     #include <trace_client.h>
  *     void work(void) {
  *         LT_ZONE_SCOPED("work");        // ends when the scope ends
