@@ -97,11 +97,13 @@ void cap_summary(const char *path, const cap_totals *t, const cap_store *s,
     double ratio = t->body_bytes ? (double)t->raw_bytes / (double)t->body_bytes : 0;
     uint64_t lost_client = cap_store_stat(s, CAP_ST_EVENTS_LOST_CLIENT);
     uint64_t rejected = cap_store_stat(s, CAP_ST_EVENTS_REJECTED);
+    /* (after a failure, the events received are more than the file holds) */
     fprintf(stderr,
-            CAP_NAME ": %s: %llu client%s, %llu events in %llu stream%s, %s written "
+            CAP_NAME ": %s: %llu client%s, %llu events %s%llu stream%s, %s written "
             "(raw %s, ratio %.1fx)\n",
             path, (unsigned long long)clients, clients == 1 ? "" : "s",
-            (unsigned long long)t->events, (unsigned long long)t->threads,
+            (unsigned long long)t->events, exit_code == CAP_EXIT_OK ? "in " : "received in ",
+            (unsigned long long)t->threads,
             t->threads == 1 ? "" : "s", human(file_bytes, b1, sizeof b1),
             human(t->raw_bytes, b2, sizeof b2), ratio);
     fprintf(stderr,
