@@ -1096,6 +1096,18 @@ static __attribute__((noinline)) PyObject *eval_hook_gen_unrec(EVAL_PARAMS) {
     return r;
 }
 
+/* The end of a recorded frame whose begin went into t, outside the inline
+ * path: the user zones above it first (those of a generator that suspends,
+ * `kept`, begin again at its resume), then its own end. A forked child
+ * has a buffer of its own, without the begin: nothing. */
+static inline void rec_frame_end(lt__tbuf *t, const void *key, int kept) {
+    if (lt__tls == t && g_live) {
+        UZ_FRAME_END(t, key, kept, 1);
+        if (WIN_HOOK_END(t)) lt__put_end(t, lt__now());
+        else WIN_RETURNED();
+    }
+}
+
 /* A recorded frame (location loc), outside the inline path. */
 static PyObject *eval_hook_loc(EVAL_PARAMS, uint32_t loc) {
     lt__tbuf *t = loc ? tb_entering(f) : NULL;
@@ -1111,12 +1123,7 @@ static PyObject *eval_hook_loc(EVAL_PARAMS, uint32_t loc) {
     int gen = (PYF_CODE(f)->co_flags & PY_GEN_FLAGS) != 0;
     if (gen) UZ_RESUME(t, f);
     PyObject *r = EVAL_DEFAULT();
-    /* a forked child has a buffer of its own, without the begin */
-    if (lt__tls == t && g_live) {
-        UZ_FRAME_END(t, f, gen && r, 1); /* (kept only at a suspension, not a raise) */
-        if (WIN_HOOK_END(t)) lt__put_end(t, lt__now());
-        else WIN_RETURNED();
-    }
+    rec_frame_end(t, f, gen && r); /* (kept only at a suspension, not a raise) */
     return r;
 }
 
@@ -1198,11 +1205,7 @@ static __attribute__((noinline)) PyObject *eval_hook_top(EVAL_PARAMS, lt__tbuf *
 static __attribute__((noinline)) PyObject *eval_hook_gen_after(lt__tbuf *t, py_frame *f,
                                                                PyObject *r) {
     if (UNLIKELY(!g_live || t->wp > t->limit || t->depth <= tls_synth || t->uz_top == t->depth)) {
-        if (lt__tls == t && g_live) { /* (as eval_hook_loc's end) */
-            UZ_FRAME_END(t, f, r != NULL, 1);
-            if (WIN_HOOK_END(t)) lt__put_end(t, lt__now());
-            else WIN_RETURNED();
-        }
+        rec_frame_end(t, f, r != NULL);
         return r;
     }
     lt__write_end(t, lt__tsc_ns(lt__clock()));
