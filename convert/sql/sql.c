@@ -307,8 +307,11 @@ static int run_queries(const sql_opts *o, const char *db_path, int is_temp) {
     sqlite3 *db = NULL;
     cv_out out;
     int code = 0, printed = 0;
+    /* (a temporary one is read once before its name goes: SQLite has it
+       open then) */
     if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
-        sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL) != SQLITE_OK) {
+        (is_temp &&
+         sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL) != SQLITE_OK)) {
         cv_err("%s: cannot open database: %s", db_path, db ? sqlite3_errmsg(db) : "out of memory");
         sqlite3_close(db);
         return CV_EXIT_INPUT;
