@@ -80,6 +80,7 @@ typedef struct cap_listen {
     int have_touch;
     dev_t dev;              /* its inode: removed at the end only if still */
     ino_t ino;              /* the one bound here */
+    int pids_written;       /* daemon-N.pids was written (removed at the end) */
     void *data;             /* given to both handles */
 } cap_listen;
 
@@ -92,8 +93,14 @@ int cap_listen_open(cap_listen *l, uv_loop_t *loop, const cap_opts *o,
 /* Prints the port picked (-p 0), alone on a line: the TCP port, or the N
  * of daemon-N.sock (clients then set TRACY_PORT=N). */
 void cap_listen_print(const cap_listen *l);
-/* Closes the listeners and removes the socket (if it is still ours). */
+/* Closes the listeners and removes the socket (if it is still ours) and
+ * the pids file. */
 void cap_listen_close(cap_listen *l);
+/* daemon-N.pids beside daemon-N.sock in the run folder (not for --socket):
+ * the pids of the processes still recording, one a line, replaced whole
+ * (written to a temporary name, then renamed), so that the run waiting for
+ * the capture can tell where they are (PROTOCOL.md, fork). */
+void cap_listen_pids(cap_listen *l, const char *text, size_t len);
 /* Whether the accepted connection s may go on: NULL, or the reason to
  * refuse it (static). Writes a name for the peer to `peer` (for Unix
  * sockets; a TCP peer's address is already there and gets its uid
@@ -279,6 +286,9 @@ void cap_server_counts(const cap_server *srv, uint32_t *active,
  * information: Linux before 6.15). cap_process_parent: the parent of pid,
  * 0 when unknown. */
 int cap_pidfd_open(uint64_t pid);
+/* The program pid runs (/proc/PID/exe) into buf[0..n), NUL-terminated;
+ * 0, or -1 when it cannot be read (gone, or not this user's). */
+int cap_process_exe(uint64_t pid, char *buf, size_t n);
 uint64_t cap_process_parent(uint64_t pid);
 int cap_process_gone(uint64_t pid);
 unsigned cap_process_end_signal(uint64_t pid, int pidfd);

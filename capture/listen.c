@@ -69,28 +69,72 @@ static int unix_listening(const char *path) {
     return found;
 }
 
+/* The pids file of the socket at sock (daemon-N.sock: daemon-N.pids)
+ * into out; 0, or -1 when sock is not so named. */
+static int pids_path(const char *sock, char *out, size_t n) {
+    size_t len = strlen(sock);
+    if (len < 5 || strcmp(sock + len - 5, ".sock") != 0 || len >= n) return -1;
+    memcpy(out, sock, len - 5);
+    memcpy(out + len - 5, ".pids", 6);
+    return 0;
+}
+
+/* A regular file of this user at path, untouched for STALE_AGE_S. */
+static int stale_file(const char *path, time_t now) {
+    struct stat st;
+    return lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+           now - st.st_mtime >= STALE_AGE_S;
+}
+
 /* Removes the daemon-<N>.sock files of dir (this user's private run folder)
  * that daemons killed without cleaning up left behind: sockets of this
- * user, older than STALE_AGE_S, on which nothing listens. */
+ * user, older than STALE_AGE_S, on which nothing listens; and the
+ * daemon-<N>.pids files of sockets gone, as old. */
 static void sweep_stale(const char *dir) {
     DIR *d = opendir(dir);
     struct dirent *e;
-    char path[sizeof ((struct sockaddr_un *)0)->sun_path];
+    char path[sizeof ((struct sockaddr_un *)0)->sun_path], other[sizeof path];
     long n;
     char tail;
     if (!d) return;
     time_t now = time(NULL);
     while ((e = readdir(d)) != NULL) {
         struct stat st;
-        if (sscanf(e->d_name, "daemon-%ld.soc%c", &n, &tail) != 2 || tail != 'k') continue;
-        if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= sizeof path)
+        int sock = sscanf(e->d_name, "daemon-%ld.soc%c", &n, &tail) == 2 && tail == 'k';
+        int pids = !sock && sscanf(e->d_name, "daemon-%ld.pid%c", &n, &tail) == 2 &&
+                   tail == 's';
+        if ((!sock && !pids) ||
+            (size_t)snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= sizeof path)
             continue;
+        if (pids) {
+            snprintf(other, sizeof other, "%s/" LT_LOCAL_SOCK_FMT, dir, n);
+            if (stale_file(path, now) && lstat(other, &st) != 0 && errno == ENOENT)
+                unlink(path);
+            continue;
+        }
         if (lstat(path, &st) != 0 || !S_ISSOCK(st.st_mode) || st.st_uid != geteuid() ||
             now - st.st_mtime < STALE_AGE_S || unix_listening(path) != 0)
             continue;
         unlink(path);
+        if (pids_path(path, other, sizeof other) == 0 && stale_file(other, now))
+            unlink(other);
     }
     closedir(d);
+}
+
+void cap_listen_pids(cap_listen *l, const char *text, size_t len) {
+    char path[sizeof l->path], tmp[sizeof l->path + 16];
+    if (!l->number || !l->path[0] || pids_path(l->path, path, sizeof path) < 0) return;
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0) return;
+    ssize_t k = write(fd, text, len);
+    close(fd);
+    if (k != (ssize_t)len || rename(tmp, path) != 0) {
+        unlink(tmp);
+        return;
+    }
+    l->pids_written = 1;
 }
 
 /* Sets the socket's time to now (STALE_AGE_S), while it is the one bound
@@ -231,6 +275,9 @@ void cap_listen_close(cap_listen *l) {
         uv_close((uv_handle_t *)&l->pipe, NULL);
     if (l->have_touch && !uv_is_closing((uv_handle_t *)&l->touch))
         uv_close((uv_handle_t *)&l->touch, NULL);
+    char pids[sizeof l->path];
+    if (l->pids_written && pids_path(l->path, pids, sizeof pids) == 0) unlink(pids);
+    l->pids_written = 0;
     /* Removed only while it is still the socket bound here. */
     if (l->path[0] && lstat(l->path, &st) == 0 && st.st_ino == l->ino &&
         st.st_dev == l->dev)

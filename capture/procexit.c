@@ -42,6 +42,15 @@ int cap_pidfd_open(uint64_t pid) {
 #endif
 }
 
+int cap_process_exe(uint64_t pid, char *buf, size_t n) {
+    char path[48];
+    snprintf(path, sizeof path, "/proc/%llu/exe", (unsigned long long)pid);
+    ssize_t k = n > 1 ? readlink(path, buf, n - 1) : -1;
+    if (k <= 0) return -1;
+    buf[k] = 0;
+    return 0;
+}
+
 /* The fields of /proc/PID/stat after the process's name (the state on),
  * read into buf[0..n); NULL when unreadable. */
 static const char *stat_fields(uint64_t pid, char *buf, size_t n) {

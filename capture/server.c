@@ -67,22 +67,26 @@ typedef struct cap_client {
     uint64_t peer_pid;          /* SO_PEERCRED pid (Unix sockets), or 0 */
     int pidfd;                  /* of peer_pid (cap_pidfd_open), or -1 */
     int exec_pending;           /* said EXEC (1.2), not EXEC_FAILED since */
+    char exe[256];              /* the program it ran when it said EXEC */
     char peer[64];
     char program[48];
 } cap_client;
 
 /* A process whose connection ended without BYE, waiting (GRACE_MS) for a
- * RESUME from a new connection; or (`exec`, proc NULL) the pid of a process
- * whose connection ended after EXEC, waiting for its new image's HELLO. It
- * still counts in n_active. */
+ * RESUME from a new connection; or a hold (proc NULL), waiting GRACE_MS for
+ * the HELLO of a pid: `exec`, a process whose connection ended after EXEC
+ * (its new image's), `fork`, a child a connected process said it forked
+ * (FORK, 1.3). It still counts in n_active. */
 typedef struct cap_detached {
     struct cap_detached *next;
-    cap_proc *proc;             /* NULL for an exec hold */
-    int exec;
+    cap_proc *proc;             /* NULL for a hold */
+    int exec, fork;
     uint64_t key, offset, pid, peer_pid;
     int pidfd;                  /* the process's (cap_pidfd_open), or -1 */
     uint64_t deadline_ms;
     char reason[160];           /* why its connection ended (lost_reason) */
+    char exe[256];              /* a hold's: the program its process ran */
+    int other_exe;              /* checks that found it running another */
     char peer[64];
     char program[48];
 } cap_detached;
@@ -216,7 +220,36 @@ static void client_close(cap_client *c) {
     uv_close((uv_handle_t *)&c->timer, on_client_closed);
 }
 
+/* While the capture drains, daemon-N.pids lists the local processes still
+ * recording: connected, detached, held (cap_listen_pids). A run's process
+ * that waits for the capture reads it to find them, also those its
+ * environment cannot show (a forked child's /proc environment is its
+ * parent's first one). */
+static void write_pids(cap_server *srv) {
+    size_t n = 1, len = 0;
+    for (const cap_client *c = srv->clients; c; c = c->next) n += c->proc && c->peer_pid;
+    for (const cap_detached *d = srv->detached; d; d = d->next) n++;
+    size_t cap = n * 21;
+    char *text = malloc(cap);
+    if (!text) return;
+    for (const cap_client *c = srv->clients; c; c = c->next)
+        if (c->proc && c->peer_pid)
+            len += (size_t)snprintf(text + len, cap - len, "%llu\n",
+                                    (unsigned long long)c->peer_pid);
+    for (const cap_detached *d = srv->detached; d; d = d->next)
+        len += (size_t)snprintf(text + len, cap - len, "%llu\n",
+                                (unsigned long long)(d->peer_pid ? d->peer_pid : d->pid));
+    cap_listen_pids(&srv->listen, text, len);
+    free(text);
+}
+
+/* The processes recording changed (a connection, an end, a hold). */
+static void recorders_changed(cap_server *srv) {
+    if (srv->draining && !srv->stop_requested) write_pids(srv);
+}
+
 static void check_stop(cap_server *srv) {
+    recorders_changed(srv);
     if (srv->draining && srv->n_active == 0) request_stop(srv, CAP_EXIT_OK);
     if (srv->stop_after && srv->n_welcomed >= srv->stop_after &&
         srv->n_active == 0)
@@ -493,7 +526,7 @@ static void turn_away(cap_client *c) {
 /* ---- Detached processes and RESUME (PROTOCOL.md, Resuming) ------------ */
 
 static void on_grace(uv_timer_t *t);
-static int exec_successor(cap_server *srv, const cap_client *c);
+static int held_successor(cap_server *srv, const cap_client *c);
 
 /* The connection of c ended without BYE: its process waits for a RESUME
  * (still counted in n_active, so the capture does not end meanwhile). Its
@@ -568,6 +601,7 @@ static void exec_done(cap_client *c) {
         d->pid = c->pid;
         d->peer_pid = c->peer_pid;
         d->deadline_ms = uv_now(srv->loop) + GRACE_MS;
+        memcpy(d->exe, c->exe, sizeof d->exe);
         memcpy(d->peer, c->peer, sizeof d->peer);
         memcpy(d->program, c->program, sizeof d->program);
         d->next = srv->detached;
@@ -581,10 +615,17 @@ static void exec_done(cap_client *c) {
 /* A detached process that was not resumed ends as lost, as it would have
  * when its connection ended; an exec hold just ends. */
 static void end_detached(cap_server *srv, cap_detached *d) {
-    if (d->exec) {
-        cap_logv("pid %llu (%s): no profiled program after exec",
-                 (unsigned long long)d->pid, d->program);
+    if (d->exec || d->fork) {
+        if (d->exec)
+            cap_logv("pid %llu (%s): no profiled program after exec",
+                     (unsigned long long)d->pid, d->program);
+        else
+            cap_logv("pid %llu, forked by %s: %s before it connected (it recorded "
+                     "nothing)", (unsigned long long)d->pid, d->program,
+                     cap_process_gone(d->pid) ? "ended"
+                     : d->other_exe ? "ran another program" : "not seen in 5 s");
         srv->n_active--;
+        if (d->pidfd >= 0) close(d->pidfd);
         free(d);
         return;
     }
@@ -599,13 +640,30 @@ static void end_detached(cap_server *srv, cap_detached *d) {
     free(d);
 }
 
+/* Whether a hold's process runs, on two checks in a row, a program that
+ * is neither the one it ran when the hold was made nor a Python
+ * interpreter: it exec'd one that will not say HELLO (a child's `sleep`,
+ * a service's binary), and the capture need not wait for it. Two checks:
+ * a launcher such as env(1) runs for a moment before the interpreter. */
+static int runs_other(cap_detached *d) {
+    char exe[sizeof d->exe];
+    if (d->proc || !d->exe[0] || cap_process_exe(d->pid, exe, sizeof exe) < 0) return 0;
+    const char *base = strrchr(exe, '/');
+    base = base ? base + 1 : exe;
+    int other = strcmp(exe, d->exe) != 0 && strncmp(base, "python", 6) != 0;
+    d->other_exe = other ? d->other_exe + 1 : 0;
+    return d->other_exe >= 2;
+}
+
 /* Ends the detached processes whose grace period is over, whose process
- * has ended (it cannot resume), or all of them when the capture stops. */
+ * has ended (it cannot resume), or all of them when the capture stops; and
+ * the holds of processes that exec'd another program (runs_other). */
 static void end_expired(cap_server *srv, int all) {
     uint64_t now = uv_now(srv->loop);
     int ended = 0;
     for (cap_detached **pp = &srv->detached, *d; (d = *pp);) {
-        if (!all && now < d->deadline_ms && !(d->peer_pid && cap_process_gone(d->peer_pid))) {
+        if (!all && now < d->deadline_ms && !(d->peer_pid && cap_process_gone(d->peer_pid)) &&
+            !runs_other(d)) {
             pp = &d->next;
             continue;
         }
@@ -625,7 +683,7 @@ static void on_grace(uv_timer_t *t) {
     end_expired(srv, srv->stop_requested);
 }
 
-/* A HELLO that released an exec hold (exec_successor) was refused: the
+/* A HELLO that released a hold (held_successor) was refused: the
  * hold no longer counts as connected. */
 static void drop_hold(cap_server *srv, int successor) {
     if (!successor) return;
@@ -682,9 +740,9 @@ static int hello(cap_client *c, const uint8_t *body, size_t n) {
         c->program[i] = ch >= 0x20 && ch < 0x7f ? ch : '?';
     }
     c->program[pl] = 0;
-    /* the pid's exec hold, released: counted out once this HELLO is
+    /* the pid's hold, released: counted out once this HELLO is
      * counted in, or refused (drop_hold) */
-    successor = exec_successor(srv, c);
+    successor = held_successor(srv, c);
     if (srv->draining && !successor && !ancestor_connected(srv, c->pid)) {
         free(info);
         turn_away(c);
@@ -720,6 +778,7 @@ static int hello(cap_client *c, const uint8_t *body, size_t n) {
     if (successor) srv->n_active--; /* the hold */
     srv->n_welcomed++;
     cap_store_stat_add(srv->store, CAP_ST_CLIENTS_CONNECTED, 1);
+    recorders_changed(srv);
     char w[128];
     cap_logv("%s connected from %s", who(c, w, sizeof w), c->peer);
     return 0;
@@ -808,12 +867,12 @@ static int same_pid(uint64_t pid, uint64_t peer, uint64_t pid2, uint64_t peer2) 
     return pid == pid2 && (!peer || !peer2 || peer == peer2);
 }
 
-/* A HELLO from the pid of a process that said EXEC: the new program. The
- * old connection, when this loop has not yet seen it end, is read to its
- * end first (what the kernel holds of it: the exec closed it). Returns 1
- * and releases the pid's hold (the caller counts the new process in and
- * the hold out) when there was one. */
-static int exec_successor(cap_server *srv, const cap_client *c) {
+/* A HELLO from a held pid: the new program of a process that said EXEC
+ * (its old connection, when this loop has not yet seen it end, is read to
+ * its end first: the exec closed it), or a child a process said it forked.
+ * Returns 1 and releases the pid's hold (the caller counts the new process
+ * in and the hold out) when there was one. */
+static int held_successor(cap_server *srv, const cap_client *c) {
     for (cap_client *o = srv->clients; o; o = o->next)
         if (o != c && o->state == CL_ACTIVE && o->proc && o->exec_pending &&
             same_pid(o->pid, o->peer_pid, c->pid, c->peer_pid)) {
@@ -821,11 +880,58 @@ static int exec_successor(cap_server *srv, const cap_client *c) {
             break;
         }
     for (cap_detached **pp = &srv->detached, *d; (d = *pp); pp = &d->next)
-        if (d->exec && same_pid(d->pid, d->peer_pid, c->pid, c->peer_pid)) {
+        if ((d->exec || d->fork) && same_pid(d->pid, d->peer_pid, c->pid, c->peer_pid)) {
             *pp = d->next;
+            if (d->pidfd >= 0) close(d->pidfd);
             free(d);
             return 1;
         }
+    return 0;
+}
+
+/* Whether a connected process or a hold already stands for pid: a child
+ * that said HELLO before its parent's FORK arrived needs no hold. */
+static int pid_known(const cap_server *srv, uint64_t pid) {
+    for (const cap_client *o = srv->clients; o; o = o->next)
+        if (o->proc && o->pid == pid) return 1;
+    for (const cap_detached *d = srv->detached; d; d = d->next)
+        if (d->pid == pid) return 1;
+    return 0;
+}
+
+/* FORK (1.3): c forked `pid`, which goes on running its program and
+ * connects when it records (PROTOCOL.md, fork). The pid is held as
+ * connected, as after an exec, until it says HELLO (welcome also while the
+ * capture drains), ends, GRACE_MS pass, or the capture stops: a parent that
+ * exits at once (a daemon's double fork) cannot let the capture end before
+ * its child joins. Only for a local process in this daemon's pid namespace
+ * (its pid is the kernel's peer pid): another host's pid means nothing
+ * here. */
+static int fork_hold(cap_client *c, const uint8_t *body, size_t n) {
+    cap_server *srv = c->srv;
+    uint64_t pid;
+    const char *why;
+    if (lt__wire_fork_decode(body, n, &pid, &why) < 0) {
+        reject_text(c, why, n + LT_WIRE_HEADER);
+        return -1;
+    }
+    if (!c->peer_pid || c->peer_pid != c->pid || srv->stop_requested ||
+        pid_known(srv, pid) || cap_process_gone(pid))
+        return 0;
+    cap_detached *d = calloc(1, sizeof *d);
+    if (!d) return 0; /* the child may be turned away if the capture drains */
+    d->fork = 1;
+    d->pid = d->peer_pid = pid;
+    d->pidfd = cap_pidfd_open(pid);
+    d->deadline_ms = uv_now(srv->loop) + GRACE_MS;
+    if (cap_process_exe(c->peer_pid, d->exe, sizeof d->exe) < 0) d->exe[0] = 0;
+    memcpy(d->peer, c->peer, sizeof d->peer);
+    snprintf(d->program, sizeof d->program, "pid %llu", (unsigned long long)c->pid);
+    d->next = srv->detached;
+    srv->detached = d;
+    srv->n_active++;
+    grace_timer_on(srv);
+    recorders_changed(srv);
     return 0;
 }
 
@@ -866,7 +972,7 @@ static int resume(cap_client *c, const uint8_t *body, size_t n) {
         break;
     }
     cap_detached **pp = &srv->detached, *d;
-    while ((d = *pp) && (d->exec || cap_proc_index(d->proc) != r.index)) pp = &d->next;
+    while ((d = *pp) && (!d->proc || cap_proc_index(d->proc) != r.index)) pp = &d->next;
     if (!d || !key_equal(d->key, r.key)) {
         snprintf(reason, sizeof reason, "cannot resume process %u: %s", r.index,
                  d ? "wrong session key" : "no such process waiting");
@@ -928,7 +1034,11 @@ static int handle(cap_client *c, uint8_t type, const uint8_t *body, size_t n) {
             return -1;
         }
         c->exec_pending = 1;
+        if (!c->peer_pid || cap_process_exe(c->peer_pid, c->exe, sizeof c->exe) < 0)
+            c->exe[0] = 0;
         return 0;
+    case LT_MSG_FORK:
+        return fork_hold(c, body, n);
     case LT_MSG_EXEC_FAILED:
         if (n != 0) {
             reject_text(c, "malformed EXEC_FAILED", n + LT_WIRE_HEADER);

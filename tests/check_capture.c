@@ -19,6 +19,7 @@
 #include <arpa/inet.h>
 #include "trace.h"
 #include "wire.h"
+#include "local.h"
 #include "faults.h"
 
 #define WAIT_MS 20000 /* bound of every wait; never a timing assertion */
@@ -631,6 +632,131 @@ START_TEST(a_process_not_resumed_ends_lost_after_the_grace_period) {
     ck_assert_uint_eq(total(r, "clients_resumed"), 0);
     lt_reader_free(r);
     d_cleanup(&d);
+}
+END_TEST
+
+/* ---- Tests: forked children (protocol 1.3, FORK) --------------------------- */
+
+enum kid_mode { KID_JOINS, KID_EXECS, KID_ENDS };
+
+/* A real child that waits for a byte on *go, then connects and records
+ * 300 units (KID_JOINS), runs another program (KID_EXECS: sleep), or ends
+ * without connecting (KID_ENDS). */
+static pid_t kid_start(int port, enum kid_mode mode, int *go) {
+    int p[2];
+    ck_assert_int_eq(pipe(p), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        char b;
+        close(p[1]);
+        if (read(p[0], &b, 1) != 1) _exit(2);
+        if (mode == KID_EXECS) {
+            execl("/bin/sleep", "sleep", "30", (char *)NULL);
+            _exit(3);
+        }
+        if (mode == KID_ENDS) _exit(0);
+        tclient k;
+        tc_open(&k, port, (uint64_t)getpid());
+        tc_meta(&k, 1);
+        if (tc_units(&k, 1, 0, 300) < 0) _exit(4);
+        tc_bye(&k);
+        _exit(tc_wait_closed(k.fd, NULL, 0) ? 0 : 5);
+    }
+    close(p[0]);
+    *go = p[1];
+    return pid;
+}
+
+/* The parent: a client of this process (alive, local) that says FORK for
+ * kid, then goodbye. */
+static void parent_forked(tclient *a, int port, pid_t kid) {
+    tc_open(a, port, (uint64_t)getpid());
+    tc_meta(a, 1);
+    ck_assert_int_eq(tc_units(a, 1, 0, 100), 0);
+    wbuf b = {.n = 0};
+    w_var(&b, (uint64_t)kid);
+    ck_assert_int_eq(tc_msg(a->fd, LT_MSG_FORK, &b), 0);
+    tc_bye(a);
+    ck_assert(tc_wait_closed(a->fd, NULL, 0));
+    tc_close(a);
+}
+
+/* Whether the daemon's pids file (daemon-PORT.pids in the run folder) lists
+ * pid, within WAIT_MS. */
+static int pids_file_lists(int port, pid_t pid) {
+    char dir[96], path[160], want[24];
+    ck_assert_int_eq(lt__rundir(dir, sizeof dir, NULL, 0), 0);
+    snprintf(path, sizeof path, "%s/daemon-%d.pids", dir, port);
+    snprintf(want, sizeof want, "\n%ld\n", (long)pid); /* a line of its own */
+    for (int i = 0; i < WAIT_MS / 10; i++) {
+        char *s = slurp(path);
+        int found = s && (strncmp(s, want + 1, strlen(want + 1)) == 0 || strstr(s, want));
+        free(s);
+        if (found) return 1;
+        usleep(10000);
+    }
+    return 0;
+}
+
+START_TEST(a_forked_child_keeps_a_draining_capture_open_until_it_joins) {
+    dproc d;
+    d_init(&d);
+    d_start(&d, (const char *[]){"-v", NULL}); /* ends when its last client leaves */
+    int go;
+    pid_t kid = kid_start(d.port, KID_JOINS, &go);
+    tclient a;
+    parent_forked(&a, d.port, kid);
+    ck_assert_int_eq(kill(d.pid, SIGUSR1), 0); /* drain: no new process... */
+    ck_assert(pids_file_lists(d.port, kid));  /* ...but the one held */
+    usleep(300000);
+    ck_assert_int_eq(waitpid(d.pid, NULL, WNOHANG), 0); /* still waiting for it */
+    ck_assert_int_eq(write(go, "x", 1), 1);
+    close(go);
+    int st;
+    ck_assert_int_eq(waitpid(kid, &st, 0), kid);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child status %d", st);
+    ck_assert_int_eq(d_wait(&d), 0);
+    lt_reader *r = open_trace(d.out);
+    ck_assert_int_eq(lt_reader_info(r)->complete, 1);
+    ck_assert_uint_eq(lt_reader_nprocesses(r), 2);
+    check_units(r, a.index, 1, 100);
+    check_units(r, 2, 1, 300);
+    ck_assert_int_eq(lt_reader_process(r, 2)->status, LT_PROC_CLEAN);
+    ck_assert_uint_eq(total(r, "clients_after_end"), 0);
+    lt_reader_free(r);
+    char dir[96], path[160];
+    ck_assert_int_eq(lt__rundir(dir, sizeof dir, NULL, 0), 0);
+    snprintf(path, sizeof path, "%s/daemon-%d.pids", dir, d.port);
+    ck_assert_int_eq(access(path, F_OK), -1); /* removed at the end */
+    d_cleanup(&d);
+}
+END_TEST
+
+START_TEST(a_forked_child_that_runs_another_program_is_not_waited_for) {
+    for (int mode = KID_EXECS; mode <= KID_ENDS; mode++) {
+        dproc d;
+        d_init(&d);
+        d_start(&d, (const char *[]){"-v", NULL});
+        int go;
+        pid_t kid = kid_start(d.port, (enum kid_mode)mode, &go);
+        tclient a;
+        parent_forked(&a, d.port, kid);
+        usleep(300000);
+        ck_assert_int_eq(waitpid(d.pid, NULL, WNOHANG), 0); /* held */
+        ck_assert_int_eq(write(go, "x", 1), 1);
+        close(go);
+        ck_assert_int_eq(d_wait(&d), 0);
+        ck_assert(err_contains(&d, mode == KID_EXECS ? "ran another program before it connected"
+                                                     : "ended before it connected"));
+        kill(kid, SIGKILL);
+        waitpid(kid, NULL, 0);
+        lt_reader *r = open_trace(d.out);
+        ck_assert_uint_eq(lt_reader_nprocesses(r), 1);
+        ck_assert_int_eq(lt_reader_info(r)->complete, 1);
+        lt_reader_free(r);
+        d_cleanup(&d);
+    }
 }
 END_TEST
 
@@ -1280,6 +1406,12 @@ Suite *capture_suite(void) {
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, a_process_resumes_on_a_new_connection);
     tcase_add_test(tc, a_process_not_resumed_ends_lost_after_the_grace_period);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("fork");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, a_forked_child_keeps_a_draining_capture_open_until_it_joins);
+    tcase_add_test(tc, a_forked_child_that_runs_another_program_is_not_waited_for);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("bad_input");

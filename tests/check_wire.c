@@ -30,7 +30,8 @@ START_TEST(hello_round_trips_with_its_token) {
     /* Header: length counts the type byte and the body; then the magic. */
     ck_assert_uint_eq(lt__wire_length(msg), n - 4);
     ck_assert_int_eq(msg[4], LT_MSG_HELLO);
-    ck_assert_int_eq(memcmp(msg + 5, "TRCYWIRE\x01\x00\x02\x00", 12), 0);
+    ck_assert_int_eq(memcmp(msg + 5, "TRCYWIRE\x01\x00", 10), 0);
+    ck_assert_int_eq(msg[15] | msg[16] << 8, LT_WIRE_MINOR);
     lt__wire_hello h;
     const char *why = NULL;
     ck_assert_int_eq(lt__wire_hello_decode(msg + 5, n - 5, info, &h, &why), 0);
@@ -236,6 +237,26 @@ START_TEST(exec_and_exec_failed_round_trip) {
 }
 END_TEST
 
+START_TEST(fork_round_trips_and_refuses_a_pid_out_of_range) {
+    uint8_t msg[LT_WIRE_FORK_MAX + 8];
+    uint64_t pid;
+    const char *why;
+    size_t n = lt__wire_fork(msg, 4194304);
+    ck_assert_uint_le(n, LT_WIRE_FORK_MAX);
+    ck_assert_int_eq(msg[4], LT_MSG_FORK);
+    ck_assert_uint_eq(lt__wire_length(msg), n - 4);
+    ck_assert_int_eq(lt__wire_fork_decode(msg + 5, n - 5, &pid, &why), 0);
+    ck_assert_uint_eq(pid, 4194304);
+    msg[n] = 0; /* a byte too many */
+    ck_assert_int_eq(lt__wire_fork_decode(msg + 5, n - 4, &pid, &why), -1);
+    ck_assert_str_eq(why, "malformed FORK");
+    for (uint64_t bad = 0; bad < 2; bad++) { /* 0, and past a pid_t */
+        n = lt__wire_fork(msg, bad ? (uint64_t)INT32_MAX + 1 : 0);
+        ck_assert_int_eq(lt__wire_fork_decode(msg + 5, n - 5, &pid, &why), -1);
+    }
+}
+END_TEST
+
 Suite *wire_suite(void) {
     Suite *s = suite_create("wire");
     TCase *tc = tcase_create("codec");
@@ -244,6 +265,7 @@ Suite *wire_suite(void) {
     tcase_add_test(tc, welcome_and_refuse_round_trip);
     tcase_add_test(tc, bye_and_events_round_trip);
     tcase_add_test(tc, exec_and_exec_failed_round_trip);
+    tcase_add_test(tc, fork_round_trips_and_refuses_a_pid_out_of_range);
     tcase_add_test(tc, resume_and_resumed_round_trip);
     tcase_add_test(tc, a_crash_bye_names_its_signal);
     suite_add_tcase(s, tc);

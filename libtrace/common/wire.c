@@ -1,7 +1,8 @@
 /* wire.c -- the client/daemon protocol's codec (schema/PROTOCOL.md): message
- * headers, HELLO, WELCOME, REFUSE, BYE, RESUME, RESUMED and the EVENTS prefix, encoded and
+ * headers, HELLO, WELCOME, REFUSE, BYE, RESUME, RESUMED, EXEC, FORK and the EVENTS prefix, encoded and
  * decoded here for both sides. */
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include "wire.h"
@@ -111,6 +112,12 @@ size_t lt__wire_exec(uint8_t *msg, uint64_t events_sent, uint64_t events_lost) {
 size_t lt__wire_exec_failed(uint8_t *msg) {
     lt__wire_header(msg, LT_MSG_EXEC_FAILED, 0);
     return LT_WIRE_HEADER;
+}
+
+size_t lt__wire_fork(uint8_t *msg, uint64_t pid) {
+    uint8_t *p = lt__put_varint_(msg + LT_WIRE_HEADER, pid);
+    lt__wire_header(msg, LT_MSG_FORK, (size_t)(p - msg) - LT_WIRE_HEADER);
+    return (size_t)(p - msg);
 }
 
 size_t lt__wire_stored(uint8_t *msg, uint64_t events_stored) {
@@ -266,6 +273,13 @@ int lt__wire_exec_decode(const uint8_t *body, size_t n, uint64_t *events_sent,
                          uint64_t *events_lost, const char **why) {
     if (counts_decode(body, n, events_sent, events_lost) < 0)
         return bad(why, "malformed EXEC");
+    return 0;
+}
+
+int lt__wire_fork_decode(const uint8_t *body, size_t n, uint64_t *pid, const char **why) {
+    const uint8_t *q = body, *end = body + n;
+    if (lt__get_varint(&q, end, pid) < 0 || q != end || *pid == 0 || *pid > INT32_MAX)
+        return bad(why, "malformed FORK");
     return 0;
 }
 

@@ -12,7 +12,7 @@
 #define LT_WIRE_MAGIC "TRCYWIRE"
 #define LT_WIRE_MAGIC_LEN 8
 #define LT_WIRE_MAJOR 1
-#define LT_WIRE_MINOR 2
+#define LT_WIRE_MINOR 3
 #define LT_WIRE_HEADER 5u                 /* u32 length + u8 type */
 #define LT_WIRE_MAX_MESSAGE (1u << 20)    /* default daemon limit */
 #define LT_WIRE_MAX_HELLO (64u << 10)     /* limit before the handshake */
@@ -29,6 +29,7 @@ enum lt_wire_type {
     LT_MSG_RESUME = 0x05,  /* 1.1: a new connection takes over a process */
     LT_MSG_EXEC = 0x06,    /* 1.2: the process is about to exec */
     LT_MSG_EXEC_FAILED = 0x07, /* 1.2: ... and the exec failed: it goes on */
+    LT_MSG_FORK = 0x08,    /* 1.3: the process forked a child that records */
     LT_MSG_WELCOME = 0x81,
     LT_MSG_REFUSE = 0x82,
     LT_MSG_STORED = 0x83, /* answer to BYE: varint events stored */
@@ -80,6 +81,10 @@ size_t lt__wire_bye(uint8_t *msg, uint64_t events_sent, uint64_t events_lost);
 size_t lt__wire_exec(uint8_t *msg, uint64_t events_sent, uint64_t events_lost);
 /* EXEC_FAILED (1.2): an empty body; LT_WIRE_HEADER bytes. */
 size_t lt__wire_exec_failed(uint8_t *msg);
+/* FORK (1.3): the pid of a child the process forked, which goes on
+ * running its program (PROTOCOL.md, fork); at most LT_WIRE_FORK_MAX. */
+#define LT_WIRE_FORK_MAX (LT_WIRE_HEADER + 10u)
+size_t lt__wire_fork(uint8_t *msg, uint64_t pid);
 #define LT_WIRE_STORED_MAX (LT_WIRE_HEADER + 10u)
 /* The daemon's answer to BYE: the events it stored from the client. */
 size_t lt__wire_stored(uint8_t *msg, uint64_t events_stored);
@@ -140,6 +145,8 @@ int lt__wire_refuse_decode(const uint8_t *body, size_t n, unsigned *major,
 /* EXEC: the counts, as BYE's. */
 int lt__wire_exec_decode(const uint8_t *body, size_t n, uint64_t *events_sent,
                          uint64_t *events_lost, const char **why);
+/* FORK: the child's pid (1 .. 2^31 - 1). */
+int lt__wire_fork_decode(const uint8_t *body, size_t n, uint64_t *pid, const char **why);
 int lt__wire_bye_decode(const uint8_t *body, size_t n, uint64_t *events_sent,
                         uint64_t *events_lost, const char **why);
 int lt__wire_stored_decode(const uint8_t *body, size_t n, uint64_t *events_stored,
