@@ -195,14 +195,49 @@ static int with_output(void) {
     return output_and_a_child();
 }
 
+/* The scratch file `name` is complete and holds `procs` processes, `outs`
+ * zones "out" and `kids` zones "kid". */
+static void expect_out_kid(const char *name, uint32_t procs, uint64_t outs, uint64_t kids) {
+    counts c;
+    count_file(scratch_path(name), &c);
+    ck_assert_int_eq(c.complete, 1);
+    ck_assert_uint_eq(c.processes, procs);
+    ck_assert_uint_eq(c.ends[name_index("out")], outs);
+    ck_assert_uint_eq(c.ends[name_index("kid")], kids);
+}
+
 START_TEST(tracy_output_writes_the_run_and_its_forked_child) {
     ck_assert_int_eq(run(with_output), 0);
-    counts c;
-    count_file(scratch_path("out.tracy"), &c);
-    ck_assert_int_eq(c.complete, 1);
-    ck_assert_uint_eq(c.processes, 2);
-    ck_assert_uint_eq(c.ends[name_index("out")], 300);
-    ck_assert_uint_eq(c.ends[name_index("kid")], 200);
+    expect_out_kid("out.tracy", 2, 300, 200);
+}
+END_TEST
+
+/* Three children forked before the program recorded anything: each would
+ * have started a window of its own for the same file (refused: it is being
+ * written), and only the first process to record was in it. */
+static int forks_before_any_event(void) {
+    pid_t kids[3];
+    setenv("TRACY_OUTPUT", scratch_path("forks.tracy"), 1);
+    for (int k = 0; k < 3; k++) {
+        kids[k] = fork();
+        if (kids[k] == 0) {
+            zones("kid", 100);
+            exit(0);
+        }
+        if (kids[k] < 0) return 20;
+    }
+    zones("out", 300);
+    for (int k = 0; k < 3; k++) {
+        int st = 0;
+        if (waitpid(kids[k], &st, 0) != kids[k] || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+            return 21 + k;
+    }
+    return 0;
+}
+
+START_TEST(tracy_output_children_forked_before_any_event_join_the_window) {
+    ck_assert_int_eq(run(forks_before_any_event), 0);
+    expect_out_kid("forks.tracy", 4, 300, 300);
 }
 END_TEST
 
@@ -560,6 +595,7 @@ Suite *window_suite(void) {
     tcase_add_checked_fixture(t, setup, teardown);
     tcase_set_timeout(t, 120);
     tcase_add_test(t, tracy_output_writes_the_run_and_its_forked_child);
+    tcase_add_test(t, tracy_output_children_forked_before_any_event_join_the_window);
     suite_add_tcase(s, t);
     return s;
 }

@@ -23,7 +23,7 @@
 #define LT__MAX_ARGS (32u << 10)   /* bytes kept of all arguments: HELLO stays
                                       below LT_WIRE_MAX_HELLO */
 
-lt__client lt__g = {.fd = -1};
+lt__client lt__g = {.fd = -1, .fork_auto = 1};
 
 /* Serialises lt_client_start / lt_client_stop / lt_client_set_info. */
 static pthread_mutex_t init_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -116,11 +116,96 @@ static void init_sync(void) {
     pthread_cond_init(&g->done_cv, NULL);
 }
 
+/* ---- fork: the children announced (PROTOCOL.md, fork) ------------------ */
+
+static void init_once(void);
+
+#define LT__KIDS_MAX 256 /* children of the forking thread compared */
+
+/* The forking thread's children before the fork (atfork_prepare), when the
+ * client records and announces them itself (fork_auto): the one that is new
+ * in atfork_parent is the child. -1: not looked at. Under lt__g.mu, which
+ * is held from atfork_prepare to atfork_parent. */
+static uint64_t kids_before[LT__KIDS_MAX];
+static int n_kids_before = -1;
+
+/* The calling thread's live children (/proc/thread-self/children, Linux
+ * 3.5+ with CONFIG_PROC_CHILDREN), at most `cap`; -1 when unreadable or
+ * longer. */
+static int thread_children(uint64_t *out, int cap) {
+    char buf[LT__KIDS_MAX * 11 + 2];
+    int fd = open("/proc/thread-self/children", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n < 0 || (size_t)n == sizeof buf - 1) return -1;
+    buf[n] = 0;
+    int k = 0;
+    for (char *p = buf, *end; *p; p = end) {
+        unsigned long long v = strtoull(p, &end, 10);
+        if (end == p) break;
+        if (k == cap) return -1;
+        out[k++] = v;
+    }
+    return k;
+}
+
+static int kid_seen(uint64_t pid) {
+    for (int i = 0; i < n_kids_before; i++)
+        if (kids_before[i] == pid) return 1;
+    return 0;
+}
+
+int lt__client_fork_prepare(void) {
+    lt__client *g = &lt__g;
+    pthread_once(&once, init_once);
+    int st = __atomic_load_n(&g->state, __ATOMIC_ACQUIRE);
+    const char *out = getenv("TRACY_OUTPUT");
+    if (st == LT__UNINIT && (g->fork_of_active || (out && *out))) {
+        (void)lt_client_start();
+        st = __atomic_load_n(&g->state, __ATOMIC_ACQUIRE);
+    }
+    return st == LT__ACTIVE && !lt__ring_on();
+}
+
+void lt__client_forked(uint64_t pid) {
+    lt__client *g = &lt__g;
+    if (__atomic_load_n(&g->state, __ATOMIC_ACQUIRE) != LT__ACTIVE || pid == 0) return;
+    pthread_mutex_lock(&g->mu);
+    if (g->n_forks == g->cap_forks) {
+        size_t cap = g->cap_forks ? 2 * g->cap_forks : 8;
+        uint64_t *f = realloc(g->forks, cap * sizeof *f);
+        if (!f) { /* the child may then be turned away by a draining capture */
+            pthread_mutex_unlock(&g->mu);
+            return;
+        }
+        g->forks = f;
+        g->cap_forks = cap;
+    }
+    g->forks[g->n_forks++] = pid;
+    g->kick = 1; /* before the parent can end: the daemon holds the capture for it */
+    pthread_cond_signal(&g->send_cv);
+    pthread_mutex_unlock(&g->mu);
+}
+
 /* fork() happens with lt__g.mu held, so the child inherits the client's
  * lists and pool in a consistent state and the sender thread is not in the
  * middle of any work (allocating, say) that the child would find locked. */
-static void atfork_prepare(void) { pthread_mutex_lock(&lt__g.mu); }
-static void atfork_parent(void) { pthread_mutex_unlock(&lt__g.mu); }
+static void atfork_prepare(void) {
+    int announce = lt__g.fork_auto && lt__client_fork_prepare();
+    pthread_mutex_lock(&lt__g.mu);
+    n_kids_before = announce ? thread_children(kids_before, LT__KIDS_MAX) : -1;
+}
+
+static void atfork_parent(void) {
+    uint64_t now[LT__KIDS_MAX], fresh[4];
+    int n = n_kids_before >= 0 ? thread_children(now, LT__KIDS_MAX) : -1, k = 0;
+    for (int i = 0; i < n && k < 4; i++)
+        if (!kid_seen(now[i])) fresh[k++] = now[i];
+    n_kids_before = -1;
+    pthread_mutex_unlock(&lt__g.mu);
+    for (int i = 0; i < k; i++) lt__client_forked(fresh[i]);
+}
 
 /* The child of fork() is a new process: it gets its own connection on its
  * first event. The parent's connection and buffers are left alone. */
@@ -131,6 +216,9 @@ static void atfork_child(void) {
     warned = 0;
     of_run_read = 0;
     g->forked = 1;
+    g->fork_of_active = __atomic_load_n(&g->state, __ATOMIC_ACQUIRE) == LT__ACTIVE;
+    g->n_forks = 0; /* the parent's to announce, not this process's */
+    n_kids_before = -1;
     init_sync();
     /* The parent's socket, unless its program replaced it before fork; a
      * private one (the sender's table) was never in the program's table,
@@ -160,9 +248,17 @@ static void at_exit(void) {
 
 static void init_once(void) {
     init_sync();
+    lt__trace_init();
     pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
     atexit(at_exit);
 }
+
+/* The fork handlers are in place from the start: a program that forks
+ * before it records anything (TRACY_OUTPUT set, or set by the program
+ * before lt_start_trace) starts its window first and its children join it
+ * (lt__client_fork_prepare), instead of each starting one for the same
+ * file. */
+__attribute__((constructor)) static void init_at_load(void) { pthread_once(&once, init_once); }
 
 /* ---- registry of definitions ------------------------------------------
  * Every LOC_DEF, PLOT_DEF and FRAME_DEF ever made, encoded, so that a new

@@ -272,6 +272,8 @@ static void atfork_child(void) {
 static void init_once(void) { pthread_atfork(NULL, NULL, atfork_child); }
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
+void lt__trace_init(void) { pthread_once(&once, init_once); }
+
 int lt__trace_start(const char *path, const char *exe) {
     pthread_once(&once, init_once);
     pthread_mutex_lock(&window_mu);

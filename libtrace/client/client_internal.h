@@ -113,6 +113,15 @@ typedef struct lt__client {
      * program's stderr, where plain Python says nothing. */
     int of_run;
     int forked;               /* a child of fork() of a process that started */
+    int fork_of_active;       /* ... whose client recorded at the fork */
+    /* fork (PROTOCOL.md, fork): the children forked since the last round,
+     * announced to the daemon (FORK) before anything this process says
+     * after them, BYE included (mu). `fork_auto`: the atfork handlers find
+     * and announce them (a C program); the Python package announces those
+     * of os.fork itself and turns it off. */
+    uint64_t *forks;
+    size_t n_forks, cap_forks;
+    int fork_auto;
     size_t max_chunks;        /* chunks beyond one per live thread */
     uint64_t wait_max_ms;     /* longest wait for a free chunk */
     char where[300];          /* "addr:port" for messages */
@@ -175,6 +184,19 @@ int lt__fd_ours(int fd);
  * with the reason in why. Bounded: about 1 s of connection attempts, then
  * the handshake timeout. */
 int lt__resume(uint64_t *offset, char *why, size_t why_len);
+
+/* ---- client.c: fork ---------------------------------------------------- */
+
+/* Before a fork whose child goes on recording: a process that would record
+ * but has not connected yet (the child of a recording process, or one
+ * TRACY_OUTPUT asks to record) connects now, so that it can announce the
+ * child and the child joins its capture. Returns 1 when the client records
+ * (the fork can be announced), else 0. Not with lt__g.mu held. */
+int lt__client_fork_prepare(void);
+/* The process forked `pid` (a child that goes on running its program): the
+ * next send round tells the daemon (FORK), which then keeps the capture
+ * open for the child until it connects or ends. Not with lt__g.mu held. */
+void lt__client_forked(uint64_t pid);
 
 /* ---- client_send.c -------------------------------------------------- */
 
@@ -320,6 +342,9 @@ int lt__trace_stop(uint64_t *stored);
 void lt__trace_cut_at(uint64_t start);
 void lt__trace_cut_reset(void);
 int lt__trace_cut_file(const char *path);
+/* client_file.c: sets up the windows' fork handler (once; from the
+ * client's own set-up, never during a fork). */
+void lt__trace_init(void);
 /* client_file.c: TRACY_OUTPUT asks for a trace window from the first
  * event: starts the daemon that writes it (before the connection is made,
  * init_mu held). 0 when not asked or started, else an LT_E* code. */

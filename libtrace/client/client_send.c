@@ -42,6 +42,8 @@ typedef struct sender {
     size_t n, cap;
     late_lost *lost;
     size_t n_lost, cap_lost;
+    uint64_t *forks;  /* children to announce this round (FORK) */
+    size_t n_forks, cap_forks;
     lt__bytes meta;
     int crash_note;   /* the last round of a crash: send its note */
 } sender;
@@ -309,6 +311,20 @@ static void send_exec(int failed) {
     if (send_one(b, n, why, sizeof why) < 0) give_up(why);
 }
 
+/* FORK for each child forked before the round (PROTOCOL.md, fork), after
+ * the round's events. Only to a daemon that speaks 1.3. */
+static void send_forks(sender *s) {
+    lt__client *g = &lt__g;
+    char why[512];
+    for (size_t i = 0; i < s->n_forks; i++) {
+        uint8_t b[LT_WIRE_FORK_MAX];
+        if (__atomic_load_n(&g->broken, __ATOMIC_RELAXED) || g->fd < 0 || g->daemon_minor < 3)
+            break;
+        if (send_one(b, lt__wire_fork(b, s->forks[i]), why, sizeof why) < 0) give_up(why);
+    }
+    s->n_forks = 0;
+}
+
 static volatile sig_atomic_t end_sig; /* lt__end_signal */
 
 void lt__end_signal(int sig) { end_sig = sig; }
@@ -404,6 +420,14 @@ static int snapshot(sender *s) {
     s->meta = g->meta;
     g->meta = tmp;
     g->meta.len = 0;
+    uint64_t *f = s->forks;
+    size_t fc = s->cap_forks;
+    s->forks = g->forks;
+    s->n_forks = g->n_forks;
+    s->cap_forks = g->cap_forks;
+    g->forks = f;
+    g->cap_forks = fc;
+    g->n_forks = 0;
     return 0;
 }
 
@@ -526,6 +550,7 @@ static void *sender_main(void *arg) {
 
         if (cancel) send_exec(1);
         ship(&s);
+        send_forks(&s);
         if (exec_now) send_exec(0);
         s.meta.len = 0;
         if (lt__ring_on()) lt__ring_round(last, lt__now(), round);
@@ -547,6 +572,7 @@ static void *sender_main(void *arg) {
     }
     free(s.w);
     free(s.lost);
+    free(s.forks);
     lt__bytes_free(&s.meta);
     return NULL;
 }
