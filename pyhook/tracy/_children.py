@@ -101,21 +101,49 @@ def wait_for_children(say, limit=10.0):
             return
 
 
-def detached_only(daemon, addr, sid):
-    """Whether the processes recording into this run's capture (their
-    environment names its address) are all in sessions other than this
-    one, and none of this process's descendants is left in it: services
-    the program started, which outlive it unprofiled."""
+def _daemon_pids(addr):
+    """The pids the draining daemon lists as still recording (connected,
+    or held for: a child a process forked, a program after exec), from
+    daemon-N.pids beside its socket daemon-N.sock; empty when it has none
+    (an older daemon)."""
+    path = addr[5:] if addr.startswith("unix:") else ""
+    if not path.endswith(".sock"):
+        return set()
+    try:
+        with open(path[:-5] + ".pids", "rb") as f:
+            return {int(x) for x in f.read().split() if x.isdigit()}
+    except OSError:
+        return set()
+
+
+def _recording(addr):
+    """The processes recording into the capture at addr: those the daemon
+    lists, and those whose environment names its address (started with it:
+    not yet connected, maybe). A forked child's /proc environment is its
+    parent's first one, without the address: the daemon's list has it."""
     key = b"\0TRACY_ADDR=" + os.fsencode(addr) + b"\0"
-    me, clients = os.getpid(), 0
+    found = _daemon_pids(addr)
     for d in os.listdir("/proc"):
         pid = int(d) if d.isdigit() else 0
-        if pid in (0, me, daemon):
+        if pid == 0 or pid in found:
             continue
         try:
             with open("/proc/%d/environ" % pid, "rb") as f:
-                if key not in b"\0" + f.read() + b"\0":
-                    continue
+                if key in b"\0" + f.read() + b"\0":
+                    found.add(pid)
+        except OSError:
+            continue
+    return found
+
+
+def detached_only(daemon, addr, sid):
+    """Whether the processes recording into this run's capture are all in
+    sessions other than this one, and none of this process's descendants
+    is left in it: services the program started (a daemon's double fork,
+    start_new_session), which outlive it unprofiled."""
+    me, clients = os.getpid(), 0
+    for pid in _recording(addr) - {me, daemon}:
+        try:
             if os.getsid(pid) == sid:
                 return False
         except OSError:

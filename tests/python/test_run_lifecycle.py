@@ -11,7 +11,7 @@ import subprocess
 import textwrap
 import time
 
-from conftest import BIN, PYTHON, Run, env_for_tests
+from conftest import BIN, PYTHON, Run, _tracy, env_for_tests
 
 TRACY_PKG = os.sep + "tracy" + os.sep
 
@@ -229,6 +229,99 @@ def test_a_service_started_after_the_program_ended_says_nothing(tmp_path):
         time.sleep(0.2)  # (a line said after the service's output would come now)
         assert log.read_text() == "service True\n", run
     assert info(tmp_path / "l.tracy")["complete"]
+
+
+# A daemon as python-daemon or a double-forking service makes one: the
+# program forks and exits, the child leaves the session and forks again,
+# and the grandchild closes every descriptor and does the work. The
+# grandchild connected once its parents had left and the capture was
+# draining: it was turned away (or found no daemon at all) and not a word
+# said; "trace written ... from 2 processes".
+DAEMONIZE = """
+import os, sys, time
+def fib(n):
+    return n if n < 2 else fib(n - 1) + fib(n - 2)
+def before():
+    fib(12)
+def daemon_work():
+    fib(10)
+before()
+print("detaching", flush=True)
+if os.fork():
+    sys.exit(0)
+os.setsid()
+if os.fork():
+    os._exit(0)
+os.closerange(0, 65536)
+fd = os.open(os.devnull, os.O_RDWR)
+os.dup2(fd, 1)
+os.dup2(fd, 2)
+for i in range(%d):
+    daemon_work()
+    if os.path.exists("stop"):
+        break
+    time.sleep(0.01)
+with open("daemon.pid.tmp", "w") as f:
+    f.write("%%d %%d\\n" %% (os.getpid(), i + 1))
+os.rename("daemon.pid.tmp", "daemon.pid")
+"""
+
+
+def wait_file(path, limit=60):
+    deadline = time.monotonic() + limit
+    while not path.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return path.read_text()
+
+
+def test_a_daemon_made_by_double_fork_is_recorded(tmp_path):
+    src = DAEMONIZE % 20
+    for run in ("plain", "tracy"):
+        script = write(tmp_path, "daemonize.py", src)
+        pid_file = tmp_path / "daemon.pid"
+        if pid_file.exists():
+            pid_file.unlink()
+        cmd = [PYTHON, str(script)] if run == "plain" else tracy_cmd(
+            "-o", tmp_path / "d.tracy", script)
+        p = subprocess.run(cmd, env=env_for_tests(), capture_output=True, text=True,
+                           cwd=str(tmp_path), timeout=120)
+        pid, works = map(int, wait_file(pid_file).split())
+        wait_gone(pid)
+        if run == "plain":
+            plain = p
+            continue
+        assert (p.returncode, p.stdout) == (plain.returncode, plain.stdout), p.stderr
+        assert plain.stderr == "" and p.stderr.count("\n") == 1, p.stderr
+        assert "from 3 processes" in p.stderr, p.stderr
+    t = _tracy._read_trace(str(tmp_path / "d.tracy"))
+    assert t["complete"]
+    assert sorted(q["status"] for q in t["processes"]) == [0, 0, 0], t["processes"]
+    by_pid = {q["pid"]: q["index"] for q in t["processes"]}
+    assert pid in by_pid, (pid, t["processes"])
+    mine = [z for z in t["zones"] if z.process == by_pid[pid]]
+    assert sum(1 for z in mine if z.name == "daemon_work") == works == 20
+    assert all(z.flags == 0 for z in t["zones"])
+
+
+def test_a_daemon_that_goes_on_does_not_hold_the_run(tmp_path):
+    # The same daemon running on after the program: python returns at once;
+    # tracy gives it 2 s, then records it as stopped (a service, as when
+    # the program starts one in a session of its own).
+    script = write(tmp_path, "daemonize.py", DAEMONIZE % 6000)  # (a minute)
+    pid_file = tmp_path / "daemon.pid"
+    t0 = time.monotonic()
+    p = subprocess.run(tracy_cmd("-o", tmp_path / "d.tracy", script), env=env_for_tests(),
+                       capture_output=True, text=True, cwd=str(tmp_path), timeout=120)
+    took = time.monotonic() - t0
+    (tmp_path / "stop").touch()
+    pid, works = map(int, wait_file(pid_file).split())
+    wait_gone(pid)
+    assert (p.returncode, p.stdout) == (0, "detaching\n"), p.stderr
+    assert took < 50, took  # (the daemon runs until told to stop)
+    assert "left the program" in p.stderr, p.stderr
+    t = info(tmp_path / "d.tracy")
+    assert t["complete"] and len(t["processes"]) == 3, t
+    assert sorted(q["status"] for q in t["processes"]) == ["clean", "clean", "stopped"], t
 
 
 SIGCHLD_PROGRAMS = {
