@@ -215,8 +215,11 @@ static void atfork_child(void) {
     start_failed = 0;
     warned = 0;
     of_run_read = 0;
-    g->forked = 1;
-    g->fork_of_active = __atomic_load_n(&g->state, __ATOMIC_ACQUIRE) == LT__ACTIVE;
+    int st = __atomic_load_n(&g->state, __ATOMIC_ACQUIRE);
+    /* (the handlers are in place from the library's load: a process that
+     * never started is not one whose children are "forked" ones) */
+    g->forked = g->forked || st != LT__UNINIT;
+    g->fork_of_active = st == LT__ACTIVE;
     g->n_forks = 0; /* the parent's to announce, not this process's */
     n_kids_before = -1;
     init_sync();

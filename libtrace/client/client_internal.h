@@ -112,7 +112,8 @@ typedef struct lt__client {
      * that is finishing, a connection it closed) is not said on the
      * program's stderr, where plain Python says nothing. */
     int of_run;
-    int forked;               /* a child of fork() of a process that started */
+    int forked;               /* a child of fork() of a process that started
+                                 (or of such a child) */
     int fork_of_active;       /* ... whose client recorded at the fork */
     /* fork (PROTOCOL.md, fork): the children forked since the last round,
      * announced to the daemon (FORK) before anything this process says
