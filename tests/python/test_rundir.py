@@ -49,10 +49,13 @@ def _sweep_in(tmp_path, xdg):
     folder.mkdir(mode=0o700)
     dead = subprocess.Popen(["true"])
     dead.wait()
-    killed = _socket_file(folder / "daemon-50001.sock", listen=False)
-    live = _socket_file(folder / "daemon-50002.sock", listen=True)
-    young = _socket_file(folder / "daemon-50003.sock", listen=False)
-    os.utime(str(folder / "daemon-50003.sock"))  # just bound: maybe not yet listening
+    # (numbers below 49152: a daemon of -p 0 picks its own from 49152 up,
+    # starting from its pid, and may take the number of a socket nobody
+    # listens on, the young one's: seen once in CI)
+    killed = _socket_file(folder / "daemon-40001.sock", listen=False)
+    live = _socket_file(folder / "daemon-40002.sock", listen=True)
+    young = _socket_file(folder / "daemon-40003.sock", listen=False)
+    os.utime(str(folder / "daemon-40003.sock"))  # just bound: maybe not yet listening
     _rendezvous(folder / "run-1.run", dead.pid, str(tmp_path / "a.tracy"))
     _rendezvous(folder / "run-2.run", dead.pid, str(tmp_path / "b.tracy"))
     _rendezvous(folder / "run-3.run", dead.pid, str(tmp_path / "c.tracy"), old=False)
@@ -65,7 +68,7 @@ def _sweep_in(tmp_path, xdg):
                            env=env_for_tests(XDG_RUNTIME_DIR=str(xdg)))
         assert p.returncode == 0, p.stderr
         left = sorted(os.listdir(str(folder)))
-        assert left == ["daemon-50002.sock", "daemon-50003.sock", "run-2.run", "run-3.run"], left
+        assert left == ["daemon-40002.sock", "daemon-40003.sock", "run-2.run", "run-3.run"], left
     finally:
         os.close(held)
         for s in (killed, live, young):
