@@ -490,6 +490,45 @@ START_TEST(forked_child_is_a_second_process) {
 }
 END_TEST
 
+/* A daemon as a C service makes one: the program records, forks and
+ * ends; the child leaves the session and forks again without recording;
+ * the grandchild closes every descriptor, waits for its parents to be gone
+ * and records. Each parent tells the daemon of its child (FORK), and the
+ * child that recorded nothing connects before it forks: the capture, which
+ * ends when its last client leaves, waits for the grandchild. */
+static void daemonizes(void *arg) {
+    (void)arg;
+    {
+        LT_ZONE_SCOPED("parent");
+    }
+    if (fork() != 0) exit(0);
+    setsid();
+    if (fork() != 0) exit(0);
+    for (int fd = 3; fd < 1024; fd++) close(fd);
+    sleep_ms(200);
+    for (int i = 0; i < 10; i++) {
+        LT_ZONE_SCOPED("grandchild");
+    }
+    exit(0);
+}
+
+START_TEST(a_double_forked_daemon_is_recorded) {
+    capd d;
+    daemon_start(&d, 1); /* ends when the last client has left */
+    assert_clean_exit(run_child(daemonizes, NULL, d.port, NULL, -1));
+    daemon_finish(&d);
+    facts f;
+    const char *names[] = {"parent", "grandchild", NULL};
+    facts_read(&f, d.path, names);
+    ck_assert_uint_eq(lt_reader_nprocesses(f.r), 3);
+    for (uint32_t p = 1; p <= 3; p++) assert_process_clean(&f, p);
+    ck_assert_uint_eq(f.zones_named[0], 1);
+    ck_assert_uint_eq(f.zones_named[1], 10);
+    facts_free(&f);
+    daemon_cleanup(&d);
+}
+END_TEST
+
 static void unprofiled_run(void *arg) {
     (void)arg;
     for (int i = 0; i < 100000; i++) {
@@ -1509,6 +1548,7 @@ Suite *client_suite(void) {
     tcase_set_tags(t, "fork_with_threads");
     tcase_set_timeout(t, 180);
     tcase_add_test(t, forked_child_is_a_second_process);
+    tcase_add_test(t, a_double_forked_daemon_is_recorded);
     tcase_add_test(t, a_signalled_forked_child_ships_and_its_parent_goes_on);
     suite_add_tcase(s, t);
     t = tcase_create("signals");
