@@ -15,8 +15,6 @@ Events go to this user's capture daemon (capture-release), on a Unix socket
 in the user's private run folder or at TRACY_ADDR; `python -m tracy
 script.py` starts one for the run. See tracy(1).
 """
-import os as _os
-
 try:
     from . import _tracy
 except ImportError:
@@ -34,18 +32,10 @@ __version__ = _tracy.VERSION
 # runs the program (sys.monitoring on 3.12+, a profile function before);
 # "auto", exact on 3.12+ when another tool is active at start, else hook.
 MECHANISMS = ("auto", "hook", "exact")
-_PKG_DIR = _os.path.dirname(_os.path.abspath(__file__))  # frames here are the profiler's
-
-def _env_get(name):
-    """os.environ.get(name), from the bytes dict os.environ keeps: a missing
-    name costs os.environ.get a KeyError raised and caught inside (some 9K
-    instructions on 3.12), and a run looks up many that are missing."""
-    env = _os.environ
-    data = getattr(env, "_data", None)
-    if type(data) is not dict:
-        return env.get(name)
-    v = data.get(name.encode())
-    return None if v is None else _os.fsdecode(v)
+# os.environ.get(name), from the bytes dict os.environ keeps: a missing name
+# costs os.environ.get a KeyError raised and caught inside (some 9K
+# instructions on 3.12), and a run looks up many that are missing.
+_env_get = _tracy._env_get
 
 
 # The process's runtime (tracy/_runtime.py: options, signals, fork and exec
@@ -131,6 +121,8 @@ def __getattr__(name):
         for n in _TRACE_NAMES:
             globals()[n] = getattr(_trace, n)
         return globals()[name]
+    if name == "_PKG_DIR":  # frames there are the profiler's
+        return _tracy._pkg_dir()
     raise AttributeError("module %r has no attribute %r" % (__name__, name))
 
 
