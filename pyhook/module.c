@@ -105,13 +105,20 @@ static int raise_hook_failures(PyObject *m) {
 
 PyDoc_STRVAR(getattr_doc,
 "__getattr__(name)\n--\n\n"
-"The module's names made when first asked for (its functions, HookError).");
+"The module's names made when first asked for (its functions, HookError,\n"
+"Counts).");
 
 static int lazy_names(PyObject *m, PyObject *names);
+static PyTypeObject *counts_type(PyObject *m);
 
 static PyObject *m_getattr(PyObject *self, PyObject *name) {
     if (PyUnicode_Check(name) && PyUnicode_CompareWithASCIIString(name, "HookError") == 0) {
         PyObject *t = hook_error(self);
+        Py_XINCREF(t);
+        return t;
+    }
+    if (PyUnicode_Check(name) && PyUnicode_CompareWithASCIIString(name, "Counts") == 0) {
+        PyObject *t = (PyObject *)counts_type(self);
         Py_XINCREF(t);
         return t;
     }
@@ -123,7 +130,7 @@ static PyObject *m_getattr(PyObject *self, PyObject *name) {
 
 PyDoc_STRVAR(dir_doc,
 "__dir__()\n--\n\n"
-"The module's names, HookError among them before it is made.");
+"The module's names, those made when first asked for among them.");
 
 static PyObject *m_dir(PyObject *self, PyObject *unused) {
     PyObject *names = PyDict_Keys(PyModule_GetDict(self));
@@ -131,14 +138,16 @@ static PyObject *m_dir(PyObject *self, PyObject *unused) {
         Py_XDECREF(names);
         return NULL;
     }
-    if (!py__mstate(self)->hook_error) {
-        PyObject *n = PyUnicode_FromString("HookError");
-        if (!n || PyList_Append(names, n) < 0) {
+    const char *unmade[2] = {py__mstate(self)->hook_error ? NULL : "HookError",
+                             py__mstate(self)->counts ? NULL : "Counts"};
+    for (int i = 0; i < 2; i++) {
+        PyObject *n = unmade[i] ? PyUnicode_FromString(unmade[i]) : NULL;
+        if (unmade[i] && (!n || PyList_Append(names, n) < 0)) {
             Py_XDECREF(n);
             Py_DECREF(names);
             return NULL;
         }
-        Py_DECREF(n);
+        Py_XDECREF(n);
     }
     return names;
 }
@@ -218,12 +227,12 @@ PyDoc_STRVAR(enable_doc,
 "1 frame-evaluation hook, 2 profile function, 3 trace function (lines),\n"
 "4 sys.monitoring (the exact mechanism on 3.12+).");
 
-int py__enable_checked(void) {
-    return g_stopped ? 0 : py__enable();
+int py__enable_checked(int mode) {
+    return g_stopped ? 0 : py__enable_as(mode);
 }
 
 static PyObject *m_enable(PyObject *self, PyObject *unused) {
-    int m = py__enable_checked();
+    int m = py__enable_checked(-1);
     if (m < 0) return NULL;
     return PyLong_FromLong(m);
 }
@@ -477,10 +486,24 @@ static PyStructSequence_Field counts_fields[] = {
 static PyStructSequence_Desc counts_desc = {
     "tracy._tracy.Counts", "Result of counts(): events sent and lost.", counts_fields, 2};
 
+/* tracy._tracy.Counts, made when first needed (a counts() call, the name
+ * looked up): a type costs every import of tracy some 20K instructions, and
+ * python -m tracy reads the counts in C. Borrowed. */
+static PyTypeObject *counts_type(PyObject *m) {
+    py_mstate *st = py__mstate(m);
+    if (!st->counts) {
+        st->counts = PyStructSequence_NewType(&counts_desc);
+        if (st->counts && py__module_add(m, "Counts", (PyObject *)st->counts) < 0)
+            Py_CLEAR(st->counts);
+    }
+    return st->counts;
+}
+
 static PyObject *m_counts(PyObject *self, PyObject *unused) {
     uint64_t sent = 0, lost = 0;
     lt_client_counts(&sent, &lost);
-    PyObject *o = PyStructSequence_New(py__mstate(self)->counts);
+    PyTypeObject *type = counts_type(self);
+    PyObject *o = type ? PyStructSequence_New(type) : NULL;
     if (!o) return NULL;
     PyObject *a = PyLong_FromUnsignedLongLong(sent), *b = PyLong_FromUnsignedLongLong(lost);
     if (!a || !b) {
@@ -928,9 +951,7 @@ static int tracy_exec(PyObject *m) {
     g_mod = m;
     st->user_locs = PyDict_New();
     st->plots = PyDict_New();
-    st->counts = PyStructSequence_NewType(&counts_desc);
-    if (!st->user_locs || !st->plots || !st->counts ||
-        py__module_add(m, "Counts", (PyObject *)st->counts) < 0 ||
+    if (!st->user_locs || !st->plots ||
         PyModule_AddIntConstant(m, "MODE_EVAL", PY_MODE_EVAL) < 0 ||
         PyModule_AddIntConstant(m, "MODE_PROFILE", PY_MODE_PROFILE) < 0 ||
         PyModule_AddIntConstant(m, "MODE_TRACE", PY_MODE_TRACE) < 0 ||

@@ -17,6 +17,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "trace_client.h"
+
 /* ---- the run ------------------------------------------------------------- */
 
 /* The command line (as parsed) and where the run records. */
@@ -1078,16 +1080,12 @@ static PyObject *hurry_call(PyObject *self, PyObject *unused) {
 static PyMethodDef g_hurry_def = {"hurry", hurry_call, METH_NOARGS,
                                   "Asks the run's daemon to finish now."};
 
-/* The sent and lost counts (client). */
+/* The events handed to the sender and those dropped (the client's). */
 static void counts(unsigned long long *sent, unsigned long long *lost) {
-    PyObject *c = py__call_fn("counts", NULL);
-    *sent = *lost = 0;
-    if (c && PyTuple_Check(c) && PyTuple_GET_SIZE(c) == 2) {
-        *sent = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(c, 0));
-        *lost = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(c, 1));
-    }
-    Py_XDECREF(c);
-    PyErr_Clear();
+    uint64_t s = 0, l = 0;
+    lt_client_counts(&s, &l);
+    *sent = (unsigned long long)s;
+    *lost = (unsigned long long)l;
 }
 
 /* The daemon this process owns ends: drained (unless interrupted), then

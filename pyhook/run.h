@@ -131,8 +131,8 @@ extern PyMethodDef py__runtime_methods[], py__rundaemon_methods[], py__run_metho
 int py__disable_checked(void);
 int py__stop_checked(void);
 /* _tracy.enable(): the mode, 0 once the client was stopped, -1 with an
- * exception. */
-int py__enable_checked(void);
+ * exception (mode: as py__enable_as takes it). */
+int py__enable_checked(int mode);
 /* _tracy.start() (the GIL released while connecting): 1 when connected;
  * active(): connected and recording. */
 int py__client_start(void);

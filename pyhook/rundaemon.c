@@ -452,10 +452,13 @@ static PyObject *rv_read(int fd) {
     Py_XDECREF(text);
     PyObject *rec = lines ? PyDict_New() : NULL;
     for (Py_ssize_t i = 0; rec && i < PyList_GET_SIZE(lines); i++) {
-        PyObject *kv = PyObject_CallMethod(PyList_GET_ITEM(lines, i), "partition", "s", "=");
-        if (!kv || PyDict_SetItem(rec, PyTuple_GET_ITEM(kv, 0), PyTuple_GET_ITEM(kv, 2)) < 0)
-            Py_CLEAR(rec);
-        Py_XDECREF(kv);
+        PyObject *line = PyList_GET_ITEM(lines, i); /* line.partition("=") */
+        Py_ssize_t n = PyUnicode_GET_LENGTH(line), eq = PyUnicode_FindChar(line, '=', 0, n, 1);
+        PyObject *k = eq >= 0 ? PyUnicode_Substring(line, 0, eq) : (Py_INCREF(line), line);
+        PyObject *v = eq >= 0 ? PyUnicode_Substring(line, eq + 1, n) : PyUnicode_FromString("");
+        if (!k || !v || PyDict_SetItem(rec, k, v) < 0) Py_CLEAR(rec);
+        Py_XDECREF(k);
+        Py_XDECREF(v);
     }
     Py_XDECREF(lines);
     return rec;

@@ -205,39 +205,50 @@ static int is_filter_key(PyObject *k) {
     return 0;
 }
 
-/* "k=v" appended to parts (str(v); a bool as 0 or 1). */
-static int add_part(PyObject *parts, PyObject *k, PyObject *v) {
-    PyObject *s = PyBool_Check(v) ? PyUnicode_FromFormat("%S=%d", k, v == Py_True)
-                                  : PyUnicode_FromFormat("%S=%S", k, v);
-    int r = s ? PyList_Append(parts, s) : -1;
-    Py_XDECREF(s);
+/* k, "=", str(v) (a bool as 0 or 1) appended to the pieces, after the
+ * separator when there are some already. */
+static int add_part(PyObject *pieces, PyObject *k, PyObject *v, PyObject *eq, PyObject *sep) {
+    PyObject *text = PyBool_Check(v) ? PyUnicode_FromString(v == Py_True ? "1" : "0")
+                     : PyUnicode_Check(v) ? (Py_INCREF(v), v)
+                                          : PyObject_Str(v);
+    int r = text && (PyList_GET_SIZE(pieces) == 0 || PyList_Append(pieces, sep) == 0) &&
+                    PyList_Append(pieces, k) == 0 && PyList_Append(pieces, eq) == 0 &&
+                    PyList_Append(pieces, text) == 0
+                ? 0
+                : -1;
+    Py_XDECREF(text);
     return r;
 }
 
-/* encode_opts(o): the options as one environment string (child processes
- * decode it: _runtime.decode_opts). A new str, or NULL with an exception. */
+/* encode_opts(o): the options as one environment string, "k=v" parts
+ * joined by \x1f, each item of a filter's list a part of its own (child
+ * processes decode it: _runtime.decode_opts). A new str, or NULL with an
+ * exception. */
 static PyObject *encode_opts(PyObject *o) {
-    PyObject *parts = PyList_New(0), *k, *v;
+    PyObject *pieces = PyList_New(0), *k, *v;
+    PyObject *eq = PyUnicode_FromString("="), *sep = PyUnicode_FromString("\x1f");
     Py_ssize_t pos = 0;
-    while (parts && PyDict_Next(o, &pos, &k, &v)) {
+    int ok = pieces && eq && sep;
+    while (ok && PyDict_Next(o, &pos, &k, &v)) {
         if (!is_filter_key(k)) {
-            if (add_part(parts, k, v) < 0) Py_CLEAR(parts);
+            ok = add_part(pieces, k, v, eq, sep) == 0;
             continue;
         }
         PyObject *it = PyObject_GetIter(v), *x;
         while (it && (x = PyIter_Next(it))) {
-            int r = add_part(parts, k, x);
+            int r = add_part(pieces, k, x, eq, sep);
             Py_DECREF(x);
             if (r < 0) break;
         }
         Py_XDECREF(it);
-        if (PyErr_Occurred()) Py_CLEAR(parts);
+        ok = !PyErr_Occurred();
     }
-    if (!parts) return NULL;
-    PyObject *sep = PyUnicode_FromString("\x1f");
-    PyObject *r = sep ? PyUnicode_Join(sep, parts) : NULL;
+    PyObject *empty = ok ? PyUnicode_FromString("") : NULL;
+    PyObject *r = empty ? PyUnicode_Join(empty, pieces) : NULL;
+    Py_XDECREF(empty);
+    Py_XDECREF(eq);
     Py_XDECREF(sep);
-    Py_DECREF(parts);
+    Py_XDECREF(pieces);
     return r;
 }
 
@@ -365,17 +376,19 @@ int py__rt_enable(void) {
     g_rt.count++;
     if (g_rt.hooked || !recording()) return 0;
     PyObject *th = py__loaded("threading");
+    int next = -1; /* (the mode chosen, when nothing runs before enabling) */
     if (!th) {
-        int next = py__next_mode();
+        next = py__next_mode();
         if (next != PY_MODE_EVAL && next != PY_MODE_MONITOR) {
             /* a thread started later gets its profile or trace function
              * from threading; the frame-evaluation hook and sys.monitoring
              * need nothing per thread */
+            next = -1;
             th = PyImport_ImportModule("threading");
             if (!th) return -1;
         }
     }
-    int mode = name_threads(th) < 0 ? -1 : py__enable_checked();
+    int mode = name_threads(th) < 0 ? -1 : py__enable_checked(next);
     if (mode < 0) {
         Py_XDECREF(th);
         return -1;
