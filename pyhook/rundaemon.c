@@ -157,12 +157,10 @@ PyObject *py__name(const char *s) {
     static int n;
     for (int i = 0; i < n; i++)
         if (cache[i].s == s) return cache[i].o;
-    PyObject *o = PyUnicode_InternFromString(s);
+    PyObject *o = PyUnicode_InternFromString(s); /* (kept: a str refers to nothing) */
     if (o && n < (int)(sizeof cache / sizeof *cache)) {
         cache[n].s = s;
-        cache[n++].o = o; /* (kept: an interned str refers to nothing) */
-    } else if (o) {
-        Py_DECREF(o); /* (the interned dict holds it) */
+        cache[n++].o = o;
     }
     return o;
 }
@@ -389,9 +387,10 @@ static int rv_lock(PyObject *path, int create) {
     if (fd < 0) {
         int e = errno;
         struct stat st;
+        int owned = (e == EPERM || e == EACCES) && lstat(p, &st) == 0;
         Py_DECREF(b);
         if (e == ELOOP) return untrusted(PyUnicode_FromFormat("%U is a symbolic link", path));
-        if ((e == EPERM || e == EACCES) && lstat(p, &st) == 0)
+        if (owned)
             return untrusted(PyUnicode_FromFormat("%U is owned by uid %ld", path, (long)st.st_uid));
         errno = e;
         PyErr_SetFromErrnoWithFilenameObject(PyExc_OSError, path);
@@ -404,13 +403,14 @@ static int rv_lock(PyObject *path, int create) {
         close(fd);
         return -1;
     }
+    char mode[64]; /* (PyUnicode_FromFormat has no %o) */
+    snprintf(mode, sizeof mode, "can be written by other users (mode %03o)",
+             (unsigned)(st.st_mode & 0777));
     PyObject *why = !S_ISREG(st.st_mode) ? PyUnicode_FromString("is not a regular file")
                     : st.st_uid != geteuid()
                         ? PyUnicode_FromFormat("is owned by uid %ld", (long)st.st_uid)
-                    : (st.st_mode & 022)
-                        ? PyUnicode_FromFormat("can be written by other users (mode %03o)",
-                                               (int)(st.st_mode & 0777))
-                        : NULL;
+                    : (st.st_mode & 022) ? PyUnicode_FromString(mode)
+                                         : NULL;
     if (why) {
         close(fd);
         int r = untrusted(PyUnicode_FromFormat("%U %U", path, why));
