@@ -33,7 +33,7 @@
  * what the Python handler does there (finish(urgent=True) asks the daemon
  * to finish the file now): the daemon finishes it once its other clients,
  * if any, have gone, as it does when the program ends normally. */
-#include "hook.h"
+#include "run.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -340,6 +340,10 @@ PyObject *py__fatal_take(PyObject *self, PyObject *args) {
     }
     Py_DECREF(seq);
     Py_RETURN_NONE;
+}
+
+int py__fatal_begin_c(int sig) {
+    return fatal_begin(sig);
 }
 
 PyObject *py__fatal_begin(PyObject *self, PyObject *arg) {

@@ -2258,10 +2258,14 @@ static py_eval_fn eval_func(void) {
 }
 
 int py__enable(void) {
+    return py__enable_as(-1);
+}
+
+int py__enable_as(int mode) {
     if (py__hook_init() < 0) return -1;
     if (g_live) g_depth_limit = py__opts.max_depth;
     if (g_enabled) return g_mode;
-    g_mode = choose_mode();
+    g_mode = mode > 0 ? mode : choose_mode();
     g_enabled = 1;
     qual_heap_due();
     if (g_mode == PY_MODE_MONITOR) {

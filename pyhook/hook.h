@@ -62,6 +62,9 @@ int py__hook_init(void);
  * began always get its end. */
 int py__enable(void);
 void py__disable(void);
+/* py__enable with the mode py__next_mode() just gave (nothing changed
+ * since), not chosen again; -1: chosen now. */
+int py__enable_as(int mode);
 
 /* After a trace window: the classes the hook kept from being called
  * inline while it was on (3.13, a simple __init__) are called inline again,

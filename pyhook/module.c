@@ -1,7 +1,7 @@
 /* module.c -- tracy._tracy: the CPython extension module. A thin layer of
  * Python-callable functions over libtrace's client API and the recorders of
  * hook.c. The `tracy` package (pyhook/tracy/) builds the user API on it. */
-#include "hook.h"
+#include "run.h"
 
 #include <string.h>
 
@@ -14,6 +14,50 @@
  * name as (epoch << 32 | id) -- ids belong to one connection, and a forked
  * child (a new epoch) is a new client -- and its types. */
 static int g_stopped;
+static PyObject *g_mod; /* the module (borrowed: it lives as long as the process) */
+
+PyObject *py__module(void) {
+    return g_mod;
+}
+
+static PyObject *lazy_function(PyObject *m, PyObject *name);
+static PyMethodDef *const g_lazy_tables[4];
+#define N_LAZY_TABLES 4
+
+/* The lazy tables' definition of `name`, or NULL. */
+static PyMethodDef *lazy_def(const char *name) {
+    for (size_t t = 0; t < N_LAZY_TABLES; t++)
+        for (PyMethodDef *d = g_lazy_tables[t]; d->ml_name; d++)
+            if (d->ml_name[0] == name[0] && strcmp(d->ml_name, name) == 0) return d;
+    return NULL;
+}
+
+PyObject *py__call_def(const char *name, PyObject *args, PyObject *kw) {
+    PyMethodDef *d = lazy_def(name);
+    if (!d) return PyErr_Format(PyExc_AttributeError, "no _tracy.%s", name);
+    int flags = d->ml_flags & (METH_NOARGS | METH_O | METH_VARARGS | METH_KEYWORDS);
+    Py_ssize_t n = PyTuple_GET_SIZE(args);
+    if (flags == METH_NOARGS && n == 0 && !kw) return d->ml_meth(g_mod, NULL);
+    if (flags == METH_O && n == 1 && !kw) return d->ml_meth(g_mod, PyTuple_GET_ITEM(args, 0));
+    if (flags == METH_VARARGS && !kw) return d->ml_meth(g_mod, args);
+    if (flags == (METH_VARARGS | METH_KEYWORDS))
+        return ((PyCFunctionWithKeywords)(void (*)(void))d->ml_meth)(g_mod, args, kw);
+    PyErr_Format(PyExc_TypeError, "_tracy.%s called with the wrong arguments", name);
+    return NULL;
+}
+
+PyObject *py__fn(const char *name) {
+    PyObject *f = PyDict_GetItem(PyModule_GetDict(g_mod), py__name(name));
+    if (f) {
+        Py_INCREF(f);
+        return f;
+    }
+    PyObject *n = PyUnicode_FromString(name);
+    f = n ? lazy_function(g_mod, n) : NULL;
+    Py_XDECREF(n);
+    if (!f && !PyErr_Occurred()) PyErr_Format(PyExc_AttributeError, "no _tracy.%s", name);
+    return f;
+}
 
 py_mstate *py__mstate(PyObject *m) {
     return (py_mstate *)PyModule_GetState(m);
@@ -61,7 +105,11 @@ static int raise_hook_failures(PyObject *m) {
 
 PyDoc_STRVAR(getattr_doc,
 "__getattr__(name)\n--\n\n"
-"The module's names made when first asked for (HookError).");
+"The module's names made when first asked for (its functions, HookError,\n"
+"Counts).");
+
+static int lazy_names(PyObject *m, PyObject *names);
+static PyTypeObject *counts_type(PyObject *m);
 
 static PyObject *m_getattr(PyObject *self, PyObject *name) {
     if (PyUnicode_Check(name) && PyUnicode_CompareWithASCIIString(name, "HookError") == 0) {
@@ -69,25 +117,37 @@ static PyObject *m_getattr(PyObject *self, PyObject *name) {
         Py_XINCREF(t);
         return t;
     }
+    if (PyUnicode_Check(name) && PyUnicode_CompareWithASCIIString(name, "Counts") == 0) {
+        PyObject *t = (PyObject *)counts_type(self);
+        Py_XINCREF(t);
+        return t;
+    }
+    PyObject *f = PyUnicode_Check(name) ? lazy_function(self, name) : NULL;
+    if (f || PyErr_Occurred()) return f;
     PyErr_Format(PyExc_AttributeError, "module 'tracy._tracy' has no attribute %R", name);
     return NULL;
 }
 
 PyDoc_STRVAR(dir_doc,
 "__dir__()\n--\n\n"
-"The module's names, HookError among them before it is made.");
+"The module's names, those made when first asked for among them.");
 
 static PyObject *m_dir(PyObject *self, PyObject *unused) {
     PyObject *names = PyDict_Keys(PyModule_GetDict(self));
-    if (!names) return NULL;
-    if (!py__mstate(self)->hook_error) {
-        PyObject *n = PyUnicode_FromString("HookError");
-        if (!n || PyList_Append(names, n) < 0) {
+    if (!names || lazy_names(self, names) < 0) {
+        Py_XDECREF(names);
+        return NULL;
+    }
+    const char *unmade[2] = {py__mstate(self)->hook_error ? NULL : "HookError",
+                             py__mstate(self)->counts ? NULL : "Counts"};
+    for (int i = 0; i < 2; i++) {
+        PyObject *n = unmade[i] ? PyUnicode_FromString(unmade[i]) : NULL;
+        if (unmade[i] && (!n || PyList_Append(names, n) < 0)) {
             Py_XDECREF(n);
             Py_DECREF(names);
             return NULL;
         }
-        Py_DECREF(n);
+        Py_XDECREF(n);
     }
     return names;
 }
@@ -167,9 +227,12 @@ PyDoc_STRVAR(enable_doc,
 "1 frame-evaluation hook, 2 profile function, 3 trace function (lines),\n"
 "4 sys.monitoring (the exact mechanism on 3.12+).");
 
+int py__enable_checked(int mode) {
+    return g_stopped ? 0 : py__enable_as(mode);
+}
+
 static PyObject *m_enable(PyObject *self, PyObject *unused) {
-    if (g_stopped) return PyLong_FromLong(0);
-    int m = py__enable();
+    int m = py__enable_checked(-1);
     if (m < 0) return NULL;
     return PyLong_FromLong(m);
 }
@@ -180,6 +243,11 @@ PyDoc_STRVAR(disable_doc,
 "Raises HookError (once) when the hook failed since the last disable()\n"
 "or stop(): a filter or on_thread callback raised, or memory ran out.\n"
 "Recording is stopped all the same.");
+
+int py__disable_checked(void) {
+    py__disable();
+    return raise_hook_failures(g_mod);
+}
 
 static PyObject *m_disable(PyObject *self, PyObject *unused) {
     py__disable();
@@ -246,18 +314,26 @@ PyDoc_STRVAR(start_doc,
 "Connects to the capture daemon now. False when none answered (the\n"
 "client has printed why and records nothing).");
 
-static PyObject *m_start(PyObject *self, PyObject *unused) {
+int py__client_start(void) {
     int rc;
     Py_BEGIN_ALLOW_THREADS
     rc = lt_client_start();
     Py_END_ALLOW_THREADS
-    return PyBool_FromLong(rc == 0);
+    return rc == 0;
+}
+
+int py__client_active(void) {
+    return !g_stopped && lt_client_active();
+}
+
+static PyObject *m_start(PyObject *self, PyObject *unused) {
+    return PyBool_FromLong(py__client_start());
 }
 
 PyDoc_STRVAR(active_doc, "active() -> bool\n--\n\nTrue when connected and recording.");
 
 static PyObject *m_active(PyObject *self, PyObject *unused) {
-    return PyBool_FromLong(!g_stopped && lt_client_active());
+    return PyBool_FromLong(py__client_active());
 }
 
 PyDoc_STRVAR(flush_doc,
@@ -343,10 +419,14 @@ void py__stop(void) {
     Py_END_ALLOW_THREADS
 }
 
-static PyObject *m_stop(PyObject *self, PyObject *unused) {
-    if (g_stopped) Py_RETURN_NONE;
+int py__stop_checked(void) {
+    if (g_stopped) return 0;
     py__stop();
-    if (raise_hook_failures(self) < 0) return NULL;
+    return raise_hook_failures(g_mod);
+}
+
+static PyObject *m_stop(PyObject *self, PyObject *unused) {
+    if (py__stop_checked() < 0) return NULL;
     Py_RETURN_NONE;
 }
 
@@ -406,10 +486,24 @@ static PyStructSequence_Field counts_fields[] = {
 static PyStructSequence_Desc counts_desc = {
     "tracy._tracy.Counts", "Result of counts(): events sent and lost.", counts_fields, 2};
 
+/* tracy._tracy.Counts, made when first needed (a counts() call, the name
+ * looked up): a type costs every import of tracy some 20K instructions, and
+ * python -m tracy reads the counts in C. Borrowed. */
+static PyTypeObject *counts_type(PyObject *m) {
+    py_mstate *st = py__mstate(m);
+    if (!st->counts) {
+        st->counts = PyStructSequence_NewType(&counts_desc);
+        if (st->counts && py__module_add(m, "Counts", (PyObject *)st->counts) < 0)
+            Py_CLEAR(st->counts);
+    }
+    return st->counts;
+}
+
 static PyObject *m_counts(PyObject *self, PyObject *unused) {
     uint64_t sent = 0, lost = 0;
     lt_client_counts(&sent, &lost);
-    PyObject *o = PyStructSequence_New(py__mstate(self)->counts);
+    PyTypeObject *type = counts_type(self);
+    PyObject *o = type ? PyStructSequence_New(type) : NULL;
     if (!o) return NULL;
     PyObject *a = PyLong_FromUnsignedLongLong(sent), *b = PyLong_FromUnsignedLongLong(lost);
     if (!a || !b) {
@@ -734,7 +828,10 @@ static PyObject *m_sweep_captures(PyObject *self, PyObject *unused) {
     Py_RETURN_NONE;
 }
 
-static PyMethodDef tracy_methods[] = {
+/* The module's functions, made when first asked for (m_getattr): making
+ * the hundred of them costs every import of tracy some 0.2M instructions,
+ * and a run uses a few. */
+static PyMethodDef lazy_methods[] = {
     {"configure", (PyCFunction)(void (*)(void))m_configure, METH_VARARGS | METH_KEYWORDS,
      configure_doc},
     {"enable", m_enable, METH_NOARGS, enable_doc},
@@ -783,12 +880,56 @@ static PyMethodDef tracy_methods[] = {
     {"_spawn_wrapper", py__spawn_wrapper, METH_O, py__spawn_wrapper_doc},
     {"_children", py__children, METH_O, py__children_doc},
     {"_getenv", py__getenv, METH_O, py__getenv_doc},
-    {"__getattr__", m_getattr, METH_O, getattr_doc},
-    {"__dir__", m_dir, METH_NOARGS, dir_doc},
     {"_threading", py__threading, METH_NOARGS, py__threading_doc},
     {"_on_thread", py__on_thread, METH_NOARGS, py__on_thread_doc},
     {"_signal_wrappers", py__signal_wrappers, METH_VARARGS, py__signal_wrappers_doc},
     {NULL, NULL, 0, NULL}};
+
+static PyMethodDef tracy_methods[] = {
+    {"__getattr__", m_getattr, METH_O, getattr_doc},
+    {"__dir__", m_dir, METH_NOARGS, dir_doc},
+    {NULL, NULL, 0, NULL}};
+
+static PyMethodDef *const g_lazy_tables[N_LAZY_TABLES] = {
+    lazy_methods, py__runtime_methods, py__rundaemon_methods, py__run_methods};
+
+/* The function `name` of the lazy tables, made and added to module m: a new
+ * reference, or NULL (no exception) when there is none of that name. (A
+ * name with a NUL byte matches none: strcmp stops there, and so does no
+ * table name.) */
+static PyObject *lazy_function(PyObject *m, PyObject *name) {
+    const char *s = PyUnicode_AsUTF8(name);
+    if (!s) {
+        PyErr_Clear();
+        return NULL;
+    }
+    for (size_t t = 0; t < N_LAZY_TABLES; t++) {
+        for (PyMethodDef *d = g_lazy_tables[t]; d->ml_name; d++) {
+            if (d->ml_name[0] != s[0] || strcmp(d->ml_name, s) != 0) continue;
+            PyObject *modname = PyModule_GetNameObject(m);
+            PyObject *f = modname ? PyCFunction_NewEx(d, m, modname) : NULL;
+            Py_XDECREF(modname);
+            if (f && PyDict_SetItem(PyModule_GetDict(m), name, f) < 0) Py_CLEAR(f);
+            return f;
+        }
+    }
+    return NULL;
+}
+
+/* Appends the lazy functions not made yet to the list names. */
+static int lazy_names(PyObject *m, PyObject *names) {
+    PyObject *d = PyModule_GetDict(m);
+    for (size_t t = 0; t < N_LAZY_TABLES; t++) {
+        for (PyMethodDef *def = g_lazy_tables[t]; def->ml_name; def++) {
+            if (PyDict_GetItemString(d, def->ml_name)) continue;
+            PyObject *n = PyUnicode_FromString(def->ml_name);
+            int r = n ? PyList_Append(names, n) : -1;
+            Py_XDECREF(n);
+            if (r < 0) return -1;
+        }
+    }
+    return 0;
+}
 
 /* The hook, the code-extra slot and the client are process-wide: a second
  * interpreter would replace the first one's hook or share its connection.
@@ -807,11 +948,10 @@ static int refuse_subinterpreter(void) {
 static int tracy_exec(PyObject *m) {
     py_mstate *st = py__mstate(m);
     if (refuse_subinterpreter() < 0 || py__hook_init() < 0) return -1;
+    g_mod = m;
     st->user_locs = PyDict_New();
     st->plots = PyDict_New();
-    st->counts = PyStructSequence_NewType(&counts_desc);
-    if (!st->user_locs || !st->plots || !st->counts ||
-        py__module_add(m, "Counts", (PyObject *)st->counts) < 0 ||
+    if (!st->user_locs || !st->plots ||
         PyModule_AddIntConstant(m, "MODE_EVAL", PY_MODE_EVAL) < 0 ||
         PyModule_AddIntConstant(m, "MODE_PROFILE", PY_MODE_PROFILE) < 0 ||
         PyModule_AddIntConstant(m, "MODE_TRACE", PY_MODE_TRACE) < 0 ||

@@ -13,7 +13,7 @@
  *
  * The C callables are named as what they replace (execv, fork_exec,
  * signal, ...) and live for the rest of the process. */
-#include "hook.h"
+#include "run.h"
 
 #include <string.h>
 #include <unistd.h>
@@ -50,6 +50,14 @@ static void tracing_leave(PyThreadState *ts) {
 #else
     ts->tracing--;
 #endif
+}
+
+void py__tracing_enter(void) {
+    tracing_enter(PyThreadState_Get());
+}
+
+void py__tracing_leave(void) {
+    tracing_leave(PyThreadState_Get());
 }
 
 /* self: the Python callable run unseen. */

@@ -15,8 +15,6 @@ Events go to this user's capture daemon (capture-release), on a Unix socket
 in the user's private run folder or at TRACY_ADDR; `python -m tracy
 script.py` starts one for the run. See tracy(1).
 """
-import os as _os
-
 try:
     from . import _tracy
 except ImportError:
@@ -34,18 +32,10 @@ __version__ = _tracy.VERSION
 # runs the program (sys.monitoring on 3.12+, a profile function before);
 # "auto", exact on 3.12+ when another tool is active at start, else hook.
 MECHANISMS = ("auto", "hook", "exact")
-_PKG_DIR = _os.path.dirname(_os.path.abspath(__file__))  # frames here are the profiler's
-
-def _env_get(name):
-    """os.environ.get(name), from the bytes dict os.environ keeps: a missing
-    name costs os.environ.get a KeyError raised and caught inside (some 9K
-    instructions on 3.12), and a run looks up many that are missing."""
-    env = _os.environ
-    data = getattr(env, "_data", None)
-    if type(data) is not dict:
-        return env.get(name)
-    v = data.get(name.encode())
-    return None if v is None else _os.fsdecode(v)
+# os.environ.get(name), from the bytes dict os.environ keeps: a missing name
+# costs os.environ.get a KeyError raised and caught inside (some 9K
+# instructions on 3.12), and a run looks up many that are missing.
+_env_get = _tracy._env_get
 
 
 # The process's runtime (tracy/_runtime.py: options, signals, fork and exec
@@ -62,18 +52,6 @@ def _load_runtime():
     return _rt
 
 
-def dump():
-    """Flight recorder (python -m tracy --flight, or TRACY_FLIGHT set): writes
-    the events kept in memory (the last N MiB or seconds) as a trace file and
-    returns its path. RuntimeError when not in that mode."""
-    return _tracy.dump()
-
-
-def enabled():
-    """True while function zones are being recorded."""
-    return _tracy.mode() != 0
-
-
 # Profiler, profile and zone live in _api.py, imported when first asked for
 # (__getattr__): their classes and methods cost every process that imports
 # tracy some 0.4M instructions to load and make on 3.12+, and most runs
@@ -81,34 +59,11 @@ def enabled():
 _API_NAMES = ("Profiler", "_Profile", "profile", "zone")
 
 
-def signpost(header, message=None):
-    """A phase marker: a message in the trace and a row in the op report."""
-    _tracy.signpost(str(header), None if message is None else str(message))
-
-
-def message(text):
-    """A log message in the trace."""
-    _tracy.message(str(text))
-
-
-def plot(name, value):
-    """A sample of the counter `name`."""
-    _tracy.plot(str(name), float(value))
-
-
-def frame_mark(name=None):
-    """A frame mark (the default frame when name is None)."""
-    _tracy.frame_mark(None if name is None else str(name))
-
-
-def thread_name(name):
-    """Names the calling thread in the trace."""
-    _tracy.thread_name(str(name))
-
-
-def flush():
-    """Sends everything recorded so far to the capture daemon."""
-    _tracy.flush()
+# signpost, message, plot, frame_mark, thread_name, flush, dump and enabled
+# live in _events.py, imported the same way: every process that imports
+# tracy would pay their making, and most use none.
+_EVENT_NAMES = ("dump", "enabled", "signpost", "message", "plot", "frame_mark",
+                "thread_name", "flush")
 
 
 # ---- trace windows: start_trace / stop_trace (see _trace.py) -------------------
@@ -120,7 +75,13 @@ def __getattr__(name):
     """tracy.trace, start_trace, stop_trace and Options live in _trace.py,
     imported when first asked for: most runs never use them, and every run
     pays for what `import tracy` imports. Profiler, profile and zone come
-    from _api.py the same way."""
+    from _api.py the same way, signpost, message and the other events'
+    functions from _events.py."""
+    if name in _EVENT_NAMES:
+        from . import _events
+        for n in _EVENT_NAMES:
+            globals()[n] = getattr(_events, n)
+        return globals()[name]
     if name in _API_NAMES:
         from . import _api
         for n in _API_NAMES:
@@ -131,6 +92,8 @@ def __getattr__(name):
         for n in _TRACE_NAMES:
             globals()[n] = getattr(_trace, n)
         return globals()[name]
+    if name == "_PKG_DIR":  # frames there are the profiler's
+        return _tracy._pkg_dir()
     raise AttributeError("module %r has no attribute %r" % (__name__, name))
 
 

@@ -101,7 +101,7 @@ def start_server(port, addr="127.0.0.1", token=None):
         _srv["at_exit"] = True
     _thread.start_new_thread(_serve, (s,))
     from tracy import _runtime
-    if _runtime.state.on_signal is None:
+    if not _runtime.signals_installed():
         # SIGTERM/SIGHUP with the default action: a capture under way is
         # sent before the program ends by the signal (python -m tracy's own
         # finish, when it records, stays the one that runs)

@@ -780,6 +780,53 @@ def test_usage_errors_and_help():
     assert p.returncode == 0 and "--min-duration" in p.stdout
 
 
+@pytest.mark.parametrize("args, line", [
+    (["-t", "99999", "a.py"], "tracy: port out of range: 99999"),
+    (["--port=-1", "a.py"], "tracy: --port must not be negative"),
+    (["--max-depth", "2x", "a.py"], "tracy: --max-depth expects a number, not '2x'"),
+    (["-t0", "a.py"], "tracy: unknown option -t0"),
+    (["--lines=1", "a.py"], "tracy: unknown option --lines=1"),
+    (["--label", "", "a.py"], "tracy: --label takes args,file,line, not ''"),
+    (["--mechanism", "fast", "a.py"],
+     "tracy: --mechanism (or TRACY_MECHANISM) takes auto, hook or exact, not 'fast'"),
+    (["-o"], "tracy: -o needs a value"),
+    (["--"], "tracy: no script or -m module given"),
+    (["-p", "-c"], "tracy: -c needs a command"),
+    (["-v", "-m"], "tracy: -m needs a module name"),
+])
+def test_a_usage_error_is_one_line_and_the_usage(tmp_path, args, line):
+    """Each usage error: its line, the usage's first lines after it, exit
+    status 2, no daemon started (no trace), nothing on standard output."""
+    p = subprocess.run([PYTHON, "-m", "tracy"] + args, env=env_for_tests(), capture_output=True,
+                       text=True, timeout=60, cwd=str(tmp_path))
+    assert (p.returncode, p.stdout) == (2, ""), p.stderr
+    first, second = p.stderr.splitlines()[:2]
+    assert first == line and second.startswith("usage: python -m tracy [options]"), p.stderr
+    assert not list(tmp_path.glob("*.tracy"))
+
+
+def test_the_command_line_forms_reach_the_program(tmp_path):
+    """`--` before -m or -c, short flags grouped with a value last (-pvo
+    OUT), --option=value and -c's code: each runs the program with the
+    options given (a trace where -o says, -v's lines) and its arguments as
+    plain python gives them."""
+    (tmp_path / "mod.py").write_text("import sys\nprint('mod', sys.argv[1:])\n")
+    env = env_for_tests()
+    cases = [
+        (["--", "-m", "mod", "-v"], "mod ['-v']", "mod.tracy"),
+        (["-o", "c.tracy", "--", "-c", "import sys; print('c', sys.argv)", "x"],
+         "c ['-c', 'x']", "c.tracy"),
+        (["-pvo", "grouped.tracy", "mod.py", "-o", "y"], "mod ['-o', 'y']", "grouped.tracy"),
+        (["--output=eq.tracy", "--max-depth=3", "mod.py"], "mod []", "eq.tracy"),
+    ]
+    for args, out, trace in cases:
+        p = subprocess.run([PYTHON, "-m", "tracy"] + args, env=env, capture_output=True,
+                           text=True, timeout=60, cwd=str(tmp_path))
+        assert (p.returncode, p.stdout) == (0, out + "\n"), (args, p.stderr)
+        assert ("tracy: started " in p.stderr) == ("-pvo" in args), (args, p.stderr)
+        assert Run(p, str(tmp_path / trace)).trace["complete"], args
+
+
 def _free_port():
     s = socket.socket()
     s.bind(("127.0.0.1", 0))

@@ -119,3 +119,45 @@ def test_a_daemon_in_another_network_namespace_keeps_its_socket(tmp_path):
         assert not sock.exists()  # (removed by its daemon at the end)
     finally:
         shutil.rmtree(str(xdg), ignore_errors=True)
+
+
+@pytest.mark.parametrize("kind, why", [
+    ("0660", "can be written by other users (mode 660)"),
+    ("0602", "can be written by other users (mode 602)"),
+    ("fifo", "is not a regular file"),
+    ("symlink", "is a symbolic link"),
+])
+def test_a_rendezvous_file_others_could_change_is_not_followed(tmp_path, kind, why):
+    """This user's rendezvous file for the trace, but one that others may
+    write (or not a regular file, or a link): the run says so in one line,
+    naming the file and why, and records into a daemon of its own; the file
+    is left as it was."""
+    xdg = pathlib.Path(tempfile.mkdtemp(prefix="tr-", dir="/tmp"))
+    try:
+        folder = xdg / "tracy"
+        folder.mkdir(mode=0o700)
+        out = str(tmp_path / "p.tracy")
+        key = subprocess.run([PYTHON, "-c", "import sys; from tracy import _tracy; "
+                              "print(_tracy._fnv(sys.argv[1]))", out], capture_output=True,
+                             text=True, timeout=60, env=env_for_tests()).stdout.strip()
+        path = folder / ("run-%s.run" % key)
+        if kind == "fifo":
+            os.mkfifo(str(path), 0o600)
+        elif kind == "symlink":
+            _rendezvous(tmp_path / "elsewhere.run", os.getpid(), out, old=False)
+            path.symlink_to(tmp_path / "elsewhere.run")
+        else:
+            _rendezvous(path, os.getpid(), out, old=False)
+            path.chmod(int(kind, 8))
+        (tmp_path / "p.py").write_text("def f(n):\n    return n < 2 or f(n - 1) + f(n - 2)\nf(10)\n")
+        p = subprocess.run([PYTHON, "-m", "tracy", "-o", out, "p.py"], cwd=str(tmp_path),
+                           capture_output=True, text=True, timeout=120,
+                           env=env_for_tests(XDG_RUNTIME_DIR=str(xdg)))
+        assert p.returncode == 0, p.stderr
+        lines = p.stderr.splitlines()
+        assert lines[0] == ("tracy: not using the rendezvous file %s %s; this process starts "
+                            "a daemon of its own" % (path, why)), p.stderr
+        assert lines[1].startswith("tracy: trace written to %s (" % out) and len(lines) == 2
+        assert os.path.lexists(str(path))
+    finally:
+        shutil.rmtree(str(xdg), ignore_errors=True)
