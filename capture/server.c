@@ -80,7 +80,7 @@ typedef struct cap_client {
 typedef struct cap_detached {
     struct cap_detached *next;
     cap_proc *proc;             /* NULL for a hold */
-    int exec, fork;
+    int exec;                   /* a hold after EXEC (else after FORK) */
     uint64_t key, offset, pid, peer_pid;
     int pidfd;                  /* the process's (cap_pidfd_open), or -1 */
     uint64_t deadline_ms;
@@ -613,9 +613,9 @@ static void exec_done(cap_client *c) {
 }
 
 /* A detached process that was not resumed ends as lost, as it would have
- * when its connection ended; an exec hold just ends. */
+ * when its connection ended; a hold just ends. */
 static void end_detached(cap_server *srv, cap_detached *d) {
-    if (d->exec || d->fork) {
+    if (!d->proc) {
         if (d->exec)
             cap_logv("pid %llu (%s): no profiled program after exec",
                      (unsigned long long)d->pid, d->program);
@@ -880,7 +880,7 @@ static int held_successor(cap_server *srv, const cap_client *c) {
             break;
         }
     for (cap_detached **pp = &srv->detached, *d; (d = *pp); pp = &d->next)
-        if ((d->exec || d->fork) && same_pid(d->pid, d->peer_pid, c->pid, c->peer_pid)) {
+        if (!d->proc && same_pid(d->pid, d->peer_pid, c->pid, c->peer_pid)) {
             *pp = d->next;
             if (d->pidfd >= 0) close(d->pidfd);
             free(d);
@@ -920,7 +920,6 @@ static int fork_hold(cap_client *c, const uint8_t *body, size_t n) {
         return 0;
     cap_detached *d = calloc(1, sizeof *d);
     if (!d) return 0; /* the child may be turned away if the capture drains */
-    d->fork = 1;
     d->pid = d->peer_pid = pid;
     d->pidfd = cap_pidfd_open(pid);
     d->deadline_ms = uv_now(srv->loop) + GRACE_MS;

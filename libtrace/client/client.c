@@ -23,7 +23,7 @@
 #define LT__MAX_ARGS (32u << 10)   /* bytes kept of all arguments: HELLO stays
                                       below LT_WIRE_MAX_HELLO */
 
-lt__client lt__g = {.fd = -1, .fork_auto = 1};
+lt__client lt__g = {.fd = -1};
 
 /* Serialises lt_client_start / lt_client_stop / lt_client_set_info. */
 static pthread_mutex_t init_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -123,7 +123,7 @@ static void init_once(void);
 #define LT__KIDS_MAX 256 /* children of the forking thread compared */
 
 /* The forking thread's children before the fork (atfork_prepare), when the
- * client records and announces them itself (fork_auto): the one that is new
+ * client records: the one that is new
  * in atfork_parent is the child. -1: not looked at. Under lt__g.mu, which
  * is held from atfork_prepare to atfork_parent. */
 static uint64_t kids_before[LT__KIDS_MAX];
@@ -192,7 +192,7 @@ void lt__client_forked(uint64_t pid) {
  * lists and pool in a consistent state and the sender thread is not in the
  * middle of any work (allocating, say) that the child would find locked. */
 static void atfork_prepare(void) {
-    int announce = lt__g.fork_auto && lt__client_fork_prepare();
+    int announce = lt__client_fork_prepare();
     pthread_mutex_lock(&lt__g.mu);
     n_kids_before = announce ? thread_children(kids_before, LT__KIDS_MAX) : -1;
 }

@@ -117,12 +117,10 @@ typedef struct lt__client {
     int fork_of_active;       /* ... whose client recorded at the fork */
     /* fork (PROTOCOL.md, fork): the children forked since the last round,
      * announced to the daemon (FORK) before anything this process says
-     * after them, BYE included (mu). `fork_auto`: the atfork handlers find
-     * and announce them (a C program); the Python package announces those
-     * of os.fork itself and turns it off. */
+     * after them, BYE included (mu); the atfork handlers find them
+     * (client.c), in C programs and in Python's os.fork alike. */
     uint64_t *forks;
     size_t n_forks, cap_forks;
-    int fork_auto;
     size_t max_chunks;        /* chunks beyond one per live thread */
     uint64_t wait_max_ms;     /* longest wait for a free chunk */
     char where[300];          /* "addr:port" for messages */
