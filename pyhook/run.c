@@ -5,8 +5,7 @@
  * common path runs here without a module of Python; what only some runs
  * need is Python in tracy/_cli.py, imported then (usage and help, -m
  * modules, folders and zipapps, --listen, reports, jobs on several hosts,
- * filters), and in tracy/_capture.py (a daemon that lingers, an
- * interrupt), tracy/_children.py (children to wait for), tracy/_hosts.py. */
+ * filters), and in tracy/_capture.py (an interrupt), tracy/_hosts.py. */
 #include "pypath.h"
 
 #include <errno.h>

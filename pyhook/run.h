@@ -177,14 +177,15 @@ PyObject *py__daemon_socket(long port);
  * process joined (at most 60 s without one more). -1 with an exception
  * (KeyboardInterrupt). */
 int py__wait_for_ranks(PyObject *rv, long size, int verbose);
-/* wait_for_children(): while profiled children alive now are (their
- * /proc scans are tracy/_children.py's, loaded only when this process has
- * children). -1 with an exception. */
+/* wait_for_children(): while profiled children alive now are, at most
+ * 10 s (their /proc scans: procs.h), the GIL held. -1 with an exception. */
 int py__wait_for_children(int verbose);
 /* drain_daemon(pid): SIGUSR1, the daemon takes no new process. */
 void py__drain_daemon(long pid);
 /* wait_daemon(pid, interrupted, addr): the daemon's exit status once it
- * has finished the file; addr (or NULL) as _capture.wait_daemon takes it.
+ * has finished the file, the GIL held; with addr (a run of one process),
+ * services the program left recording get 2 s, then are recorded as
+ * stopped.
  * *status set, or -1 with an exception. */
 int py__wait_daemon(long pid, int interrupted, PyObject *addr, int *status);
 /* hurry_daemon(pid): the daemon asked to finish now (_capture.hurry_daemon). */

@@ -14,6 +14,7 @@
  * no one else may write, opened without following a link; one that is not
  * leaves the run a daemon of its own, with no one to count. */
 #include "pypath.h"
+#include "procs.h" /* (after Python.h, which sets the features) */
 
 #include <dirent.h>
 #include <errno.h>
@@ -1058,22 +1059,65 @@ static int has_children(void) {
     }
 }
 
-static PyObject *say_call(PyObject *self, PyObject *msg) {
-    say(self == Py_True, "%S", msg);
-    Py_RETURN_NONE;
+/* This interpreter's executable, a real path, into buf ("" when unknown). */
+static void me_exe(char *buf, size_t cap) {
+    PyObject *exe = PySys_GetObject("executable"); /* (borrowed) */
+    PyObject *b = exe && PyUnicode_Check(exe) ? PyUnicode_EncodeFSDefault(exe) : NULL;
+    buf[0] = 0;
+    if (b && PyBytes_GET_SIZE(b) > 0) {
+        char real[PATH_MAX];
+        const char *r = realpath(PyBytes_AS_STRING(b), real) ? real : PyBytes_AS_STRING(b);
+        snprintf(buf, cap, "%s", r);
+    }
+    Py_XDECREF(b);
+    PyErr_Clear();
 }
 
-static PyMethodDef g_say_def = {"say", say_call, METH_O, "A line of -v."};
+/* The pids of s, at most ten, as "1 2 3" in buf. */
+static void pid_list(const procs_set *s, char *buf, size_t cap) {
+    size_t at = 0;
+    buf[0] = 0;
+    for (size_t i = 0; i < s->n && i < 10 && at < cap; i++)
+        at += (size_t)snprintf(buf + at, cap - at, "%s%d", i ? " " : "", (int)s->pid[i]);
+}
 
+#define CHILDREN_WAIT_S 10.0
+
+/* A child started by the program connects to the daemon as it starts,
+ * maybe just after the program has ended: this process stays connected
+ * (so that the daemon does not end) while the profiled descendants alive
+ * now are, at most CHILDREN_WAIT_S (a child connected by then keeps the
+ * daemon open itself). Those started later (by a daemon thread of the
+ * program) are not waited for: the capture drains once this process has
+ * stopped. The GIL is held throughout, a signal's handler aside. */
 int py__wait_for_children(int verbose) {
     int r = has_children();
     if (r <= 0) return r;
-    PyObject *fn = py__c_callable(&g_say_def, verbose ? Py_True : Py_False, "tracy", NULL);
-    PyObject *res = fn ? py__call_py("tracy._children", "wait_for_children", PyTuple_Pack(1, fn))
-                       : NULL;
-    Py_XDECREF(fn);
-    Py_XDECREF(res);
-    return res ? 0 : -1;
+    r = 0;
+    char exe[PATH_MAX], pids[160];
+    me_exe(exe, sizeof exe);
+    procs_set kids = {0}, now = {0};
+    if (procs_profiled_children(exe, NULL, &kids) < 0) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    if (kids.n) {
+        pid_list(&kids, pids, sizeof pids);
+        say(verbose, "waiting for %zu profiled child process(es): %s", kids.n, pids);
+    }
+    double end = monotonic() + CHILDREN_WAIT_S;
+    while (r == 0 && kids.n && monotonic() < end) {
+        if (nap(0.05) < 0) r = -1;
+        else if (procs_profiled_children(exe, &kids, &now) < 0) r = -1, PyErr_NoMemory();
+        else {
+            procs_set t = kids;
+            kids = now;
+            now = t;
+        }
+    }
+    procs_set_free(&kids);
+    procs_set_free(&now);
+    return r;
 }
 
 void py__drain_daemon(long pid) {
@@ -1099,9 +1143,32 @@ static int hurried(long pid) {
     return r;
 }
 
+#define SERVICE_WAIT_S 2.0
+
+/* Whether the processes left recording into the capture at addr are all
+ * services the program started (procs.h): -1 with an exception. */
+static int detached_only(long pid, PyObject *addr, pid_t sid) {
+    PyObject *b = py__fsenc(addr);
+    if (!b) return -1;
+    int r = procs_detached_only((pid_t)pid, PyBytes_AS_STRING(b), (size_t)PyBytes_GET_SIZE(b), sid);
+    Py_DECREF(b);
+    if (r < 0) PyErr_NoMemory();
+    return r;
+}
+
+/* The daemon's wait: once every process still connected has ended, it
+ * exits. With addr (a run of one process, not MPI ranks), the processes
+ * left recording are looked at twice a second after the first half
+ * second: when they all left the program (services; nothing of the
+ * program is left in its session), which unprofiled would not wait for
+ * them, they get SERVICE_WAIT_S more, then are recorded as stopped. The
+ * GIL is held throughout, a signal's handler aside. */
 int py__wait_daemon(long pid, int interrupted, PyObject *addr, int *status) {
     if (interrupted) py__hurry_daemon(pid);
     double pause = 0.002, scan = monotonic() + 0.5; /* (the usual wait: a few ms) */
+    double alone_since = -1;
+    pid_t sid = getsid(0);
+    int ended = 0;
     for (;;) {
         int st = 0, done = wait_for(pid, &st, WNOHANG);
         if (done == -2 || (done == 0 && nap(pause) < 0)) {
@@ -1115,15 +1182,20 @@ int py__wait_daemon(long pid, int interrupted, PyObject *addr, int *status) {
             return 0;
         }
         pause = pause * 2 < 0.1 ? pause * 2 : 0.1;
-        if (addr && monotonic() >= scan && !hurried(pid)) break;
+        double now = monotonic();
+        if (!addr || ended || now < scan || hurried(pid)) continue;
+        scan = now + 0.5;
+        int alone = detached_only(pid, addr, sid);
+        if (alone < 0) return -1;
+        if (!alone) alone_since = -1;
+        else if (alone_since < 0) alone_since = now;
+        else if (now - alone_since > SERVICE_WAIT_S) {
+            py__tellf("tracy: the processes still recording left the program (a "
+                      "session of their own, a service); the trace ends here\n");
+            kill((pid_t)pid, SIGINT); /* the daemon ends its clients and the file */
+            ended = 1;
+        }
     }
-    /* Half a second: what is left recording is looked at (_capture.py). */
-    PyObject *r = py__call_py("tracy._capture", "wait_daemon",
-                              Py_BuildValue("(lOOdd)", pid, Py_False, addr, 2.0, 0.0));
-    if (!r) return -1;
-    *status = (int)PyLong_AsLong(r);
-    Py_DECREF(r);
-    return PyErr_Occurred() ? -1 : 0;
 }
 
 int py__is_trace(const char *path) {

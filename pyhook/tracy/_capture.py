@@ -2,11 +2,10 @@
 programs, and the daemon's end. Most of what a run does with its capture is
 C (pyhook/rundaemon.c: the profiler's lines on stderr, the job a process
 belongs to, the rendezvous file in which the processes of one run meet, the
-daemon's start, the first half second of its wait), which python -m tracy's
-common path runs without this module; here are its names for the
-package's Python, and what only some runs need: the reports' programs, an
-interrupt while finishing, a daemon that lingers (wait_daemon after its
-first half second).
+daemon's start, the waits of its end, with the /proc scans of pyhook/procs.c),
+which python -m tracy's common path runs without this module; here are its
+names for the package's Python, and what only some runs need: the reports'
+programs, an interrupt while finishing.
 
 Processes started together without a daemon (MPI ranks, several launches by
 one parent) meet in a small locked file in the user's private run folder
@@ -100,22 +99,6 @@ def spread():
     return _tracy._spread()
 
 
-# Whether this process has a child in its process group (the daemon has a
-# group of its own), without reaping it: a cheap test before /proc.
-_has_children = _tracy._has_children
-
-
-def wait_for_children(say, limit=10.0):
-    """A child started by the program connects to the daemon as it starts,
-    maybe just after the program has ended: this process stays connected
-    while the profiled descendants alive now are, at most `limit` seconds
-    (tracy/_children.py, loaded only when this process has children)."""
-    if not _has_children():
-        return
-    from tracy import _children
-    _children.wait_for_children(say, limit)
-
-
 # ---- the toolkit's programs and the capture daemon ---------------------------------
 
 # True for a .tracy file (or an empty file): those may be replaced.
@@ -193,45 +176,3 @@ def hurry_daemon(pid):
         tell("tracy: interrupted; finishing the trace\n")
     _hurried.append(pid)
     _signal_daemon(pid)
-
-
-def wait_daemon(pid, interrupted=False, addr=None, limit=2.0, first_scan=0.5):
-    """Waits for the daemon to finish the file: once every process still
-    connected has ended. An interrupt (Ctrl-C, SIGTERM) while waiting asks
-    it to finish now; the wait then goes on. With addr (a run of one
-    process, not MPI ranks), the processes left recording are looked at
-    twice a second: when they all left the program (a session of their
-    own: a service; nothing of the program is left in its session), which
-    unprofiled would not wait for them, they are waited for `limit`
-    seconds more, then recorded as stopped. first_scan: the seconds before
-    the first look (0: the caller waited the first half second, in C)."""
-    import time
-    if interrupted:
-        hurry_daemon(pid)
-    nap, alone_since, sid = 0.002, None, os.getsid(0)
-    scan = time.monotonic() + first_scan  # (the usual wait: a few milliseconds)
-    while True:
-        try:
-            done, st = os.waitpid(pid, os.WNOHANG)
-            if done:
-                return exit_code(st)
-            time.sleep(nap)
-            nap = min(nap * 2, 0.1)
-            now = time.monotonic()
-            if addr is None or now < scan or pid in _hurried:
-                continue
-            scan = now + 0.5
-            from tracy import _children  # (after half a second)
-            if not _children.detached_only(pid, addr, sid):
-                alone_since = None
-            elif alone_since is None:
-                alone_since = now
-            elif now - alone_since > limit:
-                tell("tracy: the processes still recording left the program (a "
-                     "session of their own, a service); the trace ends here\n")
-                _hurried.append(pid)
-                _signal_daemon(pid)
-        except KeyboardInterrupt:
-            hurry_daemon(pid)
-        except ChildProcessError:
-            return 0

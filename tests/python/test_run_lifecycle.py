@@ -324,6 +324,51 @@ def test_a_daemon_that_goes_on_does_not_hold_the_run(tmp_path):
     assert sorted(q["status"] for q in t["processes"]) == ["clean", "clean", "stopped"], t
 
 
+TICKING = """
+import subprocess, sys, threading, time
+out = open(sys.argv[1], "a", buffering=1)
+
+def tick():
+    while True:
+        out.write("tick\\n")
+        time.sleep(0.01)
+
+threading.Thread(target=tick, daemon=True).start()
+time.sleep(0.1)
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3)"])
+open(sys.argv[2], "w").write(str(child.pid))
+out.write("END\\n")
+"""
+
+
+def test_daemon_threads_stay_still_while_the_run_waits_for_children(tmp_path):
+    # Once plain Python has ended its program, its daemon threads run no
+    # more. tracy then waits for the profiled child (3 s): a thread that
+    # ticked on meanwhile would write some 300 lines more than plain's.
+    script = write(tmp_path, "ticking.py", TICKING)
+    after = {}
+    for run in ("plain", "tracy"):
+        log, pid_file = tmp_path / (run + ".log"), tmp_path / (run + ".pid")
+        cmd = [PYTHON, str(script)] if run == "plain" else tracy_cmd(
+            "-o", tmp_path / "t.tracy", script)
+        t0 = time.monotonic()
+        p = subprocess.run(cmd + [log, pid_file], env=env_for_tests(), capture_output=True,
+                           text=True, cwd=str(tmp_path), timeout=120)
+        took = time.monotonic() - t0
+        wait_gone(int(pid_file.read_text()))
+        assert p.returncode == 0, p.stderr
+        lines = log.read_text().splitlines()
+        after[run] = len(lines) - lines.index("END") - 1
+        if run == "tracy":
+            assert took > 2.5, took  # (the child was waited for)
+            t = info(tmp_path / "t.tracy")
+            assert t["complete"] and len(t["processes"]) == 2, t
+            assert [q["status"] for q in t["processes"]] == ["clean", "clean"], t
+    # a few ticks may land while the program's end is on its way; 3 s of
+    # running would be 300
+    assert after["plain"] < 30 and after["tracy"] < 30, after
+
+
 SIGCHLD_PROGRAMS = {
     # a service that lets the kernel reap its children
     "ignore": "signal.signal(signal.SIGCHLD, signal.SIG_IGN)",
