@@ -1,13 +1,13 @@
 #!/bin/sh
 # pymatrix.sh BUILD -- runs the Python suite (tests/python) once per
-# interpreter pyhook/pythons.sh finds, two at a time. pytest itself always
-# runs under $PYTEST_PYTHON (default /usr/bin/python3) and reads traces with
-# BUILD/python; the traced programs run under each interpreter
-# (TRACY_TEST_PYTHON) with the package in BUILD/python, which holds the
-# extension of every interpreter built (make python-all). An interpreter
-# without pytest of its own gets Debian's (BUILD/pytest-path) for the tests
-# that trace a pytest run. Prints one line per interpreter (and each
-# skipped version); exit status 1 when any run failed.
+# interpreter pyhook/pythons.sh finds, two at a time, the longest first.
+# pytest itself always runs under $PYTEST_PYTHON (default /usr/bin/python3)
+# and reads traces with BUILD/python; the traced programs run under each
+# interpreter (TRACY_TEST_PYTHON) with the package in BUILD/python, which
+# holds the extension of every interpreter built (make python-all). An
+# interpreter without pytest of its own gets Debian's (BUILD/pytest-path)
+# for the tests that trace a pytest run. Prints one line per interpreter
+# (and each skipped version); exit status 1 when any run failed.
 set -u
 if [ "${1:-}" = "--one" ]; then
     # --one BUILD N PYTHON: one run, its summary printed in one write
@@ -53,8 +53,21 @@ for name in ("pytest", "_pytest", "pluggy", "iniconfig", "packaging", "py", "att
         src = os.path.dirname(src)
     os.symlink(src, os.path.join(sys.argv[1], os.path.basename(src)))
 PY
+# The runs that also compare CPython's regression suites (3.11 and 3.13,
+# with their test package: tests/python/test_cpython_suites.py) take about
+# twice as long as the others: they start first, the others fill in beside
+# them, and the matrix ends sooner.
+first= rest=
+for p in $pythons; do
+    if "$p" -c 'import sys, test.libregrtest
+sys.exit(sys.version_info[:2] not in ((3, 11), (3, 13)))' 2>/dev/null; then
+        first="$first $p"
+    else
+        rest="$rest $p"
+    fi
+done
 n=0
-for p in $pythons; do n=$((n + 1)); echo "$n $p"; done |
+for p in $first $rest; do n=$((n + 1)); echo "$n $p"; done |
     xargs -P "${PYMATRIX_JOBS:-2}" -n 2 sh "$0" --one "$B"
 rc=$?
 [ $rc -eq 0 ] || { echo "check-python: failures above" >&2; exit 1; }

@@ -24,6 +24,19 @@ if READER_DIR not in sys.path:
 
 from tracy import _tracy  # noqa: E402
 
+# The run of the matrix that also makes the checks whose subject is a
+# converter's output, not the interpreter that recorded the trace (a browser
+# showing an export, SQLite reading a large one): each interpreter's traces
+# go through the same converters, which other tests check on every run.
+ONCE_PYTHON = "/usr/bin/python3"
+
+
+def once(subject):
+    """Marks a test to run in the matrix's run for ONCE_PYTHON only."""
+    return pytest.mark.skipif(
+        os.path.realpath(PYTHON) != os.path.realpath(ONCE_PYTHON),
+        reason="%s: checked once, in the run for %s" % (subject, ONCE_PYTHON))
+
 
 def env_for_tests(**extra):
     env = dict(os.environ)

@@ -12,7 +12,7 @@ import sqlite3
 import subprocess
 import time
 
-from conftest import BIN, BUILD
+from conftest import BIN, BUILD, once
 
 # A program whose outer zones (module, main, each phase) each span more than
 # the 65536 zone ids tracy-sql keeps in its reorder window.
@@ -38,6 +38,9 @@ def main():
 
 main()
 """
+
+
+LARGE = once("tracy-sql's trees and sorted runs on a large trace")
 
 
 def tool(name, *args):
@@ -87,6 +90,7 @@ def op_report_zones(trace):
                   for r in rows if r["OP TYPE"] != "signpost")
 
 
+@LARGE
 def test_long_open_zones_and_deep_trees_match_the_op_report(run_tracy, tmp_path):
     run = run_tracy(LONG_PHASES)
     assert run.rc == 0, run.err
@@ -137,6 +141,7 @@ def test_long_open_zones_and_deep_trees_match_the_op_report(run_tracy, tmp_path)
     assert tables["512"] == tables["65536"]
 
 
+@LARGE
 def test_many_zones_spill_sorted_runs_and_keep_every_row(tmp_path):
     trace = str(tmp_path / "gen.tracy")
     tool(os.path.join(BUILD, "tools", "tracegen"), "-o", trace, "-z", "600000", "-p", "2",
