@@ -262,7 +262,8 @@ def mechanism_of(item):
 def suite_runs(request, tmp_path_factory):
     """(suite, mechanism) -> (plain, traced) futures of run_suite: every
     suite selected (-k) is started at the module's first test, JOBS at a
-    time, the longest first."""
+    time, the longest first; a suite compared under two mechanisms is run
+    plain once."""
     chosen = {(i.callspec.params["suite"], mechanism_of(i)) for i in request.session.items
               if getattr(i, "module", None) is request.module and hasattr(i, "callspec")}
     order = sorted((k for k in chosen if not skip_reason(k[0])),
@@ -272,14 +273,16 @@ def suite_runs(request, tmp_path_factory):
     if any(m == "floor" for _, m in order):
         floor = build_emptyeval(str(tmp_path_factory.mktemp("emptyeval")))
     ex = concurrent.futures.ThreadPoolExecutor(2 * JOBS)
-    runs = {}
+    runs, plain = {}, {}  # (plain: one run a suite, whatever the mechanism compared)
     for suite, mechanism in order:
         tmp = str(tmp_path_factory.mktemp("%s-%s" % (suite, mechanism)))
         if mechanism == "floor":
             runs[suite, mechanism] = (ex.submit(run_suite, suite, tmp, False, floor=floor),
                                       ex.submit(run_suite, suite, tmp, True))
         else:
-            runs[suite, mechanism] = (ex.submit(run_suite, suite, tmp, False),
+            if suite not in plain:
+                plain[suite] = ex.submit(run_suite, suite, tmp, False)
+            runs[suite, mechanism] = (plain[suite],
                                       ex.submit(run_suite, suite, tmp, True, mechanism))
     yield runs
     ex.shutdown(wait=True)
