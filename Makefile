@@ -102,13 +102,14 @@ $(B)/obj/%.o: %.c | deps
 $(B)/asan/obj/%.o: %.c | deps
 	$(call say,CC-SAN,$@)mkdir -p $(@D) && $(CC) $(ALL_CFLAGS) $(SAN_FLAGS) $(CHECK_CFLAGS) -c $< -o $@
 
-# Two groups side by side, each in order: the C suites (native, sanitizer,
-# CLI, the writers' files against the reference) and the interpreters'
-# (pytest matrix, pip, two users, the browser).
-# Much of each waits on daemons, children and timeouts, so together they take
-# little longer than the longer one. Everything is built first.
-CHECK_GROUP_C := check-c check-asan check-cli check-identity
-CHECK_GROUP_PY := check-python check-pip check-shared check-browser
+# Two groups side by side, each in order: the pytest matrix (the longest:
+# two interpreters at a time), and the rest (the C suites natively and under
+# the sanitizers, three suites at a time; CLI; the writers' files against
+# the reference; pip; two users; the browser). Much of each waits on
+# daemons, children and timeouts, so together they take little longer than
+# the longer one. Everything is built first.
+CHECK_GROUP_C := check-c check-asan check-cli check-identity check-pip check-shared check-browser
+CHECK_GROUP_PY := check-python
 check: all $(B)/tests/check_all $(B)/asan/tests/check_all
 	$(Q)$(MAKE) --no-print-directory -j2 check-group-c check-group-py
 
