@@ -34,9 +34,14 @@ check-c: $(B)/tests/check_all all
 	$(Q)LT_BUILD=$(CURDIR)/$(B) CK_DEFAULT_TIMEOUT=30 \
 		sh tests/checkpool.sh $(CHECK_JOBS) $(B)/tests/check_all $(B)/gen/suites.h
 
-# (each test is a forked child whose exit LeakSanitizer checks)
+# (each test is a forked child whose exit LeakSanitizer checks; the
+# sanitizers' build runs two to three times slower, and its three suites
+# share two cores with the pytest matrix: every timeout is tripled, or
+# check_view's index builds and check_capture's memory limit ran past
+# their 120 s)
 check-asan: $(B)/asan/tests/check_all all
 	$(Q)LT_BUILD=$(CURDIR)/$(B) CK_EXCLUDE_TAGS=fork_with_threads CK_DEFAULT_TIMEOUT=30 \
+		CK_TIMEOUT_MULTIPLIER=3 \
 		ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		sh tests/checkpool.sh $(CHECK_JOBS) $(B)/asan/tests/check_all $(B)/gen/suites.h

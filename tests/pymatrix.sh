@@ -53,14 +53,17 @@ for name in ("pytest", "_pytest", "pluggy", "iniconfig", "packaging", "py", "att
         src = os.path.dirname(src)
     os.symlink(src, os.path.join(sys.argv[1], os.path.basename(src)))
 PY
-# The runs that also compare CPython's regression suites (3.11 and 3.13,
-# with their test package: tests/python/test_cpython_suites.py) take about
-# twice as long as the others: they start first, the others fill in beside
-# them, and the matrix ends sooner.
+# The runs that also compare CPython's regression suites (3.11 and 3.13
+# with their whole test package, tests/python/test_cpython_suites.py; not
+# Debian's, which has test.support but no suites) take about twice as long
+# as the others: they start first, the others fill in beside them, and the
+# matrix ends sooner.
 first= rest=
 for p in $pythons; do
-    if "$p" -c 'import sys, test.libregrtest
-sys.exit(sys.version_info[:2] not in ((3, 11), (3, 13)))' 2>/dev/null; then
+    if "$p" -c 'import os, sys, test
+d = os.path.join(os.path.dirname(test.__file__), "test_os")
+sys.exit(sys.version_info[:2] not in ((3, 11), (3, 13))
+         or not (os.path.exists(d + ".py") or os.path.isdir(d)))' 2>/dev/null; then
         first="$first $p"
     else
         rest="$rest $p"
