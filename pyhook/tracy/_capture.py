@@ -168,11 +168,17 @@ def _signal_daemon(pid):
 
 
 _hurried = []  # the daemons asked to finish at once
+_unsaid = [True]  # popped by the first interrupt: one C call, so a signal's
+# handler run between two bytecodes of another cannot say it twice
 
 
 def hurry_daemon(pid):
     """Asks the daemon to finish the file now (once said, each time done)."""
-    if not _hurried:
+    try:
+        _unsaid.pop()
+    except IndexError:
+        pass
+    else:
         tell("tracy: interrupted; finishing the trace\n")
     _hurried.append(pid)
     _signal_daemon(pid)
