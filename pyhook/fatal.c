@@ -273,6 +273,61 @@ void py__fatal_init(void) {
     lt__crash_set_note(crash_note);
 }
 
+/* ---- faulthandler enabled first ------------------------------------------ */
+
+/* faulthandler.<name>(*args) of the module loaded: 0, or -1 (cleared). */
+static int fh_call(PyObject *fh, const char *name, PyObject *args) {
+    PyObject *f = PyObject_GetAttrString(fh, name);
+    PyObject *r = f && args ? PyObject_Call(f, args, NULL) : NULL;
+    int ok = r != NULL;
+    Py_XDECREF(r);
+    Py_XDECREF(f);
+    if (!ok) PyErr_Clear();
+    return ok ? 0 : -1;
+}
+
+/* Whether the interpreter's start enabled faulthandler (-X faulthandler,
+ * PYTHONFAULTHANDLER unless -E): faulthandler.enable() with no argument. */
+static int fh_by_start(void) {
+    PyObject *xo = PySys_GetXOptions(); /* borrowed */
+    if (xo && PyDict_GetItemString(xo, "faulthandler")) return 1;
+    const char *env = getenv("PYTHONFAULTHANDLER");
+    if (!env || !*env) return 0;
+    PyObject *flags = PySys_GetObject("flags"); /* borrowed */
+    PyObject *ign = flags ? PyObject_GetAttrString(flags, "ignore_environment") : NULL;
+    int r = ign && !PyObject_IsTrue(ign);
+    Py_XDECREF(ign);
+    PyErr_Clear();
+    return r;
+}
+
+void py__fatal_after_start(void) {
+    static int once; /* the process's first start (a fork child keeps its chain) */
+    if (once) return;
+    once = 1;
+    PyObject *fh = fh_by_start() ? py__loaded("faulthandler") : NULL;
+    if (!fh) {
+        PyErr_Clear();
+        return;
+    }
+    PyObject *none = PyTuple_New(0);
+    PyObject *on = none ? PyObject_CallMethod(fh, "is_enabled", NULL) : NULL;
+    /* the stream it writes to, to enable it again the same way */
+    PyObject *err = on == Py_True ? PySys_GetObject("stderr") : NULL; /* borrowed */
+    PyObject *fd = err && err != Py_None ? PyObject_CallMethod(err, "fileno", NULL) : NULL;
+    PyObject *by_fd = fd ? PyTuple_Pack(1, fd) : NULL;
+    PyErr_Clear();
+    if (by_fd && fh_call(fh, "disable", none) == 0) {
+        lt__crash_retake();
+        if (fh_call(fh, "enable", none) < 0) (void)fh_call(fh, "enable", by_fd);
+    }
+    Py_XDECREF(by_fd);
+    Py_XDECREF(fd);
+    Py_XDECREF(on);
+    Py_XDECREF(none);
+    Py_DECREF(fh);
+}
+
 /* ---- Python-callable ---------------------------------------------------- */
 
 const char py__fatal_begin_doc[] = PyDoc_STR(

@@ -319,6 +319,7 @@ int py__client_start(void) {
     Py_BEGIN_ALLOW_THREADS
     rc = lt_client_start();
     Py_END_ALLOW_THREADS
+    if (rc == 0) py__fatal_after_start();
     return rc == 0;
 }
 

@@ -144,6 +144,16 @@ PyObject *py__fn(const char *name);
 
 /* ---- fatal.c / unseen.c, for C callers --------------------------------- */
 
+/* Once the client first started in the process, with the GIL: a
+ * faulthandler that the interpreter's start enabled (-X faulthandler,
+ * PYTHONFAULTHANDLER) kept the actions that the client's crash handler then
+ * replaced, and puts them back over it when disabled, as CPython's fatal
+ * error does before abort(): the crash would ship nothing. It is enabled
+ * again over the crash handler (disable, the handler taken again, enable:
+ * to the same stream), as a program that enables it after the start has
+ * it: it prints first, as unprofiled, then passes the signal on. (One the
+ * program enabled, maybe to a file of its own, is left alone.) */
+void py__fatal_after_start(void);
 /* _fatal_begin(signum) (fatal.c). */
 int py__fatal_begin_c(int sig);
 /* The calling thread's tracing suspended / resumed (unseen.c): no trace,

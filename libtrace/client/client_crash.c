@@ -175,6 +175,20 @@ static int wanted(void) {
     return !(v && *v && strcmp(v, "0") == 0);
 }
 
+/* on_crash for crash_sigs[i], the action it replaces kept; `again`: not
+ * over on_crash itself. */
+static void take(int i, int again) {
+    struct sigaction old, sa;
+    if (sigaction(crash_sigs[i], NULL, &old) < 0) return;
+    if (again && (old.sa_flags & SA_SIGINFO) && old.sa_sigaction == on_crash) return;
+    kept[i] = old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_crash;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    sigaction(crash_sigs[i], &sa, NULL);
+}
+
 void lt__crash_install(void) {
     if (!wanted() || owner_pid == getpid()) return;
     done = 0;
@@ -192,17 +206,13 @@ void lt__crash_install(void) {
         owner_pid = getpid();
         return;
     }
-    for (int i = 0; i < N_CRASH; i++) {
-        struct sigaction old, sa;
-        if (sigaction(crash_sigs[i], NULL, &old) < 0) continue;
-        kept[i] = old;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_sigaction = on_crash;
-        sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
-        sigemptyset(&sa.sa_mask);
-        sigaction(crash_sigs[i], &sa, NULL);
-    }
+    for (int i = 0; i < N_CRASH; i++) take(i, 0);
     owner_pid = getpid();
+}
+
+void lt__crash_retake(void) {
+    if (!wanted() || owner_pid != getpid()) return;
+    for (int i = 0; i < N_CRASH; i++) take(i, 1);
 }
 
 unsigned lt__crash_signal(void) {

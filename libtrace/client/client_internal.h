@@ -256,6 +256,11 @@ void lt__crash_set_note(lt__crash_note_fn fn);
  * SIGABRT ship what was recorded and the crash before they end the process
  * (client_crash.c explains how). */
 void lt__crash_install(void);
+/* In the process that installed them: on_crash again over whatever each of
+ * the five signals has now (kept in its place), where another handler put
+ * back the action it had replaced (faulthandler.disable()); a signal that
+ * still has on_crash is left as it is. */
+void lt__crash_retake(void);
 /* For the sender: the signal of a crash being shipped, or 0; its note (the
  * crashing thread's index, 0 when it has no buffer, and the time since that
  * thread's last record); lt__crash_done() after BYE releases the handler. */

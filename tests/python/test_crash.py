@@ -35,6 +35,9 @@ def crash(how):
         ctypes.string_at(0)
     elif how == "SIGABRT":
         os.abort()
+    elif how == "fatal":  # CPython's fatal error: faulthandler disabled, abort()
+        import ctypes
+        ctypes.pythonapi.Py_FatalError(b"the program's own")
     else:
         os.kill(os.getpid(), getattr(signal, how))
 
@@ -82,7 +85,7 @@ def wait_complete(path):
         time.sleep(0.05)
 
 
-def run_pair(tmp_path, source, *args, core=False, pyargs=()):
+def run_pair(tmp_path, source, *args, core=False, pyargs=(), env=None):
     """The program run plain and traced: (plain, traced Run), each with the
     wait status's core-dump bit in .core. `core`: core dumps allowed (into
     tmp_path, removed), else RLIMIT_CORE 0."""
@@ -96,7 +99,8 @@ def run_pair(tmp_path, source, *args, core=False, pyargs=()):
     for i, cmd in enumerate((py + [str(script)], py + ["-m", "tracy", "-o", out, str(script)])):
         with open(tmp_path / ("out%d" % i), "w+") as fo, \
                 open(tmp_path / ("err%d" % i), "w+") as fe:
-            p = subprocess.Popen(cmd + list(args), stdout=fo, stderr=fe, env=env_for_tests(),
+            p = subprocess.Popen(cmd + list(args), stdout=fo, stderr=fe,
+                                 env=env if env is not None else env_for_tests(),
                                  cwd=str(tmp_path),
                                  preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_CORE,
                                                                        limit))
@@ -182,20 +186,54 @@ def test_a_stack_overflow_reaches_the_handler(tmp_path):
 
 
 @pytest.mark.parametrize("when", ["enabled by the program", "enabled before tracy"])
-def test_faulthandler_still_prints_and_the_crash_is_kept(tmp_path, when):
+@pytest.mark.parametrize("how", ["SIGSEGV", "fatal"])
+def test_faulthandler_still_prints_and_the_crash_is_kept(tmp_path, when, how):
     """faulthandler.enable() in the program replaces the profiler's handler
-    and chains to it; -X faulthandler's comes first and is chained to."""
+    and chains to it; -X faulthandler's is enabled again over the profiler's
+    as soon as it starts, so that the same holds. A fatal error
+    (Py_FatalError: faulthandler disabled, then abort()) put back the
+    actions -X faulthandler's had replaced, over the profiler's, and the
+    trace had no event of the process."""
     if when == "enabled by the program":
-        plain, traced = run_pair(tmp_path, PROGRAM, "SIGSEGV", "faulthandler")
+        plain, traced = run_pair(tmp_path, PROGRAM, how, "faulthandler")
     else:
-        plain, traced = run_pair(tmp_path, PROGRAM, "SIGSEGV", "main",
+        plain, traced = run_pair(tmp_path, PROGRAM, how, "main",
                                  pyargs=["-X", "faulthandler"])
+    sig = signal.SIGSEGV if how == "SIGSEGV" else signal.SIGABRT
     assert (traced.rc, traced.out) == (plain.rc, plain.out)
-    assert plain.rc == -signal.SIGSEGV and plain.out.endswith("\n610\n")
+    assert plain.rc == -sig and plain.out.endswith("\n610\n")
     for r in (plain, traced):
-        assert r.err.startswith("Fatal Python error: Segmentation fault"), r.err
-        assert 'line 9 in crash' in r.err and "in work" in r.err, r.err
-    assert_crashed(traced, signal.SIGSEGV)
+        assert r.err.startswith("Fatal Python error: "), r.err
+        assert 'line 9 in crash' in r.err or 'line 14 in crash' in r.err, r.err
+        assert "in work" in r.err, r.err
+        assert r.err.count("Fatal Python error") == 1, r.err
+        assert r.err.count(" in work") == 1, r.err  # one dump, not two
+    if how == "SIGSEGV":
+        assert all(r.err.startswith("Fatal Python error: Segmentation fault")
+                   for r in (plain, traced))
+    assert_crashed(traced, sig)
+
+
+def test_a_child_of_pythonfaulthandler_keeps_its_fatal_errors_events(tmp_path):
+    """PYTHONFAULTHANDLER=1 enables faulthandler in every child at its
+    start, before the child's client: the child's fatal error ships its
+    events all the same."""
+    child = tmp_path / "child.py"
+    child.write_text(textwrap.dedent(PROGRAM))
+    parent = """
+        import subprocess, sys
+        p = subprocess.run([sys.executable, %r, "fatal", "main"], capture_output=True, text=True)
+        print(p.returncode, p.stdout.split()[-1], p.stderr.count("Fatal Python error"))
+        """ % str(child)
+    env = dict(env_for_tests(), PYTHONFAULTHANDLER="1")
+    plain, traced = run_pair(tmp_path, parent, env=env)
+    assert plain.out == "-6 610 1\n", (plain.out, plain.err)
+    assert (traced.rc, traced.out) == (plain.rc, plain.out), traced.err
+    t = traced.trace
+    assert t["complete"]
+    (crashed,) = [p for p in t["processes"] if p["status"] == 4]  # crashed
+    assert crashed["end_reason"] == "SIGABRT (signal 6)", t["processes"]
+    assert fib_zones(traced) == FIB15_CALLS
 
 
 FAULTHANDLER_FORK = r'''
