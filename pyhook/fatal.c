@@ -275,15 +275,16 @@ void py__fatal_init(void) {
 
 /* ---- faulthandler enabled first ------------------------------------------ */
 
-/* faulthandler.<name>(*args) of the module loaded: 0, or -1 (cleared). */
-static int fh_call(PyObject *fh, const char *name, PyObject *args) {
-    PyObject *f = PyObject_GetAttrString(fh, name);
-    PyObject *r = f && args ? PyObject_Call(f, args, NULL) : NULL;
-    int ok = r != NULL;
-    Py_XDECREF(r);
-    Py_XDECREF(f);
-    if (!ok) PyErr_Clear();
-    return ok ? 0 : -1;
+/* faulthandler.<name>(*args) (py__call_py: args stolen, NULL for none): 0,
+ * or -1 (cleared). */
+static int fh_call(const char *name, PyObject *args) {
+    PyObject *r = py__call_py("faulthandler", name, args);
+    if (!r) {
+        PyErr_Clear();
+        return -1;
+    }
+    Py_DECREF(r);
+    return 0;
 }
 
 /* Whether the interpreter's start enabled faulthandler (-X faulthandler,
@@ -305,27 +306,18 @@ void py__fatal_after_start(void) {
     static int once; /* the process's first start (a fork child keeps its chain) */
     if (once) return;
     once = 1;
-    PyObject *fh = fh_by_start() ? py__loaded("faulthandler") : NULL;
-    if (!fh) {
-        PyErr_Clear();
-        return;
-    }
-    PyObject *none = PyTuple_New(0);
-    PyObject *on = none ? PyObject_CallMethod(fh, "is_enabled", NULL) : NULL;
+    if (!fh_by_start()) return;
+    PyObject *on = py__call_py("faulthandler", "is_enabled", NULL);
     /* the stream it writes to, to enable it again the same way */
     PyObject *err = on == Py_True ? PySys_GetObject("stderr") : NULL; /* borrowed */
     PyObject *fd = err && err != Py_None ? PyObject_CallMethod(err, "fileno", NULL) : NULL;
-    PyObject *by_fd = fd ? PyTuple_Pack(1, fd) : NULL;
     PyErr_Clear();
-    if (by_fd && fh_call(fh, "disable", none) == 0) {
+    if (fd && fh_call("disable", NULL) == 0) {
         lt__crash_retake();
-        if (fh_call(fh, "enable", none) < 0) (void)fh_call(fh, "enable", by_fd);
+        if (fh_call("enable", NULL) < 0) (void)fh_call("enable", PyTuple_Pack(1, fd));
     }
-    Py_XDECREF(by_fd);
     Py_XDECREF(fd);
     Py_XDECREF(on);
-    Py_XDECREF(none);
-    Py_DECREF(fh);
 }
 
 /* ---- Python-callable ---------------------------------------------------- */
