@@ -133,13 +133,15 @@ install: all
 	for f in man/*.1 man/*.3; do \
 		sed -e '1,3s/"\(libtrace\|tracy toolkit\)"/"\1 $(LT_VERSION)"/' $$f > \
 			$(DESTDIR)$(mandir)/man$${f##*.}/$${f##*/} && chmod 644 $(DESTDIR)$(mandir)/man$${f##*.}/$${f##*/}; done
-	if [ -d $(B)/python/tracy ]; then cp -r $(B)/python/tracy $(DESTDIR)$(pythondir)/; fi
+	if [ -d $(B)/python/tracy ]; then cp -r $(B)/python/tracy $(DESTDIR)$(pythondir)/ && \
+		install -m 644 pyhook/tracy-isolated.pth $(DESTDIR)$(pythondir)/; fi
 	if [ -f $(B)/bin/tracy ]; then install -m 755 $(B)/bin/tracy $(DESTDIR)$(bindir)/; fi
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(bindir)/,$(notdir $(BINS))) $(DESTDIR)$(bindir)/tracy
 	rm -f $(DESTDIR)$(libdir)/libtrace.a $(DESTDIR)$(libdir)/libtrace.so* $(DESTDIR)$(libdir)/pkgconfig/libtrace.pc
-	rm -rf $(DESTDIR)$(includedir)/libtrace $(DESTDIR)$(pythondir)/tracy
+	rm -rf $(DESTDIR)$(includedir)/libtrace $(DESTDIR)$(pythondir)/tracy \
+		$(DESTDIR)$(pythondir)/tracy-isolated.pth
 	rm -f $(DESTDIR)$(mandir)/man1/capture-release.1 $(DESTDIR)$(mandir)/man1/tracy*.1 $(DESTDIR)$(mandir)/man3/libtrace.3
 
 clean:

@@ -408,11 +408,12 @@ PyObject *py__execv_env(PyObject *real, PyObject *args, PyObject *kw) {
 /* ---- a Python child that will not read tracy's sitecustomize ----------- */
 
 /* The isolating option of a python command line (-E, -I or -S, alone or in
- * a cluster such as -IS), or 0. */
+ * a cluster such as -IS), or 0; -S when it is there (no .pth file read:
+ * tracy-isolated.pth profiles -E and -I children of an installed tracy). */
 static char isolating_option(PyObject *argv) {
     Py_ssize_t n = PySequence_Check(argv) ? PySequence_Size(argv) : -1;
     char found = 0;
-    for (Py_ssize_t i = 1; i < n && !found; i++) {
+    for (Py_ssize_t i = 1; i < n && found != 'S'; i++) {
         PyObject *a = PySequence_GetItem(argv, i), *b = NULL;
         if (!a || !PyUnicode_FSConverter(a, &b)) {
             Py_XDECREF(a);
@@ -423,8 +424,8 @@ static char isolating_option(PyObject *argv) {
         int stop = s[0] != '-' || s[1] == '\0' || s[1] == '-';
         for (const char *c = s + 1; !stop && *c; c++) {
             if (*c == 'E' || *c == 'I' || *c == 'S') {
-                found = *c;
-                break;
+                if (found != 'S') found = *c;
+                continue;
             }
             if (*c == 'c' || *c == 'm') stop = 1;       /* the rest is the program's */
             else if (*c == 'W' || *c == 'X') {          /* takes a value */

@@ -1023,16 +1023,42 @@ static PyObject *read_notes(PyObject *path) {
     return data;
 }
 
+/* The notes' lines "pid<TAB>why" as (pid, tab, why) tuples, but those of
+ * a pid that also wrote "pid<TAB>profiled" (a child noted at its start as
+ * not reading tracy's sitecustomize, profiled after all through
+ * tracy-isolated.pth: _child/sitecustomize.py). */
+static PyObject *notes_parts(PyObject *lines) {
+    PyObject *all = PyList_New(0), *done = PySet_New(NULL), *out = NULL;
+    for (Py_ssize_t i = 0; all && done && i < PyList_GET_SIZE(lines); i++) {
+        PyObject *parts = PyObject_CallMethod(PyList_GET_ITEM(lines, i), "partition", "s", "\t");
+        int bad = !parts || PyList_Append(all, parts) < 0;
+        if (!bad && PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(parts, 2), "profiled") == 0)
+            bad = PySet_Add(done, PyTuple_GET_ITEM(parts, 0)) < 0;
+        Py_XDECREF(parts);
+        if (bad) Py_CLEAR(all);
+    }
+    out = all && done ? PyList_New(0) : NULL;
+    for (Py_ssize_t i = 0; out && i < PyList_GET_SIZE(all); i++) {
+        PyObject *parts = PyList_GET_ITEM(all, i);
+        int in = PySet_Contains(done, PyTuple_GET_ITEM(parts, 0));
+        if (in < 0 || (!in && PyList_Append(out, parts) < 0)) Py_CLEAR(out);
+    }
+    Py_XDECREF(all);
+    Py_XDECREF(done);
+    return out;
+}
+
 /* One line per reason from the notes' lines "pid<TAB>why". */
 static PyObject *notes_lines(PyObject *data) {
     PyObject *text = PyUnicode_DecodeUTF8(PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data),
                                           "replace");
     PyObject *lines = text ? PyUnicode_Splitlines(text, 0) : NULL;
-    PyObject *by_why = lines ? PyDict_New() : NULL; /* why: [pid, ...], first seen first */
-    for (Py_ssize_t i = 0; by_why && i < PyList_GET_SIZE(lines); i++) {
-        PyObject *parts = PyObject_CallMethod(PyList_GET_ITEM(lines, i), "partition", "s", "\t");
-        PyObject *pids = parts ? PyDict_GetItemWithError(by_why, PyTuple_GET_ITEM(parts, 2))
-                               : NULL;
+    PyObject *notes = lines ? notes_parts(lines) : NULL;
+    PyObject *by_why = notes ? PyDict_New() : NULL; /* why: [pid, ...], first seen first */
+    for (Py_ssize_t i = 0; by_why && i < PyList_GET_SIZE(notes); i++) {
+        PyObject *parts = PyList_GET_ITEM(notes, i);
+        Py_INCREF(parts);
+        PyObject *pids = PyDict_GetItemWithError(by_why, PyTuple_GET_ITEM(parts, 2));
         if (parts && !pids && !PyErr_Occurred() && (pids = PyList_New(0))) {
             if (PyDict_SetItem(by_why, PyTuple_GET_ITEM(parts, 2), pids) < 0) Py_CLEAR(by_why);
             Py_DECREF(pids); /* (the dict holds it) */
@@ -1059,6 +1085,7 @@ static PyObject *notes_lines(PyObject *data) {
         Py_XDECREF(head);
     }
     Py_XDECREF(by_why);
+    Py_XDECREF(notes);
     Py_XDECREF(lines);
     Py_XDECREF(text);
     return out;

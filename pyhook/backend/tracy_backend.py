@@ -5,6 +5,8 @@ compiler and the -dev packages of tools/deps.sh), in a build directory of
 its own, and packs a wheel by hand:
 
     tracy/                    the package, with _tracy<EXT_SUFFIX>
+    tracy-isolated.pth        profiles the Python children started with -E
+                              or -I of a profiled program
     tracy-V.data/scripts/     capture-release, tracy-csv (python -m tracy
                               finds them in the environment's bin/), and the
                               tracy command (pyhook/cmd/tracy, for this
@@ -80,6 +82,7 @@ def _pack(path, pkg, bindir, version):
             if n.endswith(".py") or n == "_tracy" + suffix:
                 full = os.path.join(d, n)
                 files.append((os.path.join(NAME, os.path.relpath(full, pkg)), full, 0o644))
+    files.append(("tracy-isolated.pth", os.path.join(ROOT, "pyhook", "tracy-isolated.pth"), 0o644))
     for p in PROGRAMS:
         files.append(("%s/scripts/%s" % (data, p), os.path.join(bindir, p), 0o755))
     files.append(("%s/scripts/tracy" % data, os.path.join(ROOT, "pyhook", "cmd", "tracy"), 0o755))

@@ -52,6 +52,26 @@ def _load_runtime():
     return _rt
 
 
+def _isolated_child():
+    """Profiles this process, a child of a profiled program started with -E
+    or -I, which reads neither PYTHONPATH nor so the sitecustomize of
+    tracy's _child folder: called by tracy-isolated.pth (installed beside
+    the package by pip install . and make install) when the environment
+    holds TRACY_PY_OPTS; any other start reads two names there and imports
+    nothing. Runs the child's start of _child/sitecustomize.py, loaded
+    under a name of its own and not kept in sys.modules. Python started
+    with -S reads no .pth file and runs unprofiled (the parent says so)."""
+    import _frozen_importlib
+    import _frozen_importlib_external
+    import os
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_child",
+                        "sitecustomize.py")
+    spec = _frozen_importlib_external.spec_from_file_location("tracy._child_start", path)
+    mod = _frozen_importlib.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    mod._isolated()
+
+
 # Profiler, profile and zone live in _api.py, imported when first asked for
 # (__getattr__): their classes and methods cost every process that imports
 # tracy some 0.4M instructions to load and make on 3.12+, and most runs

@@ -37,9 +37,9 @@ def _opt(opts, key):
     return None
 
 
-def _note(opts, why):
+def _note(opts, why, quiet=False):
     """One line `pid<TAB>why` appended to the parent's notes file; on
-    standard error when there is none to write to."""
+    standard error when there is none to write to (unless quiet)."""
     line = "%d\t%s\n" % (os.getpid(), " ".join(str(why).split()))
     path = _opt(opts, "notes")
     if path:
@@ -55,6 +55,8 @@ def _note(opts, why):
             return
         except Exception:
             pass
+    if quiet:
+        return
     try:
         sys.stderr.write("tracy: child process not profiled: %s" % line.split("\t", 1)[1])
     except Exception:
@@ -73,6 +75,7 @@ def _tracy_child():
         _import_tracy()
         from tracy import _runtime
         _runtime.start_child(opts)
+        return True
     except Exception as e:  # the child must run even if profiling cannot
         why = str(e)
         if why.startswith("tracy: "):
@@ -149,13 +152,14 @@ def _environ_data():
                   else (lambda s: s))
 
 
-def _plain_path():
-    """The PYTHONPATH the program gave: this folder, which the parent put
-    first, taken off os.environ's (the parent gave none: no PYTHONPATH)."""
+def _plain_path(folder=_HERE):
+    """The PYTHONPATH the program gave: folder (this one), which the parent
+    put first, taken off os.environ's (the parent gave none: no
+    PYTHONPATH)."""
     data, fs = _environ_data()
     if data is None:
         return
-    key, here = fs("PYTHONPATH"), fs(_HERE)
+    key, here = fs("PYTHONPATH"), fs(folder)
     v = data.get(key)
     if v == here:
         del data[key]
@@ -184,16 +188,35 @@ def _plain_rest():
         data.pop(name, None)
 
 
-_plain_path()
-sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
-_how = _hidden_spec()
-_tracy_child()
-_plain_rest()
-if _how is None:
-    # As when there is no sitecustomize: site ignores this error, and the
-    # import system takes this module off sys.modules.
-    if sys.version_info[0] < 3:  # (site ignores any ImportError there)
-        raise ImportError("No module named sitecustomize")
-    raise ImportError("No module named 'sitecustomize'", name="sitecustomize")
-_run_hidden(_how)
-del _how
+def _isolated():
+    """A child started with -E or -I, which reads no PYTHONPATH, profiled
+    through tracy-isolated.pth (tracy/_isolated.py loads this file under
+    another name): the parent's _child folder (this one or another
+    installation's) taken off os.environ's PYTHONPATH, the recording
+    started, tracy's variables taken off the view; the parent is told that
+    this child is profiled after all (pyhook/childenv.c noted it as not)."""
+    data, fs = _environ_data()
+    v = data.get(fs("PYTHONPATH")) if data is not None else None
+    first = v.split(fs(os.pathsep))[0] if v else None
+    if first and first.rstrip(fs("/")).endswith(fs("/tracy/_child")):
+        _plain_path(first)
+    opts = os.environ.get("TRACY_PY_OPTS")
+    if _tracy_child():
+        _note(opts, "profiled", quiet=True)
+    _plain_rest()
+
+
+if __name__ == "sitecustomize":
+    _plain_path()
+    sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
+    _how = _hidden_spec()
+    _tracy_child()
+    _plain_rest()
+    if _how is None:
+        # As when there is no sitecustomize: site ignores this error, and the
+        # import system takes this module off sys.modules.
+        if sys.version_info[0] < 3:  # (site ignores any ImportError there)
+            raise ImportError("No module named sitecustomize")
+        raise ImportError("No module named 'sitecustomize'", name="sitecustomize")
+    _run_hidden(_how)
+    del _how
