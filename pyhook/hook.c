@@ -111,6 +111,11 @@ static uint32_t g_win_gen;
 static __thread uint32_t tls_win_gen __attribute__((tls_model("initial-exec")));
 static void win_first(PyFrameObject *top, int given);
 static __thread int tls_win_prof; /* profile_cb set by win_first (3.12+, no tool id) */
+/* tracy itself sets a profile function or registers a sys.monitoring
+ * callback under the hook (a window's watch): not another tool (3.12+,
+ * leave_hook) */
+static int g_own_setting;
+#define OWN_SETTING(stmt) (g_own_setting++, (stmt), g_own_setting--)
 /* Zones win_first began that are still open: the outermost ones. An end
  * the hook would write into them is that of a frame it began in an earlier
  * window (frame_exit or win_gone ends it): WIN_HOOK_END says no. Read on
@@ -2007,7 +2012,9 @@ static int wmon_setup(void) {
     PyObject *type, *value, *tbk;
     PyErr_Fetch(&type, &value, &tbk);
     PyObject *mon = PySys_GetObject("monitoring"); /* borrowed */
-    if (!mon || wmon_register(mon) < 0) {
+    int failed = 0;
+    if (mon) OWN_SETTING(failed = wmon_register(mon) < 0);
+    if (!mon || failed) {
         if (g_wmon_tool >= 0) { /* half set up: give the id back */
             PyObject *r = PyObject_CallMethod(mon, "free_tool_id", "i", g_wmon_tool);
             Py_XDECREF(r);
@@ -2073,7 +2080,7 @@ static int wmon_watch(py_tstate *s) {
 static void win_watch(py_tstate *s) {
     if (PY_VERSION_HEX < 0x030C0000 || wmon_watch(s) == 0 || tls_win_prof) return;
     tls_win_prof = 1;
-    PyEval_SetProfile(profile_cb, NULL);
+    OWN_SETTING(PyEval_SetProfile(profile_cb, NULL));
 }
 
 /* Whether the returns of frames the hook did not evaluate can be seen. */
@@ -2192,7 +2199,7 @@ static void win_prof_check(void) {
         tls_win_prof = 0; /* profile_cb is the mode's own */
     } else if (!g_enabled || tls.n == 0) {
         tls_win_prof = 0;
-        PyEval_SetProfile(NULL, NULL);
+        OWN_SETTING(PyEval_SetProfile(NULL, NULL));
     }
 }
 
@@ -2241,6 +2248,137 @@ void py__new_epoch(void) {
     set_epoch(g_epoch + 1);
 }
 
+/* ---- auto: leaving the hook when another tool begins (3.12+) ---------------- */
+
+#if PY_VERSION_HEX >= 0x030C0000
+/* Under auto, the hook (a frame-evaluation function) records while no other
+ * tool is active; one that begins later would see what it never sees
+ * unprofiled: under the hook CPython calls Python functions through C, so a
+ * sys.monitoring tool gets a C_RETURN or C_RAISE for each, no STOP_ITERATION
+ * where a generator ends a for loop (test_monitoring), and on 3.12 a
+ * tracer gets two 'exception' events per `async for` step. So recording
+ * goes on through the mechanism auto would have chosen had the tool been
+ * there at the start: sys.monitoring callbacks (mech.h), or, for a tracer,
+ * the profile function when tool ids 3 and 4 are taken. A sys.monitoring
+ * tool that begins while the program holds 3 and 4 itself (test_monitoring
+ * takes 2, 3 and 4, and requires that no other tool, the profile
+ * function's included, has an event set) leaves the hook in place. The
+ * calls running meanwhile keep their zones and end through the hook, whose
+ * records are not entries of the new mechanism (it sees no entry of theirs
+ * and ignores their ends). The rest of the run stays there. */
+static void leave_hook(int monitoring_tool) {
+    PyObject *type, *value, *tbk;
+    PyErr_Fetch(&type, &value, &tbk);
+    if (monitoring_tool && !py__mon_id_free()) {
+        /* the program holds ids 3 and 4 too: the profile function would show
+         * in sys.monitoring._all_events(), which such a program checks */
+        PyErr_Restore(type, value, tbk);
+        return;
+    }
+    PyInterpreterState *interp = PyInterpreterState_Get();
+    py_set_eval(interp, g_prev_eval);
+    init_alloc_all(0);
+    g_mode = PY_MODE_MONITOR;
+    if (py__mon_enable() != 0) {
+        g_mode = PY_MODE_PROFILE;
+        install_all();
+    }
+    PyErr_Clear();
+    PyErr_Restore(type, value, tbk);
+}
+
+/* The functions through which another tool begins: sys.monitoring's
+ * register_callback (3.12+) of a callable, and on 3.12, where auto also
+ * leaves the hook for them at the start, sys.settrace and sys.setprofile
+ * (threading's settrace and setprofile call them in each new thread) and
+ * their _all_threads forms, of anything but None. Each is replaced in its
+ * module by a C function of the same name, doc and signature, whose
+ * __self__ is that module as the builtin's is, that leaves the hook first
+ * and then calls the builtin. (An audit hook would see PyEval_SetTrace
+ * from C too, but costs every audited call, id() and each ctypes call
+ * among them, about 50 ns.) A C extension that calls PyEval_SetTrace or
+ * PyEval_SetProfile itself keeps the hook. */
+enum { W_REGISTER, W_SETTRACE, W_SETPROFILE, W_SETTRACE_ALL, W_SETPROFILE_ALL, W_N };
+static const struct {
+    const char *module, *name;
+    int arg; /* the position of the callable */
+} k_wrapped[W_N] = {
+    {"sys.monitoring", "register_callback", 2},
+    {"sys", "settrace", 0},
+    {"sys", "setprofile", 0},
+    {"sys", "_settraceallthreads", 0},
+    {"sys", "_setprofileallthreads", 0},
+};
+static PyObject *g_builtin[W_N]; /* the builtins replaced */
+
+/* The builtin i, after leaving the hook when its call begins a tool. */
+static PyObject *tool_call(int i, PyObject *args, PyObject *kw) {
+    int at = k_wrapped[i].arg;
+    PyObject *fn = PyTuple_Check(args) && PyTuple_GET_SIZE(args) > at ? PyTuple_GET_ITEM(args, at)
+                                                                       : NULL;
+    if (!fn && kw && i == W_REGISTER) fn = PyDict_GetItemString(kw, "func"); /* borrowed */
+    if (fn && fn != Py_None && g_mode == PY_MODE_EVAL && g_enabled && !g_own_setting &&
+        py__main_interpreter())
+        leave_hook(i == W_REGISTER);
+    return PyObject_Call(g_builtin[i], args, kw);
+}
+
+#define TOOL_WRAPPER(i, f)                                                \
+    static PyObject *f(PyObject *mod, PyObject *args, PyObject *kw) {     \
+        (void)mod;                                                        \
+        return tool_call(i, args, kw);                                    \
+    }
+TOOL_WRAPPER(W_REGISTER, w_register)
+TOOL_WRAPPER(W_SETTRACE, w_settrace)
+TOOL_WRAPPER(W_SETPROFILE, w_setprofile)
+TOOL_WRAPPER(W_SETTRACE_ALL, w_settrace_all)
+TOOL_WRAPPER(W_SETPROFILE_ALL, w_setprofile_all)
+#undef TOOL_WRAPPER
+
+#define W_DEF(f) (PyCFunction)(void (*)(void))f, METH_VARARGS | METH_KEYWORDS
+static PyMethodDef g_wrapper_defs[W_N] = {
+    {"register_callback", W_DEF(w_register), NULL},
+    {"settrace", W_DEF(w_settrace), NULL},
+    {"setprofile", W_DEF(w_setprofile), NULL},
+    {"_settraceallthreads", W_DEF(w_settrace_all), NULL},
+    {"_setprofileallthreads", W_DEF(w_setprofile_all), NULL},
+};
+#undef W_DEF
+
+/* Replaces builtin i in its module (a module of sys's: never imported). */
+static void wrap_builtin(int i) {
+    PyObject *mod = PySys_GetObject("monitoring"); /* borrowed */
+    if (strcmp(k_wrapped[i].module, "sys") == 0) mod = PyImport_AddModule("sys"); /* borrowed */
+    PyObject *real = mod ? PyObject_GetAttrString(mod, k_wrapped[i].name) : NULL;
+    PyObject *ours = real && PyCFunction_Check(real)
+                         ? py__c_callable(&g_wrapper_defs[i], mod, k_wrapped[i].module, real)
+                         : NULL;
+    if (ours && PyObject_SetAttrString(mod, k_wrapped[i].name, ours) == 0) {
+        g_builtin[i] = real; /* kept for the process */
+        real = NULL;
+    }
+    Py_XDECREF(ours);
+    Py_XDECREF(real);
+    PyErr_Clear();
+}
+
+/* Once, when the hook first records under auto. The wrappers stay, and only
+ * call the builtins once the hook is left. */
+static void watch_other_tools(void) {
+    static int done;
+    if (done || py__opts.mechanism != PY_MECH_AUTO || !py__main_interpreter()) return;
+    done = 1;
+    PyObject *type, *value, *tbk;
+    PyErr_Fetch(&type, &value, &tbk);
+    for (int i = 0; i < W_N; i++)
+        if (i == W_REGISTER || PY_VERSION_HEX < 0x030D0000) wrap_builtin(i);
+    PyErr_Restore(type, value, tbk);
+}
+#else
+static void watch_other_tools(void) {
+}
+#endif
+
 static int choose_mode(void) {
     if (py__mon_wanted()) return PY_MODE_MONITOR;
     if (py__opts.lines) return PY_MODE_TRACE;
@@ -2277,6 +2415,7 @@ int py__enable_as(int mode) {
         g_prev_eval = py_get_eval(interp);
         py_set_eval(interp, eval_func());
         init_alloc_all(1);
+        watch_other_tools();
     } else {
         install_all();
     }

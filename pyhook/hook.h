@@ -20,7 +20,8 @@ enum py_mode {
 /* Which mechanism records (python -m tracy --mechanism): the frame hook,
  * fast; `exact`, none that changes how CPython runs the program (mech.h);
  * auto, the hook unless another tool is active when recording starts
- * (3.12+; mech.h, py__mon_wanted). */
+ * (3.12+; mech.h, py__mon_wanted), and until one begins (hook.c,
+ * leave_hook). */
 enum py_mech { PY_MECH_AUTO = 0, PY_MECH_HOOK = 1, PY_MECH_EXACT = 2 };
 
 /* Options, set by configure() before the first enable. */

@@ -31,6 +31,9 @@ int py__mon_wanted(void);
  * 0, or -1 when no tool id is free (said once on stderr; no exception). */
 int py__mon_enable(void);
 
+/* 1 when py__mon_enable can take a tool id (3 or 4 is free, or ours). */
+int py__mon_id_free(void);
+
 /* Turns the events that begin zones off. Those that end them stay on until
  * every zone begun has ended (then all are off). */
 void py__mon_disable(void);

@@ -215,6 +215,20 @@ int py__mon_wanted(void) {
            (PY_VERSION_HEX < 0x030D0000 && legacy_tool_active());
 }
 
+int py__mon_id_free(void) {
+    if (g_tool >= 0) return 1;
+    if (g_tool == -2) return 0;
+    PyObject *mon = PySys_GetObject("monitoring"); /* borrowed */
+    int free_id = 0;
+    for (size_t i = 0; mon && i < sizeof k_ids / sizeof *k_ids && !free_id; i++) {
+        PyObject *name = PyObject_CallMethod(mon, "get_tool", "i", k_ids[i]);
+        free_id = name == Py_None;
+        if (!name) PyErr_Clear();
+        Py_XDECREF(name);
+    }
+    return free_id;
+}
+
 int py__mon_enable(void) {
     PyObject *mon = PySys_GetObject("monitoring"); /* borrowed */
     if (!mon || take_tool(mon) < 0) return -1;
@@ -236,6 +250,10 @@ void py__mon_disable(void) {
 #else /* before 3.12: the exact mechanism is hook.c's profile mode */
 
 int py__mon_wanted(void) {
+    return 0;
+}
+
+int py__mon_id_free(void) {
     return 0;
 }
 

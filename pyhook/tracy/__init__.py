@@ -30,7 +30,8 @@ __version__ = _tracy.VERSION
 # How calls are recorded (tracy(1), --mechanism): "hook", a PEP 523
 # frame-evaluation function (fast); "exact", none that changes how CPython
 # runs the program (sys.monitoring on 3.12+, a profile function before);
-# "auto", exact on 3.12+ when another tool is active at start, else hook.
+# "auto", exact on 3.12+ when another tool is active at start, else hook
+# until another tool begins (hook.c, leave_hook).
 MECHANISMS = ("auto", "hook", "exact")
 # os.environ.get(name), from the bytes dict os.environ keeps: a missing name
 # costs os.environ.get a KeyError raised and caught inside (some 9K

@@ -87,7 +87,8 @@ UNCLOSED = 2  # zone flags (trace.h): the file ends before the zone does
 LOST, CRASHED = 1, 4  # process status (trace.h)
 
 # SEND is not inlined under a frame-evaluation hook (3.12+): the coroutine's
-# StopIteration reaches the tracer twice (see test_other_tools)
+# StopIteration reaches the tracer twice (see test_other_tools); on 3.12 auto
+# leaves the hook when a trace function is set (AUTO_SUITES)
 ASYNC_FOR = {"test.test_sys_settrace.%s.test_20_async_for_loop" % c
              for c in ("SkipLineEventsTraceTestCase", "TestLinesAfterTraceStarted",
                        "TestSetLocalTrace", "TraceOpcodesTestCase", "TraceTestCase")}
@@ -97,6 +98,13 @@ KNOWN = {
     (3, 13): {"test_sys_settrace": ASYNC_FOR},
 }
 
+
+# Under auto, which leaves the hook when another tool begins (3.12+): on 3.12
+# for a trace or profile function, and on 3.12 and 3.13 for a sys.monitoring
+# tool, unless the program holds tool ids 3 and 4 as well (test_monitoring
+# holds 2, 3 and 4, and is compared under auto with FLOOR_SUITES)
+AUTO_SUITES = ["test_sys_settrace"]
+KNOWN_AUTO = {(3, 13): {"test_sys_settrace": ASYNC_FOR}}
 
 FLOOR_SUITES = ["test_monitoring", "test_dis", "test_opcache"]
 KNOWN_FLOOR = {
@@ -256,7 +264,7 @@ OPEN_EXACT = {((3, 11), "test_cprofile"), ((3, 11), "test_sys_setprofile")}
 # FLOOR_SUITES are compared (the others behave there as on 3.11 and 3.13: a
 # run of all of SUITES on 3.12.1 differed in test_sys_settrace's async for
 # only)
-HOOK_SUITES = set(EXACT_SUITES) | set(FLOOR_SUITES)
+HOOK_SUITES = set(EXACT_SUITES) | set(FLOOR_SUITES) | set(AUTO_SUITES)
 
 
 def skip_reason(suite):
@@ -274,6 +282,7 @@ def skip_reason(suite):
 
 def mechanism_of(item):
     return {"test_suite_same_outcome_exact": "exact",
+            "test_suite_same_outcome_auto": "auto",
             "test_suite_same_outcome_as_any_hook": "floor"}.get(item.originalname, "hook")
 
 
@@ -297,7 +306,7 @@ def suite_runs(request, tmp_path_factory):
         tmp = str(tmp_path_factory.mktemp("%s-%s" % (suite, mechanism)))
         if mechanism == "floor":
             runs[suite, mechanism] = (ex.submit(run_suite, suite, tmp, False, floor=floor),
-                                      ex.submit(run_suite, suite, tmp, True))
+                                      ex.submit(run_suite, suite, tmp, True, "auto"))
         else:
             if suite not in plain:
                 plain[suite] = ex.submit(run_suite, suite, tmp, False)
@@ -315,6 +324,11 @@ def test_suite_same_outcome(suite, suite_runs):
 @pytest.mark.parametrize("suite", EXACT_SUITES)
 def test_suite_same_outcome_exact(suite, suite_runs):
     check_suite(suite, suite_runs, "exact", KNOWN_EXACT, (VERSION, suite) in OPEN_EXACT)
+
+
+@pytest.mark.parametrize("suite", AUTO_SUITES)
+def test_suite_same_outcome_auto(suite, suite_runs):
+    check_suite(suite, suite_runs, "auto", KNOWN_AUTO, False)
 
 
 @pytest.mark.parametrize("suite", FLOOR_SUITES)

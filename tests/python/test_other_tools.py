@@ -46,6 +46,9 @@ CASES = [
 # the same under the exact mechanism (no frame-evaluation function)
 EXACT = ["--mechanism", "exact"]
 CASES += [(name, options + EXACT) for name, options in CASES]
+# the hook kept whatever tool begins (auto leaves it, 3.12+)
+CASES += [(name, ["--mechanism", "hook"]) for name in
+          ("settrace_async_for.py", "monitoring_tools.py", "settrace_events.py")]
 
 # before 3.12 the exact mechanism is hook.c's profile mode
 ONE_PROFILE = ("before 3.12 the exact mechanism is a profile function, and there is one per "
@@ -55,9 +58,19 @@ ONE_PROFILE = ("before 3.12 the exact mechanism is a profile function, and there
 # (program, options) -> (versions affected, why)
 KNOWN = {
     ("settrace_async_for.py", ""): (
+        lambda v: v >= (3, 13),
+        "3.13: with a frame-evaluation hook SEND is not inlined and CPython reports the "
+        "awaited coroutine's StopIteration to a tracer twice (on 3.12 auto leaves the "
+        "hook when a trace function is set; on 3.13 it keeps it: pdb_init.py)"),
+    ("settrace_async_for.py", "--mechanism hook"): (
         lambda v: v >= (3, 12),
         "3.12+: with a frame-evaluation hook SEND is not inlined and CPython reports the "
         "awaited coroutine's StopIteration to a tracer twice"),
+    ("monitoring_tools.py", "--mechanism hook"): (
+        lambda v: v >= (3, 12),
+        "3.12+: with a frame-evaluation hook CPython calls Python functions through C "
+        "and tells a sys.monitoring tool of their returns as C_RETURN, and a generator "
+        "that ends a for loop raises no STOP_ITERATION (auto leaves the hook)"),
     ("cprofile_inside.py", "--trace-c"): (
         lambda v: v < (3, 12),
         "before 3.12 there is one profile function per thread: cProfile's replaces "
