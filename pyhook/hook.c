@@ -2300,14 +2300,10 @@ static void leave_hook(int monitoring_tool) {
  * PyEval_SetProfile itself keeps the hook. */
 enum { W_REGISTER, W_SETTRACE, W_SETPROFILE, W_SETTRACE_ALL, W_SETPROFILE_ALL, W_N };
 static const struct {
-    const char *module, *name;
-    int arg; /* the position of the callable */
+    const char *module; /* (the name: g_wrapper_defs) */
+    int arg;            /* the position of the callable */
 } k_wrapped[W_N] = {
-    {"sys.monitoring", "register_callback", 2},
-    {"sys", "settrace", 0},
-    {"sys", "setprofile", 0},
-    {"sys", "_settraceallthreads", 0},
-    {"sys", "_setprofileallthreads", 0},
+    {"sys.monitoring", 2}, {"sys", 0}, {"sys", 0}, {"sys", 0}, {"sys", 0},
 };
 static PyObject *g_builtin[W_N]; /* the builtins replaced */
 
@@ -2349,16 +2345,7 @@ static PyMethodDef g_wrapper_defs[W_N] = {
 static void wrap_builtin(int i) {
     PyObject *mod = PySys_GetObject("monitoring"); /* borrowed */
     if (strcmp(k_wrapped[i].module, "sys") == 0) mod = PyImport_AddModule("sys"); /* borrowed */
-    PyObject *real = mod ? PyObject_GetAttrString(mod, k_wrapped[i].name) : NULL;
-    PyObject *ours = real && PyCFunction_Check(real)
-                         ? py__c_callable(&g_wrapper_defs[i], mod, k_wrapped[i].module, real)
-                         : NULL;
-    if (ours && PyObject_SetAttrString(mod, k_wrapped[i].name, ours) == 0) {
-        g_builtin[i] = real; /* kept for the process */
-        real = NULL;
-    }
-    Py_XDECREF(ours);
-    Py_XDECREF(real);
+    if (mod) g_builtin[i] = py__replace_builtin(mod, k_wrapped[i].module, &g_wrapper_defs[i]);
     PyErr_Clear();
 }
 

@@ -190,9 +190,19 @@ PyObject *py__exec_wrapper(PyObject *self, PyObject *real);
 PyObject *py__threading(PyObject *self, PyObject *unused);
 PyObject *py__on_thread(PyObject *self, PyObject *unused);
 PyObject *py__signal_wrappers(PyObject *self, PyObject *args);
+/* unseen.c: registers fn (the child's end of recording) with atexit,
+ * hidden from the program's introspection of atexit (docs there). 0, or -1
+ * with an exception. */
+int py__atexit_own(PyObject *fn);
 /* unseen.c: a C callable of def with self, its __module__ module, the doc
  * and signature of `like` (the builtin it stands for) when named the same. */
 PyObject *py__c_callable(PyMethodDef *def, PyObject *self, const char *module, PyObject *like);
+/* Replaces the builtin of mod named as def (module: its __module__) by
+ * py__c_callable(def, mod, ...), whose __self__ is then mod as the
+ * builtin's. Returns the builtin (a new reference, kept by the caller), or
+ * NULL when it was left in place (not a C function, or not settable).
+ * Keeps any exception set. */
+PyObject *py__replace_builtin(PyObject *mod, const char *module, PyMethodDef *def);
 /* The same for the real function real of module posix, with the def of
  * defs[0..n) named as real (its __name__), else defs[0]. */
 PyObject *py__wrapper_named(PyMethodDef *defs, size_t n, PyObject *real);

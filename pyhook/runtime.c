@@ -791,10 +791,9 @@ int py__rt_install_process_hooks(PyObject *on_signal, int at_exit) {
     if (r < 0) return -1;
     if (at_exit) {
         PyObject *stop = py__fn("stop");
-        PyObject *res = stop ? py__call_py("atexit", "register", PyTuple_Pack(1, stop)) : NULL;
+        int res = stop ? py__atexit_own(stop) : -1;
         Py_XDECREF(stop);
-        if (!res) return -1;
-        Py_DECREF(res);
+        if (res < 0) return -1;
     }
     if (install_signals(on_signal) < 0) return -1;
     if (flight_on()) {

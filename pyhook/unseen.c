@@ -424,3 +424,93 @@ PyObject *py__signal_wrappers(PyObject *self, PyObject *args) {
     Py_XDECREF(s);
     return r;
 }
+
+PyObject *py__replace_builtin(PyObject *mod, const char *module, PyMethodDef *def) {
+    PyObject *type, *value, *tbk;
+    PyErr_Fetch(&type, &value, &tbk);
+    PyObject *real = PyObject_GetAttrString(mod, def->ml_name);
+    PyObject *ours = real && PyCFunction_Check(real) ? py__c_callable(def, mod, module, real) : NULL;
+    if (!ours || PyObject_SetAttrString(mod, def->ml_name, ours) < 0) Py_CLEAR(real);
+    Py_XDECREF(ours);
+    PyErr_Clear();
+    PyErr_Restore(type, value, tbk);
+    return real;
+}
+
+/* ---- the child's own exit callback ------------------------------------ */
+
+/* A profiled child (sitecustomize) ends its recording through an atexit
+ * callback, registered before the program's own and so run after them. The
+ * program's introspection of atexit sees its callbacks only: _ncallbacks()
+ * leaves it out, _clear() keeps it, and _run_exitfuncs() (run early by the
+ * program) runs the program's without ending the recording, which goes on
+ * to the real exit. The module's functions are replaced by C functions of
+ * the same name, doc and signature whose __self__ is the module, as the
+ * builtins'. */
+enum { AX_NCALLBACKS, AX_CLEAR, AX_RUN, AX_N };
+static PyObject *g_ax_real[AX_N]; /* the builtins replaced */
+static PyObject *g_ax_ours;       /* the callback registered, or NULL */
+
+static PyObject *ax_register(PyObject *mod) {
+    return PyObject_CallMethod(mod, "register", "O", g_ax_ours);
+}
+
+static PyObject *ax_ncallbacks(PyObject *mod, PyObject *unused) {
+    (void)mod, (void)unused;
+    PyObject *n = PyObject_CallObject(g_ax_real[AX_NCALLBACKS], NULL);
+    long v = n ? PyLong_AsLong(n) : -1;
+    if (!n || v < 1) return n; /* (ours gone: unregistered by the program) */
+    Py_DECREF(n);
+    return PyLong_FromLong(v - 1);
+}
+
+static PyObject *ax_clear(PyObject *mod, PyObject *unused) {
+    (void)unused;
+    PyObject *r = PyObject_CallObject(g_ax_real[AX_CLEAR], NULL);
+    PyObject *again = r ? ax_register(mod) : NULL;
+    if (!again) PyErr_Clear(); /* the recording then ends at the C exit */
+    Py_XDECREF(again);
+    return r;
+}
+
+/* The program's callbacks, last registered first, without ours; ours is
+ * registered again after them (the list is empty then, as after the real
+ * run: what the program registers later runs before it). */
+static PyObject *ax_run(PyObject *mod, PyObject *unused) {
+    (void)unused;
+    PyObject *un = PyObject_CallMethod(mod, "unregister", "O", g_ax_ours);
+    if (!un) return NULL;
+    Py_DECREF(un);
+    PyObject *r = PyObject_CallObject(g_ax_real[AX_RUN], NULL);
+    PyObject *type, *value, *tbk;
+    PyErr_Fetch(&type, &value, &tbk);
+    PyObject *again = ax_register(mod);
+    if (!again) PyErr_Clear();
+    Py_XDECREF(again);
+    PyErr_Restore(type, value, tbk);
+    return r;
+}
+
+static PyMethodDef g_ax_defs[AX_N] = {
+    {"_ncallbacks", ax_ncallbacks, METH_NOARGS, "Return the number of registered exit functions."},
+    {"_clear", ax_clear, METH_NOARGS, "Clear the list of previously registered exit functions."},
+    {"_run_exitfuncs", ax_run, METH_NOARGS, "Run all registered exit functions."},
+};
+
+int py__atexit_own(PyObject *fn) {
+    PyObject *mod = PyImport_ImportModule("atexit");
+    if (!mod) return -1;
+    PyObject *r = PyObject_CallMethod(mod, "register", "O", fn);
+    if (!r) {
+        Py_DECREF(mod);
+        return -1;
+    }
+    Py_DECREF(r);
+    if (!g_ax_ours) {
+        g_ax_ours = fn;
+        Py_INCREF(fn);
+        for (int i = 0; i < AX_N; i++) g_ax_real[i] = py__replace_builtin(mod, "atexit", &g_ax_defs[i]);
+    }
+    Py_DECREF(mod);
+    return 0;
+}

@@ -42,6 +42,7 @@ CASES = [
     ("unseen_calls.py", []),
     ("deep_recursion.py", []),
     ("recursion_limits.py", []),
+    ("atexit_child.py", []),
 ]
 # the same under the exact mechanism (no frame-evaluation function)
 EXACT = ["--mechanism", "exact"]
@@ -138,6 +139,18 @@ def test_other_tool(name, options, tmp_path, request):
     assert run.rc == plain.returncode, run.err
     assert run.out == plain.stdout, "".join(difflib.unified_diff(
         plain.stdout.splitlines(True), run.out.splitlines(True), "plain", "traced"))
+
+
+def test_child_recording_outlives_its_atexit_introspection(tmp_path):
+    """atexit._run_exitfuncs() run by a profiled child runs the program's
+    callbacks, not the end of its recording: its later calls are recorded
+    (before, the child's last 354 calls of f were missing, uncounted)."""
+    plain, run = run_pair("atexit_child.py", [], tmp_path)
+    assert run.out == plain.stdout
+    run.assert_balanced()
+    assert len(run.trace["processes"]) == 2
+    assert sum(1 for z in run.zones if z.name.split(" ")[0] == "f") == 3 * 177, \
+        sorted(set(run.names()))
 
 
 @pytest.mark.parametrize("options", [[], EXACT], ids=["hook", "exact"])
