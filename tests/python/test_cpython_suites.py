@@ -5,8 +5,9 @@ sees; test_threading), and for what programs commonly use (logging,
 faulthandler, weakref, tempfile, contextlib, asyncio's events and tasks,
 inspect, sys, gc, traceback, coroutines, exceptions, _thread, atexit), for
 recursion deeper than the C stack (test_call), run
-from the interpreter's `test` package unprofiled and under python -m tracy,
-several suites at a time (JOBS), each in a network namespace of its own
+from the interpreter's `test` package unprofiled and under python -m tracy
+(the default mechanism, auto; EXACT_SUITES also under exact), several
+suites at a time (JOBS), each in a network namespace of its own
 where that can be had (OWN_NETWORK): every
 test must end the same way (its junit status), and the trace must be
 complete. Runs where the interpreter is 3.11 or 3.13 (on 3.12, the suites
@@ -87,24 +88,20 @@ UNCLOSED = 2  # zone flags (trace.h): the file ends before the zone does
 LOST, CRASHED = 1, 4  # process status (trace.h)
 
 # SEND is not inlined under a frame-evaluation hook (3.12+): the coroutine's
-# StopIteration reaches the tracer twice (see test_other_tools); on 3.12 auto
-# leaves the hook when a trace function is set (AUTO_SUITES)
+# StopIteration reaches the tracer twice (see test_other_tools). The suites
+# run under auto, the default, which leaves the hook when another tool
+# begins: on 3.12 for a trace or profile function, and on 3.12 and 3.13 for
+# a sys.monitoring tool, unless the program holds tool ids 3 and 4 as well
+# (test_monitoring holds 2, 3 and 4: compared with FLOOR_SUITES). On 3.13 a
+# trace function keeps the hook.
 ASYNC_FOR = {"test.test_sys_settrace.%s.test_20_async_for_loop" % c
              for c in ("SkipLineEventsTraceTestCase", "TestLinesAfterTraceStarted",
                        "TestSetLocalTrace", "TraceOpcodesTestCase", "TraceTestCase")}
 # (major, minor) -> {suite: {test id differing}}
 KNOWN = {
-    (3, 12): {"test_sys_settrace": ASYNC_FOR},
     (3, 13): {"test_sys_settrace": ASYNC_FOR},
 }
 
-
-# Under auto, which leaves the hook when another tool begins (3.12+): on 3.12
-# for a trace or profile function, and on 3.12 and 3.13 for a sys.monitoring
-# tool, unless the program holds tool ids 3 and 4 as well (test_monitoring
-# holds 2, 3 and 4, and is compared under auto with FLOOR_SUITES)
-AUTO_SUITES = ["test_sys_settrace"]
-KNOWN_AUTO = {(3, 13): {"test_sys_settrace": ASYNC_FOR}}
 
 FLOOR_SUITES = ["test_monitoring", "test_dis", "test_opcache"]
 KNOWN_FLOOR = {
@@ -183,7 +180,7 @@ def build_emptyeval(tmp):
     return tmp
 
 
-def run_suite(suite, tmp, traced, mechanism="hook", floor=None):
+def run_suite(suite, tmp, traced, mechanism="auto", floor=None):
     """Runs the suite (under the empty frame-evaluation function imported
     from `floor`, when given); its output goes to files, not pipes: a child
     the suite leaves behind (and that this ends with the session) holds no
@@ -264,7 +261,7 @@ OPEN_EXACT = {((3, 11), "test_cprofile"), ((3, 11), "test_sys_setprofile")}
 # FLOOR_SUITES are compared (the others behave there as on 3.11 and 3.13: a
 # run of all of SUITES on 3.12.1 differed in test_sys_settrace's async for
 # only)
-HOOK_SUITES = set(EXACT_SUITES) | set(FLOOR_SUITES) | set(AUTO_SUITES)
+HOOK_SUITES = set(EXACT_SUITES) | set(FLOOR_SUITES)
 
 
 def skip_reason(suite):
@@ -282,8 +279,7 @@ def skip_reason(suite):
 
 def mechanism_of(item):
     return {"test_suite_same_outcome_exact": "exact",
-            "test_suite_same_outcome_auto": "auto",
-            "test_suite_same_outcome_as_any_hook": "floor"}.get(item.originalname, "hook")
+            "test_suite_same_outcome_as_any_hook": "floor"}.get(item.originalname, "auto")
 
 
 @pytest.fixture(scope="module")
@@ -318,17 +314,12 @@ def suite_runs(request, tmp_path_factory):
 
 @pytest.mark.parametrize("suite", SUITES)
 def test_suite_same_outcome(suite, suite_runs):
-    check_suite(suite, suite_runs, "hook", KNOWN, False)
+    check_suite(suite, suite_runs, "auto", KNOWN, False)
 
 
 @pytest.mark.parametrize("suite", EXACT_SUITES)
 def test_suite_same_outcome_exact(suite, suite_runs):
     check_suite(suite, suite_runs, "exact", KNOWN_EXACT, (VERSION, suite) in OPEN_EXACT)
-
-
-@pytest.mark.parametrize("suite", AUTO_SUITES)
-def test_suite_same_outcome_auto(suite, suite_runs):
-    check_suite(suite, suite_runs, "auto", KNOWN_AUTO, False)
 
 
 @pytest.mark.parametrize("suite", FLOOR_SUITES)
