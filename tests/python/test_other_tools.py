@@ -278,3 +278,40 @@ def test_numpy_resize(options, run_tracy, tmp_path):
     r = run_tracy(NUMPY, *options)
     assert (r.rc, r.out) == (0, "(5,) None\n"), r.err
     r.assert_balanced()
+
+
+# An array made by the caller and resized by the function it is passed to:
+# the argument's references are the callee's and the resize's own
+NUMPY_ARG = """
+import numpy as np
+def grow(a):
+    a.resize(5)
+    return a.shape
+def make():
+    return grow(np.zeros(3))
+try:
+    print(make())
+except ValueError as e:
+    print("ValueError:", str(e).split(chr(10))[0])
+"""
+
+HOOK_REF = ("on 3.11+ the hook makes CPython call Python functions through C, whose "
+            "caller keeps a reference to each argument (tracy(1), --mechanism)")
+
+
+@pytest.mark.parametrize("options", [
+    pytest.param([], marks=pytest.mark.xfail(VERSION >= (3, 11), reason=HOOK_REF, strict=True)),
+    EXACT, ["--trace-c"] + EXACT], ids=["default", "exact", "trace-c-exact"])
+def test_numpy_resize_of_an_argument(options, run_tracy, tmp_path):
+    """A function that resizes the array it was passed (NumPy's reference
+    check sees the argument's references): as unprofiled."""
+    env = env_for_tests()
+    plain = subprocess.run([PYTHON, "-c", NUMPY_ARG], env=env, capture_output=True, text=True,
+                           timeout=60)
+    if plain.returncode and "No module named 'numpy'" in plain.stderr:
+        pytest.skip("no numpy for %s (tools/deps.sh installs python3-numpy for "
+                    "/usr/bin/python3)" % PYTHON)
+    assert (plain.returncode, plain.stdout) == (0, "(5,)\n"), plain.stderr
+    r = run_tracy(NUMPY_ARG, *options)
+    assert (r.rc, r.out) == (0, plain.stdout), r.err
+    r.assert_balanced()
