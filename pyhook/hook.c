@@ -2231,6 +2231,9 @@ int py__hook_init(void) {
         PyErr_SetString(PyExc_RuntimeError, "no code-extra slot left");
         return -1;
     }
+#if PY_VERSION_HEX >= 0x030B0000
+    (void)py__args_unheld_init(); /* (without a slot, counts stay one more) */
+#endif
 #if PY_VERSION_HEX < 0x030B0000
     g_qual_idx = py_request_extra_index(qual_free);
 #endif

@@ -57,6 +57,31 @@ PyObject *py__utf8_escaped(PyObject *s);
 
 int py__hook_init(void);
 
+#if PY_VERSION_HEX >= 0x030B0000
+/* argref.c (3.11+): at the entry of a frame the hook evaluates, for a call
+ * by its caller's CALL, the caller's references to the arguments the callee
+ * holds are given up, as plain CPython's inline call moves them
+ * (sys.getrefcount, NumPy's resize; pycompat.h, py_eval_unheld). */
+#if PY_VERSION_HEX >= 0x030C0000
+#define PY_IMMORTAL(o) _Py_IsImmortal(o)
+#else
+/* 3.11: the address range of CPython's small ints (one static array), or
+ * span 0: their counts are shared by every user and nobody can rely on
+ * them, so the hook leaves them as 3.12 leaves its immortal objects */
+typedef struct py_range {
+    uintptr_t lo, span;
+} py_range;
+extern py_range py__small_ints;
+#define PY_IMMORTAL(o) ((uintptr_t)(o) - py__small_ints.lo < py__small_ints.span)
+#endif
+/* Takes a code-extra slot for argref.c's tables; without one (-1),
+ * py__args_give_up does nothing. */
+int py__args_unheld_init(void);
+/* Gives up the caller's references to the arguments of f, a new frame,
+ * where its caller's CALL made it and f holds them. */
+void py__args_give_up(PyThreadState *ts, struct _PyInterpreterFrame *f);
+#endif
+
 /* Starts or stops recording in every thread. py__enable returns the mode
  * used (enum py_mode), or -1 with an exception set. Enabling twice is a
  * no-op; frames entered before enabling get no zone, frames whose zone

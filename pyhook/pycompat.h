@@ -407,7 +407,33 @@ static __attribute__((noinline)) PyObject *py_eval_slow(PyThreadState *ts, py_fr
     return py_eval_adjusted(ts, f, exc, adjust);
 }
 
-static inline PyObject *py_eval_default(PyThreadState *ts, py_frame *f, int exc) {
+/* Whether a new frame's arguments may be held by its caller too: not for
+ * a resumption, no arguments, or (3.12+) one or two immortal ones. */
+static inline int py_args_held(py_frame *f) {
+    if (PYF_IS_RESUME(f)) return 0;
+    PyCodeObject *co = PYF_CODE(f);
+    int n = co->co_argcount;
+    if (__builtin_expect(n <= 2 && co->co_kwonlyargcount == 0 &&
+                         !(co->co_flags & (CO_VARARGS | CO_VARKEYWORDS)), 1)) {
+#if PY_VERSION_HEX >= 0x030C0000
+        /* (a parameter is NULL in code run by exec()) */
+        PyObject **loc = f->localsplus;
+        if (n == 0 || (loc[0] && PY_IMMORTAL(loc[0]) &&
+                       (n == 1 || (loc[1] && PY_IMMORTAL(loc[1])))))
+            return 0;
+#else
+        /* 3.11: CPython's small ints, whose counts nobody can rely on, as
+         * 3.12's immortal objects (py__small_ints, argref.c) */
+        PyObject **loc = f->localsplus;
+        if (n == 0 || ((uintptr_t)loc[0] - py__small_ints.lo < py__small_ints.span &&
+                       (n == 1 || (uintptr_t)loc[1] - py__small_ints.lo < py__small_ints.span)))
+            return 0;
+#endif
+    }
+    return 1;
+}
+
+static inline PyObject *py_eval_plain(PyThreadState *ts, py_frame *f, int exc) {
     uintptr_t sp = py_stack_pointer();
     if (__builtin_expect(sp - py_stack.floor >= py_stack.span, 0))
         return py_eval_slow(ts, f, exc, sp);
@@ -420,6 +446,21 @@ static inline PyObject *py_eval_default(PyThreadState *ts, py_frame *f, int exc)
 #else
     return _PyEval_EvalFrameDefault(ts, f, exc);
 #endif
+}
+
+/* A new frame whose arguments its caller may hold: the caller's references
+ * given up where plain Python's inline call would have moved them, then the
+ * evaluation. Out of line, so that the hook keeps nothing more across the
+ * frame. */
+static __attribute__((noinline)) PyObject *py_eval_unheld(PyThreadState *ts, py_frame *f,
+                                                         int exc) {
+    py__args_give_up(ts, f);
+    return py_eval_plain(ts, f, exc);
+}
+
+static inline PyObject *py_eval_default(PyThreadState *ts, py_frame *f, int exc) {
+    if (py_args_held(f)) return py_eval_unheld(ts, f, exc);
+    return py_eval_plain(ts, f, exc);
 }
 #define EVAL_DEFAULT() py_eval_default(EVAL_ARGS)
 #else

@@ -43,8 +43,8 @@ options:
   --trace-c                also record calls of C functions (builtins, extensions)
   --mechanism M            hook: a frame-evaluation hook (fastest); exact: CPython
                            runs the program as unprofiled (sys.monitoring on 3.12+,
-                           a profile function before: reference counts, tracers
-                           and debuggers see what they see plain); auto (default,
+                           a profile function before: tracers and debuggers see
+                           what they see plain); auto (default,
                            also TRACY_MECHANISM=): exact on 3.12+ when another
                            tool (tracer, profiler, sys.monitoring) is active at
                            start, else hook

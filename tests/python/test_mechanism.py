@@ -167,7 +167,8 @@ def test_exact_refcounts_as_plain_lines(run_tracy, tmp_path):
                            timeout=LIMIT, cwd=str(tmp_path), env=env_for_tests())
     r = run_tracy(source, "--mechanism", "exact", "-l")
     assert (r.rc, r.out) == (0, plain.stdout), r.err
-    assert r.count("arg") == 1 and r.count("O.m") == 1 and r.count("arg:13") == 1
+    # (arg: once at the top, 12 times in shapes(); O.m: o.m() and bound())
+    assert r.count("arg") == 13 and r.count("O.m") == 2 and r.count("arg:13") == 13
     r.assert_balanced()
 
 

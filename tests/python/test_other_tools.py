@@ -76,17 +76,6 @@ KNOWN = {
         lambda v: v < (3, 12),
         "before 3.12 there is one profile function per thread: cProfile's replaces "
         "the one --trace-c records with, and the zones open then are never ended"),
-    ("refcounts.py", ""): (
-        lambda v: v >= (3, 11),
-        "3.11+: inherent to PEP 523. With any frame-evaluation hook set CPython does "
-        "not inline a Python-to-Python call (CALL's inline path requires "
-        "interp->eval_frame == NULL); the call goes through PyObject_Vectorcall -> "
-        "_PyFunction_Vectorcall -> _PyEval_Vector, which INCREFs each argument for "
-        "the new frame while the caller's evaluation stack still holds its own "
-        "(released by CALL after the return). A hook that only calls "
-        "_PyEval_EvalFrameDefault gives 4 where plain says 3 on 3.11.7, 3.12.1 "
-        "and 3.13.0 (3.9/3.10: 4 either way); a sys.monitoring PY_START/PY_RETURN "
-        "tool without a hook gives 3 (--mechanism exact)"),
     ("pdb_init.py", "--mechanism exact"): (
         lambda v: v >= (3, 13),
         "3.13.0: while any sys.monitoring tool has PY_START, PY_RESUME, PY_RETURN, "
@@ -295,16 +284,13 @@ except ValueError as e:
     print("ValueError:", str(e).split(chr(10))[0])
 """
 
-HOOK_REF = ("on 3.11+ the hook makes CPython call Python functions through C, whose "
-            "caller keeps a reference to each argument (tracy(1), --mechanism)")
-
-
-@pytest.mark.parametrize("options", [
-    pytest.param([], marks=pytest.mark.xfail(VERSION >= (3, 11), reason=HOOK_REF, strict=True)),
-    EXACT, ["--trace-c"] + EXACT], ids=["default", "exact", "trace-c-exact"])
+@pytest.mark.parametrize("options", [[], ["--trace-c"], EXACT, ["--trace-c"] + EXACT],
+                         ids=["default", "trace-c", "exact", "trace-c-exact"])
 def test_numpy_resize_of_an_argument(options, run_tracy, tmp_path):
     """A function that resizes the array it was passed (NumPy's reference
-    check sees the argument's references): as unprofiled."""
+    check sees the argument's references): as unprofiled. Under the hook
+    (3.11+) the caller's references to the arguments are given up for the
+    call (pyhook/argref.c)."""
     env = env_for_tests()
     plain = subprocess.run([PYTHON, "-c", NUMPY_ARG], env=env, capture_output=True, text=True,
                            timeout=60)
