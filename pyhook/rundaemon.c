@@ -118,12 +118,24 @@ void py__tell(PyObject *text) {
     PyErr_Fetch(&type, &value, &tb);
     PyObject *f = PySys_GetObject("__stderr__");
     if (f && f != Py_None && !stderr_moved()) {
-        PyObject *r = PyObject_CallMethod(f, "write", "O", text);
-        if (r) {
-            Py_DECREF(r);
-            r = PyObject_CallMethod(f, "flush", NULL);
-            Py_XDECREF(r);
+        /* In stderr's encoding, straight to descriptor 2 after what the
+         * stream holds: a KeyboardInterrupt raised inside the stream's
+         * flush (Ctrl-C pressed again) can leave the text in its buffer,
+         * written once more by the next message. */
+        PyObject *enc = PyObject_GetAttrString(f, "encoding");
+        const char *e = enc && PyUnicode_Check(enc) ? PyUnicode_AsUTF8(enc) : NULL;
+        PyObject *b = PyUnicode_AsEncodedString(text, e ? e : "utf-8", "backslashreplace");
+        PyObject *r = PyObject_CallMethod(f, "flush", NULL);
+        Py_XDECREF(r);
+        PyErr_Clear();
+        for (Py_ssize_t at = 0, n = b ? PyBytes_GET_SIZE(b) : 0; at < n;) {
+            ssize_t w = write(2, PyBytes_AS_STRING(b) + at, (size_t)(n - at));
+            if (w < 0 && errno == EINTR) continue;
+            if (w <= 0) break;
+            at += w;
         }
+        Py_XDECREF(b);
+        Py_XDECREF(enc);
         PyErr_Clear();
     }
     PyErr_Restore(type, value, tb);
