@@ -73,11 +73,6 @@ static Py_ssize_t g_idx = -1;
 static vectorcallfunc g_plain_call; /* a plain function's vectorcall */
 static argref_tab g_none_tab;       /* (n 0) a code object whose flow is not used */
 
-typedef struct py_code_extra_ {
-    Py_ssize_t ce_size;
-    void *ce_extras[1];
-} py_code_extra_;
-
 static void tab_free(void *p) {
     if (p != &g_none_tab) free(p);
 }
@@ -294,6 +289,12 @@ fail:
     return NULL;
 }
 
+/* The table stored in co's slot, or NULL (none yet, or no slot). */
+static inline argref_tab *tab_in(PyCodeObject *co) {
+    py_code_extra *ex = (py_code_extra *)co->co_extra;
+    return g_idx >= 0 && ex && g_idx < ex->ce_size ? (argref_tab *)ex->ce_extras[g_idx] : NULL;
+}
+
 /* co's table, computed at its first call and kept in its slot. */
 static __attribute__((noinline)) argref_tab *tab_new(PyCodeObject *co) {
     void *p;
@@ -428,8 +429,7 @@ static __attribute__((noinline)) void give_up(PyObject **args, int total,
 static __attribute__((noinline)) void give_up_new(PyThreadState *ts, _PyInterpreterFrame *f,
                                                   PyCodeObject *cc) {
     tab_new(cc);
-    py_code_extra_ *ex = (py_code_extra_ *)cc->co_extra;
-    if (ex && g_idx < ex->ce_size && ex->ce_extras[g_idx]) py__args_give_up(ts, f);
+    if (tab_in(cc)) py__args_give_up(ts, f);
 }
 
 void py__args_give_up(PyThreadState *ts, _PyInterpreterFrame *f) {
@@ -448,15 +448,9 @@ void py__args_give_up(PyThreadState *ts, _PyInterpreterFrame *f) {
 #endif
     PyCodeObject *cc = ARGREF_CODE(caller);
     if (!PyCode_Check(cc)) return;
-    py_code_extra_ *ex = (py_code_extra_ *)cc->co_extra;
-    Py_ssize_t idx = g_idx;
-    if (!ex || idx >= ex->ce_size || idx < 0) {
-        if (idx >= 0) give_up_new(ts, f, cc);
-        return;
-    }
-    argref_tab *tab = ex->ce_extras[idx];
+    argref_tab *tab = tab_in(cc);
     if (!tab) {
-        give_up_new(ts, f, cc);
+        if (g_idx >= 0) give_up_new(ts, f, cc);
         return;
     }
     size_t i = (size_t)(ip - _PyCode_CODE(cc));

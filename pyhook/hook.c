@@ -33,12 +33,6 @@
 
 py_opts py__opts = {.max_depth = UINT32_MAX};
 
-/* Layout of a code object's co_extra (CPython 3.6 to 3.13). */
-typedef struct py_code_extra {
-    Py_ssize_t ce_size;
-    void *ce_extras[1];
-} py_code_extra;
-
 static Py_ssize_t g_extra_idx = -1;
 /* Cached locations are (tag << 32 | loc), tag = the epoch, with PY_GEN_BIT
  * for the code of a generator or coroutine (whose frames are evaluated once

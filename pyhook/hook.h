@@ -57,6 +57,12 @@ PyObject *py__utf8_escaped(PyObject *s);
 
 int py__hook_init(void);
 
+/* Layout of a code object's co_extra (CPython 3.6 to 3.13). */
+typedef struct py_code_extra {
+    Py_ssize_t ce_size;
+    void *ce_extras[1];
+} py_code_extra;
+
 #if PY_VERSION_HEX >= 0x030B0000
 /* argref.c (3.11+): at the entry of a frame the hook evaluates, for a call
  * by its caller's CALL, the caller's references to the arguments the callee

@@ -407,28 +407,25 @@ static __attribute__((noinline)) PyObject *py_eval_slow(PyThreadState *ts, py_fr
     return py_eval_adjusted(ts, f, exc, adjust);
 }
 
+/* PY_IMMORTAL (3.11: a small int) of a parameter, which is NULL in code
+ * run by exec() (outside 3.11's range, so no test of its own there). */
+#if PY_VERSION_HEX >= 0x030C0000
+#define PY_ARG_IMMORTAL(o) ((o) && PY_IMMORTAL(o))
+#else
+#define PY_ARG_IMMORTAL(o) PY_IMMORTAL(o)
+#endif
+
 /* Whether a new frame's arguments may be held by its caller too: not for
- * a resumption, no arguments, or (3.12+) one or two immortal ones. */
+ * a resumption, no arguments, or one or two immortal ones. */
 static inline int py_args_held(py_frame *f) {
     if (PYF_IS_RESUME(f)) return 0;
     PyCodeObject *co = PYF_CODE(f);
     int n = co->co_argcount;
     if (__builtin_expect(n <= 2 && co->co_kwonlyargcount == 0 &&
                          !(co->co_flags & (CO_VARARGS | CO_VARKEYWORDS)), 1)) {
-#if PY_VERSION_HEX >= 0x030C0000
-        /* (a parameter is NULL in code run by exec()) */
         PyObject **loc = f->localsplus;
-        if (n == 0 || (loc[0] && PY_IMMORTAL(loc[0]) &&
-                       (n == 1 || (loc[1] && PY_IMMORTAL(loc[1])))))
+        if (n == 0 || (PY_ARG_IMMORTAL(loc[0]) && (n == 1 || PY_ARG_IMMORTAL(loc[1]))))
             return 0;
-#else
-        /* 3.11: CPython's small ints, whose counts nobody can rely on, as
-         * 3.12's immortal objects (py__small_ints, argref.c) */
-        PyObject **loc = f->localsplus;
-        if (n == 0 || ((uintptr_t)loc[0] - py__small_ints.lo < py__small_ints.span &&
-                       (n == 1 || (uintptr_t)loc[1] - py__small_ints.lo < py__small_ints.span)))
-            return 0;
-#endif
     }
     return 1;
 }
